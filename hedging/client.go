@@ -1,0 +1,199 @@
+package hedging
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+)
+
+// RetryOptions configure the per-leg retry layer (spec §8.4).
+type RetryOptions struct {
+	// MaxAttempts is the number of transport attempts one leg may make,
+	// retries included; 1 disables retries. Default 3.
+	MaxAttempts int
+	// ThrottleBackoff is the pause before retrying a 429 when the response
+	// carries no retry-after; default 5 ms.
+	ThrottleBackoff time.Duration
+}
+
+func (o *RetryOptions) setDefaults() {
+	if o.MaxAttempts == 0 {
+		o.MaxAttempts = 3
+	}
+	if o.ThrottleBackoff == 0 {
+		o.ThrottleBackoff = 5 * time.Millisecond
+	}
+}
+
+// Config configures a [Client]: the account's regions, the client layer of
+// the availability strategy and everything the race's shared state needs.
+type Config struct {
+	// Regions is the application's preferred read-region list in preference
+	// order, each with the key of the physical endpoint it resolves to
+	// (§5.2 precondition 2, §6.2). Required for hedging.
+	Regions []Endpoint
+	// WriteRegion is the single-master account's write (hub) region, where
+	// writes go; empty means writes follow Regions.
+	WriteRegion Region
+	// MultiMaster marks a multi-write account: writes follow Regions and the
+	// hub-region latch is never wired (§9.6.3).
+	MultiMaster bool
+	// Strategy is the client (runtime) layer of the availability strategy
+	// (§11.3.1 priority 2). The zero value defers to the driver default.
+	Strategy AvailabilityStrategy
+	// HedgingEnabled holds the Account and Runtime layers of the master
+	// switch; the Env layers come from Env and the Operation layer from each
+	// Operation.
+	HedgingEnabled HedgingEnabledLayers
+	// Env is the environment as read once at build time (see [LoadEnv]).
+	Env EnvConfig
+	// RequestTimeout feeds the driver default threshold (§5.2); 0 = unset.
+	RequestTimeout time.Duration
+	// Phase is the phase-allowed operation set (§5.1 row 3); 0 = Phase1.
+	Phase PhaseSet
+	// Retry configures each leg's local retries.
+	Retry RetryOptions
+	// ConsecutiveHedgeWinThreshold trips the partition breaker (§9.5); 0
+	// takes Env, then DefaultConsecutiveHedgeWinThreshold.
+	ConsecutiveHedgeWinThreshold int
+	// ProbeInterval is how long a tripped primary stays demoted; 0 =
+	// DefaultProbeInterval.
+	ProbeInterval time.Duration
+	// UnavailableFor is how long a 503 marks a (partition, endpoint); 0 =
+	// DefaultUnavailableFor.
+	UnavailableFor time.Duration
+	// Logger receives the reserved cosmos.hedge.* events (§10.4); nil
+	// disables logging.
+	Logger *slog.Logger
+	// Transport performs attempts for [Client.Do]; unused by simulations,
+	// which drive [Race] themselves.
+	Transport Transport
+}
+
+// Client holds one account's hedging configuration and the state shared by
+// all its operations: the location store, hedge-win tracker, session tokens
+// and the threshold policy's observations. Safe for concurrent use. Drive a
+// single operation with [Client.Do] (real time) or [Client.Begin] and the
+// [Race] methods (any clock, e.g. a simulator).
+type Client struct {
+	cfg      Config
+	layers   HedgingEnabledLayers
+	tracker  *HedgeWinTracker
+	store    *LocationStore
+	sessions *SessionTokens
+	write    Endpoint
+	logger   *slog.Logger
+}
+
+// NewClient validates cfg and returns a client. Errors: a region listed
+// twice, an endpoint with an empty region or key, a negative duration or
+// retry count.
+func NewClient(cfg Config) (*Client, error) {
+	seen := make(map[Region]bool, len(cfg.Regions))
+	for i, e := range cfg.Regions {
+		if e.Region == "" || e.Key == "" {
+			return nil, fmt.Errorf("hedging: Regions[%d]: region and endpoint key must be non-empty", i)
+		}
+		if seen[e.Region] {
+			return nil, fmt.Errorf("hedging: Regions[%d]: region %q listed twice", i, e.Region)
+		}
+		seen[e.Region] = true
+	}
+	if cfg.RequestTimeout < 0 || cfg.ProbeInterval < 0 || cfg.UnavailableFor < 0 || cfg.Retry.ThrottleBackoff < 0 {
+		return nil, errors.New("hedging: durations must not be negative")
+	}
+	if cfg.Retry.MaxAttempts < 0 || cfg.ConsecutiveHedgeWinThreshold < 0 {
+		return nil, errors.New("hedging: counts must not be negative")
+	}
+	cfg.Retry.setDefaults()
+	if cfg.Phase == 0 {
+		cfg.Phase = Phase1
+	}
+	n := cfg.ConsecutiveHedgeWinThreshold
+	if n == 0 {
+		n = cfg.Env.ConsecutiveHedgeWinThreshold
+	}
+	c := &Client{
+		cfg:      cfg,
+		tracker:  NewHedgeWinTracker(n, cfg.ProbeInterval),
+		store:    NewLocationStore(cfg.UnavailableFor),
+		sessions: NewSessionTokens(),
+		logger:   cfg.Logger,
+	}
+	c.layers = cfg.HedgingEnabled
+	c.layers.Env = cfg.Env.HedgingEnabled
+	c.layers.EnvOverride = cfg.Env.HedgingEnabledOverride
+	if !cfg.MultiMaster && cfg.WriteRegion != "" {
+		c.write = Endpoint{Region: cfg.WriteRegion, Key: string(cfg.WriteRegion)}
+		for _, e := range cfg.Regions {
+			if e.Region == cfg.WriteRegion {
+				c.write = e
+			}
+		}
+	}
+	return c, nil
+}
+
+// Config returns the configuration with defaults applied.
+func (c *Client) Config() Config { return c.cfg }
+
+// HedgeWinTracker returns the client's consecutive-hedge-win tracker (§9.5).
+func (c *Client) HedgeWinTracker() *HedgeWinTracker { return c.tracker }
+
+// LocationStore returns the client's shared location store (§6.5 #10).
+func (c *Client) LocationStore() *LocationStore { return c.store }
+
+// SessionTokens returns the client's session tokens (§9.2).
+func (c *Client) SessionTokens() *SessionTokens { return c.sessions }
+
+// HarvestWindow bounds how long a race waits, after the deadline fired
+// mid-race, for in-flight legs to report for diagnostics (spec §6.5 #7).
+const HarvestWindow = 50 * time.Millisecond
+
+// ErrTransient is the cause of an [Error] for an operation that ended on a
+// transient response (spec §14.1): errors.Is(err, ErrTransient).
+var ErrTransient = errors.New("transient outcome")
+
+// ErrNoRegion is returned when an operation has no applicable region at all
+// (every region excluded, or none configured).
+var ErrNoRegion = errors.New("hedging: no applicable region")
+
+// Error is the error of an operation that produced no final response: both
+// legs transient (§14.1), a deadline or application cancellation (§6.5 #7),
+// or a single transient result. errors.Is works on Cause:
+// context.DeadlineExceeded, context.Canceled, [ErrTransient], or the
+// transport's error.
+type Error struct {
+	// Status is the most recent transient status (zero when none arrived).
+	Status Status
+	// Cause is what ended the operation.
+	Cause error
+	// Diagnostics are the race's hedge diagnostics, or nil when no hedging
+	// strategy was active (attachment contract, §10.1).
+	Diagnostics *HedgeDiagnostics
+}
+
+// Error describes the outcome, the last status and the terminal state.
+func (e *Error) Error() string {
+	msg := "hedging: " + e.Cause.Error()
+	if e.Status != (Status{}) {
+		msg += " (last status " + e.Status.String() + ")"
+	}
+	if e.Diagnostics != nil {
+		msg += " [" + e.Diagnostics.TerminalState().String() + "]"
+	}
+	return msg
+}
+
+// Unwrap returns Cause.
+func (e *Error) Unwrap() error { return e.Cause }
+
+func (c *Client) logEnabled(level slog.Level) bool {
+	return c.logger != nil && c.logger.Enabled(context.Background(), level)
+}
+
+func (c *Client) log(level slog.Level, event string, attrs ...slog.Attr) {
+	c.logger.LogAttrs(context.Background(), level, event, attrs...)
+}

@@ -1,0 +1,177 @@
+package hedging
+
+import (
+	"fmt"
+	"time"
+)
+
+// TerminalState is how a hedge race ended: the authoritative
+// classification for observability (spec §10.1). Consumers must use it
+// rather than infer the outcome from the regions.
+type TerminalState uint8
+
+// The seven terminal states of spec §10.1.
+const (
+	// PrimaryWonPreThreshold: the primary finished before the threshold and
+	// the alternate was never spawned. One request.
+	PrimaryWonPreThreshold TerminalState = iota + 1
+	// DeadlineExceededPreThreshold: the deadline fired before the threshold;
+	// only the primary was launched. Cancellation error.
+	DeadlineExceededPreThreshold
+	// PrimaryWonAfterHedge: the alternate was spawned but the primary's final
+	// result won the race. Two requests.
+	PrimaryWonAfterHedge
+	// AlternateWon: the alternate produced the winning final result. The only
+	// state with was_hedge = true.
+	AlternateWon
+	// BothTransientDeadlineElapsed is BothTransient{deadline_elapsed: true}:
+	// both legs ended transient (a leg cancelled by the deadline counts as
+	// transient) and the deadline had fired. Cancellation error.
+	BothTransientDeadlineElapsed
+	// BothTransient is BothTransient{deadline_elapsed: false}: both legs
+	// returned transient results without the deadline firing; the most
+	// recent transient result is returned as an error (§14.1).
+	BothTransient
+	// CancelledAwaitingPartner: one leg had ended transient and the deadline
+	// fired while the other was still running. Cancellation error.
+	CancelledAwaitingPartner
+	numTerminalStates
+)
+
+var terminalStateNames = [...]string{
+	"",
+	"PrimaryWonPreThreshold",
+	"DeadlineExceededPreThreshold",
+	"PrimaryWonAfterHedge",
+	"AlternateWon",
+	"BothTransient{deadline_elapsed=true}",
+	"BothTransient{deadline_elapsed=false}",
+	"CancelledAwaitingPartner",
+}
+
+// TerminalStates lists all seven states in spec order.
+var TerminalStates = [...]TerminalState{
+	PrimaryWonPreThreshold, DeadlineExceededPreThreshold, PrimaryWonAfterHedge, AlternateWon,
+	BothTransientDeadlineElapsed, BothTransient, CancelledAwaitingPartner,
+}
+
+// String returns the spec's name, with BothTransient rendered as
+// "BothTransient{deadline_elapsed=true}" or "...=false}".
+func (t TerminalState) String() string {
+	if t > 0 && t < numTerminalStates {
+		return terminalStateNames[t]
+	}
+	return fmt.Sprintf("TerminalState(%d)", uint8(t))
+}
+
+// ParseTerminalState maps a name produced by String back to its state.
+func ParseTerminalState(s string) (TerminalState, error) {
+	for i := 1; i < len(terminalStateNames); i++ {
+		if terminalStateNames[i] == s {
+			return TerminalState(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown terminal state %q", s)
+}
+
+// WasHedge reports whether the alternate produced the returned response:
+// true only for AlternateWon (spec §10.1 hedge win-rate invariant).
+func (t TerminalState) WasHedge() bool { return t == AlternateWon }
+
+// DeadlineElapsed reports whether the state is a deadline/cancellation
+// outcome.
+func (t TerminalState) DeadlineElapsed() bool {
+	return t == DeadlineExceededPreThreshold || t == BothTransientDeadlineElapsed || t == CancelledAwaitingPartner
+}
+
+// Requests is the number of legs the state implies: 1 for the two
+// pre-threshold states, 2 otherwise (spec §10.1 "Total reqs").
+func (t TerminalState) Requests() int {
+	if t == PrimaryWonPreThreshold || t == DeadlineExceededPreThreshold {
+		return 1
+	}
+	return 2
+}
+
+// LegDiagnostics describes one leg of a race.
+type LegDiagnostics struct {
+	Endpoint      Endpoint      // where the leg's last attempt went
+	Attempts      int           // attempts sent on this leg (local retries included)
+	LastStatus    Status        // status of the leg's last completed attempt (zero if none)
+	Completed     bool          // the leg produced a result (final or transient) before the race ended
+	Elapsed       time.Duration // time from the leg's start to its last completed attempt
+	RequestCharge float64       // RU charged across the leg's completed attempts
+}
+
+// HedgeDiagnostics describes one hedge race. It is attached to an
+// operation's outcome if and only if a hedging strategy was resolved and
+// active for the operation (should_hedge returned true and the race was
+// entered) — the attachment contract of spec §10.1. All fields are read
+// through accessors.
+type HedgeDiagnostics struct {
+	threshold       Threshold
+	primaryRegion   Region
+	alternateRegion Region
+	hasAlternate    bool
+	responseRegion  Region
+	hasResponse     bool
+	terminalState   TerminalState
+	legs            [2]LegDiagnostics
+	totalCharge     float64
+}
+
+// Threshold returns the threshold that was active (strategy_config).
+func (d *HedgeDiagnostics) Threshold() Threshold { return d.threshold }
+
+// PrimaryRegion returns regions[0], the region the operation was first sent to.
+func (d *HedgeDiagnostics) PrimaryRegion() Region { return d.primaryRegion }
+
+// AlternateRegion returns the alternate's region and true when the alternate
+// was spawned; false for PrimaryWonPreThreshold and
+// DeadlineExceededPreThreshold.
+func (d *HedgeDiagnostics) AlternateRegion() (Region, bool) {
+	return d.alternateRegion, d.hasAlternate
+}
+
+// ResponseRegion returns the region whose response was returned and true for
+// the winning states (PrimaryWonPreThreshold, PrimaryWonAfterHedge,
+// AlternateWon); false for the terminal-error states.
+func (d *HedgeDiagnostics) ResponseRegion() (Region, bool) {
+	return d.responseRegion, d.hasResponse
+}
+
+// TerminalState returns how the race ended.
+func (d *HedgeDiagnostics) TerminalState() TerminalState { return d.terminalState }
+
+// WasHedge is TerminalState().WasHedge(): true only for AlternateWon.
+func (d *HedgeDiagnostics) WasHedge() bool { return d.terminalState.WasHedge() }
+
+// Leg returns the diagnostics of the primary or alternate leg.
+func (d *HedgeDiagnostics) Leg(l Leg) LegDiagnostics { return d.legs[l] }
+
+// MostAdvancedLeg returns the leg that got furthest: the one with a
+// completed result (the alternate if both), else the alternate if it was
+// spawned, else the primary (spec §6.5 #7).
+func (d *HedgeDiagnostics) MostAdvancedLeg() Leg {
+	switch {
+	case d.legs[Alternate].Completed:
+		return Alternate
+	case d.legs[Primary].Completed:
+		return Primary
+	case d.hasAlternate:
+		return Alternate
+	}
+	return Primary
+}
+
+// RequestChargeTotal returns the RU charged across every completed attempt
+// of both legs, the operator-facing figure of spec §10.4
+// (cosmos.hedge.ru_charge_total). The caller-visible charge is the winner's
+// only (§17 Q3).
+func (d *HedgeDiagnostics) RequestChargeTotal() float64 { return d.totalCharge }
+
+// String renders a one-line summary.
+func (d *HedgeDiagnostics) String() string {
+	return fmt.Sprintf("hedge{state=%s threshold=%s primary=%s alternate=%s response=%s}",
+		d.terminalState, d.threshold, d.primaryRegion, d.alternateRegion, d.responseRegion)
+}

@@ -1,0 +1,159 @@
+package hedging
+
+import (
+	"fmt"
+	"time"
+)
+
+// OperationKind is the kind of a logical operation, which decides hedge
+// eligibility (spec §1 operation-type scope, §5.1).
+type OperationKind uint8
+
+// Operation kinds. Writes are never hedged (spec §1 Non-Goals, §5.1 row 4).
+const (
+	PointRead       OperationKind = iota // document point read (GetItem)
+	QueryPage                            // one page of QueryItems
+	ReadManyPage                         // one page of ReadMany
+	ChangeFeedPage                       // one page of the change feed
+	MetadataRead                         // database / container / offer / throughput read
+	Create                               // document create (write)
+	Replace                              // document replace (write)
+	Upsert                               // document upsert (write)
+	Delete                               // document delete (write)
+	Patch                                // document patch (write)
+	StoredProcedure                      // stored procedure execution
+	numOperationKinds
+)
+
+var operationKindNames = [...]string{
+	PointRead: "read", QueryPage: "query", ReadManyPage: "read_many", ChangeFeedPage: "change_feed",
+	MetadataRead: "metadata_read", Create: "create", Replace: "replace", Upsert: "upsert",
+	Delete: "delete", Patch: "patch", StoredProcedure: "stored_procedure",
+}
+
+// String returns the kind's scenario-file name ("read", "create", ...).
+func (k OperationKind) String() string {
+	if k < numOperationKinds {
+		return operationKindNames[k]
+	}
+	return fmt.Sprintf("OperationKind(%d)", uint8(k))
+}
+
+// ParseOperationKind maps a scenario-file name ("read", "query",
+// "read_many", "change_feed", "metadata_read", "create", "replace",
+// "upsert", "delete", "patch", "stored_procedure") to its kind, or returns
+// an error naming the unknown value.
+func ParseOperationKind(s string) (OperationKind, error) {
+	for k, name := range operationKindNames {
+		if name == s {
+			return OperationKind(k), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown operation kind %q", s)
+}
+
+// IsWrite reports whether k is a document write (create, replace, upsert,
+// delete, patch).
+func (k OperationKind) IsWrite() bool { return k >= Create && k <= Patch }
+
+// IsMetadata reports whether k is a metadata (control-plane resource) read;
+// every other kind is data-plane (spec §9.6.3).
+func (k OperationKind) IsMetadata() bool { return k == MetadataRead }
+
+// PhaseSet is the phase-allowed set of operation kinds of spec §5.1 row 3,
+// as a bit set.
+type PhaseSet uint32
+
+// The phase-allowed sets of spec §5.1 and §16.
+const (
+	// Phase1 allows document point reads only.
+	Phase1 PhaseSet = 1 << PointRead
+	// Phase2 adds feed pages (query, read-many, change feed) and metadata reads.
+	Phase2 = Phase1 | 1<<QueryPage | 1<<ReadManyPage | 1<<ChangeFeedPage | 1<<MetadataRead
+	// PhaseFuture adds stored procedure execution.
+	PhaseFuture = Phase2 | 1<<StoredProcedure
+)
+
+// Allows reports whether k is in the set.
+func (p PhaseSet) Allows(k OperationKind) bool { return k < numOperationKinds && p&(1<<k) != 0 }
+
+// With returns the set with k added (for custom sets).
+func (p PhaseSet) With(k OperationKind) PhaseSet { return p | 1<<k }
+
+// Reason says which row of the §5.1 decision matrix decided [ShouldHedge].
+type Reason uint8
+
+// The rows of the spec §5.1 decision matrix, in order.
+const (
+	ReasonNoStrategy         Reason = iota + 1 // row 1: no strategy resolved (or Disabled)
+	ReasonNoPreferredRegions                   // row 2: application preferred-region list empty
+	ReasonNotInPhase                           // row 3: kind not in the phase-allowed set
+	ReasonWrite                                // row 4: writes are never hedged
+	ReasonTooFewRegions                        // row 5: < 2 applicable regions after ExcludeRegions
+	ReasonEligible                             // row 6: read with >= 2 applicable regions: hedge
+)
+
+var reasonNames = [...]string{"", "no strategy", "no preferred regions", "not in phase-allowed set", "write", "fewer than 2 applicable regions", "eligible"}
+
+// String describes the row.
+func (r Reason) String() string {
+	if int(r) < len(reasonNames) && r != 0 {
+		return reasonNames[r]
+	}
+	return fmt.Sprintf("Reason(%d)", uint8(r))
+}
+
+// Eligibility is the input of [ShouldHedge].
+type Eligibility struct {
+	StrategyResolved  bool          // a hedging strategy was resolved ([ResolveStrategy] returned true)
+	PreferredRegions  int           // length of the application's preferred-region list
+	ApplicableRegions int           // applicable read regions after ExcludeRegions
+	Kind              OperationKind // the operation's kind
+	Allowed           PhaseSet      // the phase-allowed set (Phase1, Phase2, ...)
+}
+
+// ShouldHedge evaluates the spec §5.1 decision matrix row by row, first match
+// wins, and returns whether to hedge and the deciding row.
+func ShouldHedge(e Eligibility) (bool, Reason) {
+	switch {
+	case !e.StrategyResolved:
+		return false, ReasonNoStrategy
+	case e.PreferredRegions == 0:
+		return false, ReasonNoPreferredRegions
+	case !e.Allowed.Allows(e.Kind):
+		return false, ReasonNotInPhase
+	case e.Kind.IsWrite():
+		return false, ReasonWrite
+	case e.ApplicableRegions < 2:
+		return false, ReasonTooFewRegions
+	}
+	return true, ReasonEligible
+}
+
+// Operation is one logical operation handed to a [Client]. Spec §4.3, §8.
+type Operation struct {
+	Kind OperationKind
+	// Partition is the partition key range id the operation targets; it keys
+	// the hedge-win tracker, location marks and session tokens.
+	Partition string
+	// Strategy is the per-operation availability strategy (zero = unset).
+	Strategy AvailabilityStrategy
+	// HedgingEnabled is the operation layer of the master switch (§11.3).
+	HedgingEnabled Switch
+	// ExcludeRegions is the user's per-operation exclusion set (§6.3).
+	ExcludeRegions []Region
+	// Timeout is the end-to-end operation timeout shared by both legs
+	// (§9.4); 0 means none. A context deadline, when earlier, wins.
+	Timeout time.Duration
+	// HubRegionProcessingOnly makes every attempt send the
+	// x-ms-cosmos-hub-region-processing-only header. The race sets it when
+	// a race ends BothTransient after a leg observed 404/1002, so that the
+	// caller's next attempt of the same operation keeps the header
+	// (§9.6.7, §14.1).
+	HubRegionProcessingOnly bool
+	// Method, Path and Body describe the request for transports that need
+	// them (the HTTP transport); the race never reads them.
+	Method string
+	Path   string
+	Body   []byte
+}

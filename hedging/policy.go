@@ -1,0 +1,233 @@
+package hedging
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/DataDog/sketches-go/ddsketch"
+)
+
+// ThresholdPolicy chooses the hedging threshold of each operation (spec
+// §17 Q11: the threshold "is computed by the evaluator and passed into
+// execute_hedged()"). Implementations are safe for concurrent use and take
+// the current time as a parameter; they never read a clock.
+type ThresholdPolicy interface {
+	// Threshold returns the threshold for an operation whose primary region
+	// is primary, at now. The zero Threshold means "no opinion" and selects
+	// the strategy's fallback.
+	Threshold(now time.Duration, primary Region) Threshold
+	// Observe feeds the latency of one completed attempt to region.
+	Observe(now time.Duration, region Region, latency time.Duration)
+	// Name identifies the policy in reports ("static(200ms)", "p99_dynamic").
+	Name() string
+}
+
+// StaticPolicy always returns the same threshold.
+type StaticPolicy struct{ T Threshold }
+
+// Threshold returns p.T.
+func (p StaticPolicy) Threshold(time.Duration, Region) Threshold { return p.T }
+
+// Observe does nothing.
+func (StaticPolicy) Observe(time.Duration, Region, time.Duration) {}
+
+// Name returns "static(<threshold>)".
+func (p StaticPolicy) Name() string { return "static(" + p.T.String() + ")" }
+
+// P99DynamicConfig configures [P99Dynamic]. Zero fields take the defaults
+// noted on each.
+type P99DynamicConfig struct {
+	// Quantile of recent latency used as the threshold; default 0.99.
+	Quantile float64
+	// Window is the sliding window of observations; default 60 s.
+	Window time.Duration
+	// Buckets is how many sub-windows the window rotates through; default 6.
+	Buckets int
+	// Min and Max clamp the threshold; defaults 50 ms and 4000 ms (TPS §4.2).
+	Min, Max time.Duration
+	// Initial is the threshold used while a region has fewer than MinSamples
+	// observations in the window (cold start); default 1 s, the driver
+	// default.
+	Initial time.Duration
+	// MinSamples is the number of observations before the quantile is
+	// trusted; default 100.
+	MinSamples int
+	// Refresh is how often the quantile is recomputed; default 1 s.
+	Refresh time.Duration
+	// RelativeAccuracy of the DDSketch quantile sketch; default 0.01 (1%).
+	RelativeAccuracy float64
+}
+
+func (c *P99DynamicConfig) setDefaults() {
+	if c.Quantile == 0 {
+		c.Quantile = 0.99
+	}
+	if c.Window == 0 {
+		c.Window = 60 * time.Second
+	}
+	if c.Buckets == 0 {
+		c.Buckets = 6
+	}
+	if c.Min == 0 {
+		c.Min = 50 * time.Millisecond
+	}
+	if c.Max == 0 {
+		c.Max = 4000 * time.Millisecond
+	}
+	if c.Initial == 0 {
+		c.Initial = DefaultThresholdCap
+	}
+	if c.MinSamples == 0 {
+		c.MinSamples = 100
+	}
+	if c.Refresh == 0 {
+		c.Refresh = time.Second
+	}
+	if c.RelativeAccuracy == 0 {
+		c.RelativeAccuracy = 0.01
+	}
+}
+
+// Validate reports the first impossible setting after defaults are applied,
+// naming the field: quantile outside (0,1), non-positive window, buckets,
+// min, refresh or samples, min > max, or accuracy outside (0,1).
+func (c P99DynamicConfig) Validate() error {
+	c.setDefaults()
+	switch {
+	case !(c.Quantile > 0 && c.Quantile < 1):
+		return fmt.Errorf("quantile must be in (0,1), got %v", c.Quantile)
+	case c.Window <= 0:
+		return fmt.Errorf("window must be > 0, got %v", c.Window)
+	case c.Buckets < 1:
+		return fmt.Errorf("buckets must be >= 1, got %d", c.Buckets)
+	case c.Min <= 0:
+		return fmt.Errorf("min must be > 0, got %v", c.Min)
+	case c.Max < c.Min:
+		return fmt.Errorf("max (%v) must be >= min (%v)", c.Max, c.Min)
+	case c.Initial <= 0:
+		return fmt.Errorf("initial must be > 0, got %v", c.Initial)
+	case c.MinSamples < 1:
+		return fmt.Errorf("min_samples must be >= 1, got %d", c.MinSamples)
+	case c.Refresh <= 0:
+		return fmt.Errorf("refresh must be > 0, got %v", c.Refresh)
+	case !(c.RelativeAccuracy > 0 && c.RelativeAccuracy < 1):
+		return fmt.Errorf("relative accuracy must be in (0,1), got %v", c.RelativeAccuracy)
+	}
+	return nil
+}
+
+// P99Dynamic is the dynamic threshold of TPS §4.2 (spec §3.4, §17 Q11): the
+// observed quantile (p99 by default) of each primary region's attempt
+// latency over a sliding window, clamped to [Min, Max]. Observations go to
+// a ring of DDSketch quantile sketches (relative error RelativeAccuracy),
+// one per sub-window, so memory is bounded however long it runs; the
+// quantile is recomputed at most every Refresh.
+type P99Dynamic struct {
+	cfg     P99DynamicConfig
+	mu      sync.Mutex
+	regions map[Region]*regionWindow
+}
+
+type regionWindow struct {
+	buckets   []*ddsketch.DDSketch
+	bucketEnd time.Duration // end of the current bucket
+	cur       int
+	merged    *ddsketch.DDSketch
+	threshold Threshold
+	nextCalc  time.Duration
+}
+
+// NewP99Dynamic returns the policy, or the error of cfg.Validate.
+func NewP99Dynamic(cfg P99DynamicConfig) (*P99Dynamic, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.setDefaults()
+	return &P99Dynamic{cfg: cfg, regions: make(map[Region]*regionWindow)}, nil
+}
+
+// Config returns the configuration with defaults applied.
+func (p *P99Dynamic) Config() P99DynamicConfig { return p.cfg }
+
+// Name returns "p99_dynamic" (or "p<q>_dynamic" for another quantile).
+func (p *P99Dynamic) Name() string {
+	if p.cfg.Quantile == 0.99 {
+		return "p99_dynamic"
+	}
+	return fmt.Sprintf("p%g_dynamic", p.cfg.Quantile*100)
+}
+
+func (p *P99Dynamic) newSketch() *ddsketch.DDSketch {
+	s, err := ddsketch.LogCollapsingLowestDenseDDSketch(p.cfg.RelativeAccuracy, 2048)
+	if err != nil { // unreachable: accuracy validated in (0,1)
+		panic(err)
+	}
+	return s
+}
+
+func (p *P99Dynamic) window(now time.Duration, r Region) *regionWindow {
+	w := p.regions[r]
+	if w == nil {
+		w = &regionWindow{buckets: make([]*ddsketch.DDSketch, p.cfg.Buckets), merged: p.newSketch()}
+		for i := range w.buckets {
+			w.buckets[i] = p.newSketch()
+		}
+		w.bucketEnd = now + p.cfg.Window/time.Duration(p.cfg.Buckets)
+		w.threshold = Threshold{p.cfg.Initial}
+		p.regions[r] = w
+	}
+	// Rotate past every bucket that has ended; a long gap clears them all.
+	width := p.cfg.Window / time.Duration(p.cfg.Buckets)
+	for n := 0; now >= w.bucketEnd; n++ {
+		if n >= len(w.buckets) {
+			w.bucketEnd = now + width
+			break
+		}
+		w.cur = (w.cur + 1) % len(w.buckets)
+		w.buckets[w.cur].Clear()
+		w.bucketEnd += width
+		w.nextCalc = 0
+	}
+	return w
+}
+
+// Observe adds one attempt latency of region at now.
+func (p *P99Dynamic) Observe(now time.Duration, region Region, latency time.Duration) {
+	ms := float64(latency) / float64(time.Millisecond)
+	if !(ms > 0) || math.IsInf(ms, 0) {
+		ms = 1e-6
+	}
+	p.mu.Lock()
+	w := p.window(now, region)
+	_ = w.buckets[w.cur].Add(ms)
+	p.mu.Unlock()
+}
+
+// Threshold returns the clamped quantile of primary's window at now, or
+// Initial while the window holds fewer than MinSamples observations.
+func (p *P99Dynamic) Threshold(now time.Duration, primary Region) Threshold {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	w := p.window(now, primary)
+	if now < w.nextCalc {
+		return w.threshold
+	}
+	w.nextCalc = now + p.cfg.Refresh
+	w.merged.Clear()
+	for _, b := range w.buckets {
+		_ = w.merged.MergeWith(b)
+	}
+	if w.merged.GetCount() < float64(p.cfg.MinSamples) {
+		w.threshold = Threshold{p.cfg.Initial}
+		return w.threshold
+	}
+	q, err := w.merged.GetValueAtQuantile(p.cfg.Quantile)
+	if err != nil {
+		return w.threshold
+	}
+	d := time.Duration(q * float64(time.Millisecond))
+	w.threshold = Threshold{min(max(d, p.cfg.Min), p.cfg.Max)}
+	return w.threshold
+}

@@ -1,0 +1,760 @@
+package hedging
+
+import (
+	"context"
+	"log/slog"
+	"sync/atomic"
+	"time"
+)
+
+// Leg names one side of a race.
+type Leg uint8
+
+// The two legs of a race (spec §6.1: at most two concurrent attempts).
+const (
+	Primary   Leg = 0
+	Alternate Leg = 1
+)
+
+// String returns "primary" or "alternate".
+func (l Leg) String() string {
+	if l == Alternate {
+		return "alternate"
+	}
+	return "primary"
+}
+
+// Attempt is one transport attempt the driver must perform.
+type Attempt struct {
+	Leg Leg
+	// Seq identifies the attempt within its race; pass the Attempt back to
+	// [Race.Responded] unchanged.
+	Seq uint32
+	// Endpoint is where to send it.
+	Endpoint Endpoint
+	// Excluded is the leg's ExcludeRegions set: the user's for the primary,
+	// user ∪ (all \ {alternate}) for the alternate (§6.3). Read-only.
+	Excluded []Region
+	// Hedging is the ExecutionContext::Hedging marker, set on the alternate's
+	// attempts only (§10.2).
+	Hedging bool
+	// HubRegionProcessingOnly asks the transport to send
+	// x-ms-cosmos-hub-region-processing-only: True (§9.6).
+	HubRegionProcessingOnly bool
+	// SessionLSN is the session token (highest LSN seen for the partition)
+	// to send with the request (§9.2); 0 when none.
+	SessionLSN int64
+}
+
+// Result is what one attempt returned.
+type Result struct {
+	Status        Status
+	RequestCharge float64       // RU charged for this attempt (x-ms-request-charge)
+	SessionLSN    int64         // session LSN returned (x-ms-session-token); 0 = none
+	RetryAfter    time.Duration // server-suggested backoff for 429s; 0 = none
+	// LocalThrottle marks a 429 produced by the client's local
+	// throughput-control gate, before the network (§9.3 #2): the race then
+	// does not fan out.
+	LocalThrottle bool
+	// Err is a transport error (no response); such a result is transient.
+	Err error
+}
+
+// Final reports whether the result ends a race: no transport error and
+// IsFinal(Status).
+func (r Result) Final() bool { return r.Err == nil && IsFinal(r.Status) }
+
+// ActionKind is what an [Action] asks the driver to do.
+type ActionKind uint8
+
+// Action kinds.
+const (
+	// ActSend: perform Action.Attempt now and report it with Race.Responded.
+	ActSend ActionKind = iota + 1
+	// ActCancel: cancel the in-flight attempt of Action.Leg (context cancel in
+	// real time; dequeue or let finish in a simulation, §14.2). Its result,
+	// if it still arrives, is ignored by the race.
+	ActCancel
+	// ActTimer: call Race.TimerFired(Action.At, Action.Timer) at time
+	// Action.At. Timers are never cancelled explicitly: a stale timer is
+	// ignored by the race, so drivers may cancel lazily.
+	ActTimer
+)
+
+// TimerKind names a race timer.
+type TimerKind uint8
+
+// Race timers.
+const (
+	TimerThreshold        TimerKind = iota + 1 // the hedging threshold (§6.4)
+	TimerDeadline                              // the end-to-end deadline (§9.4)
+	TimerHarvest                               // end of the harvest window (§6.5 #7)
+	TimerBackoffPrimary                        // end of the primary leg's retry backoff
+	TimerBackoffAlternate                      // end of the alternate leg's retry backoff
+)
+
+// Action is one effect the driver must perform.
+type Action struct {
+	Kind    ActionKind
+	Leg     Leg           // ActSend, ActCancel
+	Timer   TimerKind     // ActTimer
+	At      time.Duration // ActTimer: when to fire; ActSend: now
+	Attempt Attempt       // ActSend
+}
+
+// Effects is the list of actions returned by one call into the race core,
+// to be performed in order. It is a small value (no allocation).
+type Effects struct {
+	n int
+	a [4]Action
+}
+
+// Len returns the number of actions.
+func (e *Effects) Len() int { return e.n }
+
+// At returns action i (0 <= i < Len()).
+func (e *Effects) At(i int) Action { return e.a[i] }
+
+func (e *Effects) add(a Action) {
+	e.a[e.n] = a
+	e.n++
+}
+
+type racePhase uint8
+
+const (
+	phaseRunning racePhase = iota
+	phaseHarvesting
+	phaseDone
+)
+
+type legState struct {
+	started        bool
+	inFlight       bool
+	backingOff     bool
+	done           bool // the leg will make no more attempts
+	completed      bool // the leg produced a result before the race ended
+	seq            uint32
+	attempts       int
+	sessionRetries int
+	hub            bool // per-state hub-region latch (§9.6.1)
+	candidates     []Endpoint
+	tried          uint64
+	cur            int
+	endpoint       Endpoint
+	excluded       []Region
+	startAt        time.Duration
+	sentAt         time.Duration
+	elapsed        time.Duration
+	last           Result
+	charge         float64
+}
+
+// Race is one logical operation's hedge race (spec §6.4, execute_hedged),
+// written once as a deterministic state machine: time and results are
+// inputs, and every method returns the [Effects] the driver must perform.
+// It reads no clock, starts no goroutine and performs no I/O; a driver
+// serialises calls into it. A Race is a value: a driver may keep many in a
+// slice and reuse them; [Client.Begin] resets it. The happy path (primary
+// final before the threshold) allocates nothing (§6.5 #3).
+//
+// Use: e := c.Begin(&r, now, op); perform e; on every attempt result call
+// r.Responded, on every timer r.TimerFired, on application cancellation
+// r.Cancel; perform each returned Effects; stop when r.Done().
+//
+// When hedging is not active for the operation (strategy Disabled, a write,
+// fewer than two distinct applicable regions, ...) the same Race runs the
+// plain path: one leg with normal cross-region failover retries and no hedge
+// diagnostics.
+type Race struct {
+	c                          *Client
+	op                         *Operation
+	hedged                     bool
+	strategy                   HedgingStrategy
+	threshold                  Threshold
+	start                      time.Duration
+	deadline                   time.Duration
+	hasDeadline                bool
+	regions                    []Endpoint
+	regionBuf                  [8]Endpoint
+	phase                      racePhase
+	spawned                    bool
+	noFanOut                   bool
+	hubEligible                bool
+	hubLatch                   *atomic.Bool
+	observedSessionUnavailable bool
+	seq                        uint32
+	legs                       [2]legState
+	last                       Leg
+	hasLast                    bool
+	pending                    TerminalState // terminal state decided when the deadline fired
+	cause                      error         // deadline or cancellation cause
+	winner                     Leg
+	hasWinner                  bool
+	doneAt                     time.Duration
+	totalCharge                float64
+	err                        error
+	diag                       HedgeDiagnostics
+	tripped                    bool
+}
+
+// Begin starts the race for op at now into r (which it resets) and returns
+// the effects to perform: the primary's attempt at once, the threshold timer
+// when hedging is active and the threshold falls before the deadline
+// (§14.3), and the deadline timer when op has a Timeout. Strategy
+// resolution (§11.3.1), eligibility (§5.1), region ordering (ExcludeRegions,
+// location marks, tripped partitions) and the distinctness check (§6.4.1)
+// happen here, once. op must stay valid and unmodified until the race is
+// done, except that the race may set op.HubRegionProcessingOnly.
+func (c *Client) Begin(r *Race, now time.Duration, op *Operation) Effects {
+	*r = Race{c: c, op: op, start: now}
+	var e Effects
+	if op.Timeout > 0 {
+		r.deadline, r.hasDeadline = now+op.Timeout, true
+	}
+	r.regions = c.orderRegions(r, now, op.Partition, ApplicableRegions(c.cfg.Regions, op.ExcludeRegions))
+	layers := c.layers
+	layers.Operation = op.HedgingEnabled
+	strategy, resolved := ResolveStrategy(layers.Effective(), op.Strategy, c.cfg.Strategy, c.cfg.RequestTimeout)
+	ok, _ := ShouldHedge(Eligibility{
+		StrategyResolved:  resolved,
+		PreferredRegions:  len(c.cfg.Regions),
+		ApplicableRegions: len(r.regions),
+		Kind:              op.Kind,
+		Allowed:           c.cfg.Phase,
+	})
+	if ok && !Distinct(r.regions[0], r.regions[1]) {
+		ok = false // replica aliasing: no distinct alternate (§6.4.1)
+	}
+	r.hubEligible = !op.Kind.IsMetadata() && !c.cfg.MultiMaster
+	p := &r.legs[Primary]
+	p.started, p.startAt, p.excluded = true, now, op.ExcludeRegions
+	switch {
+	case op.Kind.IsWrite() && c.write.Region != "":
+		p.candidates = r.regionBuf[7:8]
+		p.candidates[0] = c.write
+	case len(r.regions) == 0:
+		r.finishError(&e, now, Status{}, ErrNoRegion)
+		return e
+	case ok:
+		p.candidates = r.regions[:1] // inside a race both legs retry locally (§8.4)
+	default:
+		p.candidates = r.regions
+	}
+	p.endpoint = p.candidates[0]
+	p.tried = 1
+	if ok {
+		r.hedged = true
+		r.strategy = strategy
+		r.threshold = strategy.thresholdFor(now, r.regions[0].Region)
+		r.diag.threshold = r.threshold
+		r.diag.primaryRegion = r.regions[0].Region
+		if c.logEnabled(slog.LevelDebug) {
+			c.log(slog.LevelDebug, "cosmos.hedge.enabled_for_operation",
+				slog.Int64("threshold_ms", r.threshold.Get().Milliseconds()), slog.Int("region_count", len(r.regions)))
+		}
+	}
+	r.send(&e, now, Primary)
+	if r.hedged && (!r.hasDeadline || r.threshold.Get() < op.Timeout) {
+		e.add(Action{Kind: ActTimer, Timer: TimerThreshold, At: now + r.threshold.Get()})
+	}
+	if r.hasDeadline {
+		e.add(Action{Kind: ActTimer, Timer: TimerDeadline, At: r.deadline})
+	}
+	return e
+}
+
+// orderRegions returns the applicable regions with every endpoint that is
+// marked unavailable for the partition, or whose partition breaker tripped
+// on the consecutive-hedge-win signal (§9.5), moved to the end (in order).
+// It copies only when something has to move.
+func (c *Client) orderRegions(r *Race, now time.Duration, partition string, regions []Endpoint) []Endpoint {
+	demoted := uint64(0)
+	for i, e := range regions {
+		if i < 64 && (c.tracker.Unhealthy(now, partition, e.Region) || c.store.Unavailable(now, partition, e)) {
+			demoted |= 1 << i
+		}
+	}
+	if demoted == 0 {
+		return regions
+	}
+	var out []Endpoint
+	if len(regions) <= len(r.regionBuf)-1 {
+		out = r.regionBuf[: 0 : len(r.regionBuf)-1]
+	} else {
+		out = make([]Endpoint, 0, len(regions))
+	}
+	for i, e := range regions {
+		if i >= 64 || demoted&(1<<i) == 0 {
+			out = append(out, e)
+		}
+	}
+	for i, e := range regions {
+		if i < 64 && demoted&(1<<i) != 0 {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func (r *Race) hubHeader(l Leg) bool {
+	if r.legs[l].hub || r.op.HubRegionProcessingOnly {
+		return true
+	}
+	return r.hubLatch != nil && r.hubLatch.Load()
+}
+
+func (r *Race) send(e *Effects, now time.Duration, l Leg) {
+	lg := &r.legs[l]
+	r.seq++
+	lg.seq = r.seq
+	lg.inFlight = true
+	lg.attempts++
+	lg.sentAt = now
+	e.add(Action{Kind: ActSend, Leg: l, At: now, Attempt: Attempt{
+		Leg:                     l,
+		Seq:                     r.seq,
+		Endpoint:                lg.endpoint,
+		Excluded:                lg.excluded,
+		Hedging:                 l == Alternate,
+		HubRegionProcessingOnly: r.hubHeader(l),
+		SessionLSN:              r.c.sessions.Get(r.op.Partition),
+	}})
+}
+
+// spawnAlternate is the single body behind both entry points of §6.5 #9:
+// the threshold timer and the upgrade of a region-changing retry.
+func (r *Race) spawnAlternate(e *Effects, now time.Duration) {
+	r.spawned = true
+	alt := &r.legs[Alternate]
+	alt.started, alt.startAt = true, now
+	alt.candidates = r.regions[1:2]
+	alt.endpoint = r.regions[1]
+	alt.tried = 1
+	alt.excluded = AlternateExcludeRegions(r.op.ExcludeRegions, r.c.cfg.Regions, alt.endpoint.Region)
+	if r.hubEligible {
+		r.hubLatch = new(atomic.Bool)
+		r.hubLatch.Store(r.legs[Primary].hub || r.op.HubRegionProcessingOnly)
+	}
+	r.diag.alternateRegion, r.diag.hasAlternate = alt.endpoint.Region, true
+	if r.c.logEnabled(slog.LevelDebug) {
+		r.c.log(slog.LevelDebug, "cosmos.hedge.alternate_spawned",
+			slog.String("target_region", string(alt.endpoint.Region)), slog.Int64("elapsed_ms", (now-r.start).Milliseconds()))
+	}
+	r.send(e, now, Alternate)
+}
+
+// TimerFired reports that timer t, armed by an earlier ActTimer, fired at
+// now. Stale timers (the race moved on) are ignored.
+func (r *Race) TimerFired(now time.Duration, t TimerKind) Effects {
+	var e Effects
+	switch t {
+	case TimerThreshold:
+		if r.phase == phaseRunning && r.hedged && !r.spawned && !r.noFanOut {
+			r.spawnAlternate(&e, now)
+		}
+	case TimerDeadline:
+		if r.phase == phaseRunning {
+			r.deadlineFired(&e, now, context.DeadlineExceeded)
+		}
+	case TimerHarvest:
+		if r.phase == phaseHarvesting {
+			r.endHarvest(&e, now)
+		}
+	case TimerBackoffPrimary, TimerBackoffAlternate:
+		l := Primary
+		if t == TimerBackoffAlternate {
+			l = Alternate
+		}
+		if lg := &r.legs[l]; r.phase == phaseRunning && lg.backingOff {
+			lg.backingOff = false
+			r.send(&e, now, l)
+		}
+	}
+	return e
+}
+
+// Cancel reports application cancellation at now (a cancelled context);
+// cause is returned by errors.Is on the outcome (context.Canceled or
+// context.DeadlineExceeded). It behaves like the deadline firing (§6.5 #7).
+func (r *Race) Cancel(now time.Duration, cause error) Effects {
+	var e Effects
+	if r.phase == phaseRunning {
+		r.deadlineFired(&e, now, cause)
+	}
+	return e
+}
+
+// Responded reports the result of attempt a (as given in its ActSend) at
+// now. Results of stale attempts (cancelled, or of a finished race) are
+// ignored.
+func (r *Race) Responded(now time.Duration, a Attempt, res Result) Effects {
+	var e Effects
+	lg := &r.legs[a.Leg]
+	if r.phase == phaseDone || !lg.inFlight || a.Seq != lg.seq {
+		return e
+	}
+	lg.inFlight = false
+	lg.last = res
+	lg.elapsed = now - lg.startAt
+	lg.charge += res.RequestCharge
+	r.totalCharge += res.RequestCharge
+	c := r.c
+	if res.Err == nil {
+		c.store.Observe(now, r.op.Partition, lg.endpoint, res.Status) // §6.5 #10
+		c.sessions.Merge(r.op.Partition, res.SessionLSN)              // §9.2
+		if r.hedged && r.strategy.policy != nil {
+			r.strategy.policy.Observe(now, lg.endpoint.Region, now-lg.sentAt)
+		}
+	}
+	if r.phase == phaseHarvesting {
+		lg.done, lg.completed = true, true
+		r.noteTransient(a.Leg, res)
+		if !r.legs[Primary].inFlight && !r.legs[Alternate].inFlight {
+			r.endHarvest(&e, now)
+		}
+		return e
+	}
+	if res.Final() {
+		r.legFinal(&e, now, a.Leg)
+		return e
+	}
+	if res.Err == nil && res.Status.Code == 404 && res.Status.SubStatus == SubStatusReadSessionNotAvailable &&
+		r.hubEligible && lg.sessionRetries == 0 && !lg.hub {
+		lg.hub = true // §9.6.1 four conditions
+		if r.hubLatch != nil {
+			r.hubLatch.Store(true)
+		}
+		r.observedSessionUnavailable = true
+	}
+	if res.LocalThrottle && a.Leg == Primary && !r.spawned {
+		r.noFanOut = true // §9.3 #2: the alternate would hit the same gate
+	}
+	if r.hedged && a.Leg == Primary && !r.spawned && !r.noFanOut && res.Err == nil && CanSpawnHedge(res.Status) {
+		r.spawnAlternate(&e, now) // upgrade path (§6.5 #9, §7.2.1)
+	}
+	if delay, ok := r.retry(now, a.Leg, res); ok {
+		if delay > 0 {
+			lg.backingOff = true
+			timer := TimerBackoffPrimary
+			if a.Leg == Alternate {
+				timer = TimerBackoffAlternate
+			}
+			e.add(Action{Kind: ActTimer, Timer: timer, At: now + delay})
+		} else {
+			r.send(&e, now, a.Leg)
+		}
+		return e
+	}
+	r.legTransient(&e, now, a.Leg, res)
+	return e
+}
+
+// retry decides whether leg l retries after the transient res, moving the
+// leg's endpoint when the trigger is region-changing and the leg has an
+// untried candidate. A pinned leg (one candidate) always retries locally: it
+// never leaves its ExcludeRegions (§8.4). It returns the backoff before the
+// retry.
+func (r *Race) retry(now time.Duration, l Leg, res Result) (time.Duration, bool) {
+	lg := &r.legs[l]
+	if lg.attempts >= r.c.cfg.Retry.MaxAttempts || (r.hasDeadline && now >= r.deadline) {
+		return 0, false
+	}
+	var regionChanging bool
+	var delay time.Duration
+	st := res.Status
+	switch {
+	case res.Err != nil, st.Code == 503:
+		regionChanging = true
+	case st.Code == 404 && st.SubStatus == SubStatusReadSessionNotAvailable:
+		regionChanging = true
+		lg.sessionRetries++
+	case st.Code == 429:
+		regionChanging = st.SubStatus == SubStatusSystemResourceUnavailable && !res.LocalThrottle
+		delay = max(res.RetryAfter, r.c.cfg.Retry.ThrottleBackoff)
+	case st.Code == 410, st.Code == 408:
+		// local retry (address refresh / timeout) in the same region
+	default:
+		return 0, false // 500 and other transients are not retried
+	}
+	if regionChanging {
+		r.moveEndpoint(now, lg)
+	}
+	return delay, true
+}
+
+// moveEndpoint switches lg to its first untried candidate, preferring ones
+// not marked unavailable; with none left it stays put (local retry).
+func (r *Race) moveEndpoint(now time.Duration, lg *legState) {
+	next := -1
+	for i := range lg.candidates {
+		if i < 64 && lg.tried&(1<<i) == 0 {
+			if !r.c.store.Unavailable(now, r.op.Partition, lg.candidates[i]) {
+				next = i
+				break
+			}
+			if next < 0 {
+				next = i
+			}
+		}
+	}
+	if next >= 0 {
+		lg.cur = next
+		lg.tried |= 1 << next
+		lg.endpoint = lg.candidates[next]
+	}
+}
+
+func (r *Race) noteTransient(l Leg, res Result) {
+	if !res.Final() {
+		r.last, r.hasLast = l, true
+	}
+}
+
+func (r *Race) legFinal(e *Effects, now time.Duration, l Leg) {
+	lg := &r.legs[l]
+	lg.done, lg.completed = true, true
+	if !r.hedged {
+		r.finishWinner(e, now, l, 0)
+		return
+	}
+	c := r.c
+	var state TerminalState
+	if l == Primary {
+		c.tracker.RecordPrimaryFinal(now, r.op.Partition, r.regions[0].Region) // §9.5 #2
+		state = PrimaryWonPreThreshold
+		if r.spawned {
+			state = PrimaryWonAfterHedge
+		}
+	} else {
+		r.tripped = c.tracker.RecordHedgeWin(now, r.op.Partition, r.regions[0].Region) // §9.5, §6.5 #8
+		if c.logEnabled(slog.LevelDebug) {
+			c.log(slog.LevelDebug, "cosmos.hedge.recorded_alternate_win",
+				slog.String("primary_region", string(r.regions[0].Region)), slog.String("partition", r.op.Partition))
+		}
+		state = AlternateWon
+	}
+	r.cancelOthers(e, "winner_found")
+	r.finishWinner(e, now, l, state)
+}
+
+func (r *Race) legTransient(e *Effects, now time.Duration, l Leg, res Result) {
+	lg := &r.legs[l]
+	lg.done, lg.completed = true, true
+	r.noteTransient(l, res)
+	if !r.hedged {
+		r.finishError(e, now, res.Status, transientCause(res))
+		return
+	}
+	if l == Primary && !r.spawned {
+		// A pre-threshold transient that does not change region (or a local
+		// throttle, §9.3 #2) is returned as the primary's result, exactly as
+		// the non-hedged path would (§6.4 happy-path arm).
+		r.diag.terminalState = PrimaryWonPreThreshold
+		r.diag.responseRegion, r.diag.hasResponse = lg.endpoint.Region, true
+		r.finishError(e, now, res.Status, transientCause(res))
+		return
+	}
+	other := &r.legs[1-l]
+	if other.started && !other.done {
+		return // a transient keeps the other leg racing
+	}
+	// Both transient (§14.1): fan the 1002 discovery into the parent (§9.6.7).
+	if r.observedSessionUnavailable {
+		r.op.HubRegionProcessingOnly = true
+		if r.hubLatch != nil {
+			r.hubLatch.Store(true)
+		}
+	}
+	r.diag.terminalState = BothTransient
+	if r.c.logEnabled(slog.LevelWarn) {
+		r.c.log(slog.LevelWarn, "cosmos.hedge.both_transient", slog.Int("last_status_code", res.Status.Code))
+	}
+	r.finishError(e, now, res.Status, transientCause(res))
+}
+
+func transientCause(res Result) error {
+	if res.Err != nil {
+		return res.Err
+	}
+	return ErrTransient
+}
+
+func (r *Race) deadlineFired(e *Effects, now time.Duration, cause error) {
+	r.cause = cause
+	if !r.hedged || !r.spawned {
+		r.cancelOthers(e, reasonFor(cause))
+		if r.hedged {
+			r.diag.terminalState = DeadlineExceededPreThreshold
+		}
+		r.finishError(e, now, r.lastStatus(), cause)
+		return
+	}
+	p, a := &r.legs[Primary], &r.legs[Alternate]
+	if p.done || a.done {
+		r.pending = CancelledAwaitingPartner
+	} else {
+		r.pending = BothTransientDeadlineElapsed
+	}
+	// Stop backoffs; harvest what is in flight for up to HarvestWindow.
+	p.backingOff, a.backingOff = false, false
+	if !p.inFlight && !a.inFlight {
+		r.endHarvest(e, now)
+		return
+	}
+	r.phase = phaseHarvesting
+	e.add(Action{Kind: ActTimer, Timer: TimerHarvest, At: now + HarvestWindow})
+}
+
+func reasonFor(cause error) string {
+	if cause == context.Canceled {
+		return "app_canceled"
+	}
+	return "deadline"
+}
+
+func (r *Race) endHarvest(e *Effects, now time.Duration) {
+	r.cancelOthers(e, reasonFor(r.cause))
+	r.diag.terminalState = r.pending
+	r.finishError(e, now, r.lastStatus(), r.cause)
+}
+
+func (r *Race) lastStatus() Status {
+	if r.hasLast {
+		return r.legs[r.last].last.Status
+	}
+	return Status{}
+}
+
+// cancelOthers cancels every in-flight attempt.
+func (r *Race) cancelOthers(e *Effects, reason string) {
+	for l := Primary; l <= Alternate; l++ {
+		lg := &r.legs[l]
+		lg.backingOff = false
+		if lg.inFlight {
+			lg.inFlight = false
+			lg.done = true
+			e.add(Action{Kind: ActCancel, Leg: l})
+			if r.hedged && r.c.logEnabled(slog.LevelDebug) {
+				r.c.log(slog.LevelDebug, "cosmos.hedge.canceled", slog.String("which", l.String()),
+					slog.String("target_region", string(lg.endpoint.Region)), slog.String("reason", reason))
+			}
+		}
+	}
+}
+
+func (r *Race) finishWinner(e *Effects, now time.Duration, l Leg, state TerminalState) {
+	r.winner, r.hasWinner = l, true
+	if r.hedged {
+		r.diag.terminalState = state
+		r.diag.responseRegion, r.diag.hasResponse = r.legs[l].endpoint.Region, true
+		if r.c.logEnabled(slog.LevelDebug) {
+			r.c.log(slog.LevelDebug, "cosmos.hedge.winner_selected", slog.String("winner_region", string(r.legs[l].endpoint.Region)),
+				slog.Int64("elapsed_ms", (now-r.start).Milliseconds()), slog.Bool("was_hedge", state == AlternateWon))
+		}
+	}
+	r.finish(now)
+}
+
+func (r *Race) finishError(e *Effects, now time.Duration, st Status, cause error) {
+	err := &Error{Status: st, Cause: cause}
+	r.finish(now)
+	if r.hedged {
+		d := r.diag
+		err.Diagnostics = &d
+	}
+	r.err = err
+}
+
+func (r *Race) finish(now time.Duration) {
+	r.phase = phaseDone
+	r.doneAt = now
+	if r.hedged {
+		for l := range r.legs {
+			lg := &r.legs[l]
+			r.diag.legs[l] = LegDiagnostics{
+				Endpoint: lg.endpoint, Attempts: lg.attempts, LastStatus: lg.last.Status,
+				Completed: lg.completed, Elapsed: lg.elapsed, RequestCharge: lg.charge,
+			}
+		}
+		r.diag.totalCharge = r.totalCharge
+	}
+}
+
+// Done reports whether the race has ended (a result or an error is ready).
+func (r *Race) Done() bool { return r.phase == phaseDone }
+
+// DoneAt returns when the race ended: the caller's answer time.
+func (r *Race) DoneAt() time.Duration { return r.doneAt }
+
+// Start returns when the race began.
+func (r *Race) Start() time.Duration { return r.start }
+
+// Result returns the returned response and nil, or the zero Result and an
+// *[Error] when no final response was produced. A final 4xx is a response,
+// not an error: inspect its Status. Valid once Done.
+func (r *Race) Result() (Result, error) {
+	if r.err != nil {
+		return Result{}, r.err
+	}
+	return r.legs[r.winner].last, nil
+}
+
+// Err returns the outcome's error, or nil when a response was returned.
+func (r *Race) Err() error { return r.err }
+
+// Winner returns the leg whose response was returned, and false for an
+// error outcome.
+func (r *Race) Winner() (Leg, bool) { return r.winner, r.hasWinner }
+
+// Diagnostics returns the race's hedge diagnostics and true iff a hedging
+// strategy was resolved and active for the operation (the attachment
+// contract of §10.1). Valid once Done; the pointer is into r.
+func (r *Race) Diagnostics() (*HedgeDiagnostics, bool) {
+	if !r.hedged {
+		return nil, false
+	}
+	return &r.diag, true
+}
+
+// Hedged reports whether a hedging strategy was active for the operation.
+func (r *Race) Hedged() bool { return r.hedged }
+
+// Threshold returns the threshold chosen for the operation (zero when not
+// hedged).
+func (r *Race) Threshold() Threshold { return r.threshold }
+
+// AlternateSpawned reports whether the alternate was sent.
+func (r *Race) AlternateSpawned() bool { return r.spawned }
+
+// Legs returns how many legs were sent: 1 or 2.
+func (r *Race) Legs() int {
+	if r.spawned {
+		return 2
+	}
+	return 1
+}
+
+// Attempts returns how many transport attempts were sent across both legs,
+// retries included.
+func (r *Race) Attempts() int { return r.legs[Primary].attempts + r.legs[Alternate].attempts }
+
+// Endpoint returns the endpoint of leg l's latest attempt.
+func (r *Race) Endpoint(l Leg) Endpoint { return r.legs[l].endpoint }
+
+// RequestCharge returns the caller-visible RU: the returned response's
+// charge only (§17 Q3); 0 for an error outcome.
+func (r *Race) RequestCharge() float64 {
+	if r.err != nil {
+		return 0
+	}
+	return r.legs[r.winner].last.RequestCharge
+}
+
+// TotalRequestCharge returns the RU of every attempt that reported back
+// before the race ended, both legs (§10.4 cosmos.hedge.ru_charge_total).
+func (r *Race) TotalRequestCharge() float64 { return r.totalCharge }
+
+// TrippedBreaker reports whether this race's alternate win tripped the
+// partition breaker (§9.5).
+func (r *Race) TrippedBreaker() bool { return r.tripped }

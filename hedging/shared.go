@@ -1,0 +1,241 @@
+package hedging
+
+import (
+	"sync"
+	"time"
+)
+
+// DefaultConsecutiveHedgeWinThreshold is the number of consecutive
+// alternate wins on one (partition, primary region) pair that marks the
+// partition unhealthy for that region (spec §9.5 #3, .NET v3 convention).
+const DefaultConsecutiveHedgeWinThreshold = 5
+
+// DefaultProbeInterval is how long a partition stays routed away from a
+// tripped primary region before the primary is tried again (failback).
+const DefaultProbeInterval = 30 * time.Second
+
+type winKey struct {
+	partition string
+	region    Region
+}
+
+type winState struct {
+	consecutive int
+	// unhealthyUntil > 0 means tripped: reads route away from the region
+	// until then; afterwards the pair is probing.
+	unhealthyUntil time.Duration
+	trips          int
+}
+
+// HedgeWinTracker is the consecutive-hedge-win feedback loop into the
+// partition circuit breaker (PPCB) of spec §9.5: one counter per
+// (partition, primary region), incremented on every AlternateWon and reset
+// by any final result of the primary (4xx finals included). When a counter
+// reaches the threshold the partition is marked unhealthy for that region:
+// reads put the region last until the probe interval has passed. After that
+// the region is tried again as primary (failback) in a probing state in
+// which one more alternate win trips it again at once, and one primary final
+// result makes it healthy.
+//
+// Safe for concurrent use; all methods take the current time as a
+// parameter and never read a clock.
+type HedgeWinTracker struct {
+	threshold int
+	probe     time.Duration
+	mu        sync.Mutex
+	pairs     map[winKey]*winState
+	trips     int
+}
+
+// NewHedgeWinTracker returns a tracker that trips after threshold
+// consecutive alternate wins (DefaultConsecutiveHedgeWinThreshold when
+// threshold < 1) and keeps a tripped region demoted for probe
+// (DefaultProbeInterval when probe <= 0).
+func NewHedgeWinTracker(threshold int, probe time.Duration) *HedgeWinTracker {
+	if threshold < 1 {
+		threshold = DefaultConsecutiveHedgeWinThreshold
+	}
+	if probe <= 0 {
+		probe = DefaultProbeInterval
+	}
+	return &HedgeWinTracker{threshold: threshold, probe: probe, pairs: make(map[winKey]*winState)}
+}
+
+// Threshold returns the number of consecutive alternate wins that trips.
+func (t *HedgeWinTracker) Threshold() int { return t.threshold }
+
+// ProbeInterval returns how long a tripped region stays demoted.
+func (t *HedgeWinTracker) ProbeInterval() time.Duration { return t.probe }
+
+// RecordHedgeWin records one alternate win for (partition, primary) at now
+// and reports whether it tripped the breaker (record_consecutive_hedge_win,
+// spec §9.5).
+func (t *HedgeWinTracker) RecordHedgeWin(now time.Duration, partition string, primary Region) (tripped bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	k := winKey{partition, primary}
+	s := t.pairs[k]
+	if s == nil {
+		s = &winState{}
+		t.pairs[k] = s
+	}
+	s.consecutive++
+	if s.consecutive >= t.threshold && (s.unhealthyUntil == 0 || now >= s.unhealthyUntil) {
+		s.unhealthyUntil = now + t.probe
+		s.consecutive = t.threshold - 1 // probing: one more win re-trips
+		s.trips++
+		t.trips++
+		return true
+	}
+	return false
+}
+
+// RecordPrimaryFinal resets the counter of (partition, primary) after any
+// final result of the primary leg and clears a trip whose probe interval
+// has passed (spec §9.5 #2).
+func (t *HedgeWinTracker) RecordPrimaryFinal(now time.Duration, partition string, primary Region) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	k := winKey{partition, primary}
+	s := t.pairs[k]
+	if s == nil {
+		return
+	}
+	if s.unhealthyUntil != 0 && now < s.unhealthyUntil {
+		// Still demoted: a primary final here is the region answering as a
+		// non-primary; keep the trip but forget the streak.
+		s.consecutive = 0
+		return
+	}
+	delete(t.pairs, k)
+}
+
+// Consecutive returns the current counter of (partition, primary), the
+// cosmos.hedge.consecutive_alternate_wins gauge (spec §10.4).
+func (t *HedgeWinTracker) Consecutive(partition string, primary Region) int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if s := t.pairs[winKey{partition, primary}]; s != nil {
+		return s.consecutive
+	}
+	return 0
+}
+
+// Unhealthy reports whether reads of partition should route away from
+// region at now (tripped and the probe interval not yet passed).
+func (t *HedgeWinTracker) Unhealthy(now time.Duration, partition string, region Region) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.pairs) == 0 {
+		return false
+	}
+	s := t.pairs[winKey{partition, region}]
+	return s != nil && s.unhealthyUntil != 0 && now < s.unhealthyUntil
+}
+
+// Trips returns how many times any pair has tripped.
+func (t *HedgeWinTracker) Trips() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.trips
+}
+
+type markKey struct {
+	partition string
+	endpoint  string
+}
+
+// DefaultUnavailableFor is how long a 503 keeps a (partition, endpoint)
+// pair marked unavailable.
+const DefaultUnavailableFor = 5 * time.Second
+
+// LocationStore is the location state shared by every operation and by both
+// legs of a race (spec §6.5 #10, §9.1): a 503 marks the (partition,
+// endpoint) pair unavailable for a while, which routing then avoids; a
+// 403/3 (WriteForbidden) requests an account-properties refresh. Safe for
+// concurrent use; takes the current time as a parameter.
+type LocationStore struct {
+	unavailableFor time.Duration
+	mu             sync.Mutex
+	marks          map[markKey]time.Duration
+	refreshes      int
+}
+
+// NewLocationStore returns a store whose marks last unavailableFor
+// (DefaultUnavailableFor when <= 0).
+func NewLocationStore(unavailableFor time.Duration) *LocationStore {
+	if unavailableFor <= 0 {
+		unavailableFor = DefaultUnavailableFor
+	}
+	return &LocationStore{unavailableFor: unavailableFor, marks: make(map[markKey]time.Duration)}
+}
+
+// Observe applies the LocationEffects of one attempt's status: 503 marks
+// (partition, endpoint) unavailable until now+unavailableFor; 403/3 counts
+// an account refresh request. Other statuses have no effect.
+func (s *LocationStore) Observe(now time.Duration, partition string, endpoint Endpoint, st Status) {
+	switch {
+	case st.Code == 503:
+		s.mu.Lock()
+		s.marks[markKey{partition, endpoint.Key}] = now + s.unavailableFor
+		s.mu.Unlock()
+	case st.Code == 403 && st.SubStatus == SubStatusWriteForbidden:
+		s.mu.Lock()
+		s.refreshes++
+		s.mu.Unlock()
+	}
+}
+
+// Unavailable reports whether (partition, endpoint) is marked unavailable
+// at now.
+func (s *LocationStore) Unavailable(now time.Duration, partition string, endpoint Endpoint) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.marks) == 0 {
+		return false
+	}
+	k := markKey{partition, endpoint.Key}
+	until, ok := s.marks[k]
+	if ok && now >= until {
+		delete(s.marks, k)
+		return false
+	}
+	return ok
+}
+
+// RefreshRequests returns how many account refreshes were requested.
+func (s *LocationStore) RefreshRequests() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.refreshes
+}
+
+// SessionTokens holds the session token (the highest LSN seen) per
+// partition. Updates merge by maximum, so they commute: a losing leg's late
+// response can never regress a token (spec §9.2). Safe for concurrent use.
+type SessionTokens struct {
+	mu   sync.Mutex
+	lsns map[string]int64
+}
+
+// NewSessionTokens returns an empty store.
+func NewSessionTokens() *SessionTokens { return &SessionTokens{lsns: make(map[string]int64)} }
+
+// Merge records lsn for partition, keeping the maximum; lsn <= 0 is ignored.
+func (s *SessionTokens) Merge(partition string, lsn int64) {
+	if lsn <= 0 {
+		return
+	}
+	s.mu.Lock()
+	if lsn > s.lsns[partition] {
+		s.lsns[partition] = lsn
+	}
+	s.mu.Unlock()
+}
+
+// Get returns the session LSN of partition (0 when none).
+func (s *SessionTokens) Get(partition string) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lsns[partition]
+}

@@ -1,0 +1,399 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"image/color"
+	"math"
+	"strconv"
+	"unicode/utf8"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+// Chart geometry. PNG files are ChartWidth x ChartHeight at PNGDPI dots
+// per inch (1200x750 px); SVG files are ChartWidth x ChartHeight in points
+// (576x360 pt).
+const (
+	// ChartWidth is the width of every chart (8 inches).
+	ChartWidth = 8 * vg.Inch
+	// ChartHeight is the height of every chart (5 inches).
+	ChartHeight = 5 * vg.Inch
+	// PNGDPI is the resolution of PNG charts in dots per inch.
+	PNGDPI = 150
+)
+
+const (
+	outerMargin   = vg.Length(8)  // pt, around the whole image
+	legendGap     = vg.Length(10) // pt, between plot and legend strip
+	legendMaxRune = 28            // legend entries longer than this are truncated
+	lineWidth     = vg.Length(1.8)
+)
+
+// palette is the Okabe–Ito colour-blind-safe palette (yellow replaced by a
+// darker olive so it reads on white). Policy i uses palette[i%len].
+var palette = []color.RGBA{
+	{0x00, 0x72, 0xB2, 0xFF}, // blue
+	{0xD5, 0x5E, 0x00, 0xFF}, // vermillion
+	{0x00, 0x9E, 0x73, 0xFF}, // bluish green
+	{0xCC, 0x79, 0xA7, 0xFF}, // reddish purple
+	{0xE6, 0x9F, 0x00, 0xFF}, // orange
+	{0x56, 0xB4, 0xE9, 0xFF}, // sky blue
+	{0x33, 0x33, 0x33, 0xFF}, // near black
+	{0x99, 0x88, 0x22, 0xFF}, // olive
+}
+
+// dashes are the dash patterns (in points); policy i uses dashes[i%len].
+// len(dashes) and len(palette) are coprime-ish (6 vs 8) so colour+dash
+// combinations repeat only after 24 policies.
+var dashes = [][]vg.Length{
+	nil,
+	{vg.Points(7), vg.Points(3)},
+	{vg.Points(2), vg.Points(2)},
+	{vg.Points(9), vg.Points(3), vg.Points(2), vg.Points(3)},
+	{vg.Points(14), vg.Points(4)},
+	{vg.Points(4), vg.Points(2), vg.Points(1), vg.Points(2), vg.Points(1), vg.Points(2)},
+}
+
+var (
+	gridMajor  = color.RGBA{0xD8, 0xD8, 0xD8, 0xFF}
+	shadeGrey  = color.RGBA{0xE4, 0xE4, 0xE4, 0xFF}
+	labelGrey  = color.RGBA{0x55, 0x55, 0x55, 0xFF}
+	noDataGrey = color.RGBA{0x88, 0x88, 0x88, 0xFF}
+)
+
+func policyColor(i int) color.Color { return palette[i%len(palette)] }
+
+func policyLine(i int) draw.LineStyle {
+	return draw.LineStyle{Color: policyColor(i), Width: lineWidth, Dashes: dashes[i%len(dashes)]}
+}
+
+func fontOf(size vg.Length) font.Font { return font.From(plot.DefaultFont, size) }
+
+func textStyle(size vg.Length, c color.Color) text.Style {
+	return text.Style{Color: c, Font: fontOf(size), Handler: plot.DefaultTextHandler}
+}
+
+// legendEntry is one line of the legend drawn in the strip right of the plot.
+type legendEntry struct {
+	text   string
+	thumbs []plot.Thumbnailer
+}
+
+// chart is a plot plus a legend drawn outside the data area.
+type chart struct {
+	p      *plot.Plot
+	legend []legendEntry
+	noData bool
+}
+
+func (c *chart) addLegend(text string, thumbs ...plot.Thumbnailer) {
+	c.legend = append(c.legend, legendEntry{truncate(text, legendMaxRune), thumbs})
+}
+
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// newChart returns a chart with readable fonts and no plotters.
+func newChart(title, xLabel, yLabel string) *chart {
+	p := plot.New()
+	p.Title.Text = title
+	p.Title.TextStyle.Font = fontOf(14)
+	p.Title.Padding = vg.Points(8)
+	p.X.Label.Text = xLabel
+	p.Y.Label.Text = yLabel
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle.Font = fontOf(12)
+		a.Tick.Label.Font = fontOf(10)
+		a.Padding = 0
+	}
+	return &chart{p: p}
+}
+
+// newGrid returns a light grid at the major (labelled) ticks. It is added
+// explicitly by each chart so that it can go above background shading.
+func newGrid(vertical bool) *plotter.Grid {
+	g := plotter.NewGrid()
+	g.Vertical.Color = gridMajor
+	g.Horizontal.Color = gridMajor
+	g.Vertical.Width = vg.Points(0.5)
+	g.Horizontal.Width = vg.Points(0.5)
+	if !vertical {
+		g.Vertical.Color = nil
+	}
+	return g
+}
+
+// renderChart builds a chart and renders it as png or svg. Panics from the
+// plotting library are turned into errors.
+func renderChart(build func() *chart, format string) (data []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			data, err = nil, fmt.Errorf("plot panicked: %v", r)
+		}
+	}()
+	ch := build()
+	var cw vg.CanvasWriterTo
+	switch format {
+	case "png":
+		cw = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(ChartWidth, ChartHeight), vgimg.UseDPI(PNGDPI))}
+	case "svg":
+		cw = vgsvg.New(ChartWidth, ChartHeight)
+	default:
+		return nil, fmt.Errorf("unsupported chart format %q", format)
+	}
+	drawChart(draw.New(cw), ch)
+	var buf bytes.Buffer
+	if _, err := cw.WriteTo(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func drawChart(c draw.Canvas, ch *chart) {
+	c.SetColor(color.White)
+	c.Fill(c.Rectangle.Path())
+	c = draw.Crop(c, outerMargin, -outerMargin, outerMargin, -outerMargin)
+	plotArea := c
+	var leg plot.Legend
+	if len(ch.legend) > 0 {
+		leg = plot.NewLegend()
+		leg.Top, leg.Left = true, true
+		leg.TextStyle.Font = fontOf(10)
+		leg.ThumbnailWidth = vg.Points(30)
+		leg.Padding = vg.Points(4)
+		leg.YPosition = draw.PosCenter
+		for _, e := range ch.legend {
+			leg.Add(e.text, e.thumbs...)
+		}
+		w := leg.Rectangle(c).Size().X + vg.Points(4)
+		plotArea = draw.Crop(c, 0, -(w + legendGap), 0, 0)
+	}
+	ch.p.Draw(plotArea)
+	dataC := ch.p.DataCanvas(plotArea)
+	if len(ch.legend) > 0 {
+		legC := draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
+			Min: vg.Point{X: plotArea.Max.X + legendGap, Y: c.Min.Y},
+			Max: vg.Point{X: c.Max.X, Y: dataC.Max.Y},
+		}}
+		leg.Draw(legC)
+	}
+	if ch.noData {
+		sty := textStyle(16, noDataGrey)
+		sty.XAlign, sty.YAlign = draw.XCenter, draw.YCenter
+		dataC.FillText(sty, dataC.Center(), "no data")
+	}
+}
+
+// finite reports whether v is neither NaN nor ±Inf.
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// decade returns m×10^k exactly rounded.
+func decade(m, k int) float64 {
+	v, _ := strconv.ParseFloat(fmt.Sprintf("%de%d", m, k), 64)
+	return v
+}
+
+// niceDown returns the largest {1,2,5}×10^k ≤ v (v > 0).
+func niceDown(v float64) float64 {
+	k := int(math.Floor(math.Log10(v)))
+	for _, m := range []int{5, 2, 1} {
+		if d := decade(m, k); d <= v*(1+1e-12) {
+			return d
+		}
+	}
+	return decade(1, k-1)
+}
+
+// niceUp returns the smallest {1,2,5}×10^k ≥ v (v > 0).
+func niceUp(v float64) float64 {
+	k := int(math.Floor(math.Log10(v)))
+	for _, m := range []int{1, 2, 5} {
+		if d := decade(m, k); d >= v*(1-1e-12) {
+			return d
+		}
+	}
+	return decade(1, k+1)
+}
+
+// logTicks labels decades (and 2, 5 multiples when the range spans at most
+// two decades); unlabelled minor ticks at the other integer multiples. It
+// never panics: an invalid range yields no ticks.
+type logTicks struct{}
+
+func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !(lo > 0) || !(hi >= lo) || !finite(lo) || !finite(hi) {
+		return nil
+	}
+	k0 := int(math.Floor(math.Log10(lo)))
+	k1 := int(math.Ceil(math.Log10(hi)))
+	span := math.Log10(hi / lo)
+	step := 1 // label every step-th decade
+	if span > 8 {
+		step = 2
+	}
+	var ticks []plot.Tick
+	for k := k0; k <= k1; k++ {
+		for m := 1; m <= 9; m++ {
+			v := decade(m, k)
+			if v < lo*(1-1e-9) || v > hi*(1+1e-9) {
+				continue
+			}
+			label := false
+			switch {
+			case span < 1:
+				label = true
+			case span <= 2.01:
+				label = m == 1 || m == 2 || m == 5
+			default:
+				label = m == 1 && ((k%step)+step)%step == 0
+			}
+			t := plot.Tick{Value: v}
+			if label {
+				t.Label = fmtTick(m, k)
+			}
+			ticks = append(ticks, t)
+		}
+	}
+	return ticks
+}
+
+func fmtTick(m, k int) string {
+	if k >= -3 && k <= 4 {
+		return strconv.FormatFloat(decade(m, k), 'f', -1, 64)
+	}
+	return fmt.Sprintf("%de%d", m, k)
+}
+
+// setLogAxis makes a a log axis spanning [niceDown(lo), niceUp(hi)].
+func setLogAxis(a *plot.Axis, lo, hi float64) {
+	a.Scale = plot.LogScale{}
+	a.Tick.Marker = logTicks{}
+	a.Min, a.Max = niceDown(lo), niceUp(hi)
+	if a.Max <= a.Min {
+		a.Max = niceUp(a.Min * 1.01)
+	}
+}
+
+// setLinearAxis sets a linear axis range; a degenerate range is widened.
+func setLinearAxis(a *plot.Axis, lo, hi float64) {
+	if !(hi > lo) {
+		d := math.Abs(lo) * 0.1
+		if d == 0 {
+			d = 1
+		}
+		lo, hi = lo-d, hi+d
+	}
+	a.Scale = plot.LinearScale{}
+	a.Tick.Marker = plot.DefaultTicks{}
+	a.Min, a.Max = lo, hi
+}
+
+// posRange returns min and max of the positive finite values.
+func posRange(vs []float64) (lo, hi float64, ok bool) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, v := range vs {
+		if v > 0 && finite(v) {
+			lo, hi, ok = math.Min(lo, v), math.Max(hi, v), true
+		}
+	}
+	return lo, hi, ok
+}
+
+// finiteRange returns min and max of the finite values.
+func finiteRange(vs []float64) (lo, hi float64, ok bool) {
+	lo, hi = math.Inf(1), math.Inf(-1)
+	for _, v := range vs {
+		if finite(v) {
+			lo, hi, ok = math.Min(lo, v), math.Max(hi, v), true
+		}
+	}
+	return lo, hi, ok
+}
+
+// setLatencyAxis chooses the latency (ms) axis for values vs: log when the
+// positive values span more than two decades, else linear from 0 (or from
+// just below the minimum when fromZero is false). headroom multiplies the
+// top of the range. It returns whether the axis is logarithmic; values ≤ 0
+// must then not be drawn.
+func setLatencyAxis(a *plot.Axis, vs []float64, fromZero bool, headroom float64) (isLog, ok bool) {
+	lo, hi, ok := posRange(vs)
+	if !ok {
+		setLinearAxis(a, 0, 1)
+		return false, false
+	}
+	if hi/lo > 100 {
+		setLogAxis(a, lo, hi*headroom)
+		return true, true
+	}
+	if fromZero {
+		setLinearAxis(a, 0, hi*headroom)
+		return false, true
+	}
+	span := hi - lo
+	if span == 0 {
+		span = hi * 0.2
+	}
+	low := math.Max(0, lo-0.15*span)
+	setLinearAxis(a, low, hi+(headroom-1)*span+0.15*span)
+	return false, true
+}
+
+// xys converts points to plotter.XYs, keeping only those valid on the axes
+// (finite; positive when the axis is logarithmic).
+func xys(pts []Point, logX, logY bool) plotter.XYs {
+	out := make(plotter.XYs, 0, len(pts))
+	for _, p := range pts {
+		if !finite(p.X) || !finite(p.Y) || (logX && p.X <= 0) || (logY && p.Y <= 0) {
+			continue
+		}
+		out = append(out, plotter.XY{X: p.X, Y: p.Y})
+	}
+	return out
+}
+
+// addLine adds a line (and, for a single point, a marker so it is visible).
+func addLine(p *plot.Plot, pts plotter.XYs, sty draw.LineStyle) *plotter.Line {
+	l := &plotter.Line{XYs: pts, LineStyle: sty}
+	if len(pts) > 0 {
+		p.Add(l)
+	}
+	if len(pts) == 1 {
+		s := &plotter.Scatter{XYs: pts, GlyphStyle: draw.GlyphStyle{Color: sty.Color, Radius: vg.Points(3), Shape: draw.CircleGlyph{}}}
+		p.Add(s)
+	}
+	return l
+}
+
+// colorBox is a legend thumbnail: a filled rectangle.
+type colorBox struct{ c color.Color }
+
+func (b colorBox) Thumbnail(c *draw.Canvas) {
+	r := c.Rectangle
+	inset := (r.Max.X - r.Min.X - (r.Max.Y - r.Min.Y)) / 4
+	r.Min.X += inset
+	r.Max.X -= inset
+	c.FillPolygon(b.c, []vg.Point{r.Min, {X: r.Min.X, Y: r.Max.Y}, r.Max, {X: r.Max.X, Y: r.Min.Y}})
+}
+
+// glyphThumb is a legend thumbnail: a single glyph.
+type glyphThumb struct{ sty draw.GlyphStyle }
+
+func (g glyphThumb) Thumbnail(c *draw.Canvas) { c.DrawGlyph(g.sty, c.Center()) }
+
+// noLegendThumb draws nothing (used for text-only legend entries).
+type noLegendThumb struct{}
+
+func (noLegendThumb) Thumbnail(*draw.Canvas) {}

@@ -1,0 +1,170 @@
+package report
+
+import (
+	"math"
+	"sort"
+	"strconv"
+
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// sweepSeries is one policy's figures across the sweep, sorted by value.
+type sweepSeries struct {
+	policy string
+	values []float64
+	figs   []*Figures
+}
+
+// sweepByPolicy groups the sweep by policy name, policies in order of first
+// appearance, points sorted by (finite) parameter value.
+func sweepByPolicy(s *Sweep) []*sweepSeries {
+	var out []*sweepSeries
+	idx := map[string]*sweepSeries{}
+	pts := make([]SweepPoint, 0, len(s.Points))
+	for _, p := range s.Points {
+		if finite(p.Value) {
+			pts = append(pts, p)
+		}
+	}
+	sort.SliceStable(pts, func(i, j int) bool { return pts[i].Value < pts[j].Value })
+	for _, p := range pts {
+		for i := range p.Policies {
+			f := &p.Policies[i].Figures
+			ser := idx[f.Policy]
+			if ser == nil {
+				ser = &sweepSeries{policy: f.Policy}
+				idx[f.Policy] = ser
+				out = append(out, ser)
+			}
+			ser.values = append(ser.values, p.Value)
+			ser.figs = append(ser.figs, f)
+		}
+	}
+	// Keep first-appearance order of the unsorted input for colours.
+	first := map[string]int{}
+	n := 0
+	for _, p := range s.Points {
+		for _, pr := range p.Policies {
+			if _, ok := first[pr.Policy]; !ok {
+				first[pr.Policy] = n
+				n++
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return first[out[i].policy] < first[out[j].policy] })
+	return out
+}
+
+func fmtParam(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
+
+// sweepP99Chart: p99 (solid, circles) and p99.9 (dashed, triangles) against
+// the swept parameter, one colour per policy.
+func sweepP99Chart(s *Sweep) *chart {
+	ch := newChart(chartTitle(s.Scenario, "tail latency vs "+s.Param), s.Param, "latency (ms)")
+	ch.p.Add(newGrid(true))
+	series := sweepByPolicy(s)
+	var xs, lats []float64
+	for _, ser := range series {
+		xs = append(xs, ser.values...)
+		for _, f := range ser.figs {
+			lats = append(lats, f.P99, f.P999)
+		}
+	}
+	isLog, ok := setLatencyAxis(&ch.p.Y, lats, false, 1.1)
+	xlo, xhi, xok := finiteRange(xs)
+	if !ok || !xok {
+		setLinearAxis(&ch.p.X, 0, 1)
+		ch.noData = true
+	} else {
+		span := xhi - xlo
+		if span == 0 {
+			span = math.Max(0.1*math.Abs(xhi), 1)
+		}
+		setLinearAxis(&ch.p.X, xlo-0.04*span, xhi+0.04*span)
+	}
+	valid := func(v float64) bool { return finite(v) && (!isLog || v > 0) }
+	dashed := []vg.Length{vg.Points(6), vg.Points(3)}
+	for i, ser := range series {
+		c := policyColor(i)
+		for _, m := range []struct {
+			get    func(*Figures) float64
+			dashes []vg.Length
+			glyph  draw.GlyphDrawer
+		}{
+			{func(f *Figures) float64 { return f.P99 }, nil, p99Glyph},
+			{func(f *Figures) float64 { return f.P999 }, dashed, p999Glyph},
+		} {
+			var pts plotter.XYs
+			for k, f := range ser.figs {
+				if v := m.get(f); valid(v) {
+					pts = append(pts, plotter.XY{X: ser.values[k], Y: v})
+				}
+			}
+			if len(pts) == 0 {
+				continue
+			}
+			addLine(ch.p, pts, draw.LineStyle{Color: c, Width: vg.Points(1.5), Dashes: m.dashes})
+			ch.p.Add(&plotter.Scatter{XYs: pts, GlyphStyle: draw.GlyphStyle{Color: c, Radius: vg.Points(3), Shape: m.glyph}})
+		}
+		ch.addLegend(ser.policy, colorBox{c})
+	}
+	black := draw.LineStyle{Color: labelGrey, Width: vg.Points(1.5)}
+	ch.addLegend("p99", &plotter.Line{LineStyle: black}, glyphThumb{draw.GlyphStyle{Color: labelGrey, Radius: vg.Points(3), Shape: p99Glyph}})
+	black.Dashes = dashed
+	ch.addLegend("p99.9", &plotter.Line{LineStyle: black}, glyphThumb{draw.GlyphStyle{Color: labelGrey, Radius: vg.Points(3), Shape: p999Glyph}})
+	return ch
+}
+
+// sweepCostChart: p99 against RU multiplier, one curve per policy (in order
+// of the swept value), each point labelled with the parameter value.
+func sweepCostChart(s *Sweep) *chart {
+	ch := newChart(chartTitle(s.Scenario, "p99 vs cost across "+s.Param), "RU multiplier (×)", "p99 latency (ms)")
+	ch.p.Add(newGrid(true))
+	series := sweepByPolicy(s)
+	var rus, lats []float64
+	for _, ser := range series {
+		for _, f := range ser.figs {
+			if finite(f.RUMultiplier) && finite(f.P99) {
+				rus = append(rus, f.RUMultiplier)
+				lats = append(lats, f.P99)
+			}
+		}
+	}
+	isLog, ok := setLatencyAxis(&ch.p.Y, lats, false, 1.1)
+	rlo, rhi, rok := finiteRange(rus)
+	if !ok || !rok {
+		setLinearAxis(&ch.p.X, 1, 2)
+		ch.noData = true
+	} else {
+		span := rhi - rlo
+		if span == 0 {
+			span = math.Max(0.1*math.Abs(rhi), 0.05)
+		}
+		setLinearAxis(&ch.p.X, rlo-0.08*span, rhi+0.08*span)
+	}
+	labels := &pointLabels{markerR: vg.Points(4), style: textStyle(8, labelGrey)}
+	for i, ser := range series {
+		c := policyColor(i)
+		var pts plotter.XYs
+		for k, f := range ser.figs {
+			if !finite(f.RUMultiplier) || !finite(f.P99) || (isLog && f.P99 <= 0) {
+				continue
+			}
+			pts = append(pts, plotter.XY{X: f.RUMultiplier, Y: f.P99})
+			labels.pts = append(labels.pts, labelPoint{x: f.RUMultiplier, y: f.P99, text: fmtParam(ser.values[k]), color: c})
+			labels.obstacles = append(labels.obstacles, [2]float64{f.RUMultiplier, f.P99})
+		}
+		sty := policyLine(i)
+		sty.Width = vg.Points(1.5)
+		glyph := draw.GlyphStyle{Color: c, Radius: vg.Points(3), Shape: draw.CircleGlyph{}}
+		if len(pts) > 0 {
+			addLine(ch.p, pts, sty)
+			ch.p.Add(&plotter.Scatter{XYs: pts, GlyphStyle: glyph})
+		}
+		ch.addLegend(ser.policy, &plotter.Line{LineStyle: sty}, glyphThumb{glyph})
+	}
+	ch.p.Add(labels)
+	return ch
+}

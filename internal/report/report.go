@@ -1,0 +1,343 @@
+// Package report writes the output files of a hedgesim run (or parameter
+// sweep) into an output directory: JSON and CSV summaries, per-policy
+// quantile tables, a windowed timeline and PNG+SVG charts.
+//
+// The package only formats results that were computed elsewhere; it does not
+// import any other hedgelab package.
+//
+// # Determinism
+//
+// The same input always produces byte-identical files: no timestamps are
+// written, maps are emitted in sorted key order, floats are rounded to a
+// fixed number of decimals (latencies in ms to 3 decimals, rates and RU
+// multipliers to 6) and chart colours/dash patterns come from a fixed
+// palette indexed by the policy's position in the input.
+//
+// # Non-finite values
+//
+// NaN and ±Inf never reach an output file as such: they are written as JSON
+// null, as an empty CSV cell, as "-" in [FormatTable], and are left out of
+// charts.
+//
+// # Empty inputs
+//
+// Nothing panics on empty inputs. A [Run] with zero policies, policies with
+// an empty CCDF/timeline or all-zero figures still produces the full file
+// set: the summaries contain only a header (CSV) or an empty "policies"
+// array (JSON), and every chart is rendered as a valid image with fixed
+// default axes and a centred "no data" note. This keeps the list of files a
+// run produces independent of the data.
+//
+// # Atomicity
+//
+// Every file goes through [WriteFileAtomic]: an interrupted run never leaves a
+// truncated file behind (a file is either the old complete version or the new
+// complete version). The set of files as a whole is not replaced atomically.
+// Files from an earlier run in the same directory that the current run does
+// not produce (e.g. quantiles of a policy that was removed) are left alone.
+package report
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Figures are one policy's headline numbers. Latencies are in virtual
+// milliseconds; rates are fractions in [0, 1].
+type Figures struct {
+	// Policy is the hedging threshold policy name, e.g. "p99_dynamic".
+	Policy string
+	// Ops is the number of operations (requests) issued by callers.
+	Ops int64
+	// P50 .. P9999 are latency percentiles in ms; Max and Mean are the
+	// maximum and mean latency in ms.
+	P50, P90, P99, P999, P9999, Max, Mean float64
+	// HedgeRate is the fraction of ops whose alternate was spawned.
+	HedgeRate float64
+	// AlternateWinRate is the fraction of ops with terminal state AlternateWon.
+	AlternateWinRate float64
+	// RUMultiplier is RU charged across all attempts divided by the RU of
+	// responses returned to callers (dimensionless, ≥ 1 in practice).
+	RUMultiplier float64
+	// ErrorRate is the fraction of ops that returned an error.
+	ErrorRate float64
+	// TerminalStates maps a terminal state name to its count of ops
+	// ("none" for ops with no hedging strategy active).
+	TerminalStates map[string]int64
+	// CI95 holds 95% confidence intervals [low, high] when replications > 1,
+	// keyed by the JSON figure name without the suffix: "p50_ms", "p90_ms",
+	// "p99_ms", "p999_ms", "p9999_ms", "max_ms", "mean_ms" (all in ms) and
+	// "ru_multiplier" (dimensionless). Nil otherwise.
+	CI95 map[string][2]float64
+}
+
+// Point is one point of a curve; units depend on the curve (for a CCDF,
+// X is latency in ms and Y is the probability P(T > X)).
+type Point struct{ X, Y float64 }
+
+// QuantileRow is one row of a quantile table: quantile Q in [0, 1] and the
+// latency Ms at that quantile, in milliseconds.
+type QuantileRow struct{ Q, Ms float64 }
+
+// Window is one bucket of the timeline (virtual time).
+type Window struct {
+	// StartS and EndS bound the window, in seconds of virtual time.
+	StartS, EndS float64
+	// Ops is the number of ops that completed in the window.
+	Ops int64
+	// P50Ms and P99Ms are the windowed latency percentiles in ms.
+	P50Ms, P99Ms float64
+	// HedgeRate is the fraction of the window's ops whose alternate was spawned.
+	HedgeRate float64
+	// MeanThresholdMs is the mean hedging threshold (ms) the policy chose for
+	// ops in this window (0 if no hedging).
+	MeanThresholdMs float64
+}
+
+// PolicyResult is everything reported for one policy of a run.
+type PolicyResult struct {
+	Figures
+	// CCDF is the latency complementary CDF: X = latency in ms,
+	// Y = P(T > X). Already downsampled (≤ ~400 points). Points with
+	// X ≤ 0 or Y ≤ 0 are dropped from the (log-log) chart.
+	CCDF []Point
+	// Quantiles is the quantile table, e.g. q = 0.5, 0.9, 0.99, 0.999,
+	// 0.9999 and a fine grid; latencies in ms.
+	Quantiles []QuantileRow
+	// Timeline is the windowed view over virtual time.
+	Timeline []Window
+}
+
+// Episode is a labelled span of virtual time (e.g. a region outage) that is
+// shaded on the timeline chart. StartS and EndS are in seconds.
+type Episode struct {
+	Label        string
+	StartS, EndS float64
+}
+
+// Run is the complete result of one scenario run.
+type Run struct {
+	// Scenario is the scenario name (used in chart titles).
+	Scenario string
+	// Description is a free-text description of the scenario. It is not
+	// written to any file (summary.json has a fixed key set).
+	Description string
+	// Seed is the base random seed of the run.
+	Seed uint64
+	// Replications is the number of independent replications (≥ 1).
+	Replications int
+	// DurationS is the simulated duration in seconds of virtual time.
+	DurationS float64
+	// Policies holds one result per policy, in scenario order.
+	Policies []PolicyResult
+	// Episodes are shaded on the timeline chart.
+	Episodes []Episode
+}
+
+// SweepPoint is one value of the swept parameter together with the full set
+// of policy results obtained at that value. Value is in the parameter's own
+// unit (see [Sweep.Param]).
+type SweepPoint struct {
+	Value    float64
+	Policies []PolicyResult
+}
+
+// Sweep is a parameter sweep: one parameter (Param, whose name should carry
+// its unit, e.g. "rtt_ms") is varied and each point is a full set of policy
+// results at that value.
+type Sweep struct {
+	Scenario, Param string
+	Seed            uint64
+	Replications    int
+	Points          []SweepPoint
+}
+
+// output is one rendered file, not yet written.
+type output struct {
+	name string
+	data []byte
+}
+
+// WriteRun writes every output file of r into dir (created with MkdirAll)
+// and returns the paths written, sorted. Files:
+//
+//	summary.json, summary.csv, timeline.csv, quantiles_<slug>.csv (one per
+//	policy, see [Slug]), and ccdf, percentiles, cost, timeline charts as
+//	.png (8x5 in at 150 DPI = 1200x750 px) and .svg (576x360 pt).
+//
+// All content is rendered in memory first, so a rendering error writes
+// nothing; each file is then written with [WriteFileAtomic]. Errors name the
+// offending file. On a write error the paths already written are returned
+// together with the error.
+func WriteRun(dir string, r *Run) ([]string, error) {
+	if r == nil {
+		return nil, errors.New("report: WriteRun: nil *Run")
+	}
+	outs, err := renderRun(r)
+	if err != nil {
+		return nil, err
+	}
+	return writeAll(dir, outs)
+}
+
+// WriteSweep writes the output files of a parameter sweep into dir (created
+// with MkdirAll) and returns the paths written, sorted: sweep.csv,
+// sweep.json and the sweep_p99 and sweep_cost charts as .png and .svg.
+// Error handling and atomicity are as for [WriteRun].
+func WriteSweep(dir string, s *Sweep) ([]string, error) {
+	if s == nil {
+		return nil, errors.New("report: WriteSweep: nil *Sweep")
+	}
+	outs, err := renderSweep(s)
+	if err != nil {
+		return nil, err
+	}
+	return writeAll(dir, outs)
+}
+
+func renderRun(r *Run) ([]output, error) {
+	var outs []output
+	add := func(name string, data []byte, err error) error {
+		if err != nil {
+			return fmt.Errorf("report: render %s: %w", name, err)
+		}
+		outs = append(outs, output{name, data})
+		return nil
+	}
+	data, err := summaryJSON(r)
+	if err := add("summary.json", data, err); err != nil {
+		return nil, err
+	}
+	data, err = summaryCSV(r)
+	if err := add("summary.csv", data, err); err != nil {
+		return nil, err
+	}
+	data, err = timelineCSV(r)
+	if err := add("timeline.csv", data, err); err != nil {
+		return nil, err
+	}
+	slugs := uniqueSlugs(r.Policies)
+	for i := range r.Policies {
+		name := "quantiles_" + slugs[i] + ".csv"
+		data, err := quantilesCSV(&r.Policies[i])
+		if err := add(name, data, err); err != nil {
+			return nil, err
+		}
+	}
+	charts := []struct {
+		base  string
+		build func(*Run) *chart
+	}{
+		{"ccdf", ccdfChart},
+		{"percentiles", percentilesChart},
+		{"cost", costChart},
+		{"timeline", timelineChart},
+	}
+	for _, c := range charts {
+		for _, format := range []string{"png", "svg"} {
+			name := c.base + "." + format
+			data, err := renderChart(func() *chart { return c.build(r) }, format)
+			if err := add(name, data, err); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return outs, nil
+}
+
+func renderSweep(s *Sweep) ([]output, error) {
+	var outs []output
+	add := func(name string, data []byte, err error) error {
+		if err != nil {
+			return fmt.Errorf("report: render %s: %w", name, err)
+		}
+		outs = append(outs, output{name, data})
+		return nil
+	}
+	data, err := sweepJSON(s)
+	if err := add("sweep.json", data, err); err != nil {
+		return nil, err
+	}
+	data, err = sweepCSV(s)
+	if err := add("sweep.csv", data, err); err != nil {
+		return nil, err
+	}
+	charts := []struct {
+		base  string
+		build func(*Sweep) *chart
+	}{
+		{"sweep_p99", sweepP99Chart},
+		{"sweep_cost", sweepCostChart},
+	}
+	for _, c := range charts {
+		for _, format := range []string{"png", "svg"} {
+			name := c.base + "." + format
+			data, err := renderChart(func() *chart { return c.build(s) }, format)
+			if err := add(name, data, err); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return outs, nil
+}
+
+func writeAll(dir string, outs []output) ([]string, error) {
+	if dir == "" {
+		return nil, errors.New("report: empty output directory")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("report: create output directory %s: %w", dir, err)
+	}
+	var paths []string
+	for _, o := range outs {
+		p := filepath.Join(dir, o.name)
+		if err := WriteFileAtomic(p, o.data); err != nil {
+			sort.Strings(paths)
+			return paths, fmt.Errorf("report: write %s: %w", p, err)
+		}
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	return paths, nil
+}
+
+// Slug returns the file-name form of a policy name as used in
+// quantiles_<slug>.csv: the name lower-cased with every character other
+// than ASCII a-z and 0-9 replaced by '-'. An empty name gives "policy".
+// For example "p99_dynamic" → "p99-dynamic", "static-200ms" → "static-200ms".
+// [WriteRun] appends "-2", "-3", ... (in input order) when two policies of
+// the same run map to the same slug.
+func Slug(policy string) string {
+	if policy == "" {
+		return "policy"
+	}
+	var b strings.Builder
+	for _, r := range strings.ToLower(policy) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	return b.String()
+}
+
+// uniqueSlugs returns the slug of each policy, disambiguated in input order.
+func uniqueSlugs(ps []PolicyResult) []string {
+	used := make(map[string]bool, len(ps))
+	out := make([]string, len(ps))
+	for i := range ps {
+		base := Slug(ps[i].Policy)
+		s := base
+		for n := 2; used[s]; n++ {
+			s = fmt.Sprintf("%s-%d", base, n)
+		}
+		used[s] = true
+		out[i] = s
+	}
+	return out
+}

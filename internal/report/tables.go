@@ -1,0 +1,345 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"unicode/utf8"
+)
+
+// Decimal places used when writing numbers to JSON and CSV.
+const (
+	precMs   = 3 // latencies in ms
+	precRate = 6 // rates and RU multipliers
+	precS    = 6 // virtual seconds, quantiles, sweep values
+)
+
+// ciKeys are the CI95 keys, in output order.
+var ciKeys = []string{"p50_ms", "p90_ms", "p99_ms", "p999_ms", "p9999_ms", "max_ms", "mean_ms", "ru_multiplier"}
+
+// fmtNum formats v with at most prec decimals, trailing zeros removed.
+// Non-finite values give "".
+func fmtNum(v float64, prec int) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return ""
+	}
+	s := strconv.FormatFloat(v, 'f', prec, 64)
+	if strings.ContainsRune(s, '.') {
+		s = strings.TrimRight(s, "0")
+		s = strings.TrimSuffix(s, ".")
+	}
+	if s == "-0" {
+		s = "0"
+	}
+	return s
+}
+
+// num is a float that marshals to JSON rounded to prec decimals, or null
+// when it is NaN or ±Inf.
+type num struct {
+	v    float64
+	prec int
+}
+
+func (n num) MarshalJSON() ([]byte, error) {
+	s := fmtNum(n.v, n.prec)
+	if s == "" {
+		return []byte("null"), nil
+	}
+	return []byte(s), nil
+}
+
+// ciJSON is a [low, high] pair; null when the key is missing from CI95.
+type ciJSON struct {
+	ok     bool
+	lo, hi num
+}
+
+func (c ciJSON) MarshalJSON() ([]byte, error) {
+	if !c.ok {
+		return []byte("null"), nil
+	}
+	return json.Marshal([2]num{c.lo, c.hi})
+}
+
+type policyJSON struct {
+	Policy           string           `json:"policy"`
+	Ops              int64            `json:"ops"`
+	P50              num              `json:"p50_ms"`
+	P90              num              `json:"p90_ms"`
+	P99              num              `json:"p99_ms"`
+	P999             num              `json:"p999_ms"`
+	P9999            num              `json:"p9999_ms"`
+	Max              num              `json:"max_ms"`
+	Mean             num              `json:"mean_ms"`
+	HedgeRate        num              `json:"hedge_rate"`
+	AlternateWinRate num              `json:"alternate_win_rate"`
+	RUMultiplier     num              `json:"ru_multiplier"`
+	ErrorRate        num              `json:"error_rate"`
+	TerminalStates   map[string]int64 `json:"terminal_states"`
+	P50CI            *ciJSON          `json:"p50_ms_ci95,omitempty"`
+	P90CI            *ciJSON          `json:"p90_ms_ci95,omitempty"`
+	P99CI            *ciJSON          `json:"p99_ms_ci95,omitempty"`
+	P999CI           *ciJSON          `json:"p999_ms_ci95,omitempty"`
+	P9999CI          *ciJSON          `json:"p9999_ms_ci95,omitempty"`
+	MaxCI            *ciJSON          `json:"max_ms_ci95,omitempty"`
+	MeanCI           *ciJSON          `json:"mean_ms_ci95,omitempty"`
+	RUMultiplierCI   *ciJSON          `json:"ru_multiplier_ci95,omitempty"`
+}
+
+func ciPrec(key string) int {
+	if key == "ru_multiplier" {
+		return precRate
+	}
+	return precMs
+}
+
+func newPolicyJSON(f *Figures) policyJSON {
+	ts := make(map[string]int64, len(f.TerminalStates))
+	for k, v := range f.TerminalStates {
+		ts[k] = v
+	}
+	p := policyJSON{
+		Policy:           f.Policy,
+		Ops:              f.Ops,
+		P50:              num{f.P50, precMs},
+		P90:              num{f.P90, precMs},
+		P99:              num{f.P99, precMs},
+		P999:             num{f.P999, precMs},
+		P9999:            num{f.P9999, precMs},
+		Max:              num{f.Max, precMs},
+		Mean:             num{f.Mean, precMs},
+		HedgeRate:        num{f.HedgeRate, precRate},
+		AlternateWinRate: num{f.AlternateWinRate, precRate},
+		RUMultiplier:     num{f.RUMultiplier, precRate},
+		ErrorRate:        num{f.ErrorRate, precRate},
+		TerminalStates:   ts,
+	}
+	if f.CI95 != nil {
+		ci := func(key string) *ciJSON {
+			v, ok := f.CI95[key]
+			prec := ciPrec(key)
+			return &ciJSON{ok: ok, lo: num{v[0], prec}, hi: num{v[1], prec}}
+		}
+		p.P50CI, p.P90CI, p.P99CI, p.P999CI = ci("p50_ms"), ci("p90_ms"), ci("p99_ms"), ci("p999_ms")
+		p.P9999CI, p.MaxCI, p.MeanCI, p.RUMultiplierCI = ci("p9999_ms"), ci("max_ms"), ci("mean_ms"), ci("ru_multiplier")
+	}
+	return p
+}
+
+func policiesJSON(ps []PolicyResult) []policyJSON {
+	out := make([]policyJSON, 0, len(ps))
+	for i := range ps {
+		out = append(out, newPolicyJSON(&ps[i].Figures))
+	}
+	return out
+}
+
+func marshalIndent(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil { // Encode appends the trailing newline
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// summaryJSON renders summary.json. A key of CI95 that is missing while
+// CI95 != nil is written as null.
+func summaryJSON(r *Run) ([]byte, error) {
+	return marshalIndent(struct {
+		Scenario     string       `json:"scenario"`
+		Seed         uint64       `json:"seed"`
+		Replications int          `json:"replications"`
+		DurationS    num          `json:"duration_s"`
+		Policies     []policyJSON `json:"policies"`
+	}{r.Scenario, r.Seed, r.Replications, num{r.DurationS, precS}, policiesJSON(r.Policies)})
+}
+
+func sweepJSON(s *Sweep) ([]byte, error) {
+	type pointJSON struct {
+		Value    num          `json:"value"`
+		Policies []policyJSON `json:"policies"`
+	}
+	pts := make([]pointJSON, 0, len(s.Points))
+	for _, p := range s.Points {
+		pts = append(pts, pointJSON{num{p.Value, precS}, policiesJSON(p.Policies)})
+	}
+	return marshalIndent(struct {
+		Scenario     string      `json:"scenario"`
+		Param        string      `json:"param"`
+		Seed         uint64      `json:"seed"`
+		Replications int         `json:"replications"`
+		Points       []pointJSON `json:"points"`
+	}{s.Scenario, s.Param, s.Seed, s.Replications, pts})
+}
+
+// figureHeader is the CSV header of the per-policy figures.
+var figureHeader = []string{
+	"policy", "ops", "p50_ms", "p90_ms", "p99_ms", "p999_ms", "p9999_ms", "max_ms", "mean_ms",
+	"hedge_rate", "alternate_win_rate", "ru_multiplier", "error_rate", "terminal_states",
+}
+
+func ciHeader() []string {
+	var h []string
+	for _, k := range ciKeys {
+		h = append(h, k+"_ci95_low", k+"_ci95_high")
+	}
+	return h
+}
+
+// terminalStatesCell formats terminal states as "name=count;..." sorted by name.
+func terminalStatesCell(m map[string]int64) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + strconv.FormatInt(m[k], 10)
+	}
+	return strings.Join(parts, ";")
+}
+
+func figureRow(f *Figures, withCI bool) []string {
+	row := []string{
+		f.Policy, strconv.FormatInt(f.Ops, 10),
+		fmtNum(f.P50, precMs), fmtNum(f.P90, precMs), fmtNum(f.P99, precMs), fmtNum(f.P999, precMs),
+		fmtNum(f.P9999, precMs), fmtNum(f.Max, precMs), fmtNum(f.Mean, precMs),
+		fmtNum(f.HedgeRate, precRate), fmtNum(f.AlternateWinRate, precRate),
+		fmtNum(f.RUMultiplier, precRate), fmtNum(f.ErrorRate, precRate),
+		terminalStatesCell(f.TerminalStates),
+	}
+	if withCI {
+		for _, k := range ciKeys {
+			v, ok := f.CI95[k]
+			if !ok {
+				row = append(row, "", "")
+				continue
+			}
+			row = append(row, fmtNum(v[0], ciPrec(k)), fmtNum(v[1], ciPrec(k)))
+		}
+	}
+	return row
+}
+
+func writeCSV(rows [][]string) ([]byte, error) {
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	if err := w.WriteAll(rows); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// summaryCSV renders summary.csv: one row per policy; terminal states as a
+// single "name=count;..." cell; CI columns only when replications > 1
+// (empty cells when a policy has no CI for a key).
+func summaryCSV(r *Run) ([]byte, error) {
+	withCI := r.Replications > 1
+	header := append([]string(nil), figureHeader...)
+	if withCI {
+		header = append(header, ciHeader()...)
+	}
+	rows := [][]string{header}
+	for i := range r.Policies {
+		rows = append(rows, figureRow(&r.Policies[i].Figures, withCI))
+	}
+	return writeCSV(rows)
+}
+
+func sweepCSV(s *Sweep) ([]byte, error) {
+	withCI := s.Replications > 1
+	header := append([]string{"value"}, figureHeader...)
+	if withCI {
+		header = append(header, ciHeader()...)
+	}
+	rows := [][]string{header}
+	for _, p := range s.Points {
+		for i := range p.Policies {
+			row := append([]string{fmtNum(p.Value, precS)}, figureRow(&p.Policies[i].Figures, withCI)...)
+			rows = append(rows, row)
+		}
+	}
+	return writeCSV(rows)
+}
+
+func quantilesCSV(p *PolicyResult) ([]byte, error) {
+	rows := [][]string{{"q", "latency_ms"}}
+	for _, q := range p.Quantiles {
+		rows = append(rows, []string{fmtNum(q.Q, precS), fmtNum(q.Ms, precMs)})
+	}
+	return writeCSV(rows)
+}
+
+func timelineCSV(r *Run) ([]byte, error) {
+	rows := [][]string{{"policy", "start_s", "end_s", "ops", "p50_ms", "p99_ms", "hedge_rate", "mean_threshold_ms"}}
+	for _, p := range r.Policies {
+		for _, w := range p.Timeline {
+			rows = append(rows, []string{
+				p.Policy, fmtNum(w.StartS, precS), fmtNum(w.EndS, precS), strconv.FormatInt(w.Ops, 10),
+				fmtNum(w.P50Ms, precMs), fmtNum(w.P99Ms, precMs), fmtNum(w.HedgeRate, precRate),
+				fmtNum(w.MeanThresholdMs, precMs),
+			})
+		}
+	}
+	return writeCSV(rows)
+}
+
+// fmtMsShort formats a latency in ms for humans: 3 significant-ish digits.
+func fmtMsShort(v float64) string {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "-"
+	case math.Abs(v) < 10:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	case math.Abs(v) < 1000:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	default:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+}
+
+func fmtPct(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return "-"
+	}
+	return strconv.FormatFloat(100*v, 'f', 2, 64)
+}
+
+// FormatTable writes a short aligned text table (text/tabwriter) for
+// stdout, one row per entry of figs: policy, ops, p50/p99/p99.9/max latency
+// in ms, hedge rate and alternate-win rate in %, RU multiplier (×) and
+// error rate in %. Numbers are right-aligned; non-finite values print as "-".
+func FormatTable(w io.Writer, figs []Figures) error {
+	width := utf8.RuneCountInString("policy")
+	for i := range figs {
+		width = max(width, utf8.RuneCountInString(figs[i].Policy))
+	}
+	// Padding the policy column to a fixed width makes it effectively
+	// left-aligned under tabwriter.AlignRight.
+	pad := func(s string) string { return s + strings.Repeat(" ", width-utf8.RuneCountInString(s)) }
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%s\tops\tp50 ms\tp99 ms\tp99.9 ms\tmax ms\thedge %%\taltwin %%\tRU ×\terr %%\t\n", pad("policy"))
+	for i := range figs {
+		f := &figs[i]
+		ru := "-"
+		if !math.IsNaN(f.RUMultiplier) && !math.IsInf(f.RUMultiplier, 0) {
+			ru = strconv.FormatFloat(f.RUMultiplier, 'f', 3, 64)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+			pad(f.Policy), f.Ops, fmtMsShort(f.P50), fmtMsShort(f.P99), fmtMsShort(f.P999), fmtMsShort(f.Max),
+			fmtPct(f.HedgeRate), fmtPct(f.AlternateWinRate), ru, fmtPct(f.ErrorRate))
+	}
+	return tw.Flush()
+}
