@@ -7,12 +7,16 @@ import (
 	"testing"
 )
 
-func must(t testing.TB, s Sampler, err error) Sampler {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
+// ok returns a function that unwraps a constructor's (Sampler, error),
+// failing the test on error: ok(t)(NewGamma(2, 3)).
+func ok(t testing.TB) func(Sampler, error) Sampler {
+	return func(s Sampler, err error) Sampler {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
 	}
-	return s
 }
 
 type tcase struct {
@@ -23,7 +27,7 @@ type tcase struct {
 }
 
 func cases(t testing.TB) []tcase {
-	mk := func(s Sampler, err error) Sampler { return must(t, s, err) }
+	mk := ok(t)
 	ln, _ := NewLogNormalFromQuantiles(4, 10, 0)
 	par, _ := NewPareto(50, 3.5)
 	ex, _ := NewExponential(2, 0.5)
@@ -181,7 +185,7 @@ func TestCDFQuantileRoundTrip(t *testing.T) {
 }
 
 func TestLogNormalFromMedianP99(t *testing.T) {
-	s := must(t, NewLogNormalFromQuantiles(4, 10, 0))
+	s := ok(t)(NewLogNormalFromQuantiles(4, 10, 0))
 	if got := s.Quantile(0.5); math.Abs(got-4) > 1e-9 {
 		t.Errorf("Quantile(0.5) = %.15g, want 4", got)
 	}
@@ -193,7 +197,7 @@ func TestLogNormalFromMedianP99(t *testing.T) {
 		t.Errorf("z99 = %.12g", z99)
 	}
 	// offset_ms shifts the whole distribution.
-	s = must(t, NewLogNormalFromQuantiles(4, 10, 20))
+	s = ok(t)(NewLogNormalFromQuantiles(4, 10, 20))
 	if got := s.Quantile(0.5); math.Abs(got-24) > 1e-9 {
 		t.Errorf("shifted Quantile(0.5) = %.15g, want 24", got)
 	}
@@ -201,7 +205,7 @@ func TestLogNormalFromMedianP99(t *testing.T) {
 		t.Errorf("shifted Quantile(0.99) = %.15g, want 30", got)
 	}
 	// mu/sigma form agrees with the quantile form.
-	s2 := must(t, NewLogNormal(math.Log(4), math.Log(2.5)/2.326347874, 20))
+	s2 := ok(t)(NewLogNormal(math.Log(4), math.Log(2.5)/2.326347874, 20))
 	if a, b := s.Quantile(0.9), s2.Quantile(0.9); math.Abs(a-b) > 1e-6 {
 		t.Errorf("mu/sigma form Quantile(0.9) = %v, median/p99 form %v", b, a)
 	}
@@ -213,16 +217,16 @@ func TestClosedFormMeans(t *testing.T) {
 		s    Sampler
 		want float64
 	}{
-		{"half-normal", must(t, NewNormal(0, 2)), 2 * math.Sqrt(2/math.Pi)},
-		{"normal far from 0", must(t, NewNormal(100, 1)), 100},
-		{"exponential+offset", must(t, NewExponential(2, 3)), 5},
-		{"pareto alpha=1", must(t, NewPareto(1, 1)), math.Inf(1)},
-		{"pareto alpha=2", must(t, NewPareto(3, 2)), 6},
-		{"weibull k=1 is exponential", must(t, NewWeibull(1, 4)), 4},
-		{"gamma", must(t, NewGamma(2, 3)), 6},
-		{"uniform", must(t, NewUniform(2, 4)), 3},
-		{"empirical", must(t, NewEmpirical([][2]float64{{0, 0}, {0.5, 2}, {1, 2}})), 1.5},
-		{"lognormal", must(t, NewLogNormal(1, 0.5, 2)), 2 + math.Exp(1.125)},
+		{"half-normal", ok(t)(NewNormal(0, 2)), 2 * math.Sqrt(2/math.Pi)},
+		{"normal far from 0", ok(t)(NewNormal(100, 1)), 100},
+		{"exponential+offset", ok(t)(NewExponential(2, 3)), 5},
+		{"pareto alpha=1", ok(t)(NewPareto(1, 1)), math.Inf(1)},
+		{"pareto alpha=2", ok(t)(NewPareto(3, 2)), 6},
+		{"weibull k=1 is exponential", ok(t)(NewWeibull(1, 4)), 4},
+		{"gamma", ok(t)(NewGamma(2, 3)), 6},
+		{"uniform", ok(t)(NewUniform(2, 4)), 3},
+		{"empirical", ok(t)(NewEmpirical([][2]float64{{0, 0}, {0.5, 2}, {1, 2}})), 1.5},
+		{"lognormal", ok(t)(NewLogNormal(1, 0.5, 2)), 2 + math.Exp(1.125)},
 	}
 	for _, tt := range tests {
 		if got := tt.s.Mean(); !(got == tt.want || math.Abs(got-tt.want) < 1e-12*tt.want) {
@@ -232,7 +236,7 @@ func TestClosedFormMeans(t *testing.T) {
 }
 
 func TestEmpiricalInterpolation(t *testing.T) {
-	e := must(t, NewEmpirical([][2]float64{{0, 1}, {0.3, 2}, {0.6, 2}, {1, 4}}))
+	e := ok(t)(NewEmpirical([][2]float64{{0, 1}, {0.3, 2}, {0.6, 2}, {1, 4}}))
 	tests := []struct{ p, q float64 }{{0, 1}, {0.15, 1.5}, {0.3, 2}, {0.45, 2}, {0.6, 2}, {0.8, 3}, {1, 4}}
 	for _, tt := range tests {
 		if got := e.Quantile(tt.p); math.Abs(got-tt.q) > 1e-12 {
@@ -280,12 +284,12 @@ func TestOverflowClamped(t *testing.T) {
 	// Absurd but valid parameters whose draws overflow float64.
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, s := range []Sampler{
-		must(t, NewPareto(1e300, 1e-3)),
-		must(t, NewLogNormal(700, 100, 0)),
-		must(t, NewExponential(1e308, 1e308)),
-		must(t, NewWeibull(1e-3, 1e300)),
-		must(t, NewGamma(1e300, 1e300)),
-		must(t, NewNormal(1e308, 1e308)),
+		ok(t)(NewPareto(1e300, 1e-3)),
+		ok(t)(NewLogNormal(700, 100, 0)),
+		ok(t)(NewExponential(1e308, 1e308)),
+		ok(t)(NewWeibull(1e-3, 1e300)),
+		ok(t)(NewGamma(1e300, 1e300)),
+		ok(t)(NewNormal(1e308, 1e308)),
 	} {
 		for range 1000 {
 			if x := s.Sample(r); !(x >= 0 && x <= math.MaxFloat64) {
@@ -297,17 +301,17 @@ func TestOverflowClamped(t *testing.T) {
 
 func TestMixtureQuantileBisection(t *testing.T) {
 	// A mixture of two identical exponentials is that exponential.
-	e := must(t, NewExponential(3, 1))
-	m := must(t, NewMixture([]WeightedSampler{{1, e}, {2, e}}))
+	e := ok(t)(NewExponential(3, 1))
+	m := ok(t)(NewMixture([]WeightedSampler{{1, e}, {2, e}}))
 	for _, p := range []float64{0, 0.1, 0.5, 0.99, 1} {
 		if a, b := m.Quantile(p), e.Quantile(p); !(a == b || math.Abs(a-b) < 1e-12*b) {
 			t.Errorf("Quantile(%v) = %v, want %v", p, a, b)
 		}
 	}
 	// Disjoint supports: 30% uniform[0,1], 70% constant 10.
-	u := must(t, NewUniform(0, 1))
-	c := must(t, NewConstant(10))
-	m = must(t, NewMixture([]WeightedSampler{{0.3, u}, {0.7, c}}))
+	u := ok(t)(NewUniform(0, 1))
+	c := ok(t)(NewConstant(10))
+	m = ok(t)(NewMixture([]WeightedSampler{{0.3, u}, {0.7, c}}))
 	tests := []struct{ p, q float64 }{{0, 0}, {0.15, 0.5}, {0.3, 1}, {0.31, 10}, {1, 10}}
 	for _, tt := range tests {
 		if got := m.Quantile(tt.p); math.Abs(got-tt.q) > 1e-9 {
