@@ -1,0 +1,238 @@
+package simnet
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"hedgelab/hedging"
+	"hedgelab/simnet/dist"
+)
+
+// Endpoint is one entry of the account's preferred read-region list as the
+// client sees it: a region name and the physical replica it resolves to.
+// Two endpoints naming the same Replica alias it (spec §6.4.1).
+type Endpoint struct {
+	Region  string // region name as listed in the preferred list and ExcludeRegions
+	Replica string // name of the physical replica (Replica.Name)
+}
+
+// Replica is one physical replica of the account's data.
+type Replica struct {
+	Name string
+	// Region is the physical region the replica is in: it selects the RTT
+	// from the client and the replication lag.
+	Region string
+	// Servers is the number of concurrent requests it serves; 0 means
+	// unlimited (no queueing). Beyond Servers, requests wait in FIFO order.
+	Servers int
+	// Service is the service time (ms) per operation kind; kinds without an
+	// entry use Default.
+	Service map[hedging.OperationKind]dist.Sampler
+	// Default is the service time (ms) for kinds not in Service. Required.
+	Default dist.Sampler
+}
+
+// Episode is a time window in which replicas get slower and/or fail.
+type Episode struct {
+	Label string
+	// Target selects the replicas: a replica name, or a physical region name
+	// (every replica in it).
+	Target string
+	// Start and End bound the episode in virtual time.
+	Start, End time.Duration
+	// RampUp and RampDown linearly ramp the effect in after Start and out
+	// before End; 0 = instantaneous.
+	RampUp, RampDown time.Duration
+	// Factor multiplies the service time (1 = unchanged) and AddMs adds to it
+	// (ms), both scaled by the ramp.
+	Factor float64
+	AddMs  float64
+	// Fraction of requests affected (0 or 1 = all).
+	Fraction float64
+	// FailRate is the probability that an affected request fails with
+	// FailStatus (default 503) instead of being served.
+	FailRate   float64
+	FailStatus hedging.Status
+}
+
+// Fault is a fault-injection rule evaluated when an attempt reaches a
+// replica.
+type Fault struct {
+	Status      hedging.Status
+	Probability float64
+	// Targets are replica names or physical regions; empty = all replicas.
+	Targets []string
+	// Kinds restricts the rule to operation kinds; empty = all.
+	Kinds []hedging.OperationKind
+	// Start and End bound the rule in virtual time; End 0 = forever.
+	Start, End time.Duration
+	// LatencyMs is how long the replica takes to answer with the fault.
+	LatencyMs float64
+	// FirstAttemptOnly restricts the rule to the first attempt of each leg.
+	FirstAttemptOnly bool
+}
+
+// MixEntry is one operation kind of the workload with its weight.
+type MixEntry struct {
+	Kind   hedging.OperationKind
+	Weight float64
+}
+
+// Workload describes the operations the client issues.
+type Workload struct {
+	// RatePerSec > 0 selects open-loop Poisson arrivals at that rate.
+	RatePerSec float64
+	// Clients > 0 (with RatePerSec 0) selects a closed loop of that many
+	// clients, each waiting Think (ms) between operations.
+	Clients int
+	Think   dist.Sampler
+	// Mix is the operation mix (weights need not sum to 1). Empty = reads.
+	Mix []MixEntry
+	// Partitions is the number of partition key ranges (default 1); keys
+	// are uniform, or Zipf with exponent ZipfS when ZipfS > 1.
+	Partitions int
+	ZipfS      float64
+	// ExcludeFraction of operations carry ExcludeRegions = Exclude.
+	ExcludeFraction float64
+	Exclude         []string
+	// DisabledFraction of operations set the per-operation Disabled strategy.
+	DisabledFraction float64
+}
+
+// RUBudget is a provisioned-throughput budget per partition and physical
+// region: a token bucket of RUPerSec (burst Burst RU); a request arriving
+// when the bucket holds less than its charge gets 429/3200.
+type RUBudget struct {
+	RUPerSec float64
+	Burst    float64
+}
+
+// ThroughputControl is the client's local throughput-control gate: a token
+// bucket of RUPerSec (burst Burst RU); an attempt sent when the bucket holds
+// less than its charge gets a local 429 at once, never reaching the network
+// (spec §9.3).
+type ThroughputControl struct {
+	RUPerSec float64
+	Burst    float64
+}
+
+// Policy is one threshold policy under comparison. New builds a fresh
+// client-layer strategy for each run (policies keep state).
+type Policy struct {
+	Name string
+	New  func() (hedging.AvailabilityStrategy, error)
+}
+
+// Config is one simulated scenario, without the policies.
+type Config struct {
+	Seed uint64
+	// Duration is the virtual time during which operations arrive; MaxOps
+	// caps the number of operations. At least one is required; the run ends
+	// when arrivals have stopped and every operation has finished.
+	Duration time.Duration
+	MaxOps   int64
+	// ClientRegion is the physical region of the client.
+	ClientRegion string
+	// Endpoints is the preferred read-region list in order.
+	Endpoints []Endpoint
+	// WriteRegion is the single-master write (hub) region: a region name in
+	// Endpoints. Empty with MultiMaster false means the first endpoint.
+	WriteRegion string
+	MultiMaster bool
+	Replicas    []Replica
+	// RTTMs[from][to] is the round-trip time in ms between physical
+	// regions; the client uses RTTMs[ClientRegion][replica.Region], the hub
+	// forwarding RTTMs[replica.Region][hub]. Same-region pairs default to
+	// SameRegionRTTMs.
+	RTTMs           map[string]map[string]float64
+	SameRegionRTTMs float64
+	// Jitter is added to every attempt's round trip (ms); nil = none.
+	Jitter dist.Sampler
+	// ReplicationLagMs is how far behind the hub each physical region's
+	// replicas apply writes (ms).
+	ReplicationLagMs map[string]float64
+	Episodes         []Episode
+	Faults           []Fault
+	Workload         Workload
+	// RU is the charge per operation kind (default 1 RU for reads, 5 for
+	// writes, 10 for query pages).
+	RU                map[hedging.OperationKind]float64
+	RUBudget          *RUBudget
+	ThroughputControl *ThroughputControl
+	// RequestTimeout feeds the driver default threshold; OperationTimeout is
+	// each operation's end-to-end deadline (0 = none).
+	RequestTimeout   time.Duration
+	OperationTimeout time.Duration
+	// Client options passed to hedging.Config.
+	ConsecutiveHedgeWinThreshold int
+	ProbeInterval                time.Duration
+	UnavailableFor               time.Duration
+	Retry                        hedging.RetryOptions
+	Phase                        hedging.PhaseSet
+	// TimelineWindow is the width of one timeline bucket (default
+	// Duration/120, at least 1 s).
+	TimelineWindow time.Duration
+}
+
+// MaxOpsLimit is the largest number of operations one run may simulate
+// (resource guard); a Config asking for more, directly or through
+// Duration × rate, is refused.
+const MaxOpsLimit = 2_000_000_000
+
+// Validate checks the configuration and returns the first problem, naming
+// the field. Scenario files are validated with file and line before they
+// get here; this guards programmatic use.
+func (c *Config) Validate() error {
+	if c.Duration <= 0 && c.MaxOps <= 0 {
+		return errors.New("simnet: need Duration or MaxOps")
+	}
+	if len(c.Endpoints) == 0 {
+		return errors.New("simnet: Endpoints is empty")
+	}
+	reps := map[string]bool{}
+	for i, r := range c.Replicas {
+		if r.Name == "" || r.Region == "" {
+			return fmt.Errorf("simnet: Replicas[%d]: name and region required", i)
+		}
+		if reps[r.Name] {
+			return fmt.Errorf("simnet: Replicas[%d]: duplicate replica %q", i, r.Name)
+		}
+		if r.Default == nil {
+			return fmt.Errorf("simnet: replica %q: Default service time required", r.Name)
+		}
+		if r.Servers < 0 {
+			return fmt.Errorf("simnet: replica %q: Servers must be >= 0", r.Name)
+		}
+		reps[r.Name] = true
+	}
+	regions := map[string]bool{}
+	for i, e := range c.Endpoints {
+		if !reps[e.Replica] {
+			return fmt.Errorf("simnet: Endpoints[%d] (%s): unknown replica %q", i, e.Region, e.Replica)
+		}
+		if regions[e.Region] {
+			return fmt.Errorf("simnet: Endpoints[%d]: region %q listed twice", i, e.Region)
+		}
+		regions[e.Region] = true
+	}
+	if c.WriteRegion != "" && !regions[c.WriteRegion] {
+		return fmt.Errorf("simnet: WriteRegion %q is not in Endpoints", c.WriteRegion)
+	}
+	w := c.Workload
+	if w.RatePerSec <= 0 && w.Clients <= 0 {
+		return errors.New("simnet: Workload needs RatePerSec or Clients")
+	}
+	if w.RatePerSec > 0 && c.Duration > 0 && c.MaxOps <= 0 {
+		if n := w.RatePerSec * c.Duration.Seconds(); n > MaxOpsLimit {
+			return fmt.Errorf("simnet: %.3g operations (rate × duration) exceeds the limit of %d", n, int64(MaxOpsLimit))
+		}
+	}
+	if c.MaxOps > MaxOpsLimit {
+		return fmt.Errorf("simnet: MaxOps %d exceeds the limit of %d", c.MaxOps, int64(MaxOpsLimit))
+	}
+	if w.Clients > 0 && w.Think == nil {
+		return errors.New("simnet: a closed-loop workload needs Think")
+	}
+	return nil
+}

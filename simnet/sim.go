@@ -1,0 +1,780 @@
+package simnet
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"hedgelab/hedging"
+	"hedgelab/simnet/dist"
+)
+
+// Purposes of keyed random draws (common random numbers).
+const (
+	purposeJitter uint64 = iota + 1
+	purposeService
+	purposeFault
+	purposeEpisode
+	purposeThink
+)
+
+// mix64 is the splitmix64 finaliser.
+func mix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+func key(purpose, a, b, c uint64) uint64 {
+	return mix64(mix64(mix64(purpose^mix64(a))^b) ^ c)
+}
+
+// ReplicationSeed derives the seed of replication r from the scenario seed.
+func ReplicationSeed(seed uint64, r int) uint64 {
+	if r == 0 {
+		return seed
+	}
+	return mix64(seed ^ mix64(uint64(r)))
+}
+
+type attemptPhase uint8
+
+const (
+	attIdle attemptPhase = iota
+	attTraveling
+	attQueued
+	attInService
+	attAnswered
+)
+
+type attemptState struct {
+	a         hedging.Attempt
+	res       hedging.Result
+	rep       int32
+	back      time.Duration
+	phase     attemptPhase
+	cancelled bool
+	n         uint16 // attempt number within the leg (CRN key)
+}
+
+type opState struct {
+	race   hedging.Race
+	op     hedging.Operation
+	gen    uint32
+	idx    uint64 // operation index (CRN key)
+	part   int32
+	client int32
+	att    [2]attemptState
+}
+
+type queued struct {
+	op   int32
+	gen  uint32
+	aseq uint32
+	leg  uint8
+}
+
+type replicaRT struct {
+	cfg      *Replica
+	region   int
+	servers  int
+	busy     []time.Duration
+	queue    []queued
+	qhead    int
+	wake     bool
+	service  [16]dist.Sampler
+	rttMs    float64
+	hubRTTMs float64
+	lagNs    time.Duration
+	episodes []*Episode
+	faults   []*Fault
+}
+
+type bucket struct {
+	tokens float64
+	at     time.Duration
+}
+
+func (b *bucket) take(now time.Duration, rate, burst, n float64) bool {
+	b.tokens = math.Min(burst, b.tokens+rate*(now-b.at).Seconds())
+	b.at = now
+	if b.tokens < n {
+		return false
+	}
+	b.tokens -= n
+	return true
+}
+
+type partitionLog struct {
+	total   int64
+	commits [64]time.Duration // ring of the latest commit times
+}
+
+// visible returns the LSN a replica lagging by lag has applied at now.
+func (p *partitionLog) visible(now, lag time.Duration) int64 {
+	if lag <= 0 {
+		return p.total
+	}
+	cut := now - lag
+	n := p.total
+	for i := int64(0); i < int64(len(p.commits)) && n > 0; i++ {
+		if p.commits[(n-1)%int64(len(p.commits))] <= cut {
+			break
+		}
+		n--
+	}
+	return n
+}
+
+// RunOptions tune one run.
+type RunOptions struct {
+	// Progress, when set, is incremented once per finished operation.
+	Progress *atomic.Int64
+	// OnComplete, when set, is called with every finished operation's race
+	// (valid only during the call) and the operation.
+	OnComplete func(r *hedging.Race, op *hedging.Operation)
+}
+
+type sim struct {
+	cfg        *Config
+	seed       uint64
+	client     *hedging.Client
+	now        time.Duration
+	q          eventQueue
+	ops        []opState
+	free       []int32
+	reps       []replicaRT
+	repByKey   map[string]int32
+	hub        int32
+	parts      []string
+	logs       []partitionLog
+	budgets    []bucket
+	tc         bucket
+	excl       []hedging.Region
+	mixCum     []float64
+	mixKind    []hedging.OperationKind
+	ru         [16]float64
+	pcg        rand.PCG
+	rng        *rand.Rand
+	arrPCG     rand.PCG
+	arr        *rand.Rand
+	wlPCG      rand.PCG
+	wl         *rand.Rand
+	zipf       *rand.Zipf
+	nextIdx    uint64
+	stopped    bool
+	stats      *Stats
+	progress   *atomic.Int64
+	onComplete func(*hedging.Race, *hedging.Operation)
+}
+
+// Run simulates cfg under policy p for replication number replication
+// (0-based; the seed is ReplicationSeed(cfg.Seed, replication)) and returns
+// its measurements. Errors: an invalid Config, or a policy that fails to
+// build.
+func Run(cfg *Config, p Policy, replication int, opts RunOptions) (*Stats, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	strategy, err := p.New()
+	if err != nil {
+		return nil, fmt.Errorf("policy %q: %w", p.Name, err)
+	}
+	s, err := newSim(cfg, strategy, ReplicationSeed(cfg.Seed, replication))
+	if err != nil {
+		return nil, err
+	}
+	s.stats.Policy = p.Name
+	s.progress = opts.Progress
+	s.onComplete = opts.OnComplete
+	s.run()
+	return s.stats, nil
+}
+
+func newSim(cfg *Config, strategy hedging.AvailabilityStrategy, seed uint64) (*sim, error) {
+	s := &sim{cfg: cfg, seed: seed, repByKey: map[string]int32{}}
+	s.rng = rand.New(&s.pcg)
+	s.arrPCG.Seed(seed, 0xa77)
+	s.arr = rand.New(&s.arrPCG)
+	s.wlPCG.Seed(seed, 0x3017)
+	s.wl = rand.New(&s.wlPCG)
+
+	regionIdx := map[string]int{}
+	physIdx := func(name string) int {
+		if i, ok := regionIdx[name]; ok {
+			return i
+		}
+		regionIdx[name] = len(regionIdx)
+		return regionIdx[name]
+	}
+	rtt := func(from, to string) float64 {
+		if v, ok := cfg.RTTMs[from][to]; ok {
+			return v
+		}
+		if from == to {
+			return cfg.SameRegionRTTMs
+		}
+		if v, ok := cfg.RTTMs[to][from]; ok {
+			return v
+		}
+		return cfg.SameRegionRTTMs
+	}
+	var hubReplica string
+	writeRegion := cfg.WriteRegion
+	if writeRegion == "" {
+		writeRegion = cfg.Endpoints[0].Region
+	}
+	var hedgeEndpoints []hedging.Endpoint
+	for _, e := range cfg.Endpoints {
+		hedgeEndpoints = append(hedgeEndpoints, hedging.Endpoint{Region: hedging.Region(e.Region), Key: e.Replica})
+		if e.Region == writeRegion {
+			hubReplica = e.Replica
+		}
+	}
+	var hubRegion string
+	for i := range cfg.Replicas {
+		if cfg.Replicas[i].Name == hubReplica {
+			hubRegion = cfg.Replicas[i].Region
+		}
+	}
+	s.reps = make([]replicaRT, len(cfg.Replicas))
+	for i := range cfg.Replicas {
+		r := &cfg.Replicas[i]
+		rt := &s.reps[i]
+		rt.cfg = r
+		rt.region = physIdx(r.Region)
+		rt.servers = r.Servers
+		rt.busy = make([]time.Duration, r.Servers)
+		for k := range rt.service {
+			rt.service[k] = r.Default
+		}
+		for k, d := range r.Service {
+			rt.service[k] = d
+		}
+		rt.rttMs = rtt(cfg.ClientRegion, r.Region)
+		rt.hubRTTMs = rtt(r.Region, hubRegion)
+		if r.Region != hubRegion {
+			rt.lagNs = msDur(cfg.ReplicationLagMs[r.Region])
+		}
+		for j := range cfg.Episodes {
+			if ep := &cfg.Episodes[j]; ep.Target == r.Name || ep.Target == r.Region {
+				rt.episodes = append(rt.episodes, ep)
+			}
+		}
+		for j := range cfg.Faults {
+			f := &cfg.Faults[j]
+			if len(f.Targets) == 0 || slices.Contains(f.Targets, r.Name) || slices.Contains(f.Targets, r.Region) {
+				rt.faults = append(rt.faults, f)
+			}
+		}
+		s.repByKey[r.Name] = int32(i)
+		if r.Name == hubReplica {
+			s.hub = int32(i)
+		}
+	}
+
+	w := cfg.Workload
+	nparts := max(w.Partitions, 1)
+	s.parts = make([]string, nparts)
+	for i := range s.parts {
+		s.parts[i] = fmt.Sprintf("%d", i)
+	}
+	s.logs = make([]partitionLog, nparts)
+	if cfg.RUBudget != nil {
+		s.budgets = make([]bucket, nparts*len(regionIdx))
+		for i := range s.budgets {
+			s.budgets[i].tokens = cfg.RUBudget.Burst
+		}
+	}
+	if cfg.ThroughputControl != nil {
+		s.tc.tokens = cfg.ThroughputControl.Burst
+	}
+	if w.ZipfS > 1 && nparts > 1 {
+		s.zipf = rand.NewZipf(s.wl, w.ZipfS, 1, uint64(nparts-1))
+	}
+	for _, r := range w.Exclude {
+		s.excl = append(s.excl, hedging.Region(r))
+	}
+	mix := w.Mix
+	if len(mix) == 0 {
+		mix = []MixEntry{{Kind: hedging.PointRead, Weight: 1}}
+	}
+	total := 0.0
+	for _, m := range mix {
+		total += m.Weight
+		s.mixCum = append(s.mixCum, total)
+		s.mixKind = append(s.mixKind, m.Kind)
+	}
+	for i := range s.mixCum {
+		s.mixCum[i] /= total
+	}
+	for k := range s.ru {
+		kind := hedging.OperationKind(k)
+		switch {
+		case kind.IsWrite():
+			s.ru[k] = 5
+		case kind == hedging.QueryPage || kind == hedging.ReadManyPage || kind == hedging.ChangeFeedPage:
+			s.ru[k] = 10
+		default:
+			s.ru[k] = 1
+		}
+	}
+	for k, v := range cfg.RU {
+		s.ru[k] = v
+	}
+
+	client, err := hedging.NewClient(hedging.Config{
+		Regions:                      hedgeEndpoints,
+		WriteRegion:                  hedging.Region(writeRegion),
+		MultiMaster:                  cfg.MultiMaster,
+		Strategy:                     strategy,
+		RequestTimeout:               cfg.RequestTimeout,
+		Phase:                        cfg.Phase,
+		Retry:                        cfg.Retry,
+		ConsecutiveHedgeWinThreshold: cfg.ConsecutiveHedgeWinThreshold,
+		ProbeInterval:                cfg.ProbeInterval,
+		UnavailableFor:               cfg.UnavailableFor,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.client = client
+
+	width := cfg.TimelineWindow
+	if width <= 0 {
+		width = max(cfg.Duration/120, time.Second)
+	}
+	nwin := 1
+	if cfg.Duration > 0 {
+		nwin = int((cfg.Duration + width - 1) / width)
+	}
+	s.stats = &Stats{Latency: NewLatencyHistogram(), WindowWidth: width, Timeline: make([]Window, nwin)}
+	for i := range s.stats.Timeline {
+		s.stats.Timeline[i].Latency = hdr.New(histMinMicros, histMaxMicros, windowHistDigit)
+	}
+	return s, nil
+}
+
+func msDur(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+
+// draw reseeds the shared generator for one keyed draw.
+func (s *sim) draw(purpose, a, b, c uint64) *rand.Rand {
+	s.pcg.Seed(s.seed, key(purpose, a, b, c))
+	return s.rng
+}
+
+func (s *sim) run() {
+	w := &s.cfg.Workload
+	if w.RatePerSec > 0 {
+		s.q.push(event{at: s.interarrival(), kind: evArrival, rep: -1})
+	} else {
+		for c := 0; c < w.Clients; c++ {
+			think := msDur(w.Think.Sample(s.draw(purposeThink, uint64(c), 0, 0)))
+			s.q.push(event{at: think, kind: evArrival, rep: int32(c)})
+		}
+	}
+	for s.q.Len() > 0 {
+		ev := s.q.pop()
+		s.now = ev.at
+		s.stats.Events++
+		switch ev.kind {
+		case evArrival:
+			s.arrival(ev)
+		case evReplicaArrive:
+			s.replicaArrive(ev)
+		case evResponse:
+			if o := &s.ops[ev.op]; o.gen == ev.gen {
+				st := &o.att[ev.sub]
+				if st.a.Seq == ev.aseq && !st.cancelled {
+					st.phase = attAnswered
+					s.perform(ev.op, o.race.Responded(s.now, st.a, st.res))
+				}
+			}
+		case evTimer:
+			if o := &s.ops[ev.op]; o.gen == ev.gen {
+				s.perform(ev.op, o.race.TimerFired(s.now, hedging.TimerKind(ev.sub)))
+			}
+		case evServerFree:
+			s.reps[ev.rep].wake = false
+			s.drain(ev.rep)
+		}
+	}
+	s.stats.End = s.now
+}
+
+func (s *sim) interarrival() time.Duration {
+	return time.Duration(s.arr.ExpFloat64() / s.cfg.Workload.RatePerSec * float64(time.Second))
+}
+
+func (s *sim) acceptingArrivals(at time.Duration) bool {
+	if s.cfg.MaxOps > 0 && s.nextIdx >= uint64(s.cfg.MaxOps) {
+		return false
+	}
+	return s.cfg.Duration <= 0 || at < s.cfg.Duration
+}
+
+func (s *sim) arrival(ev event) {
+	if !s.acceptingArrivals(s.now) {
+		return
+	}
+	if ev.rep < 0 {
+		next := s.now + s.interarrival()
+		if s.acceptingArrivals(next) && (s.cfg.MaxOps <= 0 || s.nextIdx+1 < uint64(s.cfg.MaxOps)) {
+			s.q.push(event{at: next, kind: evArrival, rep: -1})
+		}
+	}
+	s.startOp(ev.rep)
+}
+
+func (s *sim) startOp(client int32) {
+	var slot int32
+	if n := len(s.free); n > 0 {
+		slot = s.free[n-1]
+		s.free = s.free[:n-1]
+	} else {
+		s.ops = append(s.ops, opState{})
+		slot = int32(len(s.ops) - 1)
+	}
+	o := &s.ops[slot]
+	o.idx = s.nextIdx
+	s.nextIdx++
+	o.client = client
+	o.att = [2]attemptState{}
+	// Operation attributes come from the sequential workload stream, so every
+	// policy sees the same sequence.
+	w := &s.cfg.Workload
+	u := s.wl.Float64()
+	kind := s.mixKind[len(s.mixKind)-1]
+	for i, c := range s.mixCum {
+		if u < c {
+			kind = s.mixKind[i]
+			break
+		}
+	}
+	part := 0
+	if s.zipf != nil {
+		part = int(s.zipf.Uint64())
+	} else if len(s.parts) > 1 {
+		part = s.wl.IntN(len(s.parts))
+	}
+	exclude := w.ExcludeFraction > 0 && s.wl.Float64() < w.ExcludeFraction
+	disabled := w.DisabledFraction > 0 && s.wl.Float64() < w.DisabledFraction
+	o.part = int32(part)
+	o.op = hedging.Operation{Kind: kind, Partition: s.parts[part], Timeout: s.cfg.OperationTimeout}
+	if exclude {
+		o.op.ExcludeRegions = s.excl
+	}
+	if disabled {
+		o.op.Strategy = hedging.Disabled
+	}
+	s.perform(slot, s.client.Begin(&o.race, s.now, &o.op))
+}
+
+func (s *sim) perform(slot int32, e hedging.Effects) {
+	o := &s.ops[slot]
+	for i := 0; i < e.Len(); i++ {
+		a := e.At(i)
+		switch a.Kind {
+		case hedging.ActSend:
+			s.send(slot, o, a.Attempt)
+		case hedging.ActCancel:
+			s.cancel(o, a.Leg)
+		case hedging.ActTimer:
+			s.q.push(event{at: a.At, kind: evTimer, op: slot, gen: o.gen, sub: uint8(a.Timer)})
+		}
+	}
+	if o.race.Done() {
+		s.complete(slot, o)
+	}
+}
+
+func (s *sim) send(slot int32, o *opState, a hedging.Attempt) {
+	st := &o.att[a.Leg]
+	st.a = a
+	st.cancelled = false
+	st.n++
+	s.stats.Attempts++
+	kind := o.op.Kind
+	if tc := s.cfg.ThroughputControl; tc != nil && !s.tc.take(s.now, tc.RUPerSec, tc.Burst, s.ru[kind]) {
+		s.stats.LocalThrottles++
+		st.res = hedging.Result{Status: hedging.Status{Code: 429}, LocalThrottle: true}
+		st.phase = attTraveling
+		s.q.push(event{at: s.now, kind: evResponse, op: slot, gen: o.gen, aseq: a.Seq, sub: uint8(a.Leg)})
+		return
+	}
+	ri, ok := s.repByKey[a.Endpoint.Key]
+	if !ok {
+		st.res = hedging.Result{Err: fmt.Errorf("simnet: no replica for endpoint %q", a.Endpoint.Key)}
+		s.q.push(event{at: s.now, kind: evResponse, op: slot, gen: o.gen, aseq: a.Seq, sub: uint8(a.Leg)})
+		return
+	}
+	rep := &s.reps[ri]
+	st.rep = ri
+	rttMs := rep.rttMs
+	if s.cfg.Jitter != nil {
+		rttMs += s.cfg.Jitter.Sample(s.draw(purposeJitter, o.idx, uint64(ri), uint64(st.n)))
+	}
+	rtt := msDur(rttMs)
+	st.back = rtt - rtt/2
+	st.phase = attTraveling
+	s.q.push(event{at: s.now + rtt/2, kind: evReplicaArrive, op: slot, gen: o.gen, aseq: a.Seq, sub: uint8(a.Leg), rep: ri})
+}
+
+func (s *sim) cancel(o *opState, leg hedging.Leg) {
+	st := &o.att[leg]
+	if st.phase == attQueued {
+		s.stats.Removed++
+	}
+	st.cancelled = true
+}
+
+// episodeEffect returns the slow-down factor, added ms and fail rate of rep
+// at now for a request whose episode draw is u.
+func (s *sim) episodeEffect(rep *replicaRT, u float64) (factor, addMs, failRate float64, fail hedging.Status) {
+	factor = 1
+	for _, ep := range rep.episodes {
+		if s.now < ep.Start || s.now >= ep.End {
+			continue
+		}
+		if ep.Fraction > 0 && ep.Fraction < 1 && u >= ep.Fraction {
+			continue
+		}
+		ramp := 1.0
+		if ep.RampUp > 0 && s.now < ep.Start+ep.RampUp {
+			ramp = float64(s.now-ep.Start) / float64(ep.RampUp)
+		}
+		if ep.RampDown > 0 && s.now > ep.End-ep.RampDown {
+			ramp = math.Min(ramp, float64(ep.End-s.now)/float64(ep.RampDown))
+		}
+		if ep.Factor > 0 {
+			factor *= 1 + (ep.Factor-1)*ramp
+		}
+		addMs += ep.AddMs * ramp
+		if ep.FailRate > 0 {
+			failRate = math.Max(failRate, ep.FailRate*ramp)
+			fail = ep.FailStatus
+		}
+	}
+	return
+}
+
+func (s *sim) replicaArrive(ev event) {
+	o := &s.ops[ev.op]
+	if o.gen != ev.gen {
+		return
+	}
+	st := &o.att[ev.sub]
+	if st.a.Seq != ev.aseq || st.cancelled {
+		return // cancelled on the way: never reaches the replica
+	}
+	rep := &s.reps[ev.rep]
+	kind := o.op.Kind
+	rng := s.draw(purposeFault, o.idx, uint64(ev.rep), uint64(st.n))
+	uFault, uEpisode := rng.Float64(), rng.Float64()
+	// Fault rules, in order; the first that fires answers.
+	for _, f := range rep.faults {
+		if s.now < f.Start || (f.End > 0 && s.now >= f.End) || (len(f.Kinds) > 0 && !slices.Contains(f.Kinds, kind)) {
+			continue
+		}
+		if f.FirstAttemptOnly && st.n > 1 {
+			continue
+		}
+		if f.Status.Code == 404 && f.Status.SubStatus == hedging.SubStatusReadSessionNotAvailable && st.a.HubRegionProcessingOnly {
+			continue // the hub always has the session
+		}
+		if uFault < f.Probability {
+			s.answer(ev, st, hedging.Result{Status: f.Status}, msDur(f.LatencyMs))
+			return
+		}
+		uFault = (uFault - f.Probability) / (1 - f.Probability) // reuse the draw for the next rule
+	}
+	if _, _, failRate, fail := s.episodeEffect(rep, uEpisode); failRate > 0 {
+		if u := s.draw(purposeEpisode, o.idx, uint64(ev.rep), uint64(st.n)).Float64(); u < failRate {
+			if fail.Code == 0 {
+				fail = hedging.Status{Code: 503}
+			}
+			s.answer(ev, st, hedging.Result{Status: fail}, 0)
+			return
+		}
+	}
+	if b := s.cfg.RUBudget; b != nil {
+		bk := &s.budgets[int(o.part)*(len(s.budgets)/len(s.logs))+rep.region]
+		if !bk.take(s.now, b.RUPerSec, b.Burst, s.ru[kind]) {
+			s.answer(ev, st, hedging.Result{Status: hedging.Status{Code: 429, SubStatus: hedging.SubStatusRUBudgetExceeded}}, 0)
+			return
+		}
+	}
+	if !kind.IsWrite() && !st.a.HubRegionProcessingOnly && st.a.SessionLSN > s.logs[o.part].visible(s.now, rep.lagNs) {
+		s.answer(ev, st, hedging.Result{Status: hedging.Status{Code: 404, SubStatus: hedging.SubStatusReadSessionNotAvailable}}, 0)
+		return
+	}
+	if rep.servers == 0 {
+		s.serve(ev.op, o, st, rep, uEpisode)
+		return
+	}
+	for k := range rep.busy {
+		if rep.busy[k] <= s.now && rep.qhead == len(rep.queue) {
+			s.serveOn(ev.op, o, st, rep, k, uEpisode)
+			return
+		}
+	}
+	st.phase = attQueued
+	rep.queue = append(rep.queue, queued{op: ev.op, gen: ev.gen, aseq: ev.aseq, leg: ev.sub})
+	s.scheduleWake(ev.rep, rep)
+}
+
+func (s *sim) answer(ev event, st *attemptState, res hedging.Result, after time.Duration) {
+	st.res = res
+	st.phase = attInService
+	s.q.push(event{at: s.now + after + st.back, kind: evResponse, op: ev.op, gen: ev.gen, aseq: ev.aseq, sub: ev.sub})
+}
+
+func (s *sim) scheduleWake(ri int32, rep *replicaRT) {
+	if rep.wake {
+		return
+	}
+	next := rep.busy[0]
+	for _, b := range rep.busy[1:] {
+		next = min(next, b)
+	}
+	rep.wake = true
+	s.q.push(event{at: max(next, s.now), kind: evServerFree, rep: ri})
+}
+
+// drain starts queued requests on every free server of rep.
+func (s *sim) drain(ri int32) {
+	rep := &s.reps[ri]
+	for rep.qhead < len(rep.queue) {
+		k := -1
+		for i, b := range rep.busy {
+			if b <= s.now {
+				k = i
+				break
+			}
+		}
+		if k < 0 {
+			break
+		}
+		q := rep.queue[rep.qhead]
+		rep.qhead++
+		o := &s.ops[q.op]
+		if o.gen != q.gen {
+			continue
+		}
+		st := &o.att[q.leg]
+		if st.a.Seq != q.aseq || st.cancelled {
+			continue // removed by cancellation
+		}
+		u := s.draw(purposeFault, o.idx, uint64(st.rep), uint64(st.n))
+		u.Float64()
+		s.serveOn(q.op, o, st, rep, k, u.Float64())
+	}
+	if rep.qhead == len(rep.queue) {
+		rep.queue, rep.qhead = rep.queue[:0], 0
+	} else if rep.qhead > 1024 && rep.qhead*2 > len(rep.queue) {
+		n := copy(rep.queue, rep.queue[rep.qhead:])
+		rep.queue, rep.qhead = rep.queue[:n], 0
+	}
+	if rep.qhead < len(rep.queue) {
+		s.scheduleWake(ri, rep)
+	}
+}
+
+func (s *sim) serveOn(slot int32, o *opState, st *attemptState, rep *replicaRT, k int, uEpisode float64) {
+	finish := s.serve(slot, o, st, rep, uEpisode)
+	rep.busy[k] = finish
+}
+
+// serve starts service of st on rep now and schedules its response; it
+// returns when service ends.
+func (s *sim) serve(slot int32, o *opState, st *attemptState, rep *replicaRT, uEpisode float64) time.Duration {
+	kind := o.op.Kind
+	base := rep.service[kind].Sample(s.draw(purposeService, o.idx, uint64(st.rep), uint64(st.n)))
+	factor, addMs, _, _ := s.episodeEffect(rep, uEpisode)
+	ms := base*factor + addMs
+	if st.a.HubRegionProcessingOnly && !kind.IsWrite() {
+		ms += rep.hubRTTMs
+	}
+	finish := s.now + msDur(ms)
+	charge := s.ru[kind]
+	s.stats.RUCharged += charge // charged even if cancelled while in service (§14.2)
+	res := hedging.Result{Status: hedging.Status{Code: 200}, RequestCharge: charge}
+	log := &s.logs[o.part]
+	switch {
+	case kind.IsWrite():
+		log.total++
+		log.commits[(log.total-1)%int64(len(log.commits))] = finish
+		res.SessionLSN = log.total
+		if kind == hedging.Create {
+			res.Status.Code = 201
+		}
+	case st.a.HubRegionProcessingOnly:
+		res.SessionLSN = log.total
+	default:
+		res.SessionLSN = log.visible(s.now, rep.lagNs)
+	}
+	st.res = res
+	st.phase = attInService
+	s.q.push(event{at: finish + st.back, kind: evResponse, op: slot, gen: o.gen, aseq: st.a.Seq, sub: uint8(st.a.Leg)})
+	return finish
+}
+
+func (s *sim) complete(slot int32, o *opState) {
+	r := &o.race
+	st := s.stats
+	lat := r.DoneAt() - r.Start()
+	us := max(int64(lat/time.Microsecond), histMinMicros)
+	us = min(us, histMaxMicros)
+	_ = st.Latency.RecordValue(us)
+	st.Ops++
+	wi := int(r.Start() / st.WindowWidth)
+	wi = min(wi, len(st.Timeline)-1)
+	win := &st.Timeline[wi]
+	win.Ops++
+	_ = win.Latency.RecordValue(us)
+	if r.Err() != nil {
+		st.Errors++
+		win.Errors++
+	}
+	if r.AlternateSpawned() {
+		st.Hedged++
+		win.Hedged++
+	}
+	if d, ok := r.Diagnostics(); ok {
+		ts := d.TerminalState()
+		st.Terminal[ts]++
+		if ts == hedging.AlternateWon {
+			st.AlternateWins++
+		}
+		win.ThresholdSumMs += float64(r.Threshold().Get()) / float64(time.Millisecond)
+		win.ThresholdOps++
+	} else {
+		st.Terminal[0]++
+	}
+	if r.TrippedBreaker() {
+		st.BreakerTrips++
+	}
+	st.RUReturned += r.RequestCharge()
+	if s.progress != nil {
+		s.progress.Add(1)
+	}
+	if s.onComplete != nil {
+		s.onComplete(r, &o.op)
+	}
+	client := o.client
+	o.gen++
+	s.free = append(s.free, slot)
+	if client >= 0 {
+		w := &s.cfg.Workload
+		think := msDur(w.Think.Sample(s.draw(purposeThink, uint64(client), s.nextIdx, 1)))
+		if s.acceptingArrivals(s.now + think) {
+			s.q.push(event{at: s.now + think, kind: evArrival, rep: client})
+		}
+	}
+}

@@ -1,0 +1,120 @@
+package simnet
+
+import (
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"hedgelab/hedging"
+)
+
+// Latency histograms record microseconds from 1 µs to 1 hour. The run-wide
+// histogram keeps 3 significant digits (relative error <= 0.1%); timeline
+// windows keep 2 (<= 1%). Memory is fixed however long the run.
+const (
+	histMinMicros   = 1
+	histMaxMicros   = int64(time.Hour / time.Microsecond)
+	histDigits      = 3
+	windowHistDigit = 2
+)
+
+// NewLatencyHistogram returns an empty run-wide latency histogram
+// (microseconds, 3 significant digits).
+func NewLatencyHistogram() *hdr.Histogram { return hdr.New(histMinMicros, histMaxMicros, histDigits) }
+
+// Window is one timeline bucket of a run, by operation start time.
+type Window struct {
+	Ops, Hedged, Errors int64
+	// ThresholdSumMs and ThresholdOps give the mean threshold chosen for
+	// hedged operations in the window.
+	ThresholdSumMs float64
+	ThresholdOps   int64
+	// Latency of the window's operations, microseconds, 2 significant digits.
+	Latency *hdr.Histogram
+}
+
+// Stats are the measurements of one run of one policy.
+type Stats struct {
+	Policy string
+	// Ops counts finished operations; Errors those that returned an error.
+	Ops, Errors int64
+	// Hedged counts operations whose alternate was spawned; AlternateWins
+	// those with terminal state AlternateWon.
+	Hedged, AlternateWins int64
+	// Attempts counts transport attempts sent (both legs, retries included).
+	Attempts int64
+	// Terminal counts terminal states, indexed by hedging.TerminalState; index
+	// 0 counts operations with no hedging strategy active ("none").
+	Terminal [8]int64
+	// RUCharged is the RU charged by replicas for every attempt that started
+	// service (cancelled ones included, §14.2); RUReturned the RU of the
+	// responses returned to callers (winners only, §17 Q3).
+	RUCharged, RUReturned float64
+	// Latency is the end-to-end latency of every operation, µs.
+	Latency *hdr.Histogram
+	// Timeline buckets operations by start time, WindowWidth wide.
+	Timeline    []Window
+	WindowWidth time.Duration
+	// BreakerTrips counts partition-breaker trips (§9.5); LocalThrottles
+	// counts local throughput-control 429s; Removed counts queued attempts
+	// removed by cancellation.
+	BreakerTrips, LocalThrottles, Removed int64
+	// Events is the number of events processed.
+	Events int64
+	// End is the virtual time the run ended.
+	End time.Duration
+}
+
+// TerminalName returns the name of terminal-state index i ("none" for 0).
+func TerminalName(i int) string {
+	if i == 0 {
+		return "none"
+	}
+	return hedging.TerminalState(i).String()
+}
+
+// Merge adds o's counts and histograms into s (for replications or
+// shards). Timelines merge window by window.
+func (s *Stats) Merge(o *Stats) {
+	s.Ops += o.Ops
+	s.Errors += o.Errors
+	s.Hedged += o.Hedged
+	s.AlternateWins += o.AlternateWins
+	s.Attempts += o.Attempts
+	for i := range s.Terminal {
+		s.Terminal[i] += o.Terminal[i]
+	}
+	s.RUCharged += o.RUCharged
+	s.RUReturned += o.RUReturned
+	s.Latency.Merge(o.Latency)
+	for i := range o.Timeline {
+		if i >= len(s.Timeline) {
+			s.Timeline = append(s.Timeline, Window{Latency: hdr.New(histMinMicros, histMaxMicros, windowHistDigit)})
+		}
+		w, x := &s.Timeline[i], &o.Timeline[i]
+		w.Ops += x.Ops
+		w.Hedged += x.Hedged
+		w.Errors += x.Errors
+		w.ThresholdSumMs += x.ThresholdSumMs
+		w.ThresholdOps += x.ThresholdOps
+		w.Latency.Merge(x.Latency)
+	}
+	s.BreakerTrips += o.BreakerTrips
+	s.LocalThrottles += o.LocalThrottles
+	s.Removed += o.Removed
+	s.Events += o.Events
+	s.End = max(s.End, o.End)
+}
+
+// RUMultiplier is RUCharged / RUReturned (0 when nothing was returned).
+func (s *Stats) RUMultiplier() float64 {
+	if s.RUReturned == 0 {
+		return 0
+	}
+	return s.RUCharged / s.RUReturned
+}
+
+// QuantileMs returns the latency quantile q (0..1) in milliseconds.
+func (s *Stats) QuantileMs(q float64) float64 {
+	return float64(s.Latency.ValueAtQuantile(q*100)) / 1000
+}
