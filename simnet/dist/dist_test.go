@@ -319,3 +319,30 @@ func TestMixtureQuantileBisection(t *testing.T) {
 		}
 	}
 }
+
+// TestGammaQuantileWideRange covers shapes where gonum's GammaIncRegInv
+// alone is inaccurate (small shape, small p).
+func TestGammaQuantileWideRange(t *testing.T) {
+	for _, k := range []float64{0.01, 0.1, 0.5, 1, 2.5, 10, 1000} {
+		g := ok(t)(NewGamma(k, 2))
+		for _, p := range []float64{1e-12, 1e-6, 0.01, 0.3, 0.5, 0.7, 0.99, 1 - 1e-9} {
+			q := g.Quantile(p)
+			if !(q > 0) || math.IsInf(q, 0) {
+				t.Errorf("k=%v: Quantile(%v) = %v", k, p, q)
+				continue
+			}
+			c := g.CDF(q)
+			if q < 1e-300 {
+				// The exact quantile underflows float64; the smallest
+				// representable x with CDF(x) >= p is returned instead.
+				if c < p {
+					t.Errorf("k=%v: CDF(Quantile(%v)) = %.15g < p", k, p, c)
+				}
+				continue
+			}
+			if math.Abs(c-p) > 1e-9*math.Max(p, 1e-3) {
+				t.Errorf("k=%v: CDF(Quantile(%v)) = %.15g", k, p, c)
+			}
+		}
+	}
+}

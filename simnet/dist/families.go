@@ -357,10 +357,88 @@ func (g *gamma) Quantile(p float64) float64 {
 	switch {
 	case badP(p):
 		return math.NaN()
+	case p == 0:
+		return 0
 	case p == 1:
 		return math.Inf(1)
 	}
-	return g.d.Quantile(p) * g.scale
+	return g.unitQuantile(p) * g.scale
+}
+
+// unitQuantile inverts the regularized incomplete gamma function P(k, x)
+// for unit scale. gonum's GammaIncRegInv is the starting point, but it
+// returns 0 for small p when the shape is small (e.g. k = 0.1, p = 0.01,
+// where the answer is ≈ 6e-21), so the result is polished by safeguarded
+// Newton iterations on t = ln x, using the complementary function Q = 1 - P
+// when p > 0.5 for precision in the upper tail.
+func (g *gamma) unitQuantile(p float64) float64 {
+	k := g.d.Alpha
+	upper := p > 0.5
+	// h(t) is increasing in t and zero at the answer.
+	h := func(t float64) float64 {
+		x := math.Exp(t)
+		if upper {
+			return (1 - p) - mathext.GammaIncRegComp(k, x)
+		}
+		return mathext.GammaIncReg(k, x) - p
+	}
+	// dh/dt = x·pdf(x).
+	dh := func(t float64) float64 {
+		lg, _ := math.Lgamma(k)
+		return math.Exp(k*t - math.Exp(t) - lg)
+	}
+	tol := 1e-14 * math.Min(p, 1-p)
+
+	var t float64
+	if x0 := mathext.GammaIncRegInv(k, p); x0 > 0 && !math.IsInf(x0, 0) {
+		t = math.Log(x0)
+	} else {
+		// Small-x approximation P(k, x) ≈ x^k / Γ(k+1).
+		lg, _ := math.Lgamma(k + 1)
+		t = (math.Log(p) + lg) / k
+	}
+	const tMin, tMax = -745.0, 709.0 // ln of the smallest subnormal / largest float64
+	t = math.Max(tMin, math.Min(tMax, t))
+	ht := h(t)
+	if math.Abs(ht) <= tol {
+		return math.Exp(t)
+	}
+	// Bracket the root: lo has h < 0, hi has h > 0.
+	lo, hi := t, t
+	for step := 1.0; ; step *= 2 {
+		if ht < 0 {
+			lo, hi = hi, math.Min(tMax, hi+step)
+			if ht = h(hi); ht >= 0 || hi == tMax {
+				break
+			}
+		} else {
+			hi, lo = lo, math.Max(tMin, lo-step)
+			if ht = h(lo); ht <= 0 || lo == tMin {
+				break
+			}
+		}
+	}
+	t = lo + (hi-lo)/2
+	for range 200 {
+		v := h(t)
+		if math.Abs(v) <= tol {
+			break
+		}
+		if v < 0 {
+			lo = t
+		} else {
+			hi = t
+		}
+		next := t - v/dh(t)
+		if !(next > lo && next < hi) { // Newton left the bracket: bisect
+			next = lo + (hi-lo)/2
+		}
+		if next == t || hi-lo <= 1e-15*math.Max(1, math.Abs(t)) {
+			break
+		}
+		t = next
+	}
+	return math.Exp(t)
 }
 
 func (g *gamma) Mean() float64 { return g.d.Alpha * g.scale }
