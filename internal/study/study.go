@@ -1,0 +1,247 @@
+// Package study runs a scenario's policies over its replications, in
+// parallel, merges the measurements deterministically and turns them into
+// the figures, confidence intervals, CCDFs and timelines that
+// internal/report writes.
+package study
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"hedgelab/internal/report"
+	"hedgelab/simnet"
+)
+
+// PolicyResult is one policy's measurements: merged over replications and
+// per replication (in replication order).
+type PolicyResult struct {
+	Name   string
+	Merged *simnet.Stats
+	PerRep []*simnet.Stats
+}
+
+// Result is a whole simulated scenario.
+type Result struct {
+	Policies     []PolicyResult
+	Replications int
+}
+
+// Options tune Simulate.
+type Options struct {
+	// Parallel is the number of worker goroutines (default GOMAXPROCS). The
+	// result does not depend on it.
+	Parallel int
+	// Progress is incremented once per finished operation (may be nil).
+	Progress *atomic.Int64
+}
+
+// Simulate runs every policy for every replication (replication r uses
+// seed simnet.ReplicationSeed(cfg.Seed, r), the same for every policy:
+// common random numbers) on opts.Parallel workers and merges in a fixed
+// order, so the output is independent of scheduling. It returns the first
+// error in (policy, replication) order.
+func Simulate(cfg *simnet.Config, policies []simnet.Policy, replications int, opts Options) (*Result, error) {
+	if replications < 1 {
+		return nil, fmt.Errorf("replications must be >= 1, got %d", replications)
+	}
+	if len(policies) == 0 {
+		return nil, fmt.Errorf("no policies to simulate")
+	}
+	workers := opts.Parallel
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	type job struct{ p, r int }
+	stats := make([][]*simnet.Stats, len(policies))
+	errs := make([][]error, len(policies))
+	for i := range stats {
+		stats[i] = make([]*simnet.Stats, replications)
+		errs[i] = make([]error, replications)
+	}
+	jobs := make(chan job)
+	var wg sync.WaitGroup
+	for w := 0; w < min(workers, len(policies)*replications); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				stats[j.p][j.r], errs[j.p][j.r] = simnet.Run(cfg, policies[j.p], j.r, simnet.RunOptions{Progress: opts.Progress})
+			}
+		}()
+	}
+	for r := 0; r < replications; r++ {
+		for p := range policies {
+			jobs <- job{p, r}
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	res := &Result{Replications: replications}
+	for p, pol := range policies {
+		for r := 0; r < replications; r++ {
+			if errs[p][r] != nil {
+				return nil, errs[p][r]
+			}
+		}
+		merged := &simnet.Stats{Policy: pol.Name, Latency: simnet.NewLatencyHistogram(), WindowWidth: stats[p][0].WindowWidth}
+		for _, s := range stats[p] {
+			merged.Merge(s)
+		}
+		res.Policies = append(res.Policies, PolicyResult{Name: pol.Name, Merged: merged, PerRep: stats[p]})
+	}
+	return res, nil
+}
+
+// figureNames are the CI95 keys, in report order.
+var figureNames = []string{"p50_ms", "p90_ms", "p99_ms", "p999_ms", "p9999_ms", "max_ms", "mean_ms", "ru_multiplier"}
+
+func figureValues(s *simnet.Stats) []float64 {
+	return []float64{
+		s.QuantileMs(0.5), s.QuantileMs(0.9), s.QuantileMs(0.99), s.QuantileMs(0.999), s.QuantileMs(0.9999),
+		float64(s.Latency.Max()) / 1000, s.Latency.Mean() / 1000, s.RUMultiplier(),
+	}
+}
+
+func ratio(a, b int64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
+}
+
+// CI95 returns the 95% confidence interval of the mean of xs by Student's t
+// (xs are independent replications). With fewer than 2 values it returns
+// [x, x].
+func CI95(xs []float64) [2]float64 {
+	n := float64(len(xs))
+	if len(xs) == 0 {
+		return [2]float64{}
+	}
+	mean := 0.0
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= n
+	if len(xs) < 2 {
+		return [2]float64{mean, mean}
+	}
+	ss := 0.0
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	sd := math.Sqrt(ss / (n - 1))
+	t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: n - 1}.Quantile(0.975)
+	h := t * sd / math.Sqrt(n)
+	return [2]float64{mean - h, mean + h}
+}
+
+// Figures computes the headline figures of one policy: percentiles from the
+// merged histogram (3 significant digits), rates over all operations, and
+// CI95 over replications when there are several.
+func Figures(p PolicyResult) report.Figures {
+	m := p.Merged
+	v := figureValues(m)
+	f := report.Figures{
+		Policy: p.Name, Ops: m.Ops,
+		P50: v[0], P90: v[1], P99: v[2], P999: v[3], P9999: v[4], Max: v[5], Mean: v[6],
+		HedgeRate:        ratio(m.Hedged, m.Ops),
+		AlternateWinRate: ratio(m.AlternateWins, m.Ops),
+		RUMultiplier:     m.RUMultiplier(),
+		ErrorRate:        ratio(m.Errors, m.Ops),
+		TerminalStates:   map[string]int64{},
+	}
+	for i, n := range m.Terminal {
+		if n > 0 {
+			f.TerminalStates[simnet.TerminalName(i)] = n
+		}
+	}
+	if len(p.PerRep) > 1 {
+		f.CI95 = map[string][2]float64{}
+		per := make([][]float64, len(figureNames))
+		for _, s := range p.PerRep {
+			for i, x := range figureValues(s) {
+				per[i] = append(per[i], x)
+			}
+		}
+		for i, name := range figureNames {
+			f.CI95[name] = CI95(per[i])
+		}
+	}
+	return f
+}
+
+// tailGrid returns tail probabilities 10^(-k/20), k = 0.., down to 1/n.
+func tailGrid(n int64) []float64 {
+	var out []float64
+	for k := 0; ; k++ {
+		p := math.Pow(10, -float64(k)/20)
+		if p < 1/float64(max(n, 1)) {
+			break
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// Policy builds the report's view of one policy: figures, CCDF (latency at
+// tail probabilities from 1 down to 1/ops, 20 points per decade), a
+// quantile table and the timeline.
+func Policy(p PolicyResult) report.PolicyResult {
+	m := p.Merged
+	out := report.PolicyResult{Figures: Figures(p)}
+	for _, tail := range tailGrid(m.Ops) {
+		out.CCDF = append(out.CCDF, report.Point{X: m.QuantileMs(1 - tail), Y: tail})
+	}
+	qs := []float64{0.5, 0.75, 0.9, 0.95, 0.99, 0.995, 0.999, 0.9995, 0.9999, 0.99999}
+	for _, tail := range tailGrid(m.Ops) {
+		qs = append(qs, 1-tail)
+	}
+	sort.Float64s(qs)
+	last := -1.0
+	for _, q := range qs {
+		if q-last < 1e-12 || (1-q)*float64(m.Ops) < 1 && q != qs[0] {
+			continue
+		}
+		last = q
+		out.Quantiles = append(out.Quantiles, report.QuantileRow{Q: q, Ms: m.QuantileMs(q)})
+	}
+	w := m.WindowWidth.Seconds()
+	for i, win := range m.Timeline {
+		row := report.Window{StartS: float64(i) * w, EndS: float64(i+1) * w, Ops: win.Ops}
+		if win.Ops > 0 {
+			row.P50Ms = float64(win.Latency.ValueAtQuantile(50)) / 1000
+			row.P99Ms = float64(win.Latency.ValueAtQuantile(99)) / 1000
+			row.HedgeRate = ratio(win.Hedged, win.Ops)
+		}
+		if win.ThresholdOps > 0 {
+			row.MeanThresholdMs = win.ThresholdSumMs / float64(win.ThresholdOps)
+		}
+		out.Timeline = append(out.Timeline, row)
+	}
+	return out
+}
+
+// Report assembles the report of a simulated scenario.
+func Report(name, description string, cfg *simnet.Config, res *Result) *report.Run {
+	r := &report.Run{
+		Scenario: name, Description: description, Seed: cfg.Seed,
+		Replications: res.Replications, DurationS: cfg.Duration.Seconds(),
+	}
+	for _, p := range res.Policies {
+		r.Policies = append(r.Policies, Policy(p))
+	}
+	for _, ep := range cfg.Episodes {
+		label := ep.Label
+		if label == "" {
+			label = ep.Target
+		}
+		r.Episodes = append(r.Episodes, report.Episode{Label: label, StartS: ep.Start.Seconds(), EndS: ep.End.Seconds()})
+	}
+	return r
+}

@@ -1,0 +1,103 @@
+package simnet_test
+
+import (
+	"testing"
+	"time"
+
+	"hedgelab/hedging"
+	"hedgelab/simnet"
+	"hedgelab/simnet/dist"
+)
+
+func mustBuild(tb testing.TB, s dist.Spec) dist.Sampler {
+	tb.Helper()
+	d, err := s.Build()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return d
+}
+
+func f(v float64) *float64 { return &v }
+
+// threeRegions is a 3-region account with a lognormal in-region service
+// time and a 5% slow tail on the primary.
+func threeRegions(tb testing.TB, rate float64, d time.Duration) *simnet.Config {
+	body := dist.Spec{Family: "lognormal", MedianMs: f(2), P99Ms: f(8)}
+	slow := dist.Spec{Family: "mixture", Components: []dist.Component{
+		{Weight: 0.95, Spec: body},
+		{Weight: 0.05, Spec: dist.Spec{Family: "uniform", MinMs: f(200), MaxMs: f(800)}},
+	}}
+	return &simnet.Config{
+		Seed:         42,
+		Duration:     d,
+		ClientRegion: "East US",
+		Endpoints: []simnet.Endpoint{
+			{Region: "East US", Replica: "eus"}, {Region: "East US 2", Replica: "eus2"}, {Region: "Central US", Replica: "cus"},
+		},
+		Replicas: []simnet.Replica{
+			{Name: "eus", Region: "East US", Default: mustBuild(tb, slow)},
+			{Name: "eus2", Region: "East US 2", Default: mustBuild(tb, body)},
+			{Name: "cus", Region: "Central US", Default: mustBuild(tb, body)},
+		},
+		RTTMs:           map[string]map[string]float64{"East US": {"East US 2": 8, "Central US": 28}},
+		SameRegionRTTMs: 1,
+		Workload:        simnet.Workload{RatePerSec: rate, Partitions: 16},
+	}
+}
+
+func staticPolicy(ms float64) simnet.Policy {
+	return simnet.Policy{Name: "static", New: func() (hedging.AvailabilityStrategy, error) {
+		return hedging.Hedging(hedging.NewHedgingStrategy(hedging.MustThreshold(time.Duration(ms * float64(time.Millisecond))))), nil
+	}}
+}
+
+func disabledPolicy() simnet.Policy {
+	return simnet.Policy{Name: "disabled", New: func() (hedging.AvailabilityStrategy, error) { return hedging.Disabled, nil }}
+}
+
+func TestHedgingCutsTheSlowTail(t *testing.T) {
+	cfg := threeRegions(t, 2000, 20*time.Second)
+	off, err := simnet.Run(cfg, disabledPolicy(), 0, simnet.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	on, err := simnet.Run(cfg, staticPolicy(20), 0, simnet.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if off.Ops != on.Ops || off.Ops < 35000 {
+		t.Fatalf("ops: off %d on %d", off.Ops, on.Ops)
+	}
+	// 5% of primaries take 200–800 ms; with a 20 ms threshold the alternate
+	// (8 ms RTT + ~2 ms) answers by ~35 ms.
+	if p99 := off.QuantileMs(0.99); p99 < 200 {
+		t.Errorf("disabled p99 = %.1fms, want >= 200", p99)
+	}
+	if p99 := on.QuantileMs(0.99); p99 > 40 {
+		t.Errorf("hedged p99 = %.1fms, want <= 40", p99)
+	}
+	if hr := float64(on.Hedged) / float64(on.Ops); hr < 0.04 || hr > 0.08 {
+		t.Errorf("hedge rate %.3f, want ≈ 0.05", hr)
+	}
+	if m := on.RUMultiplier(); m < 1.03 || m > 1.08 {
+		t.Errorf("RU multiplier %.3f, want ≈ 1.05", m)
+	}
+	if off.Hedged != 0 || off.Terminal[0] != off.Ops {
+		t.Errorf("disabled policy hedged %d ops, terminal none %d", off.Hedged, off.Terminal[0])
+	}
+}
+
+func BenchmarkSimulatedPointReads(b *testing.B) {
+	cfg := threeRegions(b, 100000, 0)
+	cfg.MaxOps = int64(b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	st, err := simnet.Run(cfg, staticPolicy(20), 0, simnet.RunOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(st.Ops)/b.Elapsed().Seconds(), "ops/s")
+	b.ReportMetric(float64(st.Events)/b.Elapsed().Seconds(), "events/s")
+}
