@@ -31,10 +31,11 @@ const (
 )
 
 const (
-	outerMargin   = vg.Length(8)  // pt, around the whole image
-	legendGap     = vg.Length(10) // pt, between plot and legend strip
-	legendMaxRune = 28            // legend entries longer than this are truncated
-	lineWidth     = vg.Length(1.8)
+	outerMargin       = vg.Length(8)  // pt, around the whole image
+	legendGap         = vg.Length(10) // pt, between plot and legend strip
+	legendMaxRune     = 28            // legend entries longer than this are truncated
+	pointLabelMaxRune = 20            // point labels longer than this are truncated
+	lineWidth         = vg.Length(1.8)
 )
 
 // palette is the Okabe–Ito colour-blind-safe palette (yellow replaced by a
@@ -75,7 +76,11 @@ func policyLine(i int) draw.LineStyle {
 	return draw.LineStyle{Color: policyColor(i), Width: lineWidth, Dashes: dashes[i%len(dashes)]}
 }
 
-func fontOf(size vg.Length) font.Font { return font.From(plot.DefaultFont, size) }
+// sansFont is Liberation Sans (embedded in gonum/plot, so no system fonts
+// are needed and output does not depend on the machine).
+var sansFont = font.Font{Typeface: "Liberation", Variant: "Sans"}
+
+func fontOf(size vg.Length) font.Font { return font.From(sansFont, size) }
 
 func textStyle(size vg.Length, c color.Color) text.Style {
 	return text.Style{Color: c, Font: fontOf(size), Handler: plot.DefaultTextHandler}
@@ -88,10 +93,15 @@ type legendEntry struct {
 }
 
 // chart is a plot plus a legend drawn outside the data area.
+//
+// Axis titles are drawn by drawChart rather than by gonum/plot: gonum pads
+// the plot for an axis title placed at the linear midpoint of the range,
+// which on a log axis is near one end and wastes a large margin.
 type chart struct {
-	p      *plot.Plot
-	legend []legendEntry
-	noData bool
+	p              *plot.Plot
+	xLabel, yLabel string
+	legend         []legendEntry
+	noData         bool
 }
 
 func (c *chart) addLegend(text string, thumbs ...plot.Thumbnailer) {
@@ -112,14 +122,11 @@ func newChart(title, xLabel, yLabel string) *chart {
 	p.Title.Text = title
 	p.Title.TextStyle.Font = fontOf(14)
 	p.Title.Padding = vg.Points(8)
-	p.X.Label.Text = xLabel
-	p.Y.Label.Text = yLabel
 	for _, a := range []*plot.Axis{&p.X, &p.Y} {
-		a.Label.TextStyle.Font = fontOf(12)
 		a.Tick.Label.Font = fontOf(10)
 		a.Padding = 0
 	}
-	return &chart{p: p}
+	return &chart{p: p, xLabel: xLabel, yLabel: yLabel}
 }
 
 // newGrid returns a light grid at the major (labelled) ticks. It is added
@@ -159,6 +166,14 @@ func renderChart(build func() *chart, format string) (data []byte, err error) {
 	if _, err := cw.WriteTo(&buf); err != nil {
 		return nil, err
 	}
+	if format == "svg" {
+		// Fonts are not embedded (that would add ~550 kB per file). Text was
+		// laid out with Liberation Sans metrics; Arial is metric-compatible,
+		// so offer it (then any sans-serif) as fallback for viewers that do
+		// not have Liberation Sans installed.
+		return bytes.ReplaceAll(buf.Bytes(), []byte("font-family:Liberation Sans;"),
+			[]byte("font-family:'Liberation Sans',Arial,Helvetica,sans-serif;")), nil
+	}
 	return buf.Bytes(), nil
 }
 
@@ -179,10 +194,30 @@ func drawChart(c draw.Canvas, ch *chart) {
 			leg.Add(e.text, e.thumbs...)
 		}
 		w := leg.Rectangle(c).Size().X + vg.Points(4)
-		plotArea = draw.Crop(c, 0, -(w + legendGap), 0, 0)
+		plotArea = draw.Crop(plotArea, 0, -(w + legendGap), 0, 0)
+	}
+	labelSty := textStyle(12, color.Black)
+	labelH := labelSty.Height("Mg")
+	const labelPad = vg.Length(4)
+	if ch.xLabel != "" {
+		plotArea = draw.Crop(plotArea, 0, 0, labelH+labelPad, 0)
+	}
+	if ch.yLabel != "" {
+		plotArea = draw.Crop(plotArea, labelH+labelPad, 0, 0, 0)
 	}
 	ch.p.Draw(plotArea)
 	dataC := ch.p.DataCanvas(plotArea)
+	if ch.xLabel != "" {
+		sty := labelSty
+		sty.XAlign, sty.YAlign = draw.XCenter, draw.YBottom
+		c.FillText(sty, vg.Point{X: dataC.Center().X, Y: c.Min.Y + labelSty.FontExtents().Descent}, ch.xLabel)
+	}
+	if ch.yLabel != "" {
+		sty := labelSty
+		sty.Rotation = math.Pi / 2
+		sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
+		c.FillText(sty, vg.Point{X: c.Min.X, Y: dataC.Center().Y}, ch.yLabel)
+	}
 	if len(ch.legend) > 0 {
 		legC := draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
 			Min: vg.Point{X: plotArea.Max.X + legendGap, Y: c.Min.Y},
@@ -260,6 +295,9 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 			default:
 				label = m == 1 && ((k%step)+step)%step == 0
 			}
+			if !label && span > 6 {
+				continue // minor ticks would be a solid smear
+			}
 			t := plot.Tick{Value: v}
 			if label {
 				t.Label = fmtTick(m, k)
@@ -271,7 +309,7 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 }
 
 func fmtTick(m, k int) string {
-	if k >= -3 && k <= 4 {
+	if k >= -3 && k <= 5 {
 		return strconv.FormatFloat(decade(m, k), 'f', -1, 64)
 	}
 	return fmt.Sprintf("%de%d", m, k)
@@ -297,8 +335,57 @@ func setLinearAxis(a *plot.Axis, lo, hi float64) {
 		lo, hi = lo-d, hi+d
 	}
 	a.Scale = plot.LinearScale{}
-	a.Tick.Marker = plot.DefaultTicks{}
+	a.Tick.Marker = linTicks{}
 	a.Min, a.Max = lo, hi
+}
+
+// linTicks labels multiples of a 1/2/2.5/5×10^k step, aiming at five to eight
+// labels, with unlabelled minor ticks in between. It never panics.
+type linTicks struct{}
+
+func (linTicks) Ticks(lo, hi float64) []plot.Tick {
+	if !finite(lo) || !finite(hi) || !(hi > lo) {
+		return nil
+	}
+	raw := (hi - lo) / 8
+	k := int(math.Floor(math.Log10(raw)))
+	mant, minor := 10.0, 5
+	for _, c := range []struct {
+		m float64
+		n int
+	}{{1, 5}, {2, 4}, {2.5, 5}, {5, 5}} {
+		if c.m*math.Pow10(k) >= raw*(1-1e-9) {
+			mant, minor = c.m, c.n
+			break
+		}
+	}
+	if mant == 10 {
+		mant, k = 1, k+1
+	}
+	step := mant * math.Pow10(k)
+	dec := max(0, -k)
+	if mant == 2.5 {
+		dec = max(0, 1-k)
+	}
+	minorStep := step / float64(minor)
+	var ticks []plot.Tick
+	i0 := int64(math.Ceil(lo/minorStep - 1e-9))
+	i1 := int64(math.Floor(hi/minorStep + 1e-9))
+	if i1-i0 > 1000 { // cannot happen for sane ranges; stay cheap regardless
+		return nil
+	}
+	for i := i0; i <= i1; i++ {
+		v, _ := strconv.ParseFloat(strconv.FormatFloat(float64(i)*minorStep, 'f', dec+2, 64), 64)
+		t := plot.Tick{Value: v}
+		if i%int64(minor) == 0 {
+			t.Label = strconv.FormatFloat(v, 'f', dec, 64)
+			if t.Label == "-0" {
+				t.Label = "0"
+			}
+		}
+		ticks = append(ticks, t)
+	}
+	return ticks
 }
 
 // posRange returns min and max of the positive finite values.
@@ -392,8 +479,3 @@ func (b colorBox) Thumbnail(c *draw.Canvas) {
 type glyphThumb struct{ sty draw.GlyphStyle }
 
 func (g glyphThumb) Thumbnail(c *draw.Canvas) { c.DrawGlyph(g.sty, c.Center()) }
-
-// noLegendThumb draws nothing (used for text-only legend entries).
-type noLegendThumb struct{}
-
-func (noLegendThumb) Thumbnail(*draw.Canvas) {}

@@ -84,7 +84,7 @@ func percentilesChart(r *Run) *chart {
 	}
 	ch.p.X.Tick.Marker = ticks
 	ch.p.X.Tick.Label.Font = fontOf(12)
-	ch.p.X.Label.Text = ""
+	ch.xLabel = ""
 	return ch
 }
 
@@ -96,8 +96,8 @@ func costChart(r *Run) *chart {
 	ch.p.Add(newGrid(true))
 	var rus, lats []float64
 	type pol struct {
-		i        int
-		ru       float64
+		i         int
+		ru        float64
 		p99, p999 float64
 	}
 	var pols []pol
@@ -119,7 +119,8 @@ func costChart(r *Run) *chart {
 		if span == 0 {
 			span = math.Max(0.1*math.Abs(rhi), 0.05)
 		}
-		setLinearAxis(&ch.p.X, rlo-0.12*span, rhi+0.12*span)
+		// Wide margins: labels sit right (or left) of the points.
+		setLinearAxis(&ch.p.X, rlo-0.15*span, rhi+0.25*span)
 	}
 	valid := func(v float64) bool { return finite(v) && (!isLog || v > 0) }
 	markerR := vg.Points(4)
@@ -128,6 +129,7 @@ func costChart(r *Run) *chart {
 		c := policyColor(p.i)
 		if valid(p.p99) && valid(p.p999) {
 			addLine(ch.p, plotter.XYs{{X: p.ru, Y: p.p99}, {X: p.ru, Y: p.p999}}, draw.LineStyle{Color: c, Width: vg.Points(1)})
+			labels.segments = append(labels.segments, [2][2]float64{{p.ru, p.p99}, {p.ru, p.p999}})
 		}
 		for _, m := range []struct {
 			v     float64
@@ -145,7 +147,7 @@ func costChart(r *Run) *chart {
 			ly = p.p99
 		}
 		if valid(ly) {
-			labels.pts = append(labels.pts, labelPoint{x: p.ru, y: ly, text: r.Policies[p.i].Policy, color: c})
+			labels.pts = append(labels.pts, labelPoint{x: p.ru, y: ly, text: truncate(r.Policies[p.i].Policy, pointLabelMaxRune), color: c})
 		}
 	}
 	ch.p.Add(labels)
@@ -201,7 +203,7 @@ func timelineChart(r *Run) *chart {
 	if ok {
 		headroom := 1.3
 		if len(r.Episodes) > 0 {
-			headroom = 4 // room for the episode labels at the top
+			headroom = 2.5 // room for the episode labels at the top
 		}
 		setLogAxis(&ch.p.Y, lo, hi*headroom)
 	} else {

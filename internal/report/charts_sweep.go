@@ -142,7 +142,7 @@ func sweepCostChart(s *Sweep) *chart {
 		if span == 0 {
 			span = math.Max(0.1*math.Abs(rhi), 0.05)
 		}
-		setLinearAxis(&ch.p.X, rlo-0.08*span, rhi+0.08*span)
+		setLinearAxis(&ch.p.X, rlo-0.08*span, rhi+0.12*span)
 	}
 	labels := &pointLabels{markerR: vg.Points(4), style: textStyle(8, labelGrey)}
 	for i, ser := range series {
@@ -155,6 +155,9 @@ func sweepCostChart(s *Sweep) *chart {
 			pts = append(pts, plotter.XY{X: f.RUMultiplier, Y: f.P99})
 			labels.pts = append(labels.pts, labelPoint{x: f.RUMultiplier, y: f.P99, text: fmtParam(ser.values[k]), color: c})
 			labels.obstacles = append(labels.obstacles, [2]float64{f.RUMultiplier, f.P99})
+		}
+		for k := 1; k < len(pts); k++ {
+			labels.segments = append(labels.segments, [2][2]float64{{pts[k-1].X, pts[k-1].Y}, {pts[k].X, pts[k].Y}})
 		}
 		sty := policyLine(i)
 		sty.Width = vg.Points(1.5)

@@ -57,7 +57,11 @@ func fakePolicy(name string, m lnModel, i int, hedge, ru float64, withCI bool, d
 	// CCDF on a log grid, including an X=0 point and trailing Y=0 points.
 	pr.CCDF = append(pr.CCDF, Point{0, 1})
 	for x := 0.5; x < 20000; x *= 1.05 {
-		pr.CCDF = append(pr.CCDF, Point{x, m.ccdf(x)})
+		y := m.ccdf(x)
+		if y < 1.0/ops { // an empirical CCDF stops at 1/N
+			y = 0
+		}
+		pr.CCDF = append(pr.CCDF, Point{x, y})
 	}
 	for _, q := range []float64{0.5, 0.9, 0.99, 0.999, 0.9999} {
 		pr.Quantiles = append(pr.Quantiles, QuantileRow{q, m.quantile(q)})

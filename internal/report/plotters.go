@@ -77,8 +77,11 @@ type episodeShading struct {
 
 func (e *episodeShading) Plot(c draw.Canvas, plt *plot.Plot) {
 	trX, _ := plt.Transforms(&c)
-	var rowEnd []vg.Length // right edge of the last label in each row
-	lineH := e.style.Height("Mg") + vg.Points(2)
+	type span struct {
+		x0, x1 vg.Length
+		label  string
+	}
+	var spans []span
 	for _, ep := range e.eps {
 		s, t := ep.StartS, ep.EndS
 		if !finite(s) || !finite(t) {
@@ -95,12 +98,18 @@ func (e *episodeShading) Plot(c draw.Canvas, plt *plot.Plot) {
 		if x1-x0 < vg.Points(1) { // keep instantaneous episodes visible
 			x1 = x0 + vg.Points(1)
 		}
+		spans = append(spans, span{x0, x1, ep.Label})
 		c.FillPolygon(shadeGrey, []vg.Point{{X: x0, Y: c.Min.Y}, {X: x0, Y: c.Max.Y}, {X: x1, Y: c.Max.Y}, {X: x1, Y: c.Min.Y}})
-		if ep.Label == "" {
+	}
+	// Labels after all shading so no shade covers a label.
+	var rowEnd []vg.Length // right edge of the last label in each row
+	lineH := e.style.Height("Mg") + vg.Points(2)
+	for _, sp := range spans {
+		if sp.label == "" {
 			continue
 		}
-		lx := x0 + vg.Points(3)
-		w := e.style.Width(ep.Label)
+		lx := sp.x0 + vg.Points(3)
+		w := e.style.Width(sp.label)
 		if lx+w > c.Max.X { // keep the label inside the plot
 			lx = vg.Length(math.Max(float64(c.Min.X), float64(c.Max.X-w-vg.Points(2))))
 		}
@@ -114,7 +123,7 @@ func (e *episodeShading) Plot(c draw.Canvas, plt *plot.Plot) {
 		rowEnd[row] = lx + w
 		sty := e.style
 		sty.XAlign, sty.YAlign = draw.XLeft, draw.YTop
-		c.FillText(sty, vg.Point{X: lx, Y: c.Max.Y - vg.Points(3) - vg.Length(row)*lineH}, ep.Label)
+		c.FillText(sty, vg.Point{X: lx, Y: c.Max.Y - vg.Points(3) - vg.Length(row)*lineH}, sp.label)
 	}
 }
 
@@ -128,16 +137,19 @@ type labelPoint struct {
 // pointLabels places a text label next to each point, greedily choosing the
 // first candidate position (right, upper right, lower right, left, above,
 // below, then shifted further up/down with a leader line) that stays inside
-// the data area and overlaps neither an earlier label nor any of the
-// obstacle points (markers).
+// the data area and overlaps neither an earlier label, nor an obstacle
+// point (marker), nor a segment. If no candidate is free the first one
+// inside the data area is used (labels may then overlap). No space is
+// reserved for labels: callers pad the X range instead.
 type pointLabels struct {
 	pts       []labelPoint
-	obstacles [][2]float64 // marker positions in data units
+	obstacles [][2]float64    // marker positions in data units
+	segments  [][2][2]float64 // line segments (data units) labels should not cover
 	markerR   vg.Length
 	style     text.Style
 }
 
-const labelGap = vg.Length(5)
+const labelGap = vg.Length(6) // pt between a point and its label
 
 func (l *pointLabels) Plot(c draw.Canvas, plt *plot.Plot) {
 	trX, trY := plt.Transforms(&c)
@@ -146,6 +158,10 @@ func (l *pointLabels) Plot(c draw.Canvas, plt *plot.Plot) {
 		p := vg.Point{X: trX(o[0]), Y: trY(o[1])}
 		r := l.markerR
 		placed = append(placed, vg.Rectangle{Min: vg.Point{X: p.X - r, Y: p.Y - r}, Max: vg.Point{X: p.X + r, Y: p.Y + r}})
+	}
+	var segs [][2]vg.Point
+	for _, s := range l.segments {
+		segs = append(segs, [2]vg.Point{{X: trX(s[0][0]), Y: trY(s[0][1])}, {X: trX(s[1][0]), Y: trY(s[1][1])}})
 	}
 	for _, lp := range l.pts {
 		p := vg.Point{X: trX(lp.x), Y: trY(lp.y)}
@@ -162,7 +178,7 @@ func (l *pointLabels) Plot(c draw.Canvas, plt *plot.Plot) {
 			{X: -g - w, Y: -h - g/3},
 		}
 		const direct = 8 // candidates before this index need no leader line
-		for k := 1; k <= 6; k++ {
+		for k := 1; k <= 10; k++ {
 			d := vg.Length(k) * (h + vg.Points(2))
 			offs = append(offs,
 				vg.Point{X: g, Y: -h/2 + d}, vg.Point{X: g, Y: -h/2 - d},
@@ -180,7 +196,7 @@ func (l *pointLabels) Plot(c draw.Canvas, plt *plot.Plot) {
 			if fallback < 0 {
 				fallback = i
 			}
-			if !overlapsAny(r, placed) {
+			if !overlapsAny(r, placed) && !crossesAny(r, segs) {
 				best = i
 				break
 			}
@@ -205,24 +221,26 @@ func (l *pointLabels) Plot(c draw.Canvas, plt *plot.Plot) {
 	}
 }
 
-// GlyphBoxes reserves room for the default (right-hand) label position so
-// labels of the right-most points are not clipped.
-func (l *pointLabels) GlyphBoxes(plt *plot.Plot) []plot.GlyphBox {
-	boxes := make([]plot.GlyphBox, 0, len(l.pts))
-	for _, lp := range l.pts {
-		w, h := l.style.Width(lp.text), l.style.Height(lp.text)
-		boxes = append(boxes, plot.GlyphBox{
-			X: plt.X.Norm(lp.x), Y: plt.Y.Norm(lp.y),
-			Rectangle: vg.Rectangle{Min: vg.Point{X: labelGap, Y: -h / 2}, Max: vg.Point{X: labelGap + w, Y: h / 2}},
-		})
-	}
-	return boxes
-}
-
 func overlapsAny(r vg.Rectangle, rs []vg.Rectangle) bool {
 	for _, o := range rs {
 		if r.Min.X < o.Max.X && o.Min.X < r.Max.X && r.Min.Y < o.Max.Y && o.Min.Y < r.Max.Y {
 			return true
+		}
+	}
+	return false
+}
+
+// crossesAny reports whether any segment passes through r (sampled).
+func crossesAny(r vg.Rectangle, segs [][2]vg.Point) bool {
+	const n = 32
+	for _, s := range segs {
+		for i := 0; i <= n; i++ {
+			t := vg.Length(i) / n
+			x := s[0].X + t*(s[1].X-s[0].X)
+			y := s[0].Y + t*(s[1].Y-s[0].Y)
+			if x > r.Min.X && x < r.Max.X && y > r.Min.Y && y < r.Max.Y {
+				return true
+			}
 		}
 	}
 	return false

@@ -150,10 +150,19 @@ type SweepPoint struct {
 // its unit, e.g. "rtt_ms") is varied and each point is a full set of policy
 // results at that value.
 type Sweep struct {
-	Scenario, Param string
-	Seed            uint64
-	Replications    int
-	Points          []SweepPoint
+	// Scenario is the scenario name (used in chart titles).
+	Scenario string
+	// Param is the swept parameter's name, used verbatim as the X axis
+	// title of sweep_p99, so it should carry the unit (e.g. "rtt_ms").
+	Param string
+	// Seed is the base random seed.
+	Seed uint64
+	// Replications is the number of replications per point (CI columns in
+	// sweep.csv appear when > 1).
+	Replications int
+	// Points are the parameter values; charts sort them by Value, the CSV
+	// and JSON keep the given order.
+	Points []SweepPoint
 }
 
 // output is one rendered file, not yet written.
@@ -168,6 +177,25 @@ type output struct {
 //	summary.json, summary.csv, timeline.csv, quantiles_<slug>.csv (one per
 //	policy, see [Slug]), and ccdf, percentiles, cost, timeline charts as
 //	.png (8x5 in at 150 DPI = 1200x750 px) and .svg (576x360 pt).
+//
+// Format details:
+//   - summary.json: {"scenario","seed","replications","duration_s","policies"};
+//     each policy has exactly the keys policy, ops, p50_ms … mean_ms (ms,
+//     3 decimals), hedge_rate, alternate_win_rate, ru_multiplier, error_rate
+//     (6 decimals), terminal_states (object, keys sorted; {} when nil) and,
+//     only when Figures.CI95 != nil, all eight <key>_ci95 pairs [low, high]
+//     (null for a key missing from CI95). Non-finite numbers are null.
+//   - summary.csv: the same figures, terminal_states as one
+//     "name=count;…" cell (sorted), then <key>_ci95_low/_high columns only
+//     when Replications > 1 (empty cells where a policy has no CI).
+//   - quantiles_<slug>.csv: q, latency_ms. timeline.csv: policy, start_s,
+//     end_s, ops, p50_ms, p99_ms, hedge_rate, mean_threshold_ms.
+//   - charts: ccdf (log-log, points with X ≤ 0 or Y ≤ 0 dropped),
+//     percentiles (grouped bars p50/p99/p99.9, log Y when the values span
+//     more than two decades), cost (p99 ● and p99.9 ▲ vs RU multiplier,
+//     labelled by policy), timeline (windowed p99, log Y; windows with no ops
+//     or p99 ≤ 0 break the line; episodes shaded). Legends are drawn in a
+//     strip right of the plot so they never cover data.
 //
 // All content is rendered in memory first, so a rendering error writes
 // nothing; each file is then written with [WriteFileAtomic]. Errors name the
@@ -185,8 +213,13 @@ func WriteRun(dir string, r *Run) ([]string, error) {
 }
 
 // WriteSweep writes the output files of a parameter sweep into dir (created
-// with MkdirAll) and returns the paths written, sorted: sweep.csv,
-// sweep.json and the sweep_p99 and sweep_cost charts as .png and .svg.
+// with MkdirAll) and returns the paths written, sorted: sweep.csv (value,
+// then the summary.csv columns), sweep.json ({"scenario","param","seed",
+// "replications","points":[{"value","policies":[…]}]}, policy objects as in
+// summary.json) and the charts sweep_p99 (p99 solid/● and p99.9 dashed/▲
+// vs the parameter value, one colour per policy) and sweep_cost (p99 vs RU
+// multiplier, one curve per policy, points labelled with the parameter
+// value) as .png and .svg. Policies are matched across points by name.
 // Error handling and atomicity are as for [WriteRun].
 func WriteSweep(dir string, s *Sweep) ([]string, error) {
 	if s == nil {

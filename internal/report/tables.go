@@ -327,17 +327,18 @@ func FormatTable(w io.Writer, figs []Figures) error {
 		width = max(width, utf8.RuneCountInString(figs[i].Policy))
 	}
 	// Padding the policy column to a fixed width makes it effectively
-	// left-aligned under tabwriter.AlignRight.
+	// left-aligned under tabwriter.AlignRight; the column gap is written
+	// as a prefix of each numeric cell so the first column has no indent.
 	pad := func(s string) string { return s + strings.Repeat(" ", width-utf8.RuneCountInString(s)) }
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s\tops\tp50 ms\tp99 ms\tp99.9 ms\tmax ms\thedge %%\taltwin %%\tRU ×\terr %%\t\n", pad("policy"))
+	tw := tabwriter.NewWriter(w, 0, 0, 0, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%s\t  ops\t  p50 ms\t  p99 ms\t  p99.9 ms\t  max ms\t  hedge %%\t  altwin %%\t  RU ×\t  err %%\t\n", pad("policy"))
 	for i := range figs {
 		f := &figs[i]
 		ru := "-"
 		if !math.IsNaN(f.RUMultiplier) && !math.IsInf(f.RUMultiplier, 0) {
 			ru = strconv.FormatFloat(f.RUMultiplier, 'f', 3, 64)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n",
+		fmt.Fprintf(tw, "%s\t  %d\t  %s\t  %s\t  %s\t  %s\t  %s\t  %s\t  %s\t  %s\t\n",
 			pad(f.Policy), f.Ops, fmtMsShort(f.P50), fmtMsShort(f.P99), fmtMsShort(f.P999), fmtMsShort(f.Max),
 			fmtPct(f.HedgeRate), fmtPct(f.AlternateWinRate), ru, fmtPct(f.ErrorRate))
 	}
