@@ -1,0 +1,158 @@
+package hedging_test
+
+import (
+	"fmt"
+	"time"
+
+	"hedgelab/hedging"
+)
+
+// A threshold is validated once, where the duration is chosen (spec §4.1).
+func ExampleNewThreshold() {
+	t, ok := hedging.NewThreshold(200 * time.Millisecond)
+	fmt.Println(t, ok)
+
+	_, ok = hedging.NewThreshold(0) // zero (or negative) is rejected
+	fmt.Println(ok)
+
+	// The driver default (§5.2): min(1s, request_timeout/2), 1s when unset.
+	fmt.Println(hedging.DriverDefaultThreshold(1500 * time.Millisecond))
+	fmt.Println(hedging.DriverDefaultThreshold(0))
+	// Output:
+	// 200ms true
+	// false
+	// 750ms
+	// 1s
+}
+
+// IsFinal classifies a response for the race (§7.2); CanSpawnHedge says
+// whether a first attempt's transient may upgrade into a hedge (§7.2.1).
+func ExampleIsFinal() {
+	for _, st := range []hedging.Status{
+		{Code: 200},
+		{Code: 404},
+		{Code: 404, SubStatus: hedging.SubStatusReadSessionNotAvailable},
+		{Code: 429, SubStatus: hedging.SubStatusRUBudgetExceeded},
+		{Code: 429},
+		{Code: 503},
+	} {
+		fmt.Printf("%-8s final=%-5v spawn=%v\n", st, hedging.IsFinal(st), hedging.CanSpawnHedge(st))
+	}
+	// Output:
+	// 200      final=true  spawn=false
+	// 404      final=true  spawn=false
+	// 404/1002 final=false spawn=true
+	// 429/3200 final=true  spawn=false
+	// 429      final=false spawn=false
+	// 503      final=false spawn=true
+}
+
+// ShouldHedge walks the §5.1 decision matrix and names the deciding row.
+func ExampleShouldHedge() {
+	read := hedging.Eligibility{StrategyResolved: true, PreferredRegions: 3, ApplicableRegions: 3, Kind: hedging.PointRead, Allowed: hedging.Phase1}
+	fmt.Println(hedging.ShouldHedge(read))
+
+	write := read
+	write.Kind = hedging.Replace
+	fmt.Println(hedging.ShouldHedge(write))
+
+	excluded := read
+	excluded.ApplicableRegions = 1 // ExcludeRegions left a single region
+	fmt.Println(hedging.ShouldHedge(excluded))
+
+	query := read
+	query.Kind = hedging.QueryPage
+	fmt.Println(hedging.ShouldHedge(query))
+	query.Allowed = hedging.Phase2
+	fmt.Println(hedging.ShouldHedge(query))
+	// Output:
+	// true eligible
+	// false not in phase-allowed set
+	// false fewer than 2 applicable regions
+	// false not in phase-allowed set
+	// true eligible
+}
+
+// ResolveStrategy applies the §11.3.1 priority: master switch, operation,
+// client, driver default.
+func ExampleResolveStrategy() {
+	client := hedging.Hedging(hedging.NewHedgingStrategy(hedging.MustThreshold(300 * time.Millisecond)))
+	unset := hedging.AvailabilityStrategy{}
+	show := func(s hedging.HedgingStrategy, on bool) {
+		if on {
+			fmt.Println("hedging after", s.Threshold())
+		} else {
+			fmt.Println("off")
+		}
+	}
+
+	show(hedging.ResolveStrategy(hedging.SwitchUnset, unset, client, 0))            // client strategy
+	show(hedging.ResolveStrategy(hedging.SwitchUnset, hedging.Disabled, client, 0)) // op Disabled wins
+	show(hedging.ResolveStrategy(hedging.SwitchOn, hedging.Disabled, client, 0))    // master switch on wins
+	show(hedging.ResolveStrategy(hedging.SwitchOff, unset, client, 0))              // master switch off wins
+	show(hedging.ResolveStrategy(hedging.SwitchUnset, unset, unset, 800*time.Millisecond))
+
+	// The master switch comes from layers: {ENV}_OVERRIDE > operation >
+	// account > runtime > {ENV}.
+	layers := hedging.HedgingEnabledLayers{Operation: hedging.SwitchOn, Env: hedging.SwitchOff}
+	fmt.Println(layers.Effective())
+	// Output:
+	// hedging after 300ms
+	// off
+	// hedging after 300ms
+	// off
+	// hedging after 400ms
+	// on
+}
+
+// Driving a Race by hand: the core takes time and results as inputs and
+// returns the effects to perform. Here the primary is slow, the threshold
+// fires, and the alternate wins.
+func ExampleClient_Begin() {
+	c, err := hedging.NewClient(hedging.Config{
+		Regions: []hedging.Endpoint{{Region: "East US", Key: "eus"}, {Region: "West US", Key: "wus"}},
+		Strategy: hedging.Hedging(hedging.NewHedgingStrategy(
+			hedging.MustThreshold(100 * time.Millisecond))),
+	})
+	if err != nil {
+		panic(err)
+	}
+	op := &hedging.Operation{Kind: hedging.PointRead, Partition: "0"}
+
+	log := func(e hedging.Effects) {
+		for i := 0; i < e.Len(); i++ {
+			a := e.At(i)
+			switch a.Kind {
+			case hedging.ActSend:
+				fmt.Printf("t=%v send %v to %s (excluding %v)\n", a.At, a.Leg, a.Attempt.Endpoint.Region, a.Attempt.Excluded)
+			case hedging.ActTimer:
+				fmt.Printf("arm timer for t=%v\n", a.At)
+			case hedging.ActCancel:
+				fmt.Printf("cancel %v\n", a.Leg)
+			}
+		}
+	}
+
+	var r hedging.Race
+	e := c.Begin(&r, 0, op) // send the primary, arm the threshold timer
+	log(e)
+	primary := e.At(0).Attempt
+
+	e = r.TimerFired(100*time.Millisecond, hedging.TimerThreshold) // no answer yet: hedge
+	log(e)
+	alternate := e.At(0).Attempt
+
+	e = r.Responded(130*time.Millisecond, alternate, hedging.Result{Status: hedging.Status{Code: 200}, RequestCharge: 1})
+	log(e) // the alternate's 200 wins; the primary is cancelled
+
+	_ = primary // a late primary response would be ignored by r.Responded
+	res, err := r.Result()
+	d, _ := r.Diagnostics()
+	fmt.Println(res.Status, err, d.TerminalState(), d.WasHedge(), r.DoneAt())
+	// Output:
+	// t=0s send primary to East US (excluding [])
+	// arm timer for t=100ms
+	// t=100ms send alternate to West US (excluding [East US])
+	// cancel primary
+	// 200 <nil> AlternateWon true 130ms
+}

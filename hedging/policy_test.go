@@ -1,0 +1,262 @@
+package hedging_test
+
+import (
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"hedgelab/hedging"
+)
+
+func htP99(t *testing.T, cfg hedging.P99DynamicConfig) *hedging.P99Dynamic {
+	t.Helper()
+	p, err := hedging.NewP99Dynamic(cfg)
+	if err != nil {
+		t.Fatalf("NewP99Dynamic: %v", err)
+	}
+	return p
+}
+
+func TestP99DynamicDefaults(t *testing.T) {
+	p := htP99(t, hedging.P99DynamicConfig{})
+	c := p.Config()
+	if c.Quantile != 0.99 || c.Window != time.Minute || c.Buckets != 6 || c.Min != 50*time.Millisecond ||
+		c.Max != 4*time.Second || c.Initial != time.Second || c.MinSamples != 100 || c.Refresh != time.Second || c.RelativeAccuracy != 0.01 {
+		t.Errorf("defaults = %+v", c)
+	}
+	if p.Name() != "p99_dynamic" {
+		t.Errorf("Name() = %q", p.Name())
+	}
+	if n := htP99(t, hedging.P99DynamicConfig{Quantile: 0.9}).Name(); n != "p90_dynamic" {
+		t.Errorf("Name() for q=0.9 = %q", n)
+	}
+}
+
+func TestP99DynamicColdStart(t *testing.T) {
+	p := htP99(t, hedging.P99DynamicConfig{MinSamples: 10, Initial: 700 * time.Millisecond, Refresh: time.Nanosecond})
+	now := time.Second
+	if got := p.Threshold(now, "A").Get(); got != 700*time.Millisecond {
+		t.Fatalf("cold threshold = %v, want Initial 700ms", got)
+	}
+	for i := 0; i < 9; i++ {
+		now += time.Millisecond
+		p.Observe(now, "A", 200*time.Millisecond)
+		if got := p.Threshold(now, "A").Get(); got != 700*time.Millisecond {
+			t.Fatalf("after %d samples threshold = %v, want Initial until MinSamples", i+1, got)
+		}
+	}
+	now += time.Millisecond
+	p.Observe(now, "A", 200*time.Millisecond)
+	got := p.Threshold(now, "A").Get()
+	if got < 196*time.Millisecond || got > 204*time.Millisecond {
+		t.Errorf("with MinSamples reached threshold = %v, want ≈200ms", got)
+	}
+	// Another region is still cold.
+	if got := p.Threshold(now, "B").Get(); got != 700*time.Millisecond {
+		t.Errorf("region B threshold = %v, want Initial (regions are independent)", got)
+	}
+}
+
+func TestP99DynamicConverges(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	p := htP99(t, hedging.P99DynamicConfig{Refresh: time.Nanosecond, Max: time.Hour})
+	var lat []time.Duration
+	now := time.Second
+	// A known stream: lognormal-ish latencies around 20ms with a tail.
+	for i := 0; i < 20000; i++ {
+		d := time.Duration((10 + rng.ExpFloat64()*25) * float64(time.Millisecond))
+		lat = append(lat, d)
+		now += time.Millisecond // 20s in all: well inside the 60s window
+		p.Observe(now, "A", d)
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	// Exact p99 by integer rank.
+	exact := lat[(len(lat)*99+99)/100-1]
+	got := p.Threshold(now, "A").Get()
+	lo, hi := time.Duration(float64(exact)*0.97), time.Duration(float64(exact)*1.03)
+	if got < lo || got > hi {
+		t.Errorf("p99 threshold = %v, exact p99 = %v; want within [%v, %v] (1%% sketch + rank slack)", got, exact, lo, hi)
+	}
+}
+
+func TestP99DynamicClamps(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		lat  time.Duration
+		want time.Duration
+	}{
+		{"below min", time.Millisecond, 50 * time.Millisecond},
+		{"above max", 10 * time.Second, 4 * time.Second},
+		{"zero latency", 0, 50 * time.Millisecond},
+		{"negative latency", -time.Second, 50 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := htP99(t, hedging.P99DynamicConfig{MinSamples: 5, Refresh: time.Nanosecond})
+			for i := 0; i < 10; i++ {
+				p.Observe(time.Duration(i), "A", tc.lat)
+			}
+			if got := p.Threshold(10, "A").Get(); got != tc.want {
+				t.Errorf("threshold = %v, want %v", got, tc.want)
+			}
+		})
+	}
+	t.Run("custom bounds", func(t *testing.T) {
+		p := htP99(t, hedging.P99DynamicConfig{MinSamples: 1, Refresh: time.Nanosecond, Min: 300 * time.Millisecond, Max: 400 * time.Millisecond})
+		p.Observe(0, "A", time.Millisecond)
+		if got := p.Threshold(1, "A").Get(); got != 300*time.Millisecond {
+			t.Errorf("threshold = %v, want Min 300ms", got)
+		}
+		p.Observe(2, "B", time.Minute)
+		if got := p.Threshold(3, "B").Get(); got != 400*time.Millisecond {
+			t.Errorf("threshold = %v, want Max 400ms", got)
+		}
+	})
+}
+
+func TestP99DynamicWindowAgesOut(t *testing.T) {
+	const window = 60 * time.Second
+	p := htP99(t, hedging.P99DynamicConfig{MinSamples: 50, Refresh: time.Nanosecond, Window: window, Buckets: 6})
+	t0 := time.Second
+	for i := 0; i < 200; i++ {
+		p.Observe(t0+time.Duration(i)*time.Millisecond, "A", 3*time.Second)
+	}
+	if got := p.Threshold(t0+time.Second, "A").Get(); got < 2900*time.Millisecond {
+		t.Fatalf("threshold with slow samples = %v, want ≈3s", got)
+	}
+	// Fast samples arrive later; the slow ones are still inside the window.
+	for i := 0; i < 200; i++ {
+		p.Observe(t0+30*time.Second+time.Duration(i)*time.Millisecond, "A", 100*time.Millisecond)
+	}
+	if got := p.Threshold(t0+window-time.Second, "A").Get(); got < 2900*time.Millisecond {
+		t.Errorf("before the window passed threshold = %v, want still ≈3s (p99 over both)", got)
+	}
+	// Once Window has passed since the slow samples, only the fast remain.
+	got := p.Threshold(t0+window+time.Second, "A").Get()
+	if got < 98*time.Millisecond || got > 102*time.Millisecond {
+		t.Errorf("after the window passed threshold = %v, want ≈100ms (old samples aged out)", got)
+	}
+	// After a long silence everything is gone: back to Initial.
+	if got := p.Threshold(t0+10*window, "A").Get(); got != time.Second {
+		t.Errorf("after a long gap threshold = %v, want Initial 1s", got)
+	}
+}
+
+func TestP99DynamicRefreshCaches(t *testing.T) {
+	p := htP99(t, hedging.P99DynamicConfig{MinSamples: 1, Refresh: time.Second})
+	p.Observe(0, "A", 200*time.Millisecond)
+	first := p.Threshold(0, "A").Get()
+	for i := 0; i < 100; i++ {
+		p.Observe(time.Millisecond, "A", 3*time.Second)
+	}
+	if got := p.Threshold(500*time.Millisecond, "A").Get(); got != first {
+		t.Errorf("threshold recomputed before Refresh: %v -> %v", first, got)
+	}
+	if got := p.Threshold(time.Second, "A").Get(); got < 2900*time.Millisecond {
+		t.Errorf("threshold after Refresh = %v, want ≈3s", got)
+	}
+}
+
+func TestP99DynamicValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  hedging.P99DynamicConfig
+		msg  string
+	}{
+		{"quantile high", hedging.P99DynamicConfig{Quantile: 1.5}, "quantile must be in (0,1), got 1.5"},
+		{"quantile one", hedging.P99DynamicConfig{Quantile: 1}, "quantile must be in (0,1), got 1"},
+		{"quantile negative", hedging.P99DynamicConfig{Quantile: -0.5}, "quantile must be in (0,1), got -0.5"},
+		{"window", hedging.P99DynamicConfig{Window: -time.Second}, "window must be > 0, got -1s"},
+		{"buckets", hedging.P99DynamicConfig{Buckets: -1}, "buckets must be >= 1, got -1"},
+		{"min", hedging.P99DynamicConfig{Min: -time.Millisecond}, "min must be > 0, got -1ms"},
+		{"max below min", hedging.P99DynamicConfig{Min: 100 * time.Millisecond, Max: 50 * time.Millisecond}, "max (50ms) must be >= min (100ms)"},
+		{"min above default max", hedging.P99DynamicConfig{Min: 5 * time.Second}, "max (4s) must be >= min (5s)"},
+		{"initial", hedging.P99DynamicConfig{Initial: -1}, "initial must be > 0, got -1ns"},
+		{"min samples", hedging.P99DynamicConfig{MinSamples: -3}, "min_samples must be >= 1, got -3"},
+		{"refresh", hedging.P99DynamicConfig{Refresh: -time.Second}, "refresh must be > 0, got -1s"},
+		{"accuracy", hedging.P99DynamicConfig{RelativeAccuracy: 1}, "relative accuracy must be in (0,1), got 1"},
+		{"accuracy negative", hedging.P99DynamicConfig{RelativeAccuracy: -0.1}, "relative accuracy must be in (0,1), got -0.1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.cfg.Validate()
+			if err == nil || err.Error() != tc.msg {
+				t.Errorf("Validate() = %v, want %q", err, tc.msg)
+			}
+			p, err := hedging.NewP99Dynamic(tc.cfg)
+			if p != nil || err == nil || !strings.Contains(err.Error(), tc.msg) {
+				t.Errorf("NewP99Dynamic = %v, %v; want nil and the Validate error", p, err)
+			}
+		})
+	}
+	for _, ok := range []hedging.P99DynamicConfig{
+		{},
+		{Quantile: 0.5, Window: time.Second, Buckets: 1, Min: time.Millisecond, Max: time.Millisecond, Initial: time.Millisecond, MinSamples: 1, Refresh: 1, RelativeAccuracy: 0.5},
+	} {
+		if err := ok.Validate(); err != nil {
+			t.Errorf("Validate(%+v) = %v, want nil", ok, err)
+		}
+	}
+	t.Run("window_shorter_than_buckets", func(t *testing.T) {
+		t.Skip("BUG: policy.go P99DynamicConfig.Validate accepts Window < Buckets ns (e.g. Window=3ns, Buckets=6): " +
+			"the bucket width Window/Buckets is 0, so P99Dynamic.window rotates (clears) every bucket on every call and " +
+			"the threshold stays at Initial forever; Validate should reject a zero bucket width")
+		cfg := hedging.P99DynamicConfig{Window: 3, Buckets: 6}
+		if err := cfg.Validate(); err == nil {
+			t.Errorf("Validate accepted a zero bucket width")
+		}
+	})
+}
+
+func TestStaticPolicy(t *testing.T) {
+	p := hedging.StaticPolicy{T: hedging.MustThreshold(250 * time.Millisecond)}
+	p.Observe(0, "A", time.Hour) // no effect
+	if got := p.Threshold(time.Hour, "anything").Get(); got != 250*time.Millisecond {
+		t.Errorf("Threshold = %v", got)
+	}
+	if p.Name() != "static(250ms)" {
+		t.Errorf("Name = %q", p.Name())
+	}
+	var _ hedging.ThresholdPolicy = p
+	var _ hedging.ThresholdPolicy = (*hedging.P99Dynamic)(nil)
+}
+
+// A policy strategy drives the race threshold and learns from its legs.
+func TestPolicyStrategyInRace(t *testing.T) {
+	t.Run("static policy sets the threshold", func(t *testing.T) {
+		st := hedging.Hedging(hedging.NewPolicyStrategy(hedging.StaticPolicy{T: hedging.MustThreshold(300 * time.Millisecond)}))
+		c := htClient(t, hedging.Config{Regions: htRegions("A", "B"), Strategy: st})
+		var r hedging.Race
+		op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
+		e := c.Begin(&r, 0, &op)
+		if r.Threshold().Get() != 300*time.Millisecond {
+			t.Errorf("race threshold = %v, want 300ms", r.Threshold())
+		}
+		if e.At(1).Kind != hedging.ActTimer || e.At(1).At != 300*time.Millisecond {
+			t.Errorf("threshold timer = %+v, want at 300ms", e.At(1))
+		}
+	})
+	t.Run("zero policy threshold falls back", func(t *testing.T) {
+		st := hedging.Hedging(hedging.NewPolicyStrategy(hedging.StaticPolicy{}))
+		c := htClient(t, hedging.Config{Regions: htRegions("A", "B"), Strategy: st})
+		var r hedging.Race
+		op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
+		c.Begin(&r, 0, &op)
+		if r.Threshold().Get() != time.Second {
+			t.Errorf("race threshold = %v, want the 1s fallback", r.Threshold())
+		}
+	})
+	t.Run("p99 learns primary latency", func(t *testing.T) {
+		p := htP99(t, hedging.P99DynamicConfig{MinSamples: 20, Refresh: time.Nanosecond})
+		c := htClient(t, hedging.Config{Regions: htRegions("A", "B"), Strategy: hedging.Hedging(hedging.NewPolicyStrategy(p)), Retry: hedging.RetryOptions{MaxAttempts: 1}})
+		for i := 0; i < 30; i++ {
+			htRace(t, c, time.Duration(i+1)*time.Second, "p", htR(120*htMs, 200, 0), htR(time.Second, 200, 0))
+		}
+		var r hedging.Race
+		op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
+		c.Begin(&r, 40*time.Second, &op)
+		if got := r.Threshold().Get(); got < 115*time.Millisecond || got > 125*time.Millisecond {
+			t.Errorf("learned threshold = %v, want ≈120ms", got)
+		}
+	})
+}

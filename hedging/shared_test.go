@@ -1,0 +1,431 @@
+package hedging_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"hedgelab/hedging"
+)
+
+// htRace runs one read on c that ends in the given way and returns its
+// terminal state. start must grow between calls on the same client.
+func htRace(t *testing.T, c *hedging.Client, start time.Duration, partition string, p, a htResp) hedging.TerminalState {
+	t.Helper()
+	op := hedging.Operation{Kind: hedging.PointRead, Partition: partition}
+	d := htNewDriver(t, c, &op, htLegs(p, a))
+	d.start = start
+	d.run()
+	return htDiag(t, &d.r).TerminalState()
+}
+
+var (
+	htAltWins     = [2]htResp{htR(time.Second, 200, 0), htR(10*time.Millisecond, 200, 0)}  // AlternateWon
+	htPrimaryPre  = [2]htResp{htR(10*time.Millisecond, 200, 0), htR(time.Second, 200, 0)}  // PrimaryWonPreThreshold
+	htPrimaryPost = [2]htResp{htR(150*time.Millisecond, 200, 0), htR(time.Second, 200, 0)} // PrimaryWonAfterHedge
+)
+
+func TestHedgeWinTrackerThroughRace(t *testing.T) {
+	t.Run("record_hedge_win_increments_ppcb_counter", func(t *testing.T) {
+		cfg := htCfg(100*htMs, "A", "B", "C")
+		cfg.ConsecutiveHedgeWinThreshold = 100
+		c := htClient(t, cfg)
+		tr := c.HedgeWinTracker()
+		for i := 1; i <= 4; i++ {
+			if got := htRace(t, c, time.Duration(i)*time.Second, "p", htAltWins[0], htAltWins[1]); got != hedging.AlternateWon {
+				t.Fatalf("race %d = %v", i, got)
+			}
+			if got := tr.Consecutive("p", "A"); got != i {
+				t.Errorf("after %d alternate wins Consecutive(p, A) = %d, want %d (exactly one per win)", i, got, i)
+			}
+			if got := tr.Consecutive("p", "B"); got != 0 {
+				t.Errorf("the alternate's region B was credited: %d", got)
+			}
+		}
+		// Non-winning hedged outcomes do not increment.
+		for _, tc := range []struct {
+			name string
+			p, a htResp
+		}{
+			{"both transient", htR(300*htMs, 503, 0), htR(50*htMs, 503, 0)},
+		} {
+			htRace(t, c, 10*time.Second, "p", tc.p, tc.a)
+			if got := tr.Consecutive("p", "A"); got != 4 {
+				t.Errorf("%s changed the counter to %d", tc.name, got)
+			}
+		}
+	})
+	for _, tc := range []struct {
+		name string
+		p, a htResp
+	}{
+		{"pre_threshold_200", htPrimaryPre[0], htPrimaryPre[1]},
+		{"after_hedge_200", htPrimaryPost[0], htPrimaryPost[1]},
+		{"after_hedge_404_0", htR(150*htMs, 404, 0), htR(time.Second, 200, 0)},
+		{"pre_threshold_409", htR(10*htMs, 409, 0), htR(time.Second, 200, 0)},
+		{"after_hedge_412", htR(150*htMs, 412, 0), htR(time.Second, 200, 0)},
+		{"429_3200_final", htR(150*htMs, 429, 3200), htR(time.Second, 200, 0)},
+	} {
+		t.Run("primary_win_resets_hedge_win_counter/"+tc.name, func(t *testing.T) {
+			cfg := htCfg(100*htMs, "A", "B")
+			cfg.ConsecutiveHedgeWinThreshold = 100
+			c := htClient(t, cfg)
+			for i := 1; i <= 3; i++ {
+				htRace(t, c, time.Duration(i)*time.Second, "p", htAltWins[0], htAltWins[1])
+			}
+			if got := c.HedgeWinTracker().Consecutive("p", "A"); got != 3 {
+				t.Fatalf("setup: counter = %d, want 3", got)
+			}
+			htRace(t, c, 10*time.Second, "p", tc.p, tc.a)
+			if got := c.HedgeWinTracker().Consecutive("p", "A"); got != 0 {
+				t.Errorf("a primary final (%s) left the counter at %d, want 0", tc.name, got)
+			}
+		})
+	}
+}
+
+func TestHedgeWinTracker(t *testing.T) {
+	t.Run("defaults", func(t *testing.T) {
+		tr := hedging.NewHedgeWinTracker(0, 0)
+		if tr.Threshold() != 5 || tr.ProbeInterval() != hedging.DefaultProbeInterval || hedging.DefaultProbeInterval != 30*time.Second {
+			t.Errorf("defaults = %d, %v", tr.Threshold(), tr.ProbeInterval())
+		}
+		tr = hedging.NewHedgeWinTracker(-3, -time.Second)
+		if tr.Threshold() != 5 || tr.ProbeInterval() != 30*time.Second {
+			t.Errorf("negative inputs = %d, %v; want the defaults", tr.Threshold(), tr.ProbeInterval())
+		}
+	})
+	t.Run("trip_at_threshold", func(t *testing.T) {
+		tr := hedging.NewHedgeWinTracker(3, 10*time.Second)
+		now := time.Second
+		for i := 1; i <= 2; i++ {
+			if tr.RecordHedgeWin(now, "p", "A") {
+				t.Fatalf("tripped after %d wins, threshold 3", i)
+			}
+			if tr.Unhealthy(now, "p", "A") {
+				t.Fatalf("unhealthy after %d wins", i)
+			}
+		}
+		if !tr.RecordHedgeWin(now, "p", "A") {
+			t.Fatalf("third win did not trip")
+		}
+		if tr.Trips() != 1 {
+			t.Errorf("Trips() = %d, want 1", tr.Trips())
+		}
+		// Unhealthy for exactly the probe interval.
+		if !tr.Unhealthy(now, "p", "A") || !tr.Unhealthy(now+10*time.Second-1, "p", "A") {
+			t.Errorf("not unhealthy during the probe interval")
+		}
+		if tr.Unhealthy(now+10*time.Second, "p", "A") {
+			t.Errorf("still unhealthy once the probe interval has passed")
+		}
+		// Wins while demoted do not re-trip.
+		if tr.RecordHedgeWin(now+time.Second, "p", "A") {
+			t.Errorf("re-tripped while still demoted")
+		}
+		// Probing: one more win after the interval re-trips at once.
+		probe := now + 10*time.Second
+		if !tr.RecordHedgeWin(probe, "p", "A") {
+			t.Errorf("a win while probing did not re-trip")
+		}
+		if !tr.Unhealthy(probe, "p", "A") || tr.Trips() != 2 {
+			t.Errorf("after the re-trip: unhealthy=%v trips=%d", tr.Unhealthy(probe, "p", "A"), tr.Trips())
+		}
+	})
+	t.Run("probing_primary_final_heals", func(t *testing.T) {
+		tr := hedging.NewHedgeWinTracker(2, 10*time.Second)
+		tr.RecordHedgeWin(0, "p", "A")
+		tr.RecordHedgeWin(0, "p", "A")
+		// While demoted a primary final keeps the trip but forgets the streak.
+		tr.RecordPrimaryFinal(time.Second, "p", "A")
+		if !tr.Unhealthy(time.Second, "p", "A") || tr.Consecutive("p", "A") != 0 {
+			t.Errorf("primary final while demoted: unhealthy=%v consecutive=%d; want true, 0",
+				tr.Unhealthy(time.Second, "p", "A"), tr.Consecutive("p", "A"))
+		}
+		// After the interval, a primary final makes the pair healthy: a
+		// single win no longer re-trips.
+		tr.RecordPrimaryFinal(11*time.Second, "p", "A")
+		if tr.RecordHedgeWin(12*time.Second, "p", "A") {
+			t.Errorf("one win after healing re-tripped")
+		}
+		if tr.Consecutive("p", "A") != 1 {
+			t.Errorf("consecutive = %d, want 1", tr.Consecutive("p", "A"))
+		}
+	})
+	t.Run("per_partition_region_isolation", func(t *testing.T) {
+		tr := hedging.NewHedgeWinTracker(2, time.Minute)
+		tr.RecordHedgeWin(0, "p1", "A")
+		tr.RecordHedgeWin(0, "p2", "A")
+		tr.RecordHedgeWin(0, "p1", "B")
+		if tr.Consecutive("p1", "A") != 1 || tr.Consecutive("p2", "A") != 1 || tr.Consecutive("p1", "B") != 1 || tr.Consecutive("p2", "B") != 0 {
+			t.Errorf("counters leaked between pairs")
+		}
+		if !tr.RecordHedgeWin(0, "p1", "A") {
+			t.Fatalf("(p1, A) did not trip")
+		}
+		if tr.Unhealthy(0, "p2", "A") || tr.Unhealthy(0, "p1", "B") {
+			t.Errorf("a trip of (p1, A) affected another pair")
+		}
+		tr.RecordPrimaryFinal(0, "p2", "A")
+		if tr.Consecutive("p1", "B") != 1 || !tr.Unhealthy(0, "p1", "A") {
+			t.Errorf("a reset of (p2, A) affected another pair")
+		}
+		tr.RecordPrimaryFinal(0, "unknown", "Z") // no-op, no panic
+	})
+}
+
+// Concurrent use of the shared state (run with -race).
+func TestSharedStateConcurrent(t *testing.T) {
+	const workers, n = 32, 200
+	tr := hedging.NewHedgeWinTracker(1<<30, time.Minute)
+	store := hedging.NewLocationStore(time.Second)
+	sess := hedging.NewSessionTokens()
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < n; i++ {
+				now := time.Duration(i) * time.Millisecond
+				tr.RecordHedgeWin(now, "hot", "A")
+				tr.RecordHedgeWin(now, fmt.Sprintf("p%d", w), "A")
+				_ = tr.Unhealthy(now, "hot", "A")
+				_ = tr.Consecutive("hot", "A")
+				ep := hedging.Endpoint{Region: "A", Key: fmt.Sprintf("k%d", i%4)}
+				store.Observe(now, "hot", ep, htSt(503, 0))
+				store.Observe(now, "hot", ep, htSt(403, 3))
+				_ = store.Unavailable(now, "hot", ep)
+				sess.Merge("hot", int64(w*n+i+1))
+				_ = sess.Get("hot")
+			}
+		}(w)
+	}
+	wg.Wait()
+	if got := tr.Consecutive("hot", "A"); got != workers*n {
+		t.Errorf("Consecutive = %d after %d concurrent wins (lost updates)", got, workers*n)
+	}
+	for w := 0; w < workers; w++ {
+		if got := tr.Consecutive(fmt.Sprintf("p%d", w), "A"); got != n {
+			t.Errorf("p%d counter = %d, want %d", w, got, n)
+		}
+	}
+	if got := store.RefreshRequests(); got != workers*n {
+		t.Errorf("RefreshRequests = %d, want %d", got, workers*n)
+	}
+	if got := sess.Get("hot"); got != workers*n {
+		t.Errorf("session LSN = %d, want the max %d", got, workers*n)
+	}
+}
+
+// Concurrent races on one client share its state safely (-race).
+func TestClientConcurrentRaces(t *testing.T) {
+	cfg := htCfg(100*htMs, "A", "B", "C")
+	cfg.ConsecutiveHedgeWinThreshold = 1 << 20
+	c := htClient(t, cfg)
+	const workers, n = 16, 50
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var r hedging.Race
+			for i := 0; i < n; i++ {
+				op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
+				now := time.Duration(i) * time.Second
+				c.Begin(&r, now, &op)
+				e := r.TimerFired(now+100*htMs, hedging.TimerThreshold)
+				r.Responded(now+150*htMs, e.At(0).Attempt, hedging.Result{Status: htSt(200, 0), SessionLSN: int64(i)})
+			}
+		}()
+	}
+	wg.Wait()
+	if got := c.HedgeWinTracker().Consecutive("p", "A"); got != workers*n {
+		t.Errorf("Consecutive = %d, want %d", got, workers*n)
+	}
+	if got := c.SessionTokens().Get("p"); got != n-1 {
+		t.Errorf("session LSN = %d, want %d", got, n-1)
+	}
+}
+
+func TestLocationStore(t *testing.T) {
+	epA := hedging.Endpoint{Region: "A", Key: "kA"}
+	t.Run("503_marks_until_expiry", func(t *testing.T) {
+		s := hedging.NewLocationStore(5 * time.Second)
+		if s.Unavailable(0, "p", epA) {
+			t.Fatalf("fresh store reports a mark")
+		}
+		s.Observe(time.Second, "p", epA, htSt(503, 0))
+		if !s.Unavailable(time.Second, "p", epA) || !s.Unavailable(6*time.Second-1, "p", epA) {
+			t.Errorf("not unavailable within the mark")
+		}
+		if s.Unavailable(6*time.Second, "p", epA) {
+			t.Errorf("still unavailable at expiry")
+		}
+		if s.Unavailable(2*time.Second, "p", epA) {
+			t.Errorf("an expired mark came back")
+		}
+	})
+	t.Run("keyed_by_partition_and_endpoint_key", func(t *testing.T) {
+		s := hedging.NewLocationStore(time.Second)
+		s.Observe(0, "p", epA, htSt(503, 0))
+		if s.Unavailable(0, "q", epA) {
+			t.Errorf("mark leaked to another partition")
+		}
+		if s.Unavailable(0, "p", hedging.Endpoint{Region: "A", Key: "other"}) {
+			t.Errorf("mark leaked to another endpoint key")
+		}
+		if !s.Unavailable(0, "p", hedging.Endpoint{Region: "alias", Key: "kA"}) {
+			t.Errorf("an alias of the same physical endpoint is not marked")
+		}
+	})
+	t.Run("remark_extends", func(t *testing.T) {
+		s := hedging.NewLocationStore(time.Second)
+		s.Observe(0, "p", epA, htSt(503, 0))
+		s.Observe(800*htMs, "p", epA, htSt(503, 0))
+		if !s.Unavailable(1500*htMs, "p", epA) {
+			t.Errorf("a second 503 did not extend the mark")
+		}
+	})
+	t.Run("other_statuses_no_mark", func(t *testing.T) {
+		s := hedging.NewLocationStore(time.Second)
+		for _, st := range []hedging.Status{htSt(200, 0), htSt(500, 0), htSt(408, 0), htSt(410, 0), htSt(429, 3092), htSt(404, 1002), htSt(403, 0)} {
+			s.Observe(0, "p", epA, st)
+		}
+		if s.Unavailable(0, "p", epA) || s.RefreshRequests() != 0 {
+			t.Errorf("non-503 statuses marked or refreshed: %v, %d", s.Unavailable(0, "p", epA), s.RefreshRequests())
+		}
+		s.Observe(0, "p", epA, htSt(503, 0))
+		s.Observe(0, "p", epA, htSt(200, 0))
+		if !s.Unavailable(0, "p", epA) {
+			t.Errorf("a 200 cleared the 503 mark early")
+		}
+	})
+	t.Run("403_3_requests_refresh", func(t *testing.T) {
+		s := hedging.NewLocationStore(0)
+		s.Observe(0, "p", epA, htSt(403, hedging.SubStatusWriteForbidden))
+		s.Observe(0, "q", epA, htSt(403, hedging.SubStatusWriteForbidden))
+		if s.RefreshRequests() != 2 {
+			t.Errorf("RefreshRequests = %d, want 2", s.RefreshRequests())
+		}
+		if s.Unavailable(0, "p", epA) {
+			t.Errorf("403/3 marked the endpoint")
+		}
+	})
+	t.Run("default_duration", func(t *testing.T) {
+		s := hedging.NewLocationStore(-1)
+		s.Observe(0, "p", epA, htSt(503, 0))
+		if !s.Unavailable(hedging.DefaultUnavailableFor-1, "p", epA) || s.Unavailable(hedging.DefaultUnavailableFor, "p", epA) {
+			t.Errorf("default mark is not DefaultUnavailableFor (%v)", hedging.DefaultUnavailableFor)
+		}
+	})
+	t.Run("race_403_3_on_a_leg_refreshes", func(t *testing.T) {
+		c := htClient(t, htCfg(100*htMs, "A", "B"))
+		htRace(t, c, time.Second, "p", htR(time.Second, 200, 0), htR(10*htMs, 403, 3))
+		if c.LocationStore().RefreshRequests() != 1 {
+			t.Errorf("a 403/3 on the alternate did not request a refresh")
+		}
+	})
+}
+
+func TestSessionTokens(t *testing.T) {
+	s := hedging.NewSessionTokens()
+	if s.Get("p") != 0 {
+		t.Fatalf("fresh token = %d", s.Get("p"))
+	}
+	s.Merge("p", 10)
+	s.Merge("p", 7) // a late, lower LSN from a losing leg
+	if s.Get("p") != 10 {
+		t.Errorf("a lower LSN regressed the token to %d", s.Get("p"))
+	}
+	s.Merge("p", 0)
+	s.Merge("p", -5)
+	if s.Get("p") != 10 {
+		t.Errorf("non-positive LSN changed the token: %d", s.Get("p"))
+	}
+	s.Merge("q", 3)
+	if s.Get("p") != 10 || s.Get("q") != 3 {
+		t.Errorf("partitions not independent: p=%d q=%d", s.Get("p"), s.Get("q"))
+	}
+	s.Merge("p", 11)
+	if s.Get("p") != 11 {
+		t.Errorf("higher LSN not taken: %d", s.Get("p"))
+	}
+
+	t.Run("race_losing_leg_late_lower_lsn", func(t *testing.T) {
+		c := htClient(t, htCfg(100*htMs, "A", "B"))
+		op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
+		var r hedging.Race
+		e := c.Begin(&r, 0, &op)
+		prim := e.At(0).Attempt
+		e = r.TimerFired(100*htMs, hedging.TimerThreshold)
+		alt := e.At(0).Attempt
+		r.Responded(120*htMs, alt, hedging.Result{Status: htSt(200, 0), SessionLSN: 50})
+		r.Responded(130*htMs, prim, hedging.Result{Status: htSt(200, 0), SessionLSN: 40}) // cancelled loser
+		if got := c.SessionTokens().Get("p"); got != 50 {
+			t.Errorf("token = %d, want 50", got)
+		}
+		var r2 hedging.Race
+		if e := c.Begin(&r2, time.Second, &op); e.At(0).Attempt.SessionLSN != 50 {
+			t.Errorf("next operation sends LSN %d, want 50", e.At(0).Attempt.SessionLSN)
+		}
+	})
+}
+
+// §9.2: merges commute under max — any interleaving of the same writes
+// ends at the per-partition maximum, and the token never decreases.
+func TestSessionTokensMaxMergeProperty(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		type write struct {
+			p   string
+			lsn int64
+		}
+		writes := rapid.SliceOfN(rapid.Custom(func(t *rapid.T) write {
+			return write{
+				p:   rapid.SampledFrom([]string{"p0", "p1", "p2"}).Draw(t, "partition"),
+				lsn: rapid.Int64Range(-5, 1000).Draw(t, "lsn"),
+			}
+		}), 0, 60).Draw(t, "writes")
+		perm := rapid.Permutation(writes).Draw(t, "interleaving")
+
+		want := map[string]int64{}
+		for _, w := range writes {
+			if w.lsn > want[w.p] {
+				want[w.p] = w.lsn
+			}
+		}
+		a, b := hedging.NewSessionTokens(), hedging.NewSessionTokens()
+		prev := map[string]int64{}
+		for _, w := range writes {
+			a.Merge(w.p, w.lsn)
+		}
+		for _, w := range perm {
+			b.Merge(w.p, w.lsn)
+			if got := b.Get(w.p); got < prev[w.p] {
+				t.Fatalf("token of %s regressed %d -> %d", w.p, prev[w.p], got)
+			} else {
+				prev[w.p] = got
+			}
+		}
+		// Concurrently, too: split the permutation over goroutines.
+		c := hedging.NewSessionTokens()
+		var wg sync.WaitGroup
+		for g := 0; g < 3; g++ {
+			wg.Add(1)
+			go func(g int) {
+				defer wg.Done()
+				for i := g; i < len(perm); i += 3 {
+					c.Merge(perm[i].p, perm[i].lsn)
+				}
+			}(g)
+		}
+		wg.Wait()
+		for _, p := range []string{"p0", "p1", "p2"} {
+			if a.Get(p) != want[p] || b.Get(p) != want[p] || c.Get(p) != want[p] {
+				t.Fatalf("%s: in order %d, permuted %d, concurrent %d; want max %d", p, a.Get(p), b.Get(p), c.Get(p), want[p])
+			}
+		}
+	})
+}
