@@ -102,6 +102,8 @@ func (c P99DynamicConfig) Validate() error {
 		return fmt.Errorf("window must be > 0, got %v", c.Window)
 	case c.Buckets < 1:
 		return fmt.Errorf("buckets must be >= 1, got %d", c.Buckets)
+	case c.Window/time.Duration(c.Buckets) < time.Millisecond:
+		return fmt.Errorf("window (%v) split into %d buckets gives buckets shorter than 1ms", c.Window, c.Buckets)
 	case c.Min <= 0:
 		return fmt.Errorf("min must be > 0, got %v", c.Min)
 	case c.Max < c.Min:

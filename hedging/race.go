@@ -419,6 +419,7 @@ func (r *Race) Responded(now time.Duration, a Attempt, res Result) Effects {
 		r.legFinal(&e, now, a.Leg)
 		return e
 	}
+	r.noteTransient(a.Leg, res)
 	if res.Err == nil && res.Status.Code == 404 && res.Status.SubStatus == SubStatusReadSessionNotAvailable &&
 		r.hubEligible && lg.sessionRetries == 0 && !lg.hub {
 		lg.hub = true // §9.6.1 four conditions
@@ -430,7 +431,8 @@ func (r *Race) Responded(now time.Duration, a Attempt, res Result) Effects {
 	if res.LocalThrottle && a.Leg == Primary && !r.spawned {
 		r.noFanOut = true // §9.3 #2: the alternate would hit the same gate
 	}
-	if r.hedged && a.Leg == Primary && !r.spawned && !r.noFanOut && res.Err == nil && CanSpawnHedge(res.Status) {
+	if r.hedged && a.Leg == Primary && !r.spawned && !r.noFanOut && res.Err == nil && CanSpawnHedge(res.Status) &&
+		(!r.hasDeadline || now < r.deadline) {
 		r.spawnAlternate(&e, now) // upgrade path (§6.5 #9, §7.2.1)
 	}
 	if delay, ok := r.retry(now, a.Leg, res); ok {

@@ -294,8 +294,6 @@ func TestRaceCoreProperties(t *testing.T) {
 // The strict form of "an error's Status is the last transient status seen",
 // including deadline and cancellation outcomes.
 func TestRaceCorePropertyErrorStatusIsLastTransient(t *testing.T) {
-	t.Skip("BUG: race.go — see TestRaceCoreErrorStatusIsLastTransientSeen: a retried transient is not " +
-		"recorded, so a deadline/cancel during the retry reports Status{} (or an older leg's status)")
 	rapid.Check(t, func(t *rapid.T) {
 		d := htRunScenario(t, htDrawScenario(t))
 		var he *hedging.Error

@@ -1057,9 +1057,6 @@ func TestRaceCoreIgnoresStaleInputs(t *testing.T) {
 // when none arrived)". When the deadline fires while a leg is retrying after
 // a transient response, that response has arrived and must be reported.
 func TestRaceCoreErrorStatusIsLastTransientSeen(t *testing.T) {
-	t.Skip("BUG: race.go Responded/retry: a transient that is retried is never recorded by noteTransient, " +
-		"so when the deadline (or Cancel) fires during the retry, Error.Status is the zero Status instead of the " +
-		"transient that arrived (e.g. non-hedged 503 then failover, deadline at 500ms: got 0, want 503)")
 	for _, tc := range []struct {
 		name     string
 		strategy hedging.AvailabilityStrategy
@@ -1090,10 +1087,6 @@ func TestRaceCoreErrorStatusIsLastTransientSeen(t *testing.T) {
 // the deadline, but the upgrade path spawns the alternate even when the
 // primary's region-changing transient lands exactly at the deadline.
 func TestRaceCoreNoUpgradeSpawnAtDeadline(t *testing.T) {
-	t.Skip("BUG: race.go Responded: the upgrade-path spawnAlternate does not check the deadline " +
-		"(retry() does: now >= r.deadline); a primary 503 landing exactly at the deadline (threshold 200ms, " +
-		"Timeout 100ms) sends an alternate at +100ms that can never answer: Legs()=2 and terminal state " +
-		"CancelledAwaitingPartner after a 50ms harvest instead of a single leg ending at +100ms")
 	cfg := htCfg(200*htMs, "A", "B")
 	cfg.Retry.MaxAttempts = 3
 	c := htClient(t, cfg)

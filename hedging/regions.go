@@ -47,7 +47,11 @@ func Distinct(primary, alternate Endpoint) bool {
 // preference order; no region appears twice.
 func AlternateExcludeRegions(user []Region, all []Endpoint, target Region) []Region {
 	out := make([]Region, 0, len(user)+len(all))
-	out = append(out, user...)
+	for _, r := range user {
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
 	for _, e := range all {
 		if e.Region != target && !slices.Contains(out, e.Region) {
 			out = append(out, e.Region)
