@@ -185,8 +185,8 @@ type Race struct {
 	observedSessionUnavailable bool
 	seq                        uint32
 	legs                       [2]legState
-	last                       Leg
-	hasLast                    bool
+	last                       Leg           // leg of the most recent transient result
+	lastStatus                 Status        // the most recent transient status (zero when none)
 	pending                    TerminalState // terminal state decided when the deadline fired
 	cause                      error         // deadline or cancellation cause
 	winner                     Leg
@@ -509,7 +509,7 @@ func (r *Race) moveEndpoint(now time.Duration, lg *legState) {
 
 func (r *Race) noteTransient(l Leg, res Result) {
 	if !res.Final() {
-		r.last, r.hasLast = l, true
+		r.last, r.lastStatus = l, res.Status
 	}
 }
 
@@ -589,7 +589,7 @@ func (r *Race) deadlineFired(e *Effects, now time.Duration, cause error) {
 		if r.hedged {
 			r.diag.terminalState = DeadlineExceededPreThreshold
 		}
-		r.finishError(e, now, r.lastStatus(), cause)
+		r.finishError(e, now, r.lastStatus, cause)
 		return
 	}
 	p, a := &r.legs[Primary], &r.legs[Alternate]
@@ -618,14 +618,7 @@ func reasonFor(cause error) string {
 func (r *Race) endHarvest(e *Effects, now time.Duration) {
 	r.cancelOthers(e, reasonFor(r.cause))
 	r.diag.terminalState = r.pending
-	r.finishError(e, now, r.lastStatus(), r.cause)
-}
-
-func (r *Race) lastStatus() Status {
-	if r.hasLast {
-		return r.legs[r.last].last.Status
-	}
-	return Status{}
+	r.finishError(e, now, r.lastStatus, r.cause)
 }
 
 // cancelOthers cancels every in-flight attempt.
