@@ -1,0 +1,380 @@
+package scenarios
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/BurntSushi/toml"
+
+	"hedgelab/simnet"
+)
+
+// DefaultName is the name of the embedded scenario `hedgesim run` uses
+// when none is given.
+const DefaultName = "default"
+
+// Scenario is one parsed and validated scenario file.
+//
+// A Scenario is treated as immutable: the ones returned by [Embedded] and
+// [Get] are shared, so derive variants with [Scenario.WithParam] rather
+// than by editing File.
+type Scenario struct {
+	// Name is the file's name key ([a-z0-9-]+); it names the output
+	// directory.
+	Name string
+	// Description is the file's description key (free text).
+	Description string
+	// Source names where the scenario came from: the file path given to
+	// [Load] or [Parse], "embedded:<file>.toml" for [Embedded] ones, with
+	// " (<path>=<value>)" appended by each [Scenario.WithParam].
+	Source string
+	// Replications is the number of independent replications to run
+	// (file key replications, default 1).
+	Replications int
+	// File is the decoded file as written, before defaults.
+	File File
+
+	data    []byte         // the TOML text File was decoded from
+	locText []byte         // text error lines refer to (the original file)
+	raw     map[string]any // data decoded generically
+}
+
+// Error is a problem in a scenario file. Its text is
+// "<file>:<line>: <field>: <message>", for example
+//
+//	scenarios/x.toml:12: replicas.eastus.service: lognormal: p99_ms (3) must be greater than median_ms (4)
+//
+// A field the file does not contain is reported on the line of its
+// nearest enclosing table in the file (line 1 for the root table). The line
+// is omitted only when there is none to give, the field when the problem is
+// not about one field (a TOML syntax error).
+type Error struct {
+	File  string // the scenario's source (file path or "embedded:<file>")
+	Line  int    // 1-based line in File; 0 = unknown
+	Field string // dotted key path, array elements by name or index; may be empty
+	Msg   string // what is wrong
+}
+
+// Error returns "<file>:<line>: <field>: <message>".
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		b.WriteString(":")
+		b.WriteString(strconv.Itoa(e.Line))
+	}
+	b.WriteString(": ")
+	if e.Field != "" {
+		b.WriteString(e.Field)
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Load reads and parses the scenario file at path (see [Parse]). Errors:
+// the file cannot be read, or any [Parse] error.
+func Load(path string) (*Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data)
+}
+
+// Parse decodes and validates one scenario file; source names the file in
+// errors and becomes [Scenario.Source]. Every problem is reported as an
+// [*Error] with file, line and field: TOML syntax errors, values of the
+// wrong type, unknown keys, NaN or infinite numbers, and every semantic
+// check listed in scenarios/README.md (including the resource limits). A
+// scenario that parses also builds: [Scenario.Config] will not fail on it.
+func Parse(source string, data []byte) (*Scenario, error) {
+	return parse(source, data, data)
+}
+
+// parse decodes data; errors name source and lines of locText (the same as
+// data unless data is a rewritten version of locText, see WithParam).
+func parse(source string, data []byte, locText []byte) (*Scenario, error) {
+	locSource := source
+	derived := !bytes.Equal(data, locText)
+	loc := locate(locText)
+	var raw map[string]any
+	if _, err := toml.Decode(string(data), &raw); err != nil {
+		var pe toml.ParseError
+		if errors.As(err, &pe) {
+			return nil, &Error{File: locSource, Line: pe.Position.Line, Msg: "TOML syntax error: " + pe.Message}
+		}
+		return nil, &Error{File: locSource, Msg: err.Error()}
+	}
+	// Keys BurntSushi reports carry no array indexes: find them in the
+	// decoded text, then their line (or their enclosing table's) in locText.
+	dataLoc := loc
+	if derived {
+		dataLoc = locate(data)
+	}
+	place := func(e *Error, key []string, line int) *Error {
+		if p, _, ok := dataLoc.find(key, line); ok {
+			e.Field, e.Line = displayPath(raw, p), loc.line(p...)
+		} else {
+			e.Line = loc.line(key...)
+		}
+		if e.Line == 0 {
+			e.Line = 1
+		}
+		return e
+	}
+	var f File
+	md, err := toml.Decode(string(data), &f)
+	if err != nil {
+		line, key, msg := decodeError(err)
+		e := &Error{File: locSource, Field: strings.Join(key, "."), Msg: msg}
+		if key == nil {
+			e.Line = line
+			if derived {
+				e.Line = 0
+			}
+			return nil, e
+		}
+		return nil, place(e, key, line)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		key := []string(und[0])
+		return nil, place(&Error{File: locSource, Field: strings.Join(key, "."), Msg: "unknown field"}, key, 0)
+	}
+	if e := nonFinite(locSource, loc, raw); e != nil {
+		return nil, e
+	}
+	s := &Scenario{Name: f.Name, Description: f.Description, Source: source, Replications: 1, File: f,
+		data: data, locText: locText, raw: raw}
+	if f.Replications != nil {
+		s.Replications = *f.Replications
+	}
+	if _, _, err := s.Config(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// decodeError splits an error of decoding into File (a value of the wrong
+// type or out of range) into the line in the decoded text, the key (nil
+// when the error names none) and the message.
+func decodeError(err error) (line int, key []string, msg string) {
+	var lastKey string
+	msg = err.Error()
+	var pe toml.ParseError
+	if errors.As(err, &pe) {
+		line, lastKey, msg = pe.Position.Line, pe.LastKey, pe.Message
+	} else if rest, ok := strings.CutPrefix(msg, "toml: "); ok {
+		// "toml: line 12 (last key \"a.b\"): message" (md.e in decode.go)
+		if r, ok := strings.CutPrefix(rest, "line "); ok {
+			if i := strings.IndexByte(r, ' '); i > 0 {
+				if n, err := strconv.Atoi(r[:i]); err == nil {
+					line, rest = n, r[i+1:]
+				}
+			}
+		}
+		if r, ok := strings.CutPrefix(rest, "(last key "); ok {
+			if q, err := strconv.QuotedPrefix(r); err == nil {
+				if k, err := strconv.Unquote(q); err == nil {
+					if m, ok := strings.CutPrefix(r[len(q):], "): "); ok {
+						lastKey, rest = k, m
+					}
+				}
+			}
+		}
+		msg = rest
+	}
+	if lastKey != "" {
+		sc := &scanner{s: []byte(lastKey)}
+		key = sc.keys()
+	}
+	return line, key, msg
+}
+
+// nonFinite reports the first (by line) NaN or infinite number in raw.
+func nonFinite(source string, loc *locator, raw map[string]any) *Error {
+	var best *Error
+	var walk func(p []string, v any)
+	walk = func(p []string, v any) {
+		switch v := v.(type) {
+		case float64:
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				line := loc.line(p...)
+				if best == nil || line < best.Line {
+					best = &Error{File: source, Line: line, Field: displayPath(raw, p),
+						Msg: fmt.Sprintf("must be a finite number, got %v", v)}
+				}
+			}
+		case map[string]any:
+			for _, k := range sortedKeys(v) {
+				walk(append(clone(p), k), v[k])
+			}
+		case []map[string]any:
+			for i, e := range v {
+				walk(append(clone(p), strconv.Itoa(i)), e)
+			}
+		case []any:
+			for i, e := range v {
+				walk(append(clone(p), strconv.Itoa(i)), e)
+			}
+		}
+	}
+	walk(nil, raw)
+	return best
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
+// elemName is how an element of an array of tables is named in field
+// paths and [Scenario.WithParam] paths: replicas and policies by their
+// name, endpoints by their region, everything else by index.
+func elemName(array string, m map[string]any) string {
+	key := ""
+	switch array {
+	case "replicas", "policies":
+		key = "name"
+	case "endpoints":
+		key = "region"
+	default:
+		return ""
+	}
+	s, _ := m[key].(string)
+	return s
+}
+
+// displayPath renders a locator path (with decimal array indexes) the way
+// errors name fields, replacing indexes by element names where they exist.
+func displayPath(raw map[string]any, p []string) string {
+	out := clone(p)
+	var cur any = raw
+	parent := ""
+	for i, seg := range p {
+		switch c := cur.(type) {
+		case map[string]any:
+			cur, parent = c[seg], seg
+		case []map[string]any:
+			cur = nil
+			if n, err := strconv.Atoi(seg); err == nil && n >= 0 && n < len(c) {
+				cur = c[n]
+				if name := elemName(parent, c[n]); name != "" {
+					out[i] = name
+				}
+			}
+		case []any:
+			cur = nil
+			if n, err := strconv.Atoi(seg); err == nil && n >= 0 && n < len(c) {
+				cur = c[n]
+				if m, ok := c[n].(map[string]any); ok {
+					if name := elemName(parent, m); name != "" {
+						out[i] = name
+					}
+				}
+			}
+		default:
+			cur = nil
+		}
+	}
+	return strings.Join(out, ".")
+}
+
+// Config builds the simulation input: the network, replicas (with their
+// distribution samplers), faults, episodes and workload as a
+// [simnet.Config], and one [simnet.Policy] per [[policies]] entry in file
+// order, whose New returns a fresh strategy on every call (a new
+// hedging.P99Dynamic for p99_dynamic). Each call builds new values. It
+// revalidates the File and returns the same [*Error]s as [Parse]; on a
+// Scenario from [Parse], [Load], [Embedded], [Get] or [Scenario.WithParam]
+// it does not fail.
+func (s *Scenario) Config() (*simnet.Config, []simnet.Policy, error) {
+	b := &builder{src: s.Source, loc: locate(s.locText), f: &s.File}
+	return b.build()
+}
+
+//go:embed *.toml
+var embeddedFS embed.FS
+
+var loadEmbedded = sync.OnceValues(func() ([]*Scenario, error) {
+	entries, err := embeddedFS.ReadDir(".")
+	if err != nil {
+		return nil, err
+	}
+	var list []*Scenario
+	var errs []error
+	for _, e := range entries {
+		data, err := embeddedFS.ReadFile(e.Name())
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		src := "embedded:" + e.Name()
+		s, err := Parse(src, data)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if want := strings.TrimSuffix(path.Base(e.Name()), ".toml"); s.Name != want {
+			errs = append(errs, &Error{File: src, Line: locate(data).line("name"), Field: "name",
+				Msg: fmt.Sprintf("an embedded scenario must be named after its file (%q), got %q", want, s.Name)})
+			continue
+		}
+		list = append(list, s)
+	}
+	slices.SortFunc(list, func(a, b *Scenario) int { return strings.Compare(a.Name, b.Name) })
+	return list, errors.Join(errs...)
+})
+
+// Embedded returns the scenario library: every scenarios/*.toml file
+// compiled into the binary, parsed once, sorted by name. Each file must be
+// named "<name>.toml" after its name key. The error joins the problems of
+// the broken files (which are left out of the list); the valid ones are
+// returned regardless. The scenarios are shared: do not modify them.
+func Embedded() ([]*Scenario, error) {
+	list, err := loadEmbedded()
+	return slices.Clone(list), err
+}
+
+// Get returns the embedded scenario called name. Errors: the embedded file
+// of that name is broken (its parse error), or no such scenario (the
+// message lists the available names).
+func Get(name string) (*Scenario, error) {
+	list, err := loadEmbedded()
+	var names []string
+	for _, s := range list {
+		if s.Name == name {
+			return s, nil
+		}
+		names = append(names, s.Name)
+	}
+	if err != nil && strings.Contains(err.Error(), "embedded:"+name+".toml:") {
+		for _, e := range unwrapJoined(err) {
+			if strings.HasPrefix(e.Error(), "embedded:"+name+".toml:") {
+				return nil, e
+			}
+		}
+	}
+	return nil, fmt.Errorf("unknown scenario %q (available: %s)", name, strings.Join(names, ", "))
+}
+
+func unwrapJoined(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
