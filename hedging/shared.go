@@ -2,6 +2,7 @@ package hedging
 
 import (
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -45,6 +46,9 @@ type HedgeWinTracker struct {
 	mu        sync.Mutex
 	pairs     map[winKey]*winState
 	trips     int
+	// npairs mirrors len(pairs) so the common case (no streak anywhere)
+	// needs no lock.
+	npairs atomic.Int64
 }
 
 // NewHedgeWinTracker returns a tracker that trips after threshold
@@ -78,6 +82,7 @@ func (t *HedgeWinTracker) RecordHedgeWin(now time.Duration, partition string, pr
 	if s == nil {
 		s = &winState{}
 		t.pairs[k] = s
+		t.npairs.Store(int64(len(t.pairs)))
 	}
 	s.consecutive++
 	if s.consecutive >= t.threshold && (s.unhealthyUntil == 0 || now >= s.unhealthyUntil) {
@@ -94,6 +99,9 @@ func (t *HedgeWinTracker) RecordHedgeWin(now time.Duration, partition string, pr
 // final result of the primary leg and clears a trip whose probe interval
 // has passed (spec §9.5 #2).
 func (t *HedgeWinTracker) RecordPrimaryFinal(now time.Duration, partition string, primary Region) {
+	if t.npairs.Load() == 0 {
+		return
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	k := winKey{partition, primary}
@@ -108,6 +116,7 @@ func (t *HedgeWinTracker) RecordPrimaryFinal(now time.Duration, partition string
 		return
 	}
 	delete(t.pairs, k)
+	t.npairs.Store(int64(len(t.pairs)))
 }
 
 // Consecutive returns the current counter of (partition, primary), the
@@ -124,11 +133,11 @@ func (t *HedgeWinTracker) Consecutive(partition string, primary Region) int {
 // Unhealthy reports whether reads of partition should route away from
 // region at now (tripped and the probe interval not yet passed).
 func (t *HedgeWinTracker) Unhealthy(now time.Duration, partition string, region Region) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(t.pairs) == 0 {
+	if t.npairs.Load() == 0 {
 		return false
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	s := t.pairs[winKey{partition, region}]
 	return s != nil && s.unhealthyUntil != 0 && now < s.unhealthyUntil
 }
@@ -159,6 +168,7 @@ type LocationStore struct {
 	mu             sync.Mutex
 	marks          map[markKey]time.Duration
 	refreshes      int
+	nmarks         atomic.Int64 // mirrors len(marks): no lock when nothing is marked
 }
 
 // NewLocationStore returns a store whose marks last unavailableFor
@@ -178,6 +188,7 @@ func (s *LocationStore) Observe(now time.Duration, partition string, endpoint En
 	case st.Code == 503:
 		s.mu.Lock()
 		s.marks[markKey{partition, endpoint.Key}] = now + s.unavailableFor
+		s.nmarks.Store(int64(len(s.marks)))
 		s.mu.Unlock()
 	case st.Code == 403 && st.SubStatus == SubStatusWriteForbidden:
 		s.mu.Lock()
@@ -189,15 +200,16 @@ func (s *LocationStore) Observe(now time.Duration, partition string, endpoint En
 // Unavailable reports whether (partition, endpoint) is marked unavailable
 // at now.
 func (s *LocationStore) Unavailable(now time.Duration, partition string, endpoint Endpoint) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if len(s.marks) == 0 {
+	if s.nmarks.Load() == 0 {
 		return false
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	k := markKey{partition, endpoint.Key}
 	until, ok := s.marks[k]
 	if ok && now >= until {
 		delete(s.marks, k)
+		s.nmarks.Store(int64(len(s.marks)))
 		return false
 	}
 	return ok
@@ -216,6 +228,7 @@ func (s *LocationStore) RefreshRequests() int {
 type SessionTokens struct {
 	mu   sync.Mutex
 	lsns map[string]int64
+	any  atomic.Bool // set once a token is stored: reads of an empty store take no lock
 }
 
 // NewSessionTokens returns an empty store.
@@ -229,12 +242,16 @@ func (s *SessionTokens) Merge(partition string, lsn int64) {
 	s.mu.Lock()
 	if lsn > s.lsns[partition] {
 		s.lsns[partition] = lsn
+		s.any.Store(true)
 	}
 	s.mu.Unlock()
 }
 
 // Get returns the session LSN of partition (0 when none).
 func (s *SessionTokens) Get(partition string) int64 {
+	if !s.any.Load() {
+		return 0
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.lsns[partition]

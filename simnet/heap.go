@@ -37,34 +37,73 @@ func (a *event) less(b *event) bool {
 	return a.seq < b.seq
 }
 
-// eventQueue is a 4-ary min-heap of events.
+// eventQueue orders events by (at, responses first, seq). It is a 4-ary
+// min-heap plus a FIFO run: most timers (a static threshold, arrivals) are
+// pushed in non-decreasing time order, and an event no earlier than the
+// FIFO's tail goes there in O(1) instead of into the heap; pop takes the
+// smaller of the two heads. The order is exactly the heap's.
 type eventQueue struct {
-	ev  []event
-	seq uint64
+	ev   []event
+	fifo []event
+	head int
+	seq  uint64
 }
 
-func (q *eventQueue) Len() int { return len(q.ev) }
+func (q *eventQueue) Len() int { return len(q.ev) + len(q.fifo) - q.head }
 
 func (q *eventQueue) push(e event) {
 	q.seq++
 	e.seq = q.seq
-	q.ev = append(q.ev, e)
-	i := len(q.ev) - 1
-	for i > 0 {
-		p := (i - 1) / 4
-		if !q.ev[i].less(&q.ev[p]) {
-			break
+	if e.kind != evResponse {
+		if n := len(q.fifo); n == q.head || !e.less(&q.fifo[n-1]) {
+			if q.head > 0 && q.head == n {
+				q.fifo, q.head = q.fifo[:0], 0
+			}
+			q.fifo = append(q.fifo, e)
+			return
 		}
-		q.ev[i], q.ev[p] = q.ev[p], q.ev[i]
-		i = p
 	}
+	q.pushHeap(e)
 }
 
 func (q *eventQueue) pop() event {
+	if q.head < len(q.fifo) && (len(q.ev) == 0 || q.fifo[q.head].less(&q.ev[0])) {
+		e := q.fifo[q.head]
+		q.head++
+		if q.head > 4096 && q.head*2 > len(q.fifo) {
+			n := copy(q.fifo, q.fifo[q.head:])
+			q.fifo, q.head = q.fifo[:n], 0
+		}
+		return e
+	}
+	return q.popHeap()
+}
+
+func (q *eventQueue) pushHeap(e event) {
+	q.ev = append(q.ev, e)
+	// Sift the hole up, moving parents down, then place e.
+	i := len(q.ev) - 1
+	for i > 0 {
+		p := (i - 1) / 4
+		if !e.less(&q.ev[p]) {
+			break
+		}
+		q.ev[i] = q.ev[p]
+		i = p
+	}
+	q.ev[i] = e
+}
+
+func (q *eventQueue) popHeap() event {
 	top := q.ev[0]
 	n := len(q.ev) - 1
-	q.ev[0] = q.ev[n]
+	x := q.ev[n]
 	q.ev = q.ev[:n]
+	if n == 0 {
+		return top
+	}
+	// Sift the hole at the root down, moving the smallest child up, then
+	// place the former last element.
 	i := 0
 	for {
 		c := 4*i + 1
@@ -72,16 +111,18 @@ func (q *eventQueue) pop() event {
 			break
 		}
 		m := c
-		for j := c + 1; j < c+4 && j < n; j++ {
+		end := min(c+4, n)
+		for j := c + 1; j < end; j++ {
 			if q.ev[j].less(&q.ev[m]) {
 				m = j
 			}
 		}
-		if !q.ev[m].less(&q.ev[i]) {
+		if !q.ev[m].less(&x) {
 			break
 		}
-		q.ev[i], q.ev[m] = q.ev[m], q.ev[i]
+		q.ev[i] = q.ev[m]
 		i = m
 	}
+	q.ev[i] = x
 	return top
 }

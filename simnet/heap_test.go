@@ -1,0 +1,51 @@
+package simnet
+
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// TestEventQueueOrder pushes random events (some in time order, as timers
+// are, some not) interleaved with pops and checks that every pop returns the
+// minimum, by (at, responses first, seq), of the events pending at that
+// moment.
+func TestEventQueueOrder(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 1))
+	var q eventQueue
+	var pending []event
+	var now, mono time.Duration
+	for i := 0; i < 100000; i++ {
+		if q.Len() != len(pending) {
+			t.Fatalf("Len %d, want %d", q.Len(), len(pending))
+		}
+		if len(pending) > 0 && (r.IntN(2) == 0 || len(pending) > 300) {
+			e := q.pop()
+			mi := 0
+			for j := range pending {
+				if pending[j].less(&pending[mi]) {
+					mi = j
+				}
+			}
+			if pending[mi] != e {
+				t.Fatalf("popped %+v, minimum is %+v", e, pending[mi])
+			}
+			pending = append(pending[:mi], pending[mi+1:]...)
+			now = e.at
+			continue
+		}
+		var e event
+		switch r.IntN(3) {
+		case 0: // monotone timers
+			mono = max(mono, now) + time.Duration(r.IntN(3))
+			e = event{at: mono, kind: evTimer}
+		case 1:
+			e = event{at: now + time.Duration(r.IntN(50)), kind: evResponse}
+		default:
+			e = event{at: now + time.Duration(r.IntN(50)), kind: evReplicaArrive}
+		}
+		q.push(e)
+		e.seq = q.seq
+		pending = append(pending, e)
+	}
+}
