@@ -197,6 +197,10 @@ func prepare(s *scenarios.Scenario, f *runFlags) (*simnet.Config, []simnet.Polic
 	if f.seedSet {
 		cfg.Seed = f.seed
 	}
+	if n := expectedOps(cfg, len(pols), reps); n > scenarios.MaxSimulatedOps {
+		return nil, nil, 0, fmt.Errorf("%s: would simulate %.3g operations; the limit is %.3g: lower --replications, duration_s or rate_per_s",
+			s.Source, float64(n), float64(scenarios.MaxSimulatedOps))
+	}
 	return cfg, pols, reps, nil
 }
 

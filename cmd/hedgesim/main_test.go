@@ -175,6 +175,7 @@ func TestCommandErrors(t *testing.T) {
 		{[]string{"sweep", "tiny", "--param", "x=1:2:0"}, exitUsage, "STEP must be > 0"},
 		{[]string{"sweep", "tiny", "--param", "x=1:1e9:1"}, exitUsage, "the limit is 1000"},
 		{[]string{"run", "tiny", "tiny", "--out", "x"}, exitUsage, "--out needs exactly one scenario"},
+		{[]string{"run", "tiny", "--replications", "10000000"}, exitError, "the limit is 2e+09"},
 	}
 	for _, c := range cases {
 		_, stderr, code := runCLI(t, c.args...)
