@@ -500,6 +500,9 @@ func (s *sim) send(slot int32, o *opState, a hedging.Attempt) {
 	st.cancelled = false
 	st.n++
 	s.stats.Attempts++
+	if a.HubRegionProcessingOnly {
+		s.stats.HubHeaderAttempts++
+	}
 	kind := o.op.Kind
 	if tc := s.cfg.ThroughputControl; tc != nil && !s.tc.take(s.now, tc.RUPerSec, tc.Burst, s.ru[kind]) {
 		s.stats.LocalThrottles++
@@ -589,6 +592,7 @@ func (s *sim) replicaArrive(ev event) {
 			continue // the hub always has the session
 		}
 		if uFault < f.Probability {
+			s.stats.Faults++
 			s.answer(ev, st, hedging.Result{Status: f.Status}, msDur(f.LatencyMs))
 			return
 		}
@@ -630,6 +634,9 @@ func (s *sim) replicaArrive(ev event) {
 }
 
 func (s *sim) answer(ev event, st *attemptState, res hedging.Result, after time.Duration) {
+	if res.Status.Code == 404 && res.Status.SubStatus == hedging.SubStatusReadSessionNotAvailable {
+		s.stats.SessionNotAvailable++
+	}
 	st.res = res
 	st.phase = attInService
 	s.q.push(event{at: s.now + after + st.back, kind: evResponse, op: ev.op, gen: ev.gen, aseq: ev.aseq, sub: ev.sub})

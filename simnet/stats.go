@@ -59,6 +59,11 @@ type Stats struct {
 	// counts local throughput-control 429s; Removed counts queued attempts
 	// removed by cancellation.
 	BreakerTrips, LocalThrottles, Removed int64
+	// HubHeaderAttempts counts attempts sent with the
+	// x-ms-cosmos-hub-region-processing-only header (§9.6); SessionNotAvailable
+	// counts 404/1002 answers; Faults counts injected fault answers.
+	HubHeaderAttempts, SessionNotAvailable, Faults int64
+
 	// Events is the number of events processed.
 	Events int64
 	// End is the virtual time the run ended.
@@ -102,6 +107,9 @@ func (s *Stats) Merge(o *Stats) {
 	s.BreakerTrips += o.BreakerTrips
 	s.LocalThrottles += o.LocalThrottles
 	s.Removed += o.Removed
+	s.HubHeaderAttempts += o.HubHeaderAttempts
+	s.SessionNotAvailable += o.SessionNotAvailable
+	s.Faults += o.Faults
 	s.Events += o.Events
 	s.End = max(s.End, o.End)
 }

@@ -73,6 +73,10 @@ type Figures struct {
 	// "p99_ms", "p999_ms", "p9999_ms", "max_ms", "mean_ms" (all in ms) and
 	// "ru_multiplier" (dimensionless). Nil otherwise.
 	CI95 map[string][2]float64
+	// Counters are extra event counts written to summary.json under
+	// "counters" (omitted when nil): attempts, breaker_trips,
+	// hub_header_attempts, local_throttles, removed_from_queue, ...
+	Counters map[string]int64
 }
 
 // Point is one point of a curve; units depend on the curve (for a CCDF,

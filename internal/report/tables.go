@@ -84,6 +84,7 @@ type policyJSON struct {
 	RUMultiplier     num              `json:"ru_multiplier"`
 	ErrorRate        num              `json:"error_rate"`
 	TerminalStates   map[string]int64 `json:"terminal_states"`
+	Counters         map[string]int64 `json:"counters,omitempty"`
 	P50CI            *ciJSON          `json:"p50_ms_ci95,omitempty"`
 	P90CI            *ciJSON          `json:"p90_ms_ci95,omitempty"`
 	P99CI            *ciJSON          `json:"p99_ms_ci95,omitempty"`
@@ -121,6 +122,7 @@ func newPolicyJSON(f *Figures) policyJSON {
 		RUMultiplier:     num{f.RUMultiplier, precRate},
 		ErrorRate:        num{f.ErrorRate, precRate},
 		TerminalStates:   ts,
+		Counters:         f.Counters,
 	}
 	if f.CI95 != nil {
 		ci := func(key string) *ciJSON {

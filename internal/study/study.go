@@ -161,6 +161,15 @@ func Figures(p PolicyResult) report.Figures {
 			f.TerminalStates[simnet.TerminalName(i)] = n
 		}
 	}
+	f.Counters = map[string]int64{
+		"attempts":              m.Attempts,
+		"breaker_trips":         m.BreakerTrips,
+		"faults_injected":       m.Faults,
+		"hub_header_attempts":   m.HubHeaderAttempts,
+		"local_throttles":       m.LocalThrottles,
+		"removed_from_queue":    m.Removed,
+		"session_not_available": m.SessionNotAvailable,
+	}
 	if len(p.PerRep) > 1 {
 		f.CI95 = map[string][2]float64{}
 		per := make([][]float64, len(figureNames))
