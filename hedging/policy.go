@@ -233,3 +233,92 @@ func (p *P99Dynamic) Threshold(now time.Duration, primary Region) Threshold {
 	w.threshold = Threshold{min(max(d, p.cfg.Min), p.cfg.Max)}
 	return w.threshold
 }
+
+// SpawnObserver is implemented by threshold policies that need to know when
+// an alternate is actually sent, for example to charge a hedge budget. The
+// race calls AlternateSpawned once per spawned alternate (timer or upgrade
+// path), on the hedged path only.
+type SpawnObserver interface {
+	AlternateSpawned(now time.Duration, primary Region)
+}
+
+// BudgetedPolicy caps the hedge rate of an inner policy with a token bucket
+// — hedgelab's proposal for spec §17 Q11, not in the spec or its peer SDKs
+// (the idea is gRPC's hedging throttle and Envoy's retry budget): every
+// operation earns Ratio tokens (up to Burst), every spawned alternate spends
+// one, and while fewer than one token is left the threshold is Fallback
+// (by default the 4 s clamp maximum), so only pathological primaries are
+// hedged. Over any long window at most about Ratio of operations hedge, so
+// the RU multiplier from hedging stays below 1+Ratio, and a saturated or
+// throttled region is not flooded with alternates (spec §9.3).
+type BudgetedPolicy struct {
+	inner    ThresholdPolicy
+	ratio    float64
+	burst    float64
+	fallback Threshold
+	mu       sync.Mutex
+	tokens   float64
+	denied   int64
+}
+
+// NewBudgetedPolicy wraps inner with a hedge budget of ratio (0 < ratio <=
+// 1) alternates per operation and a bucket of burst tokens (>= 1; it starts
+// full). fallback (zero = 4 s) is the threshold while the budget is spent.
+// Errors name the bad parameter.
+func NewBudgetedPolicy(inner ThresholdPolicy, ratio, burst float64, fallback Threshold) (*BudgetedPolicy, error) {
+	switch {
+	case inner == nil:
+		return nil, fmt.Errorf("budget: inner policy is nil")
+	case !(ratio > 0 && ratio <= 1):
+		return nil, fmt.Errorf("budget: ratio must be in (0,1], got %v", ratio)
+	case !(burst >= 1) || math.IsInf(burst, 0):
+		return nil, fmt.Errorf("budget: burst must be >= 1, got %v", burst)
+	}
+	if fallback.IsZero() {
+		fallback = Threshold{4000 * time.Millisecond}
+	}
+	return &BudgetedPolicy{inner: inner, ratio: ratio, burst: burst, fallback: fallback, tokens: burst}, nil
+}
+
+// Name returns "<inner>+budget(<ratio>)".
+func (p *BudgetedPolicy) Name() string { return fmt.Sprintf("%s+budget(%g)", p.inner.Name(), p.ratio) }
+
+// Threshold earns one operation's tokens and returns the inner policy's
+// threshold, or the fallback while less than one token is left.
+func (p *BudgetedPolicy) Threshold(now time.Duration, primary Region) Threshold {
+	inner := p.inner.Threshold(now, primary)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.tokens = math.Min(p.burst, p.tokens+p.ratio)
+	if p.tokens < 1 {
+		p.denied++
+		if inner.IsZero() || inner.Get() < p.fallback.Get() {
+			return p.fallback
+		}
+	}
+	return inner
+}
+
+// Observe forwards to the inner policy.
+func (p *BudgetedPolicy) Observe(now time.Duration, region Region, latency time.Duration) {
+	p.inner.Observe(now, region, latency)
+}
+
+// AlternateSpawned spends one token (the balance may go below zero when
+// several operations passed the check before their alternates fired).
+func (p *BudgetedPolicy) AlternateSpawned(now time.Duration, primary Region) {
+	p.mu.Lock()
+	p.tokens--
+	p.mu.Unlock()
+	if o, ok := p.inner.(SpawnObserver); ok {
+		o.AlternateSpawned(now, primary)
+	}
+}
+
+// Denied returns how many operations got the fallback threshold because the
+// budget was spent.
+func (p *BudgetedPolicy) Denied() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.denied
+}

@@ -337,6 +337,9 @@ func (r *Race) spawnAlternate(e *Effects, now time.Duration) {
 		r.hubLatch.Store(r.legs[Primary].hub || r.op.HubRegionProcessingOnly)
 	}
 	r.diag.alternateRegion, r.diag.hasAlternate = alt.endpoint.Region, true
+	if o, ok := r.strategy.policy.(SpawnObserver); ok {
+		o.AlternateSpawned(now, r.regions[0].Region)
+	}
 	if r.c.logEnabled(slog.LevelDebug) {
 		r.c.log(slog.LevelDebug, "cosmos.hedge.alternate_spawned",
 			slog.String("target_region", string(alt.endpoint.Region)), slog.Int64("elapsed_ms", (now-r.start).Milliseconds()))

@@ -637,9 +637,9 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 }
 
 // policy validates one [[policies]] entry and returns its simnet.Policy.
-func (b *builder) policy(pp fpath, p *Policy, requestTimeout time.Duration, seen map[string]fpath) simnet.Policy {
+func (b *builder) policy(pp fpath, p *Policy, requestTimeout time.Duration, seen map[string]fpath) (out simnet.Policy) {
 	b.checkID(pp.key("name"), "policy name", p.Name, seen)
-	out := simnet.Policy{Name: p.Name}
+	out = simnet.Policy{Name: p.Name}
 	switch p.Type {
 	case "":
 		b.fail(pp.key("type"), "required (disabled, static, driver_default or p99_dynamic)")
@@ -664,9 +664,54 @@ func (b *builder) policy(pp fpath, p *Policy, requestTimeout time.Duration, seen
 			}
 		}
 	}
+	if p.Type == "disabled" && (p.HedgeBudget != nil || p.HedgeBudgetBurst != nil) {
+		key := "hedge_budget"
+		if p.HedgeBudget == nil {
+			key = "hedge_budget_burst"
+		}
+		b.fail(pp.key(key), `does not apply to type "disabled"`)
+	}
+	budget, burst := 0.0, 100.0
+	if p.HedgeBudget != nil {
+		budget = *p.HedgeBudget
+		if !(budget > 0 && budget <= 1) {
+			b.fail(pp.key("hedge_budget"), "must be in (0, 1], got %g", budget)
+		}
+	}
+	if p.HedgeBudgetBurst != nil {
+		if p.HedgeBudget == nil {
+			b.fail(pp.key("hedge_budget_burst"), "needs hedge_budget")
+		}
+		burst = *p.HedgeBudgetBurst
+		if !(burst >= 1 && burst <= 1e9) {
+			b.fail(pp.key("hedge_budget_burst"), "must be in [1, 1e9], got %g", burst)
+		}
+	}
 	if b.e != nil {
 		return out
 	}
+	defer func() {
+		if budget == 0 || out.New == nil {
+			return
+		}
+		inner := out.New
+		out.New = func() (hedging.AvailabilityStrategy, error) {
+			a, err := inner()
+			if err != nil {
+				return a, err
+			}
+			hs, _ := a.HedgingStrategy()
+			var pol hedging.ThresholdPolicy = hedging.StaticPolicy{T: hs.Threshold()}
+			if hs.Policy() != nil {
+				pol = hs.Policy()
+			}
+			bp, err := hedging.NewBudgetedPolicy(pol, budget, burst, hedging.Threshold{})
+			if err != nil {
+				return hedging.AvailabilityStrategy{}, err
+			}
+			return hedging.Hedging(hedging.NewPolicyStrategy(bp)), nil
+		}
+	}()
 	switch p.Type {
 	case "disabled":
 		out.New = func() (hedging.AvailabilityStrategy, error) { return hedging.Disabled, nil }
@@ -732,8 +777,8 @@ func (b *builder) p99(pp fpath, p *Policy) hedging.P99DynamicConfig {
 	}
 	if p.Buckets != nil || p.WindowS != nil {
 		window, buckets := cmp0(pc.Window, 60*time.Second), cmp0(pc.Buckets, 6)
-		if b.e == nil && window/time.Duration(buckets) <= 0 {
-			b.fail(pp.key("window_s"), "window_s / buckets must be at least 1 ns, got %g", *p.WindowS)
+		if b.e == nil && window/time.Duration(buckets) < time.Millisecond {
+			b.fail(pp.key("window_s"), "window_s / buckets must be at least 1 ms, got %g s / %d", window.Seconds(), buckets)
 		}
 	}
 	pc.Min = pos("min_ms", p.MinMs, time.Millisecond)

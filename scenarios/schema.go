@@ -158,4 +158,11 @@ type Policy struct {
 	MinSamples       *int     `toml:"min_samples"`       // >= 1; default 100
 	RefreshS         *float64 `toml:"refresh_s"`         // s, > 0; default 1
 	RelativeAccuracy *float64 `toml:"relative_accuracy"` // (0,1); default 0.01
+
+	// HedgeBudget caps any hedging type's hedge rate with a token bucket
+	// (hedging.BudgetedPolicy): at most this many alternates per operation
+	// over time, (0,1]; absent = no budget. HedgeBudgetBurst is the bucket
+	// size (>= 1, default 100).
+	HedgeBudget      *float64 `toml:"hedge_budget"`
+	HedgeBudgetBurst *float64 `toml:"hedge_budget_burst"`
 }

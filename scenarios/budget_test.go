@@ -1,0 +1,55 @@
+package scenarios_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"hedgelab/hedging"
+	"hedgelab/scenarios"
+)
+
+// withPolicies replaces the tiny scenario's policies.
+func withPolicies(t *testing.T, policies string) (*scenarios.Scenario, error) {
+	t.Helper()
+	raw, err := os.ReadFile("tiny.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := string(raw)
+	i := strings.Index(data, "[[policies]]")
+	return scenarios.Parse("budget.toml", []byte(data[:i]+policies))
+}
+
+func TestHedgeBudget(t *testing.T) {
+	s, err := withPolicies(t, "[[policies]]\nname = \"b\"\ntype = \"static\"\nthreshold_ms = 20\nhedge_budget = 0.05\nhedge_budget_burst = 10\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, pols, err := s.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := pols[0].New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs, ok := a.HedgingStrategy()
+	if !ok {
+		t.Fatal("not a hedging strategy")
+	}
+	if _, ok := hs.Policy().(*hedging.BudgetedPolicy); !ok || hs.Policy().Name() != "static(20ms)+budget(0.05)" {
+		t.Fatalf("policy %T %v", hs.Policy(), hs.Policy())
+	}
+	for _, c := range []struct{ policies, want string }{
+		{"[[policies]]\nname = \"d\"\ntype = \"disabled\"\nhedge_budget = 0.1\n", `policies.d.hedge_budget: does not apply to type "disabled"`},
+		{"[[policies]]\nname = \"s\"\ntype = \"static\"\nthreshold_ms = 5\nhedge_budget = 0\n", `policies.s.hedge_budget: must be in (0, 1], got 0`},
+		{"[[policies]]\nname = \"s\"\ntype = \"static\"\nthreshold_ms = 5\nhedge_budget_burst = 5\n", `policies.s.hedge_budget_burst: needs hedge_budget`},
+		{"[[policies]]\nname = \"s\"\ntype = \"driver_default\"\nhedge_budget = 0.1\nhedge_budget_burst = 0.5\n", `policies.s.hedge_budget_burst: must be in [1, 1e9], got 0.5`},
+	} {
+		_, err := withPolicies(t, c.policies)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("got %v, want ...%s", err, c.want)
+		}
+	}
+}
