@@ -162,7 +162,29 @@ func costChart(r *Run) *chart {
 // timelineChart: windowed p99 over virtual time, log Y, one line per policy;
 // windows without ops or with p99 ≤ 0 break the line. Episodes are shaded.
 func timelineChart(r *Run) *chart {
-	ch := newChart(chartTitle(r.Scenario, "windowed p99 latency"), "virtual time (s)", "p99 latency (ms)")
+	return timelineMetricChart(r, "windowed p99 latency", "p99 latency (ms)", true,
+		func(w Window) float64 { return w.P99Ms })
+}
+
+// thresholdChart: the mean threshold each policy chose per window, log Y;
+// windows where no operation was hedge-eligible break the line.
+func thresholdChart(r *Run) *chart {
+	return timelineMetricChart(r, "threshold over time", "mean threshold (ms)", true,
+		func(w Window) float64 { return w.MeanThresholdMs })
+}
+
+// hedgeRateChart: the share of operations whose alternate fired, per
+// window, in percent on a linear axis.
+func hedgeRateChart(r *Run) *chart {
+	return timelineMetricChart(r, "hedge rate over time", "hedge rate (%)", false,
+		func(w Window) float64 { return 100 * w.HedgeRate })
+}
+
+// timelineMetricChart draws value(window) over virtual time, one line per
+// policy, with episodes shaded. On a log axis non-positive values break the
+// line; on a linear axis only windows without ops do.
+func timelineMetricChart(r *Run, what, yLabel string, logY bool, value func(Window) float64) *chart {
+	ch := newChart(chartTitle(r.Scenario, what), "virtual time (s)", yLabel)
 	xEnd := 0.0
 	if finite(r.DurationS) && r.DurationS > 0 {
 		xEnd = r.DurationS
@@ -176,15 +198,16 @@ func timelineChart(r *Run) *chart {
 				xEnd = w.EndS
 			}
 			mid := (w.StartS + w.EndS) / 2
-			if w.Ops <= 0 || !(w.P99Ms > 0) || !finite(w.P99Ms) || !finite(mid) {
+			v := value(w)
+			if w.Ops <= 0 || (logY && !(v > 0)) || !finite(v) || !finite(mid) {
 				if len(cur) > 0 {
 					segs[i] = append(segs[i], cur)
 					cur = nil
 				}
 				continue
 			}
-			cur = append(cur, plotter.XY{X: mid, Y: w.P99Ms})
-			ys = append(ys, w.P99Ms)
+			cur = append(cur, plotter.XY{X: mid, Y: v})
+			ys = append(ys, v)
 		}
 		if len(cur) > 0 {
 			segs[i] = append(segs[i], cur)
@@ -199,16 +222,24 @@ func timelineChart(r *Run) *chart {
 		xEnd = 1
 	}
 	setLinearAxis(&ch.p.X, 0, xEnd)
-	lo, hi, ok := posRange(ys)
-	if ok {
-		headroom := 1.3
-		if len(r.Episodes) > 0 {
-			headroom = 2.5 // room for the episode labels at the top
+	headroom := 1.3
+	if len(r.Episodes) > 0 {
+		headroom = 2.5 // room for the episode labels at the top
+	}
+	if logY {
+		if lo, hi, ok := posRange(ys); ok {
+			setLogAxis(&ch.p.Y, lo, hi*headroom)
+		} else {
+			setLogAxis(&ch.p.Y, 1, 1000)
+			ch.noData = true
 		}
-		setLogAxis(&ch.p.Y, lo, hi*headroom)
 	} else {
-		setLogAxis(&ch.p.Y, 1, 1000)
-		ch.noData = true
+		if _, hi, ok := finiteRange(ys); ok && hi > 0 {
+			setLinearAxis(&ch.p.Y, 0, hi*(1+(headroom-1)/2))
+		} else {
+			setLinearAxis(&ch.p.Y, 0, 1)
+			ch.noData = len(ys) == 0
+		}
 	}
 	if len(r.Episodes) > 0 {
 		// Drawn first, so lines and grid go on top of the shading.

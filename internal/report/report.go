@@ -179,7 +179,8 @@ type output struct {
 // and returns the paths written, sorted. Files:
 //
 //	summary.json, summary.csv, timeline.csv, quantiles_<slug>.csv (one per
-//	policy, see [Slug]), and ccdf, percentiles, cost, timeline charts as
+//	policy, see [Slug]), and ccdf, percentiles, cost, timeline, threshold
+//	and hedge_rate charts as
 //	.png (8x5 in at 150 DPI = 1200x750 px) and .svg (576x360 pt).
 //
 // Format details:
@@ -197,7 +198,8 @@ type output struct {
 //   - charts: ccdf (log-log, points with X ≤ 0 or Y ≤ 0 dropped),
 //     percentiles (grouped bars p50/p99/p99.9, log Y when the values span
 //     more than two decades), cost (p99 ● and p99.9 ▲ vs RU multiplier,
-//     labelled by policy), timeline (windowed p99, log Y; windows with no ops
+//     labelled by policy), threshold (mean threshold per window, log Y),
+//     hedge_rate (percent per window), timeline (windowed p99, log Y; windows with no ops
 //     or p99 ≤ 0 break the line; episodes shaded). Legends are drawn in a
 //     strip right of the plot so they never cover data.
 //
@@ -273,6 +275,8 @@ func renderRun(r *Run) ([]output, error) {
 		{"percentiles", percentilesChart},
 		{"cost", costChart},
 		{"timeline", timelineChart},
+		{"threshold", thresholdChart},
+		{"hedge_rate", hedgeRateChart},
 	}
 	for _, c := range charts {
 		for _, format := range []string{"png", "svg"} {

@@ -22,7 +22,7 @@ import (
 )
 
 var (
-	chartBases     = []string{"ccdf", "percentiles", "cost", "timeline"}
+	chartBases     = []string{"ccdf", "percentiles", "cost", "timeline", "threshold", "hedge_rate"}
 	basePolicyKeys = []string{
 		"policy", "ops", "p50_ms", "p90_ms", "p99_ms", "p999_ms", "p9999_ms", "max_ms", "mean_ms",
 		"hedge_rate", "alternate_win_rate", "ru_multiplier", "error_rate", "terminal_states",
