@@ -1,11 +1,11 @@
 GO ?= go
 
-.PHONY: all build test race bench lint run results notebooks fuzz clean
+.PHONY: all build test race bench lint run results notebooks clean
 
 all: lint test build
 
 build:
-	$(GO) build ./...
+	$(GO) build -o bin/hedgesim ./cmd/hedgesim
 
 test:
 	$(GO) test ./...
@@ -13,6 +13,8 @@ test:
 race:
 	$(GO) test -race ./...
 
+# Benchmarks: hot paths (race core, simulator, distributions, HTTP driver)
+# and the default scenario's wall time and peak memory (BenchmarkDefaultScenario).
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
@@ -20,8 +22,19 @@ lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
+# The main job: simulate the embedded default scenario into results/default/.
 run:
 	$(GO) run ./cmd/hedgesim
+
+# Regenerate results/<scenario>/ for every embedded scenario and the index.
+results:
+	$(GO) build -o bin/hedgesim ./cmd/hedgesim
+	./bin/hedgesim run -q $$(./bin/hedgesim list | awk '{print $$1}')
+	$(GO) run ./cmd/notebooks -index results
+
+# Regenerate the design-review notebooks in notebooks/.
+notebooks:
+	$(GO) run ./cmd/notebooks
 
 clean:
 	rm -rf bin
