@@ -1,0 +1,61 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"hedgelab/internal/report"
+)
+
+func TestFirstSentence(t *testing.T) {
+	for in, want := range map[string]string{
+		"One. Two.":            "One.",
+		"RTTs (2.5 ms). Next.": "RTTs (2.5 ms).",
+		"no period":            "no period",
+	} {
+		if got := firstSentence(in); got != want {
+			t.Errorf("firstSentence(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestWriteIndex(t *testing.T) {
+	dir := t.TempDir()
+	run := &report.Run{Scenario: "tiny", Replications: 1, Policies: []report.PolicyResult{
+		{Figures: report.Figures{Policy: "disabled", Ops: 10, P99: 300}},
+		{Figures: report.Figures{Policy: "static-20ms", Ops: 10, P99: 30, RUMultiplier: 1.02, HedgeRate: 0.03}},
+	}}
+	if _, err := report.WriteRun(filepath.Join(dir, "tiny"), run); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeIndex(dir); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "| [tiny](tiny/) | Two regions, a slow tail on the primary, hedging off versus a static 20 ms threshold. | p99 300 ms without hedging → best p99 30.0 ms (`static-20ms`, RU 1.020×, hedge rate 3.00%) |"
+	if !strings.Contains(string(data), want) {
+		t.Errorf("index:\n%s\nwant line:\n%s", data, want)
+	}
+}
+
+func TestDocTableAndBetter(t *testing.T) {
+	d := newDoc(t.TempDir(), "x", "Title", 1)
+	d.table([]string{"a", "b"}, [][]string{{"1", "2"}})
+	if !strings.Contains(d.b.String(), "| a | b |\n|---|---|\n| 1 | 2 |\n") {
+		t.Errorf("table:\n%s", d.b.String())
+	}
+	lo := report.Figures{CI95: map[string][2]float64{"p99_ms": {1, 2}}}
+	hi := report.Figures{CI95: map[string][2]float64{"p99_ms": {3, 4}}}
+	ov := report.Figures{CI95: map[string][2]float64{"p99_ms": {1.5, 3.5}}}
+	if !better(lo, hi, "p99_ms", 1.5, 3.5) || better(hi, lo, "p99_ms", 3.5, 1.5) || better(lo, ov, "p99_ms", 1.5, 2.5) {
+		t.Error("better() with CIs")
+	}
+	if !better(report.Figures{}, report.Figures{}, "p99_ms", 90, 100) || better(report.Figures{}, report.Figures{}, "p99_ms", 97, 100) {
+		t.Error("better() without CIs uses a 5% margin")
+	}
+}

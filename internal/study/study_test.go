@@ -1,0 +1,110 @@
+package study_test
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"hedgelab/hedging"
+	"hedgelab/internal/study"
+	"hedgelab/simnet"
+	"hedgelab/simnet/dist"
+)
+
+func TestCI95(t *testing.T) {
+	// mean 2, sd 1, n 3: t(0.975, 2) = 4.302653 -> half width 4.302653/sqrt(3)
+	ci := study.CI95([]float64{1, 2, 3})
+	h := 4.302652729696142 / math.Sqrt(3)
+	if math.Abs(ci[0]-(2-h)) > 1e-9 || math.Abs(ci[1]-(2+h)) > 1e-9 {
+		t.Errorf("CI95(1,2,3) = %v, want [%v, %v]", ci, 2-h, 2+h)
+	}
+	if ci := study.CI95([]float64{5}); ci != [2]float64{5, 5} {
+		t.Errorf("CI95 of one value = %v", ci)
+	}
+	if ci := study.CI95([]float64{4, 4, 4, 4}); ci != [2]float64{4, 4} {
+		t.Errorf("CI95 of constant values = %v", ci)
+	}
+}
+
+func scenario(t *testing.T) (*simnet.Config, []simnet.Policy) {
+	t.Helper()
+	mean := 2.0
+	exp, err := dist.Spec{Family: "exponential", MeanMs: &mean}.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &simnet.Config{
+		Seed: 9, Duration: 5 * time.Second, ClientRegion: "c",
+		Endpoints: []simnet.Endpoint{{Region: "A", Replica: "a"}, {Region: "B", Replica: "b"}},
+		Replicas:  []simnet.Replica{{Name: "a", Region: "pa", Default: exp}, {Name: "b", Region: "pb", Default: exp}},
+		Workload:  simnet.Workload{RatePerSec: 500},
+	}
+	th := hedging.MustThreshold(3 * time.Millisecond)
+	return cfg, []simnet.Policy{
+		{Name: "off", New: func() (hedging.AvailabilityStrategy, error) { return hedging.Disabled, nil }},
+		{Name: "3ms", New: func() (hedging.AvailabilityStrategy, error) { return hedging.Hedging(hedging.NewHedgingStrategy(th)), nil }},
+	}
+}
+
+// The merged result does not depend on the number of workers, and the
+// figures follow from the merged histograms.
+func TestSimulateDeterministicAcrossWorkers(t *testing.T) {
+	cfg, pols := scenario(t)
+	a, err := study.Simulate(cfg, pols, 4, study.Options{Parallel: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := study.Simulate(cfg, pols, 4, study.Options{Parallel: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range a.Policies {
+		fa, fb := study.Figures(a.Policies[i]), study.Figures(b.Policies[i])
+		if fa.P99 != fb.P99 || fa.Ops != fb.Ops || fa.CI95["p99_ms"] != fb.CI95["p99_ms"] || fa.RUMultiplier != fb.RUMultiplier {
+			t.Errorf("policy %s differs between 1 and 3 workers: %+v vs %+v", fa.Policy, fa, fb)
+		}
+		if len(a.Policies[i].PerRep) != 4 || fa.CI95 == nil {
+			t.Errorf("want 4 replications with CIs")
+		}
+		ci := fa.CI95["p99_ms"]
+		if !(ci[0] <= ci[1]) {
+			t.Errorf("CI %v not ordered", ci)
+		}
+	}
+	off, on := study.Figures(a.Policies[0]), study.Figures(a.Policies[1])
+	if off.HedgeRate != 0 || on.HedgeRate <= 0 || on.P99 >= off.P99 {
+		t.Errorf("hedging at 3 ms should hedge and cut p99: off %+v on %+v", off, on)
+	}
+	if off.TerminalStates["none"] != off.Ops {
+		t.Errorf("disabled policy terminal states %v", off.TerminalStates)
+	}
+}
+
+func TestPolicyCCDFAndTimeline(t *testing.T) {
+	cfg, pols := scenario(t)
+	res, err := study.Simulate(cfg, pols, 1, study.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := study.Policy(res.Policies[1])
+	if len(p.CCDF) < 20 || p.CCDF[0].Y != 1 {
+		t.Fatalf("CCDF has %d points, first %+v", len(p.CCDF), p.CCDF)
+	}
+	for i := 1; i < len(p.CCDF); i++ {
+		if p.CCDF[i].Y >= p.CCDF[i-1].Y || p.CCDF[i].X < p.CCDF[i-1].X {
+			t.Fatalf("CCDF not monotone at %d: %+v %+v", i, p.CCDF[i-1], p.CCDF[i])
+		}
+	}
+	if last := p.CCDF[len(p.CCDF)-1].Y; last*float64(p.Ops) < 1 {
+		t.Errorf("CCDF goes below 1/ops: %v", last)
+	}
+	if len(p.Timeline) == 0 || p.Timeline[0].MeanThresholdMs != 3 {
+		t.Errorf("timeline %+v", p.Timeline)
+	}
+	if _, err := study.Simulate(cfg, nil, 1, study.Options{}); err == nil {
+		t.Error("no policies: want an error")
+	}
+	if _, err := study.Simulate(cfg, pols, 0, study.Options{}); err == nil {
+		t.Error("0 replications: want an error")
+	}
+}
