@@ -24,9 +24,9 @@ func q11(d *doc) error {
 	d.p("**Method.** Every scenario below runs four policies on the same seeded workload (common random numbers): `disabled` (no hedging), `driver-default` (the static formula with the scenario's request timeout), `p99-dynamic` (observed p99 of the primary region's attempt latency over a 60 s sliding window of six DDSketch buckets, clamped to [50 ms, 4000 ms], 1 s until 100 samples) and hedgelab's proposal `p99+budget-%g%%` (the same p99 threshold with a hedge budget: a token bucket that lets at most %g%% of operations hedge over time, `hedging.BudgetedPolicy`). Latency figures are over all operations of all replications; the brackets are 95%% confidence intervals of the mean over replications (Student t).", budgetRatio*100, budgetRatio*100)
 
 	type row struct {
-		name                string
-		dd, p99, bud        report.Figures
-		p99Wins, p99Loses   bool
+		name                  string
+		dd, p99, bud          report.Figures
+		p99Wins, p99Loses     bool
 		budWins, budCostsLess bool
 	}
 	var rows []row

@@ -112,9 +112,9 @@ func q7(d *doc) error {
 
 	var rows [][]string
 	type pt struct {
-		n                  float64
+		n                   float64
 		ttr, falseH, falseT float64
-		tripped            float64
+		tripped             float64
 	}
 	var pts []pt
 	for _, n := range q7N {

@@ -42,7 +42,9 @@ func scenario(t *testing.T) (*simnet.Config, []simnet.Policy) {
 	th := hedging.MustThreshold(3 * time.Millisecond)
 	return cfg, []simnet.Policy{
 		{Name: "off", New: func() (hedging.AvailabilityStrategy, error) { return hedging.Disabled, nil }},
-		{Name: "3ms", New: func() (hedging.AvailabilityStrategy, error) { return hedging.Hedging(hedging.NewHedgingStrategy(th)), nil }},
+		{Name: "3ms", New: func() (hedging.AvailabilityStrategy, error) {
+			return hedging.Hedging(hedging.NewHedgingStrategy(th)), nil
+		}},
 	}
 }
 
