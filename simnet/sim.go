@@ -60,7 +60,10 @@ type attemptState struct {
 	back      time.Duration
 	phase     attemptPhase
 	cancelled bool
-	n         uint16 // attempt number within the leg (CRN key)
+	// cancelAt is when the cancellation reaches the replica (it travels
+	// behind the request, one way): a request queued then is removed.
+	cancelAt time.Duration
+	n        uint16 // attempt number within the leg (CRN key)
 }
 
 type opState struct {
@@ -71,6 +74,12 @@ type opState struct {
 	part   int32
 	client int32
 	att    [2]attemptState
+	// pending counts attempts still travelling to or queued at a replica;
+	// the slot is reused only when the race is done and pending is 0, so a
+	// cancelled request still reaches its replica and is served (and
+	// charged) unless it is still queued when the cancellation arrives.
+	pending int32
+	done    bool
 }
 
 type queued struct {
@@ -446,6 +455,7 @@ func (s *sim) startOp(client int32) {
 	s.nextIdx++
 	o.client = client
 	o.att = [2]attemptState{}
+	o.pending, o.done = 0, false
 	// Operation attributes come from the sequential workload stream, so every
 	// policy sees the same sequence.
 	w := &s.cfg.Workload
@@ -526,15 +536,28 @@ func (s *sim) send(slot int32, o *opState, a hedging.Attempt) {
 	rtt := msDur(rttMs)
 	st.back = rtt - rtt/2
 	st.phase = attTraveling
+	o.pending++
 	s.q.push(event{at: s.now + rtt/2, kind: evReplicaArrive, op: slot, gen: o.gen, aseq: a.Seq, sub: uint8(a.Leg), rep: ri})
 }
 
 func (s *sim) cancel(o *opState, leg hedging.Leg) {
 	st := &o.att[leg]
-	if st.phase == attQueued {
-		s.stats.Removed++
-	}
 	st.cancelled = true
+	st.cancelAt = s.now + st.back
+}
+
+// settle notes that one of o's attempts left the travelling/queued state
+// and frees the slot once the race is done and nothing is pending.
+func (s *sim) settle(slot int32, o *opState) {
+	o.pending--
+	s.maybeFree(slot, o)
+}
+
+func (s *sim) maybeFree(slot int32, o *opState) {
+	if o.done && o.pending == 0 {
+		o.gen++
+		s.free = append(s.free, slot)
+	}
 }
 
 // episodeEffect returns the slow-down factor, added ms and fail rate of rep
@@ -573,8 +596,12 @@ func (s *sim) replicaArrive(ev event) {
 		return
 	}
 	st := &o.att[ev.sub]
-	if st.a.Seq != ev.aseq || st.cancelled {
-		return // cancelled on the way: never reaches the replica
+	if st.a.Seq != ev.aseq {
+		return
+	}
+	if st.cancelled && s.now >= st.cancelAt {
+		s.settle(ev.op, o) // the cancellation got there first
+		return
 	}
 	rep := &s.reps[ev.rep]
 	kind := o.op.Kind
@@ -620,11 +647,13 @@ func (s *sim) replicaArrive(ev event) {
 	}
 	if rep.servers == 0 {
 		s.serve(ev.op, o, st, rep, uEpisode)
+		s.settle(ev.op, o)
 		return
 	}
 	for k := range rep.busy {
 		if rep.busy[k] <= s.now && rep.qhead == len(rep.queue) {
 			s.serveOn(ev.op, o, st, rep, k, uEpisode)
+			s.settle(ev.op, o)
 			return
 		}
 	}
@@ -634,6 +663,7 @@ func (s *sim) replicaArrive(ev event) {
 }
 
 func (s *sim) answer(ev event, st *attemptState, res hedging.Result, after time.Duration) {
+	defer s.settle(ev.op, &s.ops[ev.op])
 	if res.Status.Code == 404 && res.Status.SubStatus == hedging.SubStatusReadSessionNotAvailable {
 		s.stats.SessionNotAvailable++
 	}
@@ -675,12 +705,18 @@ func (s *sim) drain(ri int32) {
 			continue
 		}
 		st := &o.att[q.leg]
-		if st.a.Seq != q.aseq || st.cancelled {
-			continue // removed by cancellation
+		if st.a.Seq != q.aseq {
+			continue
+		}
+		if st.cancelled && s.now >= st.cancelAt {
+			s.stats.Removed++ // removed by cancellation (§14.2)
+			s.settle(q.op, o)
+			continue
 		}
 		u := s.draw(purposeFault, o.idx, uint64(st.rep), uint64(st.n))
 		u.Float64()
 		s.serveOn(q.op, o, st, rep, k, u.Float64())
+		s.settle(q.op, o)
 	}
 	if rep.qhead == len(rep.queue) {
 		rep.queue, rep.qhead = rep.queue[:0], 0
@@ -775,8 +811,8 @@ func (s *sim) complete(slot int32, o *opState) {
 		s.onComplete(r, &o.op)
 	}
 	client := o.client
-	o.gen++
-	s.free = append(s.free, slot)
+	o.done = true
+	s.maybeFree(slot, o)
 	if client >= 0 {
 		w := &s.cfg.Workload
 		think := msDur(w.Think.Sample(s.draw(purposeThink, uint64(client), s.nextIdx, 1)))

@@ -163,27 +163,28 @@ func costChart(r *Run) *chart {
 // windows without ops or with p99 ≤ 0 break the line. Episodes are shaded.
 func timelineChart(r *Run) *chart {
 	return timelineMetricChart(r, "windowed p99 latency", "p99 latency (ms)", true,
-		func(w Window) float64 { return w.P99Ms })
+		func(w Window) float64 { return w.P99Ms }, 0)
 }
 
 // thresholdChart: the mean threshold each policy chose per window, log Y;
 // windows where no operation was hedge-eligible break the line.
 func thresholdChart(r *Run) *chart {
 	return timelineMetricChart(r, "threshold over time", "mean threshold (ms)", true,
-		func(w Window) float64 { return w.MeanThresholdMs })
+		func(w Window) float64 { return w.MeanThresholdMs }, 0)
 }
 
 // hedgeRateChart: the share of operations whose alternate fired, per
 // window, in percent on a linear axis.
 func hedgeRateChart(r *Run) *chart {
 	return timelineMetricChart(r, "hedge rate over time", "hedge rate (%)", false,
-		func(w Window) float64 { return 100 * w.HedgeRate })
+		func(w Window) float64 { return 100 * w.HedgeRate }, 100)
 }
 
 // timelineMetricChart draws value(window) over virtual time, one line per
 // policy, with episodes shaded. On a log axis non-positive values break the
-// line; on a linear axis only windows without ops do.
-func timelineMetricChart(r *Run, what, yLabel string, logY bool, value func(Window) float64) *chart {
+// line; on a linear axis only windows without ops do. maxY > 0 caps a
+// linear axis (100 for a percentage).
+func timelineMetricChart(r *Run, what, yLabel string, logY bool, value func(Window) float64, maxY float64) *chart {
 	ch := newChart(chartTitle(r.Scenario, what), "virtual time (s)", yLabel)
 	xEnd := 0.0
 	if finite(r.DurationS) && r.DurationS > 0 {
@@ -235,7 +236,11 @@ func timelineMetricChart(r *Run, what, yLabel string, logY bool, value func(Wind
 		}
 	} else {
 		if _, hi, ok := finiteRange(ys); ok && hi > 0 {
-			setLinearAxis(&ch.p.Y, 0, hi*(1+(headroom-1)/2))
+			top := hi * (1 + (headroom-1)/2)
+			if maxY > 0 {
+				top = min(top, max(maxY, hi))
+			}
+			setLinearAxis(&ch.p.Y, 0, top)
 		} else {
 			setLinearAxis(&ch.p.Y, 0, 1)
 			ch.noData = len(ys) == 0
