@@ -784,6 +784,8 @@ func (s *sim) complete(slot int32, o *opState) {
 	if r.Err() != nil {
 		st.Errors++
 		win.Errors++
+	} else if res, _ := r.Result(); res.Status.Code >= 400 {
+		st.FinalErrorResponses++
 	}
 	if r.AlternateSpawned() {
 		st.Hedged++

@@ -63,6 +63,11 @@ type Stats struct {
 	// x-ms-cosmos-hub-region-processing-only header (§9.6); SessionNotAvailable
 	// counts 404/1002 answers; Faults counts injected fault answers.
 	HubHeaderAttempts, SessionNotAvailable, Faults int64
+	// FinalErrorResponses counts operations that returned a final response
+	// with status >= 400 (a 404/0, a 409, or a throttle that no region can
+	// relieve such as 429/3200 or 429/3214): answers, not errors, so they
+	// are not in Errors.
+	FinalErrorResponses int64
 
 	// Events is the number of events processed.
 	Events int64
@@ -110,6 +115,7 @@ func (s *Stats) Merge(o *Stats) {
 	s.HubHeaderAttempts += o.HubHeaderAttempts
 	s.SessionNotAvailable += o.SessionNotAvailable
 	s.Faults += o.Faults
+	s.FinalErrorResponses += o.FinalErrorResponses
 	s.Events += o.Events
 	s.End = max(s.End, o.End)
 }

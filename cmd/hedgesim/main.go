@@ -491,8 +491,8 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, s := range list {
 		desc := s.Description
-		if i := strings.IndexAny(desc, ".\n"); i > 0 {
-			desc = desc[:i+1]
+		if i := strings.Index(desc+" ", ". "); i > 0 {
+			desc = desc[:i+1] // the first sentence
 		}
 		fmt.Fprintf(stdout, "%-28s %s\n", s.Name, desc)
 	}

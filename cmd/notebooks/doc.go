@@ -93,14 +93,16 @@ func polP99() simnet.Policy {
 }
 
 // polP99Budget is hedgelab's proposal: the P99 threshold with a hedge
-// budget of ratio alternates per operation.
-func polP99Budget(ratio float64) simnet.Policy {
+// budget of ratio alternates per operation; while the budget is spent the
+// threshold falls back to the driver default, so the tail is never worse
+// than the static default's.
+func polP99Budget(ratio float64, requestTimeout time.Duration) simnet.Policy {
 	return simnet.Policy{Name: fmt.Sprintf("p99+budget-%g%%", ratio*100), New: func() (hedging.AvailabilityStrategy, error) {
 		p, err := hedging.NewP99Dynamic(hedging.P99DynamicConfig{})
 		if err != nil {
 			return hedging.AvailabilityStrategy{}, err
 		}
-		b, err := hedging.NewBudgetedPolicy(p, ratio, 100, hedging.Threshold{})
+		b, err := hedging.NewBudgetedPolicy(p, ratio, 100, hedging.DriverDefaultThreshold(requestTimeout))
 		if err != nil {
 			return hedging.AvailabilityStrategy{}, err
 		}

@@ -141,9 +141,13 @@ func CI95(xs []float64) [2]float64 {
 	return [2]float64{mean - h, mean + h}
 }
 
-// Figures computes the headline figures of one policy: percentiles from the
-// merged histogram (3 significant digits), rates over all operations, and
-// CI95 over replications when there are several.
+// Figures computes the headline figures of one policy. With one
+// replication the latency figures come from its histogram (3 significant
+// digits). With several, the latency figures and the RU multiplier are the
+// means of the per-replication values with Student-t 95% confidence
+// intervals (the method of independent replications), so each figure lies
+// inside its interval; counts, rates and terminal states are totals over
+// all replications.
 func Figures(p PolicyResult) report.Figures {
 	m := p.Merged
 	v := figureValues(m)
@@ -165,12 +169,16 @@ func Figures(p PolicyResult) report.Figures {
 		"attempts":              m.Attempts,
 		"breaker_trips":         m.BreakerTrips,
 		"faults_injected":       m.Faults,
+		"final_error_responses": m.FinalErrorResponses,
 		"hub_header_attempts":   m.HubHeaderAttempts,
 		"local_throttles":       m.LocalThrottles,
 		"removed_from_queue":    m.Removed,
 		"session_not_available": m.SessionNotAvailable,
 	}
 	if len(p.PerRep) > 1 {
+		// Method of independent replications: each figure is the mean of
+		// the per-replication values, with a Student-t 95% interval;
+		// latencies cannot be negative, so their lower bound is clamped at 0.
 		f.CI95 = map[string][2]float64{}
 		per := make([][]float64, len(figureNames))
 		for _, s := range p.PerRep {
@@ -178,9 +186,15 @@ func Figures(p PolicyResult) report.Figures {
 				per[i] = append(per[i], x)
 			}
 		}
+		means := make([]float64, len(figureNames))
 		for i, name := range figureNames {
-			f.CI95[name] = CI95(per[i])
+			ci := CI95(per[i])
+			means[i] = (ci[0] + ci[1]) / 2
+			ci[0] = max(ci[0], 0)
+			f.CI95[name] = ci
 		}
+		f.P50, f.P90, f.P99, f.P999, f.P9999 = means[0], means[1], means[2], means[3], means[4]
+		f.Max, f.Mean, f.RUMultiplier = means[5], means[6], means[7]
 	}
 	return f
 }

@@ -69,8 +69,11 @@ func TestSimulateDeterministicAcrossWorkers(t *testing.T) {
 			t.Errorf("want 4 replications with CIs")
 		}
 		ci := fa.CI95["p99_ms"]
-		if !(ci[0] <= ci[1]) {
-			t.Errorf("CI %v not ordered", ci)
+		if !(ci[0] <= fa.P99 && fa.P99 <= ci[1]) {
+			t.Errorf("p99 %v outside its CI %v", fa.P99, ci)
+		}
+		if ci := fa.CI95["ru_multiplier"]; !(ci[0] <= fa.RUMultiplier && fa.RUMultiplier <= ci[1]) {
+			t.Errorf("RU multiplier %v outside its CI %v", fa.RUMultiplier, ci)
 		}
 	}
 	off, on := study.Figures(a.Policies[0]), study.Figures(a.Policies[1])
