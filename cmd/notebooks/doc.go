@@ -232,3 +232,31 @@ func (d *doc) loadOnly(name string) (*simnet.Config, error) {
 	cfg, _, err := s.Config()
 	return cfg, err
 }
+
+// section simulates the embedded scenario name under the policies that
+// policies builds from its configuration, writes its charts, and adds a
+// section: heading, setup line, figure table and the chart named chart
+// (e.g. "ccdf.png").
+func (d *doc) section(name string, policies func(*simnet.Config) []simnet.Policy, chart, alt string) (*run, string, error) {
+	cfg, err := d.loadOnly(name)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", name, err)
+	}
+	r, err := d.simulate(name, policies(cfg))
+	if err != nil {
+		return nil, "", err
+	}
+	sub, err := d.charts(r, name)
+	if err != nil {
+		return nil, "", err
+	}
+	d.p("## %s", name)
+	d.p("%s — %s", r.setup(), firstSentence(r.scenario.Description))
+	var tab [][]string
+	for _, p := range r.res.Policies {
+		tab = append(tab, figureRow(r.fig(p.Name)))
+	}
+	d.table(figureHeader, tab)
+	d.img(name+" "+alt, sub+"/"+chart)
+	return r, sub, nil
+}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"strings"
 
 	"hedgelab/internal/report"
@@ -32,26 +31,10 @@ func q11(d *doc) error {
 	}
 	var rows []row
 	for _, name := range q11Scenarios {
-		s, err := scenarioConfig(name)
+		r, sub, err := d.section(name, q11Policies, "ccdf.png", "latency CCDF")
 		if err != nil {
 			return err
 		}
-		r, err := d.simulate(name, q11Policies(s))
-		if err != nil {
-			return err
-		}
-		sub, err := d.charts(r, name)
-		if err != nil {
-			return err
-		}
-		d.p("## %s", name)
-		d.p("%s — %s", r.setup(), firstSentence(r.scenario.Description))
-		var tab [][]string
-		for _, p := range r.res.Policies {
-			tab = append(tab, figureRow(r.fig(p.Name)))
-		}
-		d.table(figureHeader, tab)
-		d.img(name+" latency CCDF", sub+"/ccdf.png")
 		dd, p99, bud := r.fig("driver-default"), r.fig("p99-dynamic"), r.fig(polP99Budget(budgetRatio, r.cfg.RequestTimeout).Name)
 		rows = append(rows, row{
 			name: name, dd: dd, p99: p99, bud: bud,
@@ -131,13 +114,4 @@ func firstSentence(s string) string {
 		}
 	}
 	return s
-}
-
-// scenarioConfig builds an embedded scenario's configuration.
-func scenarioConfig(name string) (*simnet.Config, error) {
-	r, err := (&doc{}).loadOnly(name)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return r, nil
 }
