@@ -370,7 +370,23 @@ func newSim(cfg *Config, strategy hedging.AvailabilityStrategy, seed uint64) (*s
 	return s, nil
 }
 
-func msDur(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+// MaxDelay caps every sampled delay (service time, network, think time,
+// interarrival gap) so that virtual time can never overflow, whatever a
+// distribution draws: 1000 hours. Latencies are recorded up to the same
+// bound.
+const MaxDelay = 1000 * time.Hour
+
+// msDur converts a sampled delay in ms to a duration in [0, MaxDelay].
+func msDur(ms float64) time.Duration {
+	d := ms * float64(time.Millisecond)
+	if !(d > 0) { // negative, zero or NaN
+		return 0
+	}
+	if d >= float64(MaxDelay) {
+		return MaxDelay
+	}
+	return time.Duration(d)
+}
 
 // draw reseeds the shared generator for one keyed draw.
 func (s *sim) draw(purpose, a, b, c uint64) *rand.Rand {
@@ -418,7 +434,7 @@ func (s *sim) run() {
 }
 
 func (s *sim) interarrival() time.Duration {
-	return time.Duration(s.arr.ExpFloat64() / s.cfg.Workload.RatePerSec * float64(time.Second))
+	return msDur(s.arr.ExpFloat64() / s.cfg.Workload.RatePerSec * 1000)
 }
 
 func (s *sim) acceptingArrivals(at time.Duration) bool {
@@ -777,7 +793,7 @@ func (s *sim) complete(slot int32, o *opState) {
 	_ = st.Latency.RecordValue(us)
 	st.Ops++
 	wi := int(r.Start() / st.WindowWidth)
-	wi = min(wi, len(st.Timeline)-1)
+	wi = max(min(wi, len(st.Timeline)-1), 0)
 	win := &st.Timeline[wi]
 	win.Ops++
 	_ = win.Latency.RecordValue(us)

@@ -101,3 +101,22 @@ func BenchmarkSimulatedPointReads(b *testing.B) {
 	b.ReportMetric(float64(st.Ops)/b.Elapsed().Seconds(), "ops/s")
 	b.ReportMetric(float64(st.Events)/b.Elapsed().Seconds(), "events/s")
 }
+
+// Absurd but valid distributions must not overflow virtual time: delays
+// are capped at MaxDelay and nothing panics.
+func TestExtremeDelaysAreCapped(t *testing.T) {
+	cfg := threeRegions(t, 1e-300, 10*time.Second)
+	cfg.MaxOps = 3
+	if _, err := simnet.Run(cfg, staticPolicy(20), 0, simnet.RunOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	cfg = threeRegions(t, 100, 10*time.Second)
+	cfg.Replicas[0].Default = mustBuild(t, dist.Spec{Family: "pareto", XmMs: f(1), Alpha: f(0.01)})
+	st, err := simnet.Run(cfg, disabledPolicy(), 0, simnet.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Ops == 0 || st.QuantileMs(0.5) < 1 || st.QuantileMs(1) > float64(simnet.MaxDelay.Milliseconds())*1.01 {
+		t.Errorf("ops %d, p50 %v ms, max %v ms", st.Ops, st.QuantileMs(0.5), st.QuantileMs(1))
+	}
+}

@@ -8,12 +8,13 @@ import (
 	"hedgelab/hedging"
 )
 
-// Latency histograms record microseconds from 1 µs to 1 hour. The run-wide
+// Latency histograms record microseconds from 1 µs to MaxDelay (1000 h;
+// longer latencies are recorded as 1000 h). The run-wide
 // histogram keeps 3 significant digits (relative error <= 0.1%); timeline
 // windows keep 2 (<= 1%). Memory is fixed however long the run.
 const (
 	histMinMicros   = 1
-	histMaxMicros   = int64(time.Hour / time.Microsecond)
+	histMaxMicros   = int64(MaxDelay / time.Microsecond)
 	histDigits      = 3
 	windowHistDigit = 2
 )

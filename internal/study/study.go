@@ -93,6 +93,9 @@ func Simulate(cfg *simnet.Config, policies []simnet.Policy, replications int, op
 		for _, s := range stats[p] {
 			merged.Merge(s)
 		}
+		if merged.Ops == 0 {
+			return nil, fmt.Errorf("policy %q: no operation arrived (raise the rate, the duration or max_ops)", pol.Name)
+		}
 		res.Policies = append(res.Policies, PolicyResult{Name: pol.Name, Merged: merged, PerRep: stats[p]})
 	}
 	return res, nil
