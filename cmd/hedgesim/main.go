@@ -24,6 +24,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -58,7 +59,7 @@ Examples:
   hedgesim                                      # default scenario -> results/default/
   hedgesim run scenarios/healthy.toml --out /tmp/healthy
   hedgesim run heavy-tail -q                    # an embedded scenario by name
-  hedgesim sweep default --param policies.static.threshold_ms=50:1000:50
+  hedgesim sweep default --param policies.static-100ms.threshold_ms=20:200:20
   hedgesim validate scenarios/*.toml
 
 Run "hedgesim COMMAND -h" for the flags of a command.
@@ -158,7 +159,7 @@ SVG) into results/<scenario-name>/ (or --out, only with one scenario).
 Examples:
   hedgesim run default
   hedgesim run scenarios/healthy.toml --out /tmp/healthy -q
-  hedgesim run --replications 10 --seed 7 slow-region
+  hedgesim run --replications 10 --seed 7 incident-north-europe-2022
 
 Flags:
 `)
@@ -172,12 +173,29 @@ Flags:
 		fs.Usage()
 		return exitUsage
 	}
+	if err := f.check(); err != nil {
+		fmt.Fprintf(stderr, "hedgesim: %v\n", err)
+		return exitUsage
+	}
 	if f.out != "" && len(names) > 1 {
 		fmt.Fprintln(stderr, "hedgesim: --out needs exactly one scenario")
 		return exitUsage
 	}
+	// Load and check every scenario before running any.
+	var list []*scenarios.Scenario
 	for _, name := range names {
-		if err := runOne(ctx, name, &f, stdout, stderr); err != nil {
+		s, err := load(name)
+		if err == nil {
+			_, _, _, err = prepare(s, &f, 1)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "hedgesim: %v\n", err)
+			return exitError
+		}
+		list = append(list, s)
+	}
+	for _, s := range list {
+		if err := runOne(ctx, s, &f, stdout, stderr); err != nil {
 			fmt.Fprintf(stderr, "hedgesim: %v\n", err)
 			return exitError
 		}
@@ -185,7 +203,20 @@ Flags:
 	return exitOK
 }
 
-func prepare(s *scenarios.Scenario, f *runFlags) (*simnet.Config, []simnet.Policy, int, error) {
+// check rejects impossible flag values.
+func (f *runFlags) check() error {
+	if f.parallel < 1 {
+		return fmt.Errorf("--parallel must be >= 1, got %d", f.parallel)
+	}
+	if f.replications < 0 {
+		return fmt.Errorf("--replications must be >= 1, got %d", f.replications)
+	}
+	return nil
+}
+
+// prepare builds a scenario's simulation input with the flags applied and
+// refuses it when points × its expected operations exceed the limit.
+func prepare(s *scenarios.Scenario, f *runFlags, points int) (*simnet.Config, []simnet.Policy, int, error) {
 	cfg, pols, err := s.Config()
 	if err != nil {
 		return nil, nil, 0, err
@@ -197,9 +228,9 @@ func prepare(s *scenarios.Scenario, f *runFlags) (*simnet.Config, []simnet.Polic
 	if f.seedSet {
 		cfg.Seed = f.seed
 	}
-	if n := expectedOps(cfg, len(pols), reps); n > scenarios.MaxSimulatedOps {
-		return nil, nil, 0, fmt.Errorf("%s: would simulate %.3g operations; the limit is %.3g: lower --replications, duration_s or rate_per_s",
-			s.Source, float64(n), float64(scenarios.MaxSimulatedOps))
+	if n := float64(expectedOps(cfg, len(pols), reps)) * float64(points); n > scenarios.MaxSimulatedOps {
+		return nil, nil, 0, fmt.Errorf("%s: would simulate %.3g operations; the limit is %.3g: lower --replications, duration_s, rate_per_s or the number of sweep points",
+			s.Source, n, float64(scenarios.MaxSimulatedOps))
 	}
 	return cfg, pols, reps, nil
 }
@@ -260,12 +291,8 @@ func simulate(ctx context.Context, cfg *simnet.Config, pols []simnet.Policy, rep
 	}
 }
 
-func runOne(ctx context.Context, name string, f *runFlags, stdout, stderr io.Writer) error {
-	s, err := load(name)
-	if err != nil {
-		return err
-	}
-	cfg, pols, reps, err := prepare(s, f)
+func runOne(ctx context.Context, s *scenarios.Scenario, f *runFlags, stdout, stderr io.Writer) error {
+	cfg, pols, reps, err := prepare(s, f, 1)
 	if err != nil {
 		return err
 	}
@@ -282,22 +309,39 @@ func runOne(ctx context.Context, name string, f *runFlags, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
-	if !f.quiet {
-		fmt.Fprintf(stdout, "%s: seed %d, %d replication(s), %s of virtual time\n", s.Name, cfg.Seed, reps, cfg.Duration)
-		figs := make([]report.Figures, len(rep.Policies))
-		for i, p := range rep.Policies {
-			figs[i] = p.Figures
-		}
-		if err := report.FormatTable(stdout, figs); err != nil {
-			return err
-		}
-		fmt.Fprintln(stdout)
+	if f.quiet {
+		return nil
 	}
-	fmt.Fprintf(stdout, "wrote %d files to %s:\n", len(paths), dir)
-	for _, p := range paths {
-		fmt.Fprintf(stdout, "  %s\n", p)
+	fmt.Fprintf(stdout, "%s: seed %d, %d replication(s), %s of virtual time\n", s.Name, cfg.Seed, reps, cfg.Duration)
+	if err := printTable(stdout, rep.Policies, reps); err != nil {
+		return err
 	}
+	printPaths(stdout, dir, paths)
 	return nil
+}
+
+// printTable prints the figures table and the legend of its columns.
+func printTable(w io.Writer, policies []report.PolicyResult, reps int) error {
+	figs := make([]report.Figures, len(policies))
+	for i, p := range policies {
+		figs[i] = p.Figures
+	}
+	if err := report.FormatTable(w, figs); err != nil {
+		return err
+	}
+	ci := ""
+	if reps > 1 {
+		ci = fmt.Sprintf("; latencies and RU × are means over %d replications (95%% CIs in summary.json)", reps)
+	}
+	fmt.Fprintf(w, "ops: operations over all replications; hedge: alternate sent; altwin: alternate's answer returned; RU ×: RU charged / RU returned; trips: partition-breaker trips%s\n\n", ci)
+	return nil
+}
+
+func printPaths(w io.Writer, dir string, paths []string) {
+	fmt.Fprintf(w, "wrote %d files to %s:\n", len(paths), dir)
+	for _, p := range paths {
+		fmt.Fprintf(w, "  %s\n", p)
+	}
 }
 
 func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -315,12 +359,13 @@ writes sweep.csv, sweep.json and charts (sweep_p99, sweep_cost) into
 results/<scenario-name>-sweep-<param>/ (or --out).
 
 PATH is a dotted path into the scenario file; elements of [[policies]],
-[[replicas]] and the like are addressed by name or index.
+[[replicas]] and the like are addressed by name or index. When PATH is a
+policy's parameter (policies.NAME.KEY), only that policy is simulated.
 
 Examples:
-  hedgesim sweep default --param policies.static.threshold_ms=50:1000:50
-  hedgesim sweep breaker --param client.consecutive_hedge_win_threshold=1:20:1
-  hedgesim sweep load --param workload.rate_per_s=500:5000:500 -q
+  hedgesim sweep default --param policies.static-100ms.threshold_ms=20:200:20
+  hedgesim sweep breaker-trip --param client.consecutive_hedge_win_threshold=1:10:1
+  hedgesim sweep saturation --param workload.rate_per_s=500:900:100 -q
 
 Flags:
 `)
@@ -337,6 +382,10 @@ Flags:
 	path, values, err := parseSweep(param)
 	if err != nil {
 		fmt.Fprintf(stderr, "hedgesim: --param: %v\n", err)
+		return exitUsage
+	}
+	if err := f.check(); err != nil {
+		fmt.Fprintf(stderr, "hedgesim: %v\n", err)
 		return exitUsage
 	}
 	if err := sweepOne(ctx, names[0], path, values, &f, stdout, stderr); err != nil {
@@ -390,15 +439,29 @@ func sweepOne(ctx context.Context, name, path string, values []float64, f *runFl
 	if err != nil {
 		return err
 	}
+	// A policy parameter changes that policy only: simulate just it.
+	only := ""
+	if rest, ok := strings.CutPrefix(path, "policies."); ok {
+		only, _, _ = strings.Cut(rest, ".")
+	}
+	// Derive and check every point before running any.
+	points := make([]*scenarios.Scenario, len(values))
+	for i, v := range values {
+		if points[i], err = base.WithParam(path, v); err != nil {
+			return err
+		}
+		if _, _, _, err = prepare(points[i], f, len(values)); err != nil {
+			return err
+		}
+	}
 	sw := &report.Sweep{Scenario: base.Name, Param: path}
-	for _, v := range values {
-		s, err := base.WithParam(path, v)
+	for i, v := range values {
+		cfg, pols, reps, err := prepare(points[i], f, len(values))
 		if err != nil {
 			return err
 		}
-		cfg, pols, reps, err := prepare(s, f)
-		if err != nil {
-			return err
+		if only != "" {
+			pols = slices.DeleteFunc(pols, func(p simnet.Policy) bool { return p.Name != only })
 		}
 		sw.Seed, sw.Replications = cfg.Seed, reps
 		res, err := simulate(ctx, cfg, pols, reps, f, stderr, fmt.Sprintf("%s=%g", path, v))
@@ -412,14 +475,9 @@ func sweepOne(ctx context.Context, name, path string, values []float64, f *runFl
 		sw.Points = append(sw.Points, pt)
 		if !f.quiet {
 			fmt.Fprintf(stdout, "%s = %g\n", path, v)
-			figs := make([]report.Figures, len(pt.Policies))
-			for i, p := range pt.Policies {
-				figs[i] = p.Figures
-			}
-			if err := report.FormatTable(stdout, figs); err != nil {
+			if err := printTable(stdout, pt.Policies, reps); err != nil {
 				return err
 			}
-			fmt.Fprintln(stdout)
 		}
 	}
 	dir := f.out
@@ -430,9 +488,8 @@ func sweepOne(ctx context.Context, name, path string, values []float64, f *runFl
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote %d files to %s:\n", len(paths), dir)
-	for _, p := range paths {
-		fmt.Fprintf(stdout, "  %s\n", p)
+	if !f.quiet {
+		printPaths(stdout, dir, paths)
 	}
 	return nil
 }

@@ -176,6 +176,11 @@ func TestCommandErrors(t *testing.T) {
 		{[]string{"sweep", "tiny", "--param", "x=1:1e9:1"}, exitUsage, "the limit is 1000"},
 		{[]string{"run", "tiny", "tiny", "--out", "x"}, exitUsage, "--out needs exactly one scenario"},
 		{[]string{"run", "tiny", "--replications", "10000000"}, exitError, "the limit is 2e+09"},
+		{[]string{"run", "tiny", "--parallel", "0"}, exitUsage, "--parallel must be >= 1, got 0"},
+		{[]string{"run", "tiny", "--replications", "-1"}, exitUsage, "--replications must be >= 1, got -1"},
+		{[]string{"run", "tiny", "no-such-scenario"}, exitError, "no-such-scenario"},
+		{[]string{"sweep", "tiny", "--param", "workload.rate_per_s=1e7:1e8:1e7"}, exitError, "number of sweep points"},
+		{[]string{"sweep", "tiny", "--param", "replications=1:2:0.5"}, exitError, "replications"},
 	}
 	for _, c := range cases {
 		_, stderr, code := runCLI(t, c.args...)
@@ -210,6 +215,14 @@ func TestSweepWritesCurves(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("%s missing (%v); stdout:\n%s", f, err, out)
 		}
+	}
+	// A policy parameter sweeps that policy only.
+	data, err := os.ReadFile(filepath.Join(dir, "sweep.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), "disabled") || !strings.Contains(string(data), "static-20ms") {
+		t.Errorf("sweep.csv should hold only the swept policy:\n%s", data)
 	}
 }
 

@@ -322,7 +322,8 @@ func fmtPct(v float64) string {
 // FormatTable writes a short aligned text table (text/tabwriter) for
 // stdout, one row per entry of figs: policy, ops, p50/p99/p99.9/max latency
 // in ms, hedge rate and alternate-win rate in %, RU multiplier (×) and
-// error rate in %. Numbers are right-aligned; non-finite values print as "-".
+// error rate in %, and partition-breaker trips (Counters["breaker_trips"],
+// "-" when absent). Numbers are right-aligned; non-finite values print as "-".
 func FormatTable(w io.Writer, figs []Figures) error {
 	width := utf8.RuneCountInString("policy")
 	for i := range figs {
@@ -333,16 +334,20 @@ func FormatTable(w io.Writer, figs []Figures) error {
 	// as a prefix of each numeric cell so the first column has no indent.
 	pad := func(s string) string { return s + strings.Repeat(" ", width-utf8.RuneCountInString(s)) }
 	tw := tabwriter.NewWriter(w, 0, 0, 0, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s\t  ops\t  p50 ms\t  p99 ms\t  p99.9 ms\t  max ms\t  hedge %%\t  altwin %%\t  RU ×\t  err %%\t\n", pad("policy"))
+	fmt.Fprintf(tw, "%s\t  ops\t  p50 ms\t  p99 ms\t  p99.9 ms\t  max ms\t  hedge %%\t  altwin %%\t  RU ×\t  err %%\t  trips\t\n", pad("policy"))
 	for i := range figs {
 		f := &figs[i]
 		ru := "-"
 		if !math.IsNaN(f.RUMultiplier) && !math.IsInf(f.RUMultiplier, 0) {
 			ru = strconv.FormatFloat(f.RUMultiplier, 'f', 3, 64)
 		}
-		fmt.Fprintf(tw, "%s\t  %d\t  %s\t  %s\t  %s\t  %s\t  %s\t  %s\t  %s\t  %s\t\n",
+		trips := "-"
+		if n, ok := f.Counters["breaker_trips"]; ok {
+			trips = strconv.FormatInt(n, 10)
+		}
+		fmt.Fprintf(tw, "%s\t  %d\t  %s\t  %s\t  %s\t  %s\t  %s\t  %s\t  %s\t  %s\t  %s\t\n",
 			pad(f.Policy), f.Ops, fmtMsShort(f.P50), fmtMsShort(f.P99), fmtMsShort(f.P999), fmtMsShort(f.Max),
-			fmtPct(f.HedgeRate), fmtPct(f.AlternateWinRate), ru, fmtPct(f.ErrorRate))
+			fmtPct(f.HedgeRate), fmtPct(f.AlternateWinRate), ru, fmtPct(f.ErrorRate), trips)
 	}
 	return tw.Flush()
 }
