@@ -16,8 +16,8 @@
 //   - The race core, [Race]: one logical operation's hedge race written once
 //     as a deterministic state machine. Time and results are inputs; every
 //     method returns the [Effects] the driver must perform. It never reads
-//     the clock, starts goroutines or performs I/O (DESIGN.md, "one race,
-//     two worlds").
+//     the clock, starts goroutines or performs I/O ("one race, two worlds"
+//     in the project's design notes, shared/DESIGN.md beside the repository).
 //   - Shared state between operations, each safe for concurrent use and
 //     taking "now" as a parameter: threshold policies ([ThresholdPolicy]),
 //     the consecutive-hedge-win tracker ([HedgeWinTracker], §9.5), the
@@ -26,6 +26,11 @@
 //   - Drivers: [Client.Do] runs the core in real time over a [Transport]
 //     (an HTTP transport is provided by [HTTPTransport]); the simnet package
 //     runs the very same core from a virtual-time event loop.
+//
+// Where to start: a policy owner configures a [Client] ([Config]) with an
+// [AvailabilityStrategy] built from a [Threshold] ([NewHedgingStrategy]) or
+// a [ThresholdPolicy] ([StaticPolicy], [P99Dynamic], [BudgetedPolicy];
+// [NewPolicyStrategy]), then calls [Client.Do].
 //
 // Durations are [time.Duration]; virtual and real time are both expressed as
 // a time.Duration offset from an arbitrary origin.

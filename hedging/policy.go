@@ -126,6 +126,14 @@ func (c P99DynamicConfig) Validate() error {
 // a ring of DDSketch quantile sketches (relative error RelativeAccuracy),
 // one per sub-window, so memory is bounded however long it runs; the
 // quantile is recomputed at most every Refresh.
+//
+// Only completed attempts are observed. A slow primary that loses the race
+// is cancelled and never observed (its latency is censored), so during a
+// partial slow-down the observed quantile stays at the healthy one and the
+// threshold sits at Min; and a primary that is slow for every request never
+// completes an attempt, so the threshold stays at Initial. The notebooks
+// (notebooks/01-q11-static-vs-p99.md) measure both effects and recommend
+// Initial = Min.
 type P99Dynamic struct {
 	cfg     P99DynamicConfig
 	mu      sync.Mutex

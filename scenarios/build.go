@@ -705,7 +705,7 @@ func (b *builder) policy(pp fpath, p *Policy, requestTimeout time.Duration, seen
 			if hs.Policy() != nil {
 				pol = hs.Policy()
 			}
-			bp, err := hedging.NewBudgetedPolicy(pol, budget, burst, hedging.Threshold{})
+			bp, err := hedging.NewBudgetedPolicy(pol, budget, burst, hedging.DriverDefaultThreshold(requestTimeout))
 			if err != nil {
 				return hedging.AvailabilityStrategy{}, err
 			}

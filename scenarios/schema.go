@@ -161,8 +161,9 @@ type Policy struct {
 
 	// HedgeBudget caps any hedging type's hedge rate with a token bucket
 	// (hedging.BudgetedPolicy): at most this many alternates per operation
-	// over time, (0,1]; absent = no budget. HedgeBudgetBurst is the bucket
-	// size (>= 1, default 100).
+	// over time, (0,1]; absent = no budget. While the budget is spent the
+	// threshold is the driver default. HedgeBudgetBurst is the bucket size
+	// (>= 1, default 100).
 	HedgeBudget      *float64 `toml:"hedge_budget"`
 	HedgeBudgetBurst *float64 `toml:"hedge_budget_burst"`
 }

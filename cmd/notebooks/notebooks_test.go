@@ -37,7 +37,7 @@ func TestWriteIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := "| [tiny](tiny/) | Two regions, a slow tail on the primary, hedging off versus a static 20 ms threshold. | p99 300 ms without hedging → best p99 30.0 ms (`static-20ms`, RU 1.020×, hedge rate 3.00%) |"
+	want := "| [tiny](tiny/) | Two regions, a slow tail on the primary, hedging off versus a static 20 ms threshold. | p99 300 ms without hedging → lowest p99 30.0 ms (`static-20ms`, RU 1.020×, hedge rate 3.00%) |"
 	if !strings.Contains(string(data), want) {
 		t.Errorf("index:\n%s\nwant line:\n%s", data, want)
 	}
@@ -57,5 +57,9 @@ func TestDocTableAndBetter(t *testing.T) {
 	}
 	if !better(report.Figures{}, report.Figures{}, "p99_ms", 90, 100) || better(report.Figures{}, report.Figures{}, "p99_ms", 97, 100) {
 		t.Error("better() without CIs uses a 5% margin")
+	}
+	zero := func(v float64) report.Figures { return report.Figures{CI95: map[string][2]float64{"p99_ms": {v, v}}} }
+	if better(zero(2007), zero(2011), "p99_ms", 2007, 2011) {
+		t.Error("zero-width CIs 0.2% apart are not a meaningful difference")
 	}
 }

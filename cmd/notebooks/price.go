@@ -60,7 +60,7 @@ func price(d *doc) error {
 		if better(*satOff, *satAggressive, "p99_ms", satOff.P99, satAggressive.P99) {
 			sat = fmt.Sprintf(" In `saturation` a 20 ms threshold raised p99 from %s to %s ms.", ms(satOff.P99), ms(satAggressive.P99))
 		} else {
-			sat = fmt.Sprintf(" In `saturation` the point estimates rise with aggressiveness (p99 %s ms without hedging, %s ms at a 20 ms threshold), but three replications do not separate them at 95%% confidence: the direction is clear, the size is not settled here.", ms(satOff.P99), ms(satAggressive.P99))
+			sat = fmt.Sprintf(" In `saturation` the point estimates rise with aggressiveness (p99 %s ms without hedging, %s ms at a 20 ms threshold), but three replications do not separate them at 95%% confidence, so the data here does not settle whether a low threshold hurts under saturation.", ms(satOff.P99), ms(satAggressive.P99))
 		}
 	}
 	d.p("**Operator guidance (§9.3).** Size throughput-control budgets for up to 2× RU. On an account whose throughput-control group is saturated (local 429s), hedging cannot help: the alternate draws from the same gate, so every alternate that fires turns into more local 429s for other operations (the error rates above) — opt out with `AvailabilityStrategy::Disabled`; the driver's short-circuit on a local 429 (no fan-out after a local 429 on the primary) protects only the operation that saw it. RU-budget (429/3200) and hot-partition (429/3214) throttles are final and never spawn a hedge, so hedging neither helps nor hurts them. On a replica near saturation, a low threshold adds load exactly when queues are long: keep the threshold above the saturated p99 (the P99 policy does this by itself) or add a hedge budget.%s", sat)
