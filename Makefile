@@ -29,6 +29,7 @@ run:
 # Regenerate results/<scenario>/ for every embedded scenario and the index.
 results:
 	$(GO) build -o bin/hedgesim ./cmd/hedgesim
+	rm -rf results
 	./bin/hedgesim run -q $$(./bin/hedgesim list | awk '{print $$1}')
 	$(GO) run ./cmd/notebooks -index results
 

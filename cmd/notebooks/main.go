@@ -66,6 +66,12 @@ func main() {
 			continue
 		}
 		start := time.Now()
+		// Start from an empty chart directory so that nothing of an earlier
+		// study (a renamed policy's files) survives.
+		if err := os.RemoveAll(filepath.Join(*out, nb.file)); err != nil {
+			fmt.Fprintf(os.Stderr, "notebooks: %v\n", err)
+			os.Exit(1)
+		}
 		d := newDoc(*out, nb.file, nb.title, *parallel)
 		if err := nb.run(d); err != nil {
 			fmt.Fprintf(os.Stderr, "notebooks: %s: %v\n", nb.id, err)
