@@ -11,7 +11,6 @@ import (
 
 	"hedgelab/hedging"
 	"hedgelab/internal/study"
-	"hedgelab/scenarios"
 	"hedgelab/simnet"
 )
 
@@ -19,34 +18,8 @@ import (
 // (in order), built.
 func load(t *testing.T, name string, params ...any) (*simnet.Config, []simnet.Policy) {
 	t.Helper()
-	s, err := scenarios.Get(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(params)%2 != 0 {
-		t.Fatalf("params must be path/value pairs")
-	}
-	for i := 0; i < len(params); i += 2 {
-		s, err = s.WithParam(params[i].(string), toFloat(params[i+1]))
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	cfg, pols, err := s.Config()
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, cfg, pols := libB(t, name, params...)
 	return cfg, pols
-}
-
-func toFloat(v any) float64 {
-	switch x := v.(type) {
-	case int:
-		return float64(x)
-	case float64:
-		return x
-	}
-	panic("param value must be int or float64")
 }
 
 // simulate runs every policy for one replication and returns the merged

@@ -26,7 +26,7 @@ func libB(t *testing.T, name string, params ...any) (*scenarios.Scenario, *simne
 		t.Fatal(err)
 	}
 	for i := 0; i+1 < len(params); i += 2 {
-		s, err = s.WithParam(params[i].(string), libBFloat(params[i+1]))
+		s, err = s.WithParam(params[i].(string), paramFloat(params[i+1]))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,14 +38,15 @@ func libB(t *testing.T, name string, params ...any) (*scenarios.Scenario, *simne
 	return s, cfg, pols
 }
 
-func libBFloat(v any) float64 {
+// paramFloat converts a WithParam value given as int or float64.
+func paramFloat(v any) float64 {
 	switch x := v.(type) {
 	case int:
 		return float64(x)
 	case float64:
 		return x
 	}
-	panic("toFloat: unsupported type")
+	panic("param value must be int or float64")
 }
 
 // libBPick returns the policies named, in that order.
