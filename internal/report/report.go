@@ -238,92 +238,75 @@ func WriteSweep(dir string, s *Sweep) ([]string, error) {
 	return writeAll(dir, outs)
 }
 
-func renderRun(r *Run) ([]output, error) {
-	var outs []output
-	add := func(name string, data []byte, err error) error {
-		if err != nil {
-			return fmt.Errorf("report: render %s: %w", name, err)
-		}
-		outs = append(outs, output{name, data})
-		return nil
-	}
-	data, err := summaryJSON(r)
-	if err := add("summary.json", data, err); err != nil {
-		return nil, err
-	}
-	data, err = summaryCSV(r)
-	if err := add("summary.csv", data, err); err != nil {
-		return nil, err
-	}
-	data, err = timelineCSV(r)
-	if err := add("timeline.csv", data, err); err != nil {
-		return nil, err
-	}
-	slugs := uniqueSlugs(r.Policies)
-	for i := range r.Policies {
-		name := "quantiles_" + slugs[i] + ".csv"
-		data, err := quantilesCSV(&r.Policies[i])
-		if err := add(name, data, err); err != nil {
-			return nil, err
-		}
-	}
-	charts := []struct {
-		base  string
-		build func(*Run) *chart
-	}{
-		{"ccdf", ccdfChart},
-		{"percentiles", percentilesChart},
-		{"cost", costChart},
-		{"timeline", timelineChart},
-		{"threshold", thresholdChart},
-		{"hedge_rate", hedgeRateChart},
-	}
-	for _, c := range charts {
-		for _, format := range []string{"png", "svg"} {
-			name := c.base + "." + format
-			data, err := renderChart(func() *chart { return c.build(r) }, format)
-			if err := add(name, data, err); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return outs, nil
+// renderer accumulates rendered files; the first error sticks.
+type renderer struct {
+	outs []output
+	err  error
 }
 
-func renderSweep(s *Sweep) ([]output, error) {
-	var outs []output
-	add := func(name string, data []byte, err error) error {
-		if err != nil {
-			return fmt.Errorf("report: render %s: %w", name, err)
-		}
-		outs = append(outs, output{name, data})
-		return nil
+func (r *renderer) add(name string, data []byte, err error) {
+	if r.err != nil {
+		return
 	}
-	data, err := sweepJSON(s)
-	if err := add("sweep.json", data, err); err != nil {
-		return nil, err
+	if err != nil {
+		r.err = fmt.Errorf("report: render %s: %w", name, err)
+		return
 	}
-	data, err = sweepCSV(s)
-	if err := add("sweep.csv", data, err); err != nil {
-		return nil, err
-	}
-	charts := []struct {
-		base  string
-		build func(*Sweep) *chart
-	}{
-		{"sweep_p99", sweepP99Chart},
-		{"sweep_cost", sweepCostChart},
-	}
-	for _, c := range charts {
+	r.outs = append(r.outs, output{name, data})
+}
+
+// charts renders each chart built by build as PNG and SVG.
+func (r *renderer) charts(bases []string, build func(base string) *chart) {
+	for _, base := range bases {
 		for _, format := range []string{"png", "svg"} {
-			name := c.base + "." + format
-			data, err := renderChart(func() *chart { return c.build(s) }, format)
-			if err := add(name, data, err); err != nil {
-				return nil, err
-			}
+			data, err := renderChart(func() *chart { return build(base) }, format)
+			r.add(base+"."+format, data, err)
 		}
 	}
-	return outs, nil
+}
+
+func (r *renderer) result() ([]output, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	return r.outs, nil
+}
+
+// runCharts are the charts of a run, by file base name.
+var runCharts = map[string]func(*Run) *chart{
+	"ccdf": ccdfChart, "percentiles": percentilesChart, "cost": costChart,
+	"timeline": timelineChart, "threshold": thresholdChart, "hedge_rate": hedgeRateChart,
+}
+
+func renderRun(run *Run) ([]output, error) {
+	var r renderer
+	data, err := summaryJSON(run)
+	r.add("summary.json", data, err)
+	data, err = summaryCSV(run)
+	r.add("summary.csv", data, err)
+	data, err = timelineCSV(run)
+	r.add("timeline.csv", data, err)
+	slugs := uniqueSlugs(run.Policies)
+	for i := range run.Policies {
+		data, err := quantilesCSV(&run.Policies[i])
+		r.add("quantiles_"+slugs[i]+".csv", data, err)
+	}
+	r.charts([]string{"ccdf", "percentiles", "cost", "timeline", "threshold", "hedge_rate"},
+		func(base string) *chart { return runCharts[base](run) })
+	return r.result()
+}
+
+// sweepCharts are the charts of a sweep, by file base name.
+var sweepCharts = map[string]func(*Sweep) *chart{"sweep_p99": sweepP99Chart, "sweep_cost": sweepCostChart}
+
+func renderSweep(s *Sweep) ([]output, error) {
+	var r renderer
+	data, err := sweepJSON(s)
+	r.add("sweep.json", data, err)
+	data, err = sweepCSV(s)
+	r.add("sweep.csv", data, err)
+	r.charts([]string{"sweep_p99", "sweep_cost"}, func(base string) *chart { return sweepCharts[base](s) })
+	return r.result()
 }
 
 func writeAll(dir string, outs []output) ([]string, error) {
