@@ -46,9 +46,9 @@ type HedgeWinTracker struct {
 	mu        sync.Mutex
 	pairs     map[winKey]*winState
 	trips     int
-	// npairs mirrors len(pairs) so the common case (no streak anywhere)
-	// needs no lock.
-	npairs atomic.Int64
+	// npairs mirrors len(pairs) and ntripped counts the pairs holding a
+	// trip, so the common cases (no streak, no trip anywhere) take no lock.
+	npairs, ntripped atomic.Int64
 }
 
 // NewHedgeWinTracker returns a tracker that trips after threshold
@@ -86,6 +86,9 @@ func (t *HedgeWinTracker) RecordHedgeWin(now time.Duration, partition string, pr
 	}
 	s.consecutive++
 	if s.consecutive >= t.threshold && (s.unhealthyUntil == 0 || now >= s.unhealthyUntil) {
+		if s.unhealthyUntil == 0 {
+			t.ntripped.Add(1)
+		}
 		s.unhealthyUntil = now + t.probe
 		s.consecutive = t.threshold - 1 // probing: one more win re-trips
 		s.trips++
@@ -115,6 +118,9 @@ func (t *HedgeWinTracker) RecordPrimaryFinal(now time.Duration, partition string
 		s.consecutive = 0
 		return
 	}
+	if s.unhealthyUntil != 0 {
+		t.ntripped.Add(-1)
+	}
 	delete(t.pairs, k)
 	t.npairs.Store(int64(len(t.pairs)))
 }
@@ -133,7 +139,7 @@ func (t *HedgeWinTracker) Consecutive(partition string, primary Region) int {
 // Unhealthy reports whether reads of partition should route away from
 // region at now (tripped and the probe interval not yet passed).
 func (t *HedgeWinTracker) Unhealthy(now time.Duration, partition string, region Region) bool {
-	if t.npairs.Load() == 0 {
+	if t.ntripped.Load() == 0 {
 		return false
 	}
 	t.mu.Lock()
