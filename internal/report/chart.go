@@ -411,7 +411,7 @@ func finiteRange(vs []float64) (lo, hi float64, ok bool) {
 }
 
 // setLatencyAxis chooses the latency (ms) axis for values vs: log when the
-// positive values span more than two decades, else linear from 0 (or from
+// positive values span more than one decade, else linear from 0 (or from
 // just below the minimum when fromZero is false). headroom multiplies the
 // top of the range. It returns whether the axis is logarithmic; values ≤ 0
 // must then not be drawn.
@@ -421,7 +421,7 @@ func setLatencyAxis(a *plot.Axis, vs []float64, fromZero bool, headroom float64)
 		setLinearAxis(a, 0, 1)
 		return false, false
 	}
-	if hi/lo > 100 {
+	if hi/lo > 10 {
 		setLogAxis(a, lo, hi*headroom)
 		return true, true
 	}

@@ -197,7 +197,7 @@ type output struct {
 //     end_s, ops, p50_ms, p99_ms, hedge_rate, mean_threshold_ms.
 //   - charts: ccdf (log-log, points with X ≤ 0 or Y ≤ 0 dropped),
 //     percentiles (grouped bars p50/p99/p99.9, log Y when the values span
-//     more than two decades), cost (p99 ● and p99.9 ▲ vs RU multiplier,
+//     more than one decade), cost (p99 ● and p99.9 ▲ vs RU multiplier,
 //     labelled by policy), threshold (mean threshold per window, log Y),
 //     hedge_rate (percent per window), timeline (windowed p99, log Y; windows with no ops
 //     or p99 ≤ 0 break the line; episodes shaded). Legends are drawn in a
