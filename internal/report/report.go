@@ -97,6 +97,8 @@ type Window struct {
 	P50Ms, P99Ms float64
 	// HedgeRate is the fraction of the window's ops whose alternate was spawned.
 	HedgeRate float64
+	// ErrorRate is the fraction of the window's ops that returned an error.
+	ErrorRate float64
 	// MeanThresholdMs is the mean hedging threshold (ms) the policy chose for
 	// ops in this window (0 if no hedging).
 	MeanThresholdMs float64
@@ -194,7 +196,7 @@ type output struct {
 //     "name=count;…" cell (sorted), then <key>_ci95_low/_high columns only
 //     when Replications > 1 (empty cells where a policy has no CI).
 //   - quantiles_<slug>.csv: q, latency_ms. timeline.csv: policy, start_s,
-//     end_s, ops, p50_ms, p99_ms, hedge_rate, mean_threshold_ms.
+//     end_s, ops, p50_ms, p99_ms, hedge_rate, error_rate, mean_threshold_ms.
 //   - charts: ccdf (log-log, points with X ≤ 0 or Y ≤ 0 dropped),
 //     percentiles (grouped bars p50/p99/p99.9, log Y when the values span
 //     more than one decade), cost (p99 ● and p99.9 ▲ vs RU multiplier,

@@ -208,7 +208,7 @@ func TestWriteRunExample(t *testing.T) {
 
 	// timeline
 	rows = readCSV(t, filepath.Join(dir, "timeline.csv"))
-	wantHdr := []string{"policy", "start_s", "end_s", "ops", "p50_ms", "p99_ms", "hedge_rate", "mean_threshold_ms"}
+	wantHdr := []string{"policy", "start_s", "end_s", "ops", "p50_ms", "p99_ms", "hedge_rate", "error_rate", "mean_threshold_ms"}
 	if !reflect.DeepEqual(rows[0], wantHdr) {
 		t.Errorf("timeline header %v", rows[0])
 	}

@@ -285,13 +285,13 @@ func quantilesCSV(p *PolicyResult) ([]byte, error) {
 }
 
 func timelineCSV(r *Run) ([]byte, error) {
-	rows := [][]string{{"policy", "start_s", "end_s", "ops", "p50_ms", "p99_ms", "hedge_rate", "mean_threshold_ms"}}
+	rows := [][]string{{"policy", "start_s", "end_s", "ops", "p50_ms", "p99_ms", "hedge_rate", "error_rate", "mean_threshold_ms"}}
 	for _, p := range r.Policies {
 		for _, w := range p.Timeline {
 			rows = append(rows, []string{
 				p.Policy, fmtNum(w.StartS, precS), fmtNum(w.EndS, precS), strconv.FormatInt(w.Ops, 10),
 				fmtNum(w.P50Ms, precMs), fmtNum(w.P99Ms, precMs), fmtNum(w.HedgeRate, precRate),
-				fmtNum(w.MeanThresholdMs, precMs),
+				fmtNum(w.ErrorRate, precRate), fmtNum(w.MeanThresholdMs, precMs),
 			})
 		}
 	}

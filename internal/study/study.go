@@ -244,6 +244,7 @@ func Policy(p PolicyResult) report.PolicyResult {
 			row.P50Ms = float64(win.Latency.ValueAtQuantile(50)) / 1000
 			row.P99Ms = float64(win.Latency.ValueAtQuantile(99)) / 1000
 			row.HedgeRate = ratio(win.Hedged, win.Ops)
+			row.ErrorRate = ratio(win.Errors, win.Ops)
 		}
 		if win.ThresholdOps > 0 {
 			row.MeanThresholdMs = win.ThresholdSumMs / float64(win.ThresholdOps)
