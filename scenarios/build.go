@@ -488,6 +488,10 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 		}
 		b.intRange(fp.key("substatus"), fl.Substatus, 0, math.MaxInt32)
 		b.unit(fp.key("probability"), fl.Probability)
+		for _, pi := range fl.Partitions {
+			b.intRange(fp.key("partitions"), pi, 0, max(f.Workload.Partitions, 1)-1)
+		}
+		fr.Partitions = fl.Partitions
 		for j, t := range fl.Targets {
 			if !targets[t] {
 				b.fail(fp.key("targets", strconv.Itoa(j)), "unknown target %q (want a replica name or region: %s)", t, list(targets))

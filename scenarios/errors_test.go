@@ -158,6 +158,7 @@ func TestParseErrors(t *testing.T) {
 		{"think on open loop", `rate_per_s = 100`, "rate_per_s = 100\nthink = { family = \"constant\", value_ms = 1.0 }", `x.toml:33: workload.think: applies only to a closed loop (clients > 0)`},
 		{"zero mix weight", `rate_per_s = 100`, "rate_per_s = 100\n[workload.mix]\nread = 1\ncreate = 0", `x.toml:35: workload.mix.create: weight must be > 0, got 0`},
 		{"exclude fraction alone", `rate_per_s = 100`, "rate_per_s = 100\nexclude_fraction = 0.5", `x.toml:33: workload.exclude_fraction: needs exclude_regions`},
+		{"fault partition out of range", `[workload]`, "[[faults]]\nprobability = 1\npartitions = [0, 4]\n\n[workload]\npartitions = 4", `x.toml:33: faults.0.partitions: must be between 0 and 3, got 4`},
 		{"ru budget rate", `rate_per_s = 100`, "rate_per_s = 100\n[ru_budget]\nburst = 10", `x.toml:33: ru_budget.ru_per_s: must be > 0, got 0`},
 		{"servers", `servers = 4`, `servers = -4`, `x.toml:25: replicas.westus.servers: must be between 0 and 1000000, got -4`},
 		{"ramps", `rate_per_s = 100`, "rate_per_s = 100\n[[episodes]]\ntarget = \"East US\"\nstart_s = 1\nend_s = 3\nramp_up_s = 1.5\nramp_down_s = 1", `x.toml:37: episodes.0.ramp_up_s: ramp_up_s + ramp_down_s (2.5) must be <= end_s - start_s (2)`},

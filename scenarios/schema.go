@@ -119,6 +119,7 @@ type Fault struct {
 	EndS             float64  `toml:"end_s"`              // s; 0 = forever, else > start_s
 	LatencyMs        float64  `toml:"latency_ms"`         // ms until the fault answers, >= 0
 	FirstAttemptOnly bool     `toml:"first_attempt_only"` // only the first attempt of each leg
+	Partitions       []int    `toml:"partitions"`         // partition indexes 0..workload.partitions-1; empty = all
 }
 
 // Workload is the [workload] table.

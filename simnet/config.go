@@ -71,6 +71,9 @@ type Fault struct {
 	LatencyMs float64
 	// FirstAttemptOnly restricts the rule to the first attempt of each leg.
 	FirstAttemptOnly bool
+	// Partitions restricts the rule to these partition indexes (0 ..
+	// Workload.Partitions-1; with Zipf keys 0 is the hottest); empty = all.
+	Partitions []int
 }
 
 // MixEntry is one operation kind of the workload with its weight.

@@ -654,6 +654,9 @@ func (s *sim) replicaArrive(ev event) {
 		if f.FirstAttemptOnly && st.n > 1 {
 			continue
 		}
+		if len(f.Partitions) > 0 && !slices.Contains(f.Partitions, int(o.part)) {
+			continue
+		}
 		if f.Status.Code == 404 && f.Status.SubStatus == hedging.SubStatusReadSessionNotAvailable && st.a.HubRegionProcessingOnly {
 			continue // the hub always has the session
 		}

@@ -120,3 +120,21 @@ func TestExtremeDelaysAreCapped(t *testing.T) {
 		t.Errorf("ops %d, p50 %v ms, max %v ms", st.Ops, st.QuantileMs(0.5), st.QuantileMs(1))
 	}
 }
+
+// A fault rule restricted to partitions answers only their operations.
+func TestFaultPartitions(t *testing.T) {
+	cfg := threeRegions(t, 2000, 5*time.Second)
+	cfg.Faults = []simnet.Fault{{Status: hedging.Status{Code: 429, SubStatus: hedging.SubStatusHotPartitionKeyThrottled}, Probability: 1, Partitions: []int{3}}}
+	throttled := map[string]int{}
+	st, err := simnet.Run(cfg, staticPolicy(20), 0, simnet.RunOptions{OnComplete: func(r *hedging.Race, op *hedging.Operation) {
+		if res, err := r.Result(); err == nil && res.Status.SubStatus == hedging.SubStatusHotPartitionKeyThrottled {
+			throttled[op.Partition]++
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(throttled) != 1 || throttled["3"] == 0 || st.FinalErrorResponses != int64(throttled["3"]) {
+		t.Errorf("throttled by partition %v, final error responses %d", throttled, st.FinalErrorResponses)
+	}
+}
