@@ -116,6 +116,11 @@ func (c *Client) Do(ctx context.Context, op *Operation) (*Response, error) {
 	if c.cfg.Transport == nil {
 		return nil, ErrNoTransport
 	}
+	if err := ctx.Err(); err != nil {
+		// Cancelled before anything could be sent: no race was entered, so
+		// no hedge diagnostics are attached (§10.1 attachment contract).
+		return nil, &Error{Cause: err}
+	}
 	t0 := time.Now()
 	s := getDoState(t0)
 	s.c, s.op, s.ctx = c, op, ctx
@@ -125,11 +130,13 @@ func (c *Client) Do(ctx context.Context, op *Operation) (*Response, error) {
 	now := clockAt(t0)
 	s.begin = now
 	s.last = now
-	e := c.Begin(&s.race, now, op)
-	if err := ctx.Err(); err != nil {
-		// Already cancelled: end the race before anything is sent.
-		s.race.Cancel(now, err)
+	// A context deadline is the race's deadline too (§9.4): a threshold at
+	// or after it arms no alternate (§14.3).
+	var deadline time.Duration
+	if dl, ok := ctx.Deadline(); ok {
+		deadline = max(now+dl.Sub(t0), now+1)
 	}
+	e := c.BeginDeadline(&s.race, now, op, deadline)
 	if !s.race.Done() {
 		s.perform(e)
 		s.loop()
@@ -359,9 +366,16 @@ func (s *doState) loop() {
 			s.settle()
 			now = max(now, s.latestResult())
 		}
-		s.dispatch(now)
-		if cancelled && !s.race.Done() {
-			s.perform(s.race.Cancel(s.at(now), s.ctx.Err()))
+		if cancelled {
+			// Results up to now are seen first; a timer due at the very
+			// instant of the cancellation is not acted on (nothing is sent
+			// after the caller cancelled).
+			s.dispatch(now - 1)
+			if !s.race.Done() {
+				s.perform(s.race.Cancel(s.at(now), s.ctx.Err()))
+			}
+		} else {
+			s.dispatch(now)
 		}
 	}
 }

@@ -132,8 +132,9 @@ type legState struct {
 	started        bool
 	inFlight       bool
 	backingOff     bool
-	done           bool // the leg will make no more attempts
-	completed      bool // the leg produced a result before the race ended
+	backoffAt      time.Duration // when the retry backoff ends
+	done           bool          // the leg will make no more attempts
+	completed      bool          // the leg produced a result before the race ended
 	seq            uint32
 	attempts       int
 	sessionRetries int
@@ -188,6 +189,7 @@ type Race struct {
 	last                       Leg           // leg of the most recent transient result
 	lastStatus                 Status        // the most recent transient status (zero when none)
 	pending                    TerminalState // terminal state decided when the deadline fired
+	harvestAt                  time.Duration // end of the harvest window
 	cause                      error         // deadline or cancellation cause
 	winner                     Leg
 	hasWinner                  bool
@@ -207,10 +209,25 @@ type Race struct {
 // happen here, once. op must stay valid and unmodified until the race is
 // done, except that the race may set op.HubRegionProcessingOnly.
 func (c *Client) Begin(r *Race, now time.Duration, op *Operation) Effects {
-	*r = Race{c: c, op: op, start: now}
+	return c.BeginDeadline(r, now, op, 0)
+}
+
+// BeginDeadline is [Client.Begin] with an extra absolute deadline (on the
+// same clock as now; 0 = none), for drivers whose caller carries its own
+// deadline, such as a context's: the race's deadline is the earlier of it
+// and now+op.Timeout, shared by both legs (§9.4), and a threshold at or after
+// it arms no alternate (§14.3).
+func (c *Client) BeginDeadline(r *Race, now time.Duration, op *Operation, deadline time.Duration) Effects {
+	// Attempt sequence numbers keep growing across reuse of r, so a result
+	// of an earlier race on the same value is recognised as stale.
+	seq := r.seq
+	*r = Race{c: c, op: op, start: now, seq: seq}
 	var e Effects
 	if op.Timeout > 0 {
 		r.deadline, r.hasDeadline = now+op.Timeout, true
+	}
+	if deadline > 0 && (!r.hasDeadline || deadline < r.deadline) {
+		r.deadline, r.hasDeadline = deadline, true
 	}
 	r.regions = c.orderRegions(r, now, op.Partition, ApplicableRegions(c.cfg.Regions, op.ExcludeRegions))
 	layers := c.layers
@@ -255,7 +272,7 @@ func (c *Client) Begin(r *Race, now time.Duration, op *Operation) Effects {
 		}
 	}
 	r.send(&e, now, Primary)
-	if r.hedged && (!r.hasDeadline || r.threshold.Get() < op.Timeout) {
+	if r.hedged && (!r.hasDeadline || now+r.threshold.Get() < r.deadline) {
 		e.add(Action{Kind: ActTimer, Timer: TimerThreshold, At: now + r.threshold.Get()})
 	}
 	if r.hasDeadline {
@@ -352,16 +369,20 @@ func (r *Race) spawnAlternate(e *Effects, now time.Duration) {
 func (r *Race) TimerFired(now time.Duration, t TimerKind) Effects {
 	var e Effects
 	switch t {
+	// Each timer is checked against the time it was armed for, so a stale
+	// timer (of this race, or of an earlier race on the same value) is
+	// ignored.
 	case TimerThreshold:
-		if r.phase == phaseRunning && r.hedged && !r.spawned && !r.noFanOut {
+		if r.phase == phaseRunning && r.hedged && !r.spawned && !r.noFanOut && now >= r.start+r.threshold.Get() &&
+			(!r.hasDeadline || now < r.deadline) {
 			r.spawnAlternate(&e, now)
 		}
 	case TimerDeadline:
-		if r.phase == phaseRunning {
+		if r.phase == phaseRunning && r.hasDeadline && now >= r.deadline {
 			r.deadlineFired(&e, now, context.DeadlineExceeded)
 		}
 	case TimerHarvest:
-		if r.phase == phaseHarvesting {
+		if r.phase == phaseHarvesting && now >= r.harvestAt {
 			r.endHarvest(&e, now)
 		}
 	case TimerBackoffPrimary, TimerBackoffAlternate:
@@ -369,7 +390,10 @@ func (r *Race) TimerFired(now time.Duration, t TimerKind) Effects {
 		if t == TimerBackoffAlternate {
 			l = Alternate
 		}
-		if lg := &r.legs[l]; r.phase == phaseRunning && lg.backingOff {
+		// Nothing is sent at or after the deadline (§9.4): the deadline
+		// timer ends the race.
+		if lg := &r.legs[l]; r.phase == phaseRunning && lg.backingOff && now >= lg.backoffAt &&
+			(!r.hasDeadline || now < r.deadline) {
 			lg.backingOff = false
 			r.send(&e, now, l)
 		}
@@ -434,13 +458,16 @@ func (r *Race) Responded(now time.Duration, a Attempt, res Result) Effects {
 	if res.LocalThrottle && a.Leg == Primary && !r.spawned {
 		r.noFanOut = true // §9.3 #2: the alternate would hit the same gate
 	}
-	if r.hedged && a.Leg == Primary && !r.spawned && !r.noFanOut && res.Err == nil && CanSpawnHedge(res.Status) &&
+	// Upgrade path (§6.5 #9, §7.2.1): a result the non-hedged path would
+	// answer with a region-changing retry — a spawn-eligible status, or a
+	// transport error (no response at all) — sends the alternate now.
+	if r.hedged && a.Leg == Primary && !r.spawned && !r.noFanOut && (res.Err != nil || CanSpawnHedge(res.Status)) &&
 		(!r.hasDeadline || now < r.deadline) {
-		r.spawnAlternate(&e, now) // upgrade path (§6.5 #9, §7.2.1)
+		r.spawnAlternate(&e, now)
 	}
 	if delay, ok := r.retry(now, a.Leg, res); ok {
 		if delay > 0 {
-			lg.backingOff = true
+			lg.backingOff, lg.backoffAt = true, now+delay
 			timer := TimerBackoffPrimary
 			if a.Leg == Alternate {
 				timer = TimerBackoffAlternate
@@ -555,8 +582,8 @@ func (r *Race) legTransient(e *Effects, now time.Duration, l Leg, res Result) {
 		// A pre-threshold transient that does not change region (or a local
 		// throttle, §9.3 #2) is returned as the primary's result, exactly as
 		// the non-hedged path would (§6.4 happy-path arm).
+		// No response was returned, so response_region stays unset (§10.1).
 		r.diag.terminalState = PrimaryWonPreThreshold
-		r.diag.responseRegion, r.diag.hasResponse = lg.endpoint.Region, true
 		r.finishError(e, now, res.Status, transientCause(res))
 		return
 	}
@@ -608,7 +635,8 @@ func (r *Race) deadlineFired(e *Effects, now time.Duration, cause error) {
 		return
 	}
 	r.phase = phaseHarvesting
-	e.add(Action{Kind: ActTimer, Timer: TimerHarvest, At: now + HarvestWindow})
+	r.harvestAt = now + HarvestWindow
+	e.add(Action{Kind: ActTimer, Timer: TimerHarvest, At: r.harvestAt})
 }
 
 func reasonFor(cause error) string {

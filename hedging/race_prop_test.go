@@ -176,7 +176,7 @@ func TestRaceCoreProperties(t *testing.T) {
 				}
 			}
 			byUpgrade := trigger != nil && trigger.live && trigger.at == at && trigger.a.Leg == hedging.Primary &&
-				trigger.res.Err == nil && !trigger.res.LocalThrottle && hedging.CanSpawnHedge(trigger.res.Status)
+				!trigger.res.LocalThrottle && (trigger.res.Err != nil || hedging.CanSpawnHedge(trigger.res.Status))
 			if !byTimer && !byUpgrade {
 				t.Fatalf("alternate spawned at +%v: neither the threshold (%v) nor an upgrade (trigger %+v)", at-d.start, s.threshold, trigger)
 			}
@@ -219,10 +219,9 @@ func TestRaceCoreProperties(t *testing.T) {
 			if _, ok := diag.AlternateRegion(); ok != r.AlternateSpawned() {
 				t.Fatalf("alternate region present %v, spawned %v", ok, r.AlternateSpawned())
 			}
-			if st == hedging.PrimaryWonPreThreshold || st == hedging.PrimaryWonAfterHedge || st == hedging.AlternateWon {
-				if rr, ok := diag.ResponseRegion(); !ok || (won && rr != r.Endpoint(w).Region) {
-					t.Fatalf("response region %q,%v for %v", rr, ok, st)
-				}
+			// A response region exactly when a response was returned (§10.1).
+			if rr, ok := diag.ResponseRegion(); ok != won || (won && rr != r.Endpoint(w).Region) {
+				t.Fatalf("response region %q,%v for %v (won %v)", rr, ok, st, won)
 			}
 			if diag.RequestChargeTotal() != r.TotalRequestCharge() {
 				t.Fatalf("diagnostics total %v, race total %v", diag.RequestChargeTotal(), r.TotalRequestCharge())
