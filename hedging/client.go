@@ -85,6 +85,10 @@ type Client struct {
 	sessions *SessionTokens
 	write    Endpoint
 	logger   *slog.Logger
+	// defStrategy and defResolved are ResolveStrategy's answer for an
+	// operation that overrides nothing, computed once.
+	defStrategy HedgingStrategy
+	defResolved bool
 }
 
 // NewClient validates cfg and returns a client. Errors: a region listed
@@ -125,6 +129,7 @@ func NewClient(cfg Config) (*Client, error) {
 	c.layers = cfg.HedgingEnabled
 	c.layers.Env = cfg.Env.HedgingEnabled
 	c.layers.EnvOverride = cfg.Env.HedgingEnabledOverride
+	c.defStrategy, c.defResolved = ResolveStrategy(c.layers.Effective(), AvailabilityStrategy{}, cfg.Strategy, cfg.RequestTimeout)
 	if !cfg.MultiMaster && cfg.WriteRegion != "" {
 		c.write = Endpoint{Region: cfg.WriteRegion, Key: string(cfg.WriteRegion)}
 		for _, e := range cfg.Regions {

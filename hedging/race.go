@@ -230,9 +230,12 @@ func (c *Client) BeginDeadline(r *Race, now time.Duration, op *Operation, deadli
 		r.deadline, r.hasDeadline = deadline, true
 	}
 	r.regions = c.orderRegions(r, now, op.Partition, ApplicableRegions(c.cfg.Regions, op.ExcludeRegions))
-	layers := c.layers
-	layers.Operation = op.HedgingEnabled
-	strategy, resolved := ResolveStrategy(layers.Effective(), op.Strategy, c.cfg.Strategy, c.cfg.RequestTimeout)
+	strategy, resolved := c.defStrategy, c.defResolved
+	if op.Strategy.IsSet() || op.HedgingEnabled != SwitchUnset {
+		layers := c.layers
+		layers.Operation = op.HedgingEnabled
+		strategy, resolved = ResolveStrategy(layers.Effective(), op.Strategy, c.cfg.Strategy, c.cfg.RequestTimeout)
+	}
 	ok, _ := ShouldHedge(Eligibility{
 		StrategyResolved:  resolved,
 		PreferredRegions:  len(c.cfg.Regions),
@@ -286,10 +289,12 @@ func (c *Client) BeginDeadline(r *Race, now time.Duration, op *Operation, deadli
 // on the consecutive-hedge-win signal (§9.5), moved to the end (in order).
 // It copies only when something has to move.
 func (c *Client) orderRegions(r *Race, now time.Duration, partition string, regions []Endpoint) []Endpoint {
-	demoted := uint64(0)
-	for i, e := range regions {
-		if i < 64 && (c.tracker.Unhealthy(now, partition, e.Region) || c.store.Unavailable(now, partition, e)) {
-			demoted |= 1 << i
+	demoted := c.tracker.unhealthyMask(now, partition, regions)
+	if c.store.nmarks.Load() > 0 {
+		for i, e := range regions {
+			if i < 64 && c.store.Unavailable(now, partition, e) {
+				demoted |= 1 << i
+			}
 		}
 	}
 	if demoted == 0 {

@@ -1,6 +1,7 @@
 package hedging
 
 import (
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -49,6 +50,9 @@ type HedgeWinTracker struct {
 	// npairs mirrors len(pairs) and ntripped counts the pairs holding a
 	// trip, so the common cases (no streak, no trip anywhere) take no lock.
 	npairs, ntripped atomic.Int64
+	// tripped indexes the pairs holding a trip by partition, so routing
+	// checks every region of a partition with one lookup.
+	tripped map[string][]Region
 }
 
 // NewHedgeWinTracker returns a tracker that trips after threshold
@@ -62,7 +66,7 @@ func NewHedgeWinTracker(threshold int, probe time.Duration) *HedgeWinTracker {
 	if probe <= 0 {
 		probe = DefaultProbeInterval
 	}
-	return &HedgeWinTracker{threshold: threshold, probe: probe, pairs: make(map[winKey]*winState)}
+	return &HedgeWinTracker{threshold: threshold, probe: probe, pairs: make(map[winKey]*winState), tripped: make(map[string][]Region)}
 }
 
 // Threshold returns the number of consecutive alternate wins that trips.
@@ -88,6 +92,7 @@ func (t *HedgeWinTracker) RecordHedgeWin(now time.Duration, partition string, pr
 	if s.consecutive >= t.threshold && (s.unhealthyUntil == 0 || now >= s.unhealthyUntil) {
 		if s.unhealthyUntil == 0 {
 			t.ntripped.Add(1)
+			t.tripped[partition] = append(t.tripped[partition], primary)
 		}
 		s.unhealthyUntil = now + t.probe
 		s.consecutive = t.threshold - 1 // probing: one more win re-trips
@@ -120,6 +125,12 @@ func (t *HedgeWinTracker) RecordPrimaryFinal(now time.Duration, partition string
 	}
 	if s.unhealthyUntil != 0 {
 		t.ntripped.Add(-1)
+		rs := slices.DeleteFunc(t.tripped[partition], func(r Region) bool { return r == primary })
+		if len(rs) == 0 {
+			delete(t.tripped, partition)
+		} else {
+			t.tripped[partition] = rs
+		}
 	}
 	delete(t.pairs, k)
 	t.npairs.Store(int64(len(t.pairs)))
@@ -146,6 +157,30 @@ func (t *HedgeWinTracker) Unhealthy(now time.Duration, partition string, region 
 	defer t.mu.Unlock()
 	s := t.pairs[winKey{partition, region}]
 	return s != nil && s.unhealthyUntil != 0 && now < s.unhealthyUntil
+}
+
+// unhealthyMask returns a bit set of the regions (by index, first 64) that
+// Unhealthy would report for partition at now, with one lock and one
+// lookup.
+func (t *HedgeWinTracker) unhealthyMask(now time.Duration, partition string, regions []Endpoint) uint64 {
+	if t.ntripped.Load() == 0 {
+		return 0
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var mask uint64
+	for _, tr := range t.tripped[partition] {
+		s := t.pairs[winKey{partition, tr}]
+		if s == nil || now >= s.unhealthyUntil {
+			continue
+		}
+		for i, e := range regions {
+			if i < 64 && e.Region == tr {
+				mask |= 1 << i
+			}
+		}
+	}
+	return mask
 }
 
 // Trips returns how many times any pair has tripped.
