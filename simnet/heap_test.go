@@ -35,12 +35,15 @@ func TestEventQueueOrder(t *testing.T) {
 			continue
 		}
 		var e event
-		switch r.IntN(3) {
+		switch r.IntN(5) {
 		case 0: // monotone timers
 			mono = max(mono, now) + time.Duration(r.IntN(3))
 			e = event{at: mono, kind: evTimer}
 		case 1:
 			e = event{at: now + time.Duration(r.IntN(50)), kind: evResponse}
+		case 3:
+			// far-future responses, beyond the near heap's window
+			e = event{at: now + time.Duration(r.IntN(200))*time.Millisecond, kind: evResponse}
 		default:
 			e = event{at: now + time.Duration(r.IntN(50)), kind: evReplicaArrive}
 		}
