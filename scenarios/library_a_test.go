@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"hedgelab/hedging"
-	"hedgelab/internal/study"
 	"hedgelab/simnet"
 )
 
@@ -26,15 +25,7 @@ func load(t *testing.T, name string, params ...any) (*simnet.Config, []simnet.Po
 // stats by policy name.
 func simulate(t *testing.T, cfg *simnet.Config, pols []simnet.Policy) map[string]*simnet.Stats {
 	t.Helper()
-	res, err := study.Simulate(cfg, pols, 1, study.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]*simnet.Stats{}
-	for _, p := range res.Policies {
-		out[p.Name] = p.Merged
-	}
-	return out
+	return simB(t, cfg, pols, 1)
 }
 
 // get returns the stats of policy name, failing when it is missing.
