@@ -373,7 +373,11 @@ func newSim(cfg *Config, strategy hedging.AvailabilityStrategy, seed uint64) (*s
 	if cfg.Duration > 0 {
 		nwin = int((cfg.Duration + width - 1) / width)
 	}
-	s.stats = &Stats{Latency: NewLatencyHistogram(), WindowWidth: width, Timeline: make([]Window, nwin)}
+	s.stats = &Stats{Latency: NewLatencyHistogram(), WindowWidth: width, Timeline: make([]Window, nwin),
+		ReplicaAttempts: make([]int64, len(cfg.Replicas)), ReplicaAnswers: make([]int64, len(cfg.Replicas))}
+	for _, r := range cfg.Replicas {
+		s.stats.Replicas = append(s.stats.Replicas, r.Name)
+	}
 	for i := range s.stats.Timeline {
 		s.stats.Timeline[i].Latency = hdr.New(histMinMicros, histMaxMicros, windowHistDigit)
 	}
@@ -555,6 +559,7 @@ func (s *sim) send(slot int32, o *opState, a hedging.Attempt) {
 	}
 	rep := &s.reps[ri]
 	st.rep = ri
+	s.stats.ReplicaAttempts[ri]++
 	rttMs := rep.rttMs
 	if s.cfg.Jitter != nil {
 		rttMs += s.cfg.Jitter.Sample(s.draw(purposeJitter, o.idx, uint64(ri), uint64(st.n)))
@@ -826,8 +831,15 @@ func (s *sim) complete(slot int32, o *opState) {
 	if r.Err() != nil {
 		st.Errors++
 		win.Errors++
-	} else if res, _ := r.Result(); res.Status.Code >= 400 {
-		st.FinalErrorResponses++
+	} else {
+		if res, _ := r.Result(); res.Status.Code >= 400 {
+			st.FinalErrorResponses++
+		}
+		if w, ok := r.Winner(); ok {
+			if ri, ok := s.repByKey[r.Endpoint(w).Key]; ok {
+				st.ReplicaAnswers[ri]++
+			}
+		}
 	}
 	if r.AlternateSpawned() {
 		st.Hedged++

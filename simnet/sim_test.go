@@ -1,6 +1,7 @@
 package simnet_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -136,5 +137,28 @@ func TestFaultPartitions(t *testing.T) {
 	}
 	if len(throttled) != 1 || throttled["3"] == 0 || st.FinalErrorResponses != int64(throttled["3"]) {
 		t.Errorf("throttled by partition %v, final error responses %d", throttled, st.FinalErrorResponses)
+	}
+}
+
+// Regions used: attempts and answers per replica add up, and a region that
+// is neither primary nor alternate (the third preferred region) is unused.
+func TestReplicaCounts(t *testing.T) {
+	st, err := simnet.Run(threeRegions(t, 2000, 5*time.Second), staticPolicy(20), 0, simnet.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(st.Replicas, []string{"eus", "eus2", "cus"}) {
+		t.Fatalf("replicas %v", st.Replicas)
+	}
+	var attempts, answers int64
+	for i := range st.Replicas {
+		attempts += st.ReplicaAttempts[i]
+		answers += st.ReplicaAnswers[i]
+	}
+	if attempts != st.Attempts || answers != st.Ops-st.Errors {
+		t.Errorf("attempts %d of %d, answers %d of %d", attempts, st.Attempts, answers, st.Ops-st.Errors)
+	}
+	if st.ReplicaAttempts[2] != 0 || st.ReplicaAnswers[1] == 0 || st.ReplicaAnswers[1] != st.AlternateWins {
+		t.Errorf("per replica attempts %v answers %v, alternate wins %d", st.ReplicaAttempts, st.ReplicaAnswers, st.AlternateWins)
 	}
 }

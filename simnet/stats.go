@@ -69,6 +69,11 @@ type Stats struct {
 	// relieve such as 429/3200 or 429/3214): answers, not errors, so they
 	// are not in Errors.
 	FinalErrorResponses int64
+	// Replicas names the replicas, in configuration order; ReplicaAttempts
+	// counts the attempts sent to each and ReplicaAnswers the operations
+	// whose returned response came from it (the regions used).
+	Replicas                        []string
+	ReplicaAttempts, ReplicaAnswers []int64
 
 	// Events is the number of events processed.
 	Events int64
@@ -117,6 +122,15 @@ func (s *Stats) Merge(o *Stats) {
 	s.SessionNotAvailable += o.SessionNotAvailable
 	s.Faults += o.Faults
 	s.FinalErrorResponses += o.FinalErrorResponses
+	if s.Replicas == nil {
+		s.Replicas = o.Replicas
+		s.ReplicaAttempts = make([]int64, len(o.ReplicaAttempts))
+		s.ReplicaAnswers = make([]int64, len(o.ReplicaAnswers))
+	}
+	for i := range o.ReplicaAttempts {
+		s.ReplicaAttempts[i] += o.ReplicaAttempts[i]
+		s.ReplicaAnswers[i] += o.ReplicaAnswers[i]
+	}
 	s.Events += o.Events
 	s.End = max(s.End, o.End)
 }

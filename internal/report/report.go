@@ -75,7 +75,8 @@ type Figures struct {
 	CI95 map[string][2]float64
 	// Counters are extra event counts written to summary.json under
 	// "counters" (omitted when nil): attempts, breaker_trips,
-	// hub_header_attempts, local_throttles, removed_from_queue, ...
+	// hub_header_attempts, local_throttles, removed_from_queue, and per
+	// replica attempts@<replica> and answers@<replica> (the regions used).
 	Counters map[string]int64
 }
 

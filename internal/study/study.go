@@ -178,6 +178,10 @@ func Figures(p PolicyResult) report.Figures {
 		"removed_from_queue":    m.Removed,
 		"session_not_available": m.SessionNotAvailable,
 	}
+	for i, name := range m.Replicas {
+		f.Counters["attempts@"+name] = m.ReplicaAttempts[i]
+		f.Counters["answers@"+name] = m.ReplicaAnswers[i]
+	}
 	if len(p.PerRep) > 1 {
 		// Method of independent replications: each figure is the mean of
 		// the per-replication values, with a Student-t 95% interval;
