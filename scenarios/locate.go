@@ -315,7 +315,8 @@ func (sc *scanner) basicString() string {
 	return raw
 }
 
-// literalString reads a 'literal' or ”'multi-line”' string.
+// literalString reads a 'literal' string or a multi-line literal string
+// delimited by three single quotes.
 func (sc *scanner) literalString() string {
 	if sc.peek(1) == '\'' && sc.peek(2) == '\'' {
 		sc.i += 3
