@@ -410,6 +410,27 @@ func finiteRange(vs []float64) (lo, hi float64, ok bool) {
 	return lo, hi, ok
 }
 
+// setScatterAxes sets up a chart of latencies (Y, see setLatencyAxis)
+// against a linear quantity xs: X spans the finite xs with padLo/padHi of
+// their span as margins (a zero span counts as max(10% of the value,
+// minSpan)); without data both fall back and the chart is marked empty, X
+// showing [emptyLo, emptyHi]. It returns whether Y is logarithmic.
+func setScatterAxes(ch *chart, lats, xs []float64, emptyLo, emptyHi, minSpan, padLo, padHi float64) (isLog bool) {
+	isLog, ok := setLatencyAxis(&ch.p.Y, lats, false, 1.1)
+	lo, hi, xok := finiteRange(xs)
+	if !ok || !xok {
+		setLinearAxis(&ch.p.X, emptyLo, emptyHi)
+		ch.noData = true
+		return isLog
+	}
+	span := hi - lo
+	if span == 0 {
+		span = math.Max(0.1*math.Abs(hi), minSpan)
+	}
+	setLinearAxis(&ch.p.X, lo-padLo*span, hi+padHi*span)
+	return isLog
+}
+
 // setLatencyAxis chooses the latency (ms) axis for values vs: log when the
 // positive values span more than one decade, else linear from 0 (or from
 // just below the minimum when fromZero is false). headroom multiplies the

@@ -109,19 +109,8 @@ func costChart(r *Run) *chart {
 		rus = append(rus, p.RUMultiplier)
 		lats = append(lats, p.P99, p.P999)
 	}
-	isLog, ok := setLatencyAxis(&ch.p.Y, lats, false, 1.1)
-	rlo, rhi, rok := finiteRange(rus)
-	if !ok || !rok {
-		setLinearAxis(&ch.p.X, 1, 2)
-		ch.noData = true
-	} else {
-		span := rhi - rlo
-		if span == 0 {
-			span = math.Max(0.1*math.Abs(rhi), 0.05)
-		}
-		// Wide margins: labels sit right (or left) of the points.
-		setLinearAxis(&ch.p.X, rlo-0.15*span, rhi+0.25*span)
-	}
+	// Wide margins: labels sit right (or left) of the points.
+	isLog := setScatterAxes(ch, lats, rus, 1, 2, 0.05, 0.15, 0.25)
 	valid := func(v float64) bool { return finite(v) && (!isLog || v > 0) }
 	markerR := vg.Points(4)
 	labels := &pointLabels{markerR: markerR + vg.Points(1), style: textStyle(10, color.Black)}

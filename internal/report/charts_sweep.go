@@ -1,7 +1,6 @@
 package report
 
 import (
-	"math"
 	"sort"
 	"strconv"
 
@@ -72,18 +71,7 @@ func sweepP99Chart(s *Sweep) *chart {
 			lats = append(lats, f.P99, f.P999)
 		}
 	}
-	isLog, ok := setLatencyAxis(&ch.p.Y, lats, false, 1.1)
-	xlo, xhi, xok := finiteRange(xs)
-	if !ok || !xok {
-		setLinearAxis(&ch.p.X, 0, 1)
-		ch.noData = true
-	} else {
-		span := xhi - xlo
-		if span == 0 {
-			span = math.Max(0.1*math.Abs(xhi), 1)
-		}
-		setLinearAxis(&ch.p.X, xlo-0.04*span, xhi+0.04*span)
-	}
+	isLog := setScatterAxes(ch, lats, xs, 0, 1, 1, 0.04, 0.04)
 	valid := func(v float64) bool { return finite(v) && (!isLog || v > 0) }
 	dashed := []vg.Length{vg.Points(6), vg.Points(3)}
 	for i, ser := range series {
@@ -132,18 +120,7 @@ func sweepCostChart(s *Sweep) *chart {
 			}
 		}
 	}
-	isLog, ok := setLatencyAxis(&ch.p.Y, lats, false, 1.1)
-	rlo, rhi, rok := finiteRange(rus)
-	if !ok || !rok {
-		setLinearAxis(&ch.p.X, 1, 2)
-		ch.noData = true
-	} else {
-		span := rhi - rlo
-		if span == 0 {
-			span = math.Max(0.1*math.Abs(rhi), 0.05)
-		}
-		setLinearAxis(&ch.p.X, rlo-0.08*span, rhi+0.12*span)
-	}
+	isLog := setScatterAxes(ch, lats, rus, 1, 2, 0.05, 0.08, 0.12)
 	labels := &pointLabels{markerR: vg.Points(4), style: textStyle(8, labelGrey)}
 	for i, ser := range series {
 		c := policyColor(i)
