@@ -73,7 +73,7 @@ func TestTerminalStateTaxonomy(t *testing.T) {
 
 // Every terminal-state name used by the shared race cases parses back.
 func TestTerminalStateNamesMatchSharedCases(t *testing.T) {
-	cases, err := racecases.Load(racecases.SharedPath("cases/race-cases.toml"))
+	cases, err := racecases.LoadShared()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,9 @@
 package racecases
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -74,27 +76,76 @@ func Load(path string) ([]Case, error) {
 	return f.Case, nil
 }
 
-// SharedPath returns the path of a file in the repository's sibling shared/
-// directory (../shared relative to the module root), or the value of
-// HEDGELAB_SHARED/name when that variable is set.
-func SharedPath(name string) string {
+// SharedDir returns the project's sibling shared/ directory: the value of
+// HEDGELAB_SHARED when set, else ../shared relative to the module root. It
+// may not exist (a clean clone has nothing beside it).
+func SharedDir() string {
 	if dir := os.Getenv("HEDGELAB_SHARED"); dir != "" {
-		return filepath.Join(dir, name)
+		return dir
 	}
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
-	return filepath.Join(root, "..", "shared", name)
+	return filepath.Join(moduleRoot(), "..", "shared")
 }
 
-// LoadAll returns the shared cases followed by the project's own cases
-// (internal/racecases/testdata/extra-cases.toml).
-func LoadAll() ([]Case, error) {
-	shared, err := Load(SharedPath(filepath.Join("cases", "race-cases.toml")))
+// moduleRoot is the repository root, found from this source file.
+func moduleRoot() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// testdata returns the path of a file in internal/racecases/testdata.
+func testdata(name string) string {
+	return filepath.Join(moduleRoot(), "internal", "racecases", "testdata", name)
+}
+
+// LoadShared returns the shared race cases: the repository's copy
+// (internal/racecases/testdata/race-cases.toml, so tests pass on a clean
+// clone) followed by the cases of SharedDir()/cases/race-cases.toml that
+// the copy does not already have, when that file exists. A case of the
+// shared directory replaces the copy's case of the same name, so an updated
+// shared case is the one tested. Errors: a file that does not decode, or
+// a shared file that exists but cannot be read.
+func LoadShared() ([]Case, error) {
+	return loadMerged(testdata("race-cases.toml"), filepath.Join(SharedDir(), "cases", "race-cases.toml"))
+}
+
+// loadMerged loads base and, when it exists, overlay; overlay's cases
+// replace base's cases of the same name in place and its new cases are
+// appended in file order.
+func loadMerged(base, overlay string) ([]Case, error) {
+	cases, err := Load(base)
 	if err != nil {
 		return nil, err
 	}
-	_, file, _, _ := runtime.Caller(0)
-	extra, err := Load(filepath.Join(filepath.Dir(file), "testdata", "extra-cases.toml"))
+	if _, err := os.Stat(overlay); errors.Is(err, fs.ErrNotExist) {
+		return cases, nil
+	}
+	more, err := Load(overlay)
+	if err != nil {
+		return nil, err
+	}
+	index := make(map[string]int, len(cases))
+	for i, c := range cases {
+		index[c.Name] = i
+	}
+	for _, c := range more {
+		if i, ok := index[c.Name]; ok {
+			cases[i] = c
+			continue
+		}
+		index[c.Name] = len(cases)
+		cases = append(cases, c)
+	}
+	return cases, nil
+}
+
+// LoadAll returns the shared cases ([LoadShared]) followed by the
+// project's own cases (internal/racecases/testdata/extra-cases.toml).
+func LoadAll() ([]Case, error) {
+	shared, err := LoadShared()
+	if err != nil {
+		return nil, err
+	}
+	extra, err := Load(testdata("extra-cases.toml"))
 	if err != nil {
 		return nil, err
 	}
