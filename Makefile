@@ -18,9 +18,12 @@ race:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+# Lint as CI does (.ci/run): tidy go.mod, gofmt, vet, staticcheck (pinned).
 lint:
+	$(GO) mod tidy -diff
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
 # The main job: simulate the embedded default scenario into results/default/.
 run:

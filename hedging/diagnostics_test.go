@@ -196,16 +196,16 @@ func TestDiagnosticsFieldsPerTerminalState(t *testing.T) {
 		winner    bool
 		legs      int
 	}{
-		{"PrimaryWonPreThreshold", 0, htR(50*htMs, 200, 0), htR(10*htMs, 200, 0), hedging.PrimaryWonPreThreshold, false, "A", true, 1},
-		{"DeadlineExceededPreThreshold", 80 * htMs, htR(time.Second, 200, 0), htR(10*htMs, 200, 0), hedging.DeadlineExceededPreThreshold, false, "", false, 1},
-		{"PrimaryWonAfterHedge", 0, htR(150*htMs, 200, 0), htR(100*htMs, 200, 0), hedging.PrimaryWonAfterHedge, true, "A", true, 2},
-		{"AlternateWon", 0, htR(time.Second, 200, 0), htR(10*htMs, 200, 0), hedging.AlternateWon, true, "B", true, 2},
-		{"BothTransientDeadlineElapsed", 300 * htMs, htR(time.Second, 200, 0), htR(time.Second, 200, 0), hedging.BothTransientDeadlineElapsed, true, "", false, 2},
-		{"BothTransient", 0, htR(300*htMs, 503, 0), htR(100*htMs, 410, 0), hedging.BothTransient, true, "", false, 2},
-		{"CancelledAwaitingPartner", 300 * htMs, htR(time.Second, 200, 0), htR(50*htMs, 503, 0), hedging.CancelledAwaitingPartner, true, "", false, 2},
+		{"PrimaryWonPreThreshold", 0, htR(50*htMillisecond, 200, 0), htR(10*htMillisecond, 200, 0), hedging.PrimaryWonPreThreshold, false, "A", true, 1},
+		{"DeadlineExceededPreThreshold", 80 * htMillisecond, htR(time.Second, 200, 0), htR(10*htMillisecond, 200, 0), hedging.DeadlineExceededPreThreshold, false, "", false, 1},
+		{"PrimaryWonAfterHedge", 0, htR(150*htMillisecond, 200, 0), htR(100*htMillisecond, 200, 0), hedging.PrimaryWonAfterHedge, true, "A", true, 2},
+		{"AlternateWon", 0, htR(time.Second, 200, 0), htR(10*htMillisecond, 200, 0), hedging.AlternateWon, true, "B", true, 2},
+		{"BothTransientDeadlineElapsed", 300 * htMillisecond, htR(time.Second, 200, 0), htR(time.Second, 200, 0), hedging.BothTransientDeadlineElapsed, true, "", false, 2},
+		{"BothTransient", 0, htR(300*htMillisecond, 503, 0), htR(100*htMillisecond, 410, 0), hedging.BothTransient, true, "", false, 2},
+		{"CancelledAwaitingPartner", 300 * htMillisecond, htR(time.Second, 200, 0), htR(50*htMillisecond, 503, 0), hedging.CancelledAwaitingPartner, true, "", false, 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := htClient(t, htCfg(100*htMs, "A", "B"))
+			c := htClient(t, htCfg(100*htMillisecond, "A", "B"))
 			op := hedging.Operation{Kind: hedging.PointRead, Partition: "p", Timeout: tc.timeout}
 			d := htNewDriver(t, c, &op, htLegs(tc.p, tc.a)).run()
 			diag := htDiag(t, &d.r)

@@ -149,15 +149,15 @@ func hxRead() *hedging.Operation {
 	return &hedging.Operation{Kind: hedging.PointRead, Partition: "0", Path: "/dbs/db/colls/c/docs/1"}
 }
 
-// hxDo runs op with a bounded context and returns the response, error and
-// the wall time Do took.
-func hxDo(t *testing.T, c *hedging.Client, op *hedging.Operation) (*hedging.Response, error, time.Duration) {
+// hxDo runs op with a bounded context and returns the response, the wall
+// time Do took and the error.
+func hxDo(t *testing.T, c *hedging.Client, op *hedging.Operation) (*hedging.Response, time.Duration, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	start := time.Now()
 	resp, err := c.Do(ctx, op)
-	return resp, err, time.Since(start)
+	return resp, time.Since(start), err
 }
 
 func hxMustOK(t *testing.T, resp *hedging.Response, err error) *hedging.Response {
@@ -177,7 +177,7 @@ func TestIntegrationReadPrimarySlow(t *testing.T) {
 	a := hxNewRegion(t, "A", hxReplyAll(hxReply{Delay: 2 * time.Second}))
 	b := hxNewRegion(t, "B", hxReplyAll(hxReply{Charge: 1.25}))
 	c := hxSetup(t, 200*time.Millisecond, nil, a, b)
-	resp, err, took := hxDo(t, c, hxRead())
+	resp, took, err := hxDo(t, c, hxRead())
 	resp = hxMustOK(t, resp, err)
 	d := resp.Diagnostics
 	alt, ok := d.AlternateRegion()
@@ -207,7 +207,7 @@ func TestIntegrationReadPrimaryFast(t *testing.T) {
 	a := hxNewRegion(t, "A", hxReplyAll(hxReply{Charge: 2}))
 	b := hxNewRegion(t, "B", hxReplyAll(hxReply{}))
 	c := hxSetup(t, 200*time.Millisecond, nil, a, b)
-	resp, err, _ := hxDo(t, c, hxRead())
+	resp, _, err := hxDo(t, c, hxRead())
 	resp = hxMustOK(t, resp, err)
 	d := resp.Diagnostics
 	if d == nil {
@@ -228,7 +228,7 @@ func TestIntegrationReadPrimary503(t *testing.T) {
 	a := hxNewRegion(t, "A", hxReplyAll(hxReply{Status: 503}))
 	b := hxNewRegion(t, "B", hxReplyAll(hxReply{}))
 	c := hxSetup(t, 500*time.Millisecond, nil, a, b)
-	resp, err, took := hxDo(t, c, hxRead())
+	resp, took, err := hxDo(t, c, hxRead())
 	resp = hxMustOK(t, resp, err)
 	if resp.Region != "B" || resp.Result.Status.Code != 200 || !resp.Diagnostics.WasHedge() {
 		t.Errorf("region %s status %v diag %v: want B 200 AlternateWon", resp.Region, resp.Result.Status, resp.Diagnostics)
@@ -249,7 +249,7 @@ func TestIntegrationReadBothRegionsSlow(t *testing.T) {
 	a := hxNewRegion(t, "A", hxReplyAll(hxReply{Delay: 300 * time.Millisecond}))
 	b := hxNewRegion(t, "B", hxReplyAll(hxReply{Delay: 300 * time.Millisecond}))
 	c := hxSetup(t, 100*time.Millisecond, nil, a, b)
-	resp, err, took := hxDo(t, c, hxRead())
+	resp, took, err := hxDo(t, c, hxRead())
 	resp = hxMustOK(t, resp, err)
 	if resp.Region != "A" || resp.Diagnostics.TerminalState() != hedging.PrimaryWonAfterHedge {
 		t.Errorf("region %s state %v: want A PrimaryWonAfterHedge", resp.Region, resp.Diagnostics.TerminalState())
@@ -271,7 +271,7 @@ func TestIntegrationWriteNotHedged(t *testing.T) {
 	b := hxNewRegion(t, "B", hxReplyAll(hxReply{Status: 201}))
 	c := hxSetup(t, 50*time.Millisecond, func(cfg *hedging.Config) { cfg.MultiMaster = true }, a, b)
 	op := &hedging.Operation{Kind: hedging.Create, Partition: "0", Method: http.MethodPost, Path: "/docs", Body: []byte(`{"id":"1"}`)}
-	resp, err, took := hxDo(t, c, op)
+	resp, took, err := hxDo(t, c, op)
 	resp = hxMustOK(t, resp, err)
 	if resp.Result.Status.Code != 201 || resp.Diagnostics != nil || resp.Region != "A" {
 		t.Errorf("resp %+v: want 201 from A, no diagnostics", resp)
@@ -294,7 +294,7 @@ func TestIntegrationDisabledPerOperation(t *testing.T) {
 	c := hxSetup(t, 50*time.Millisecond, nil, a, b)
 	op := hxRead()
 	op.Strategy = hedging.Disabled
-	resp, err, took := hxDo(t, c, op)
+	resp, took, err := hxDo(t, c, op)
 	resp = hxMustOK(t, resp, err)
 	if resp.Diagnostics != nil || resp.Region != "A" || b.HitCount() != 0 || took < 200*time.Millisecond {
 		t.Errorf("resp %+v took %v B hits %d: want A after 200ms, no hedge, no diagnostics", resp, took, b.HitCount())
@@ -334,7 +334,7 @@ func TestIntegrationCancelsLoser(t *testing.T) {
 	a := hxNewRegion(t, "A", hxReplyAll(hxReply{Delay: 2 * time.Second}))
 	b := hxNewRegion(t, "B", hxReplyAll(hxReply{}))
 	c := hxSetup(t, 50*time.Millisecond, nil, a, b)
-	resp, err, _ := hxDo(t, c, hxRead())
+	resp, _, err := hxDo(t, c, hxRead())
 	resp = hxMustOK(t, resp, err)
 	if resp.Region != "B" {
 		t.Errorf("winner %s, want B", resp.Region)
@@ -359,7 +359,7 @@ func TestIntegrationFailbackToPrimary(t *testing.T) {
 	b := hxNewRegion(t, "B", hxReplyAll(hxReply{}))
 	c := hxSetup(t, 50*time.Millisecond, func(cfg *hedging.Config) { cfg.ConsecutiveHedgeWinThreshold = 10 }, a, b)
 	for i := range 6 {
-		resp, err, _ := hxDo(t, c, hxRead())
+		resp, _, err := hxDo(t, c, hxRead())
 		resp = hxMustOK(t, resp, err)
 		want, state := hedging.Region("B"), hedging.AlternateWon
 		if i >= 3 {
@@ -394,7 +394,7 @@ func TestIntegrationExcludeRegionsUnder503Retry(t *testing.T) {
 	})
 	cr := hxNewRegion(t, "C", hxReplyAll(hxReply{}))
 	c := hxSetup(t, 50*time.Millisecond, func(cfg *hedging.Config) { cfg.Retry.MaxAttempts = 3 }, a, b, cr)
-	resp, err, _ := hxDo(t, c, hxRead())
+	resp, _, err := hxDo(t, c, hxRead())
 	resp = hxMustOK(t, resp, err)
 	if resp.Region != "B" || resp.Leg != hedging.Alternate {
 		t.Errorf("winner %s %v, want the alternate B", resp.Region, resp.Leg)
@@ -420,7 +420,7 @@ func TestIntegrationAlternateWinsTripPPCB(t *testing.T) {
 		if c.HedgeWinTracker().Unhealthy(c.Now(), "0", "A") {
 			t.Fatalf("tripped after %d wins, want %d", i, n)
 		}
-		resp, err, _ := hxDo(t, c, hxRead())
+		resp, _, err := hxDo(t, c, hxRead())
 		resp = hxMustOK(t, resp, err)
 		if !resp.Diagnostics.WasHedge() {
 			t.Fatalf("read %d not won by the alternate: %v", i, resp.Diagnostics)
@@ -429,7 +429,7 @@ func TestIntegrationAlternateWinsTripPPCB(t *testing.T) {
 	if !c.HedgeWinTracker().Unhealthy(c.Now(), "0", "A") {
 		t.Fatalf("partition not unhealthy for A after %d alternate wins", n)
 	}
-	resp, err, _ := hxDo(t, c, hxRead())
+	resp, _, err := hxDo(t, c, hxRead())
 	resp = hxMustOK(t, resp, err)
 	if resp.Region != "B" || resp.Leg != hedging.Primary || resp.Diagnostics.PrimaryRegion() != "B" {
 		t.Errorf("after the trip: region %s leg %v primary %s, want B as the primary", resp.Region, resp.Leg, resp.Diagnostics.PrimaryRegion())
@@ -464,7 +464,7 @@ func TestIntegrationHubRegionHeaderPropagatesAcrossHedges(t *testing.T) {
 		return hxReply{Delay: 20 * time.Millisecond}
 	})
 	c := hxSetup(t, 500*time.Millisecond, nil, a, b)
-	resp, err, _ := hxDo(t, c, hxRead())
+	resp, _, err := hxDo(t, c, hxRead())
 	resp = hxMustOK(t, resp, err)
 	if resp.Region != "B" {
 		t.Errorf("winner %s, want B", resp.Region)
@@ -497,7 +497,7 @@ func TestIntegrationThrottleRetryAfter(t *testing.T) {
 	})
 	b := hxNewRegion(t, "B", hxReplyAll(hxReply{}))
 	c := hxSetup(t, 500*time.Millisecond, nil, a, b)
-	resp, err, took := hxDo(t, c, hxRead())
+	resp, took, err := hxDo(t, c, hxRead())
 	resp = hxMustOK(t, resp, err)
 	if resp.Region != "A" || resp.Diagnostics.TerminalState() != hedging.PrimaryWonPreThreshold || a.HitCount() != 2 || b.HitCount() != 0 {
 		t.Errorf("region %s state %v hits A=%d B=%d", resp.Region, resp.Diagnostics.TerminalState(), a.HitCount(), b.HitCount())
@@ -514,7 +514,7 @@ func TestIntegrationSessionTokenRoundTrip(t *testing.T) {
 	b := hxNewRegion(t, "B", hxReplyAll(hxReply{}))
 	c := hxSetup(t, 500*time.Millisecond, nil, a, b)
 	for range 2 {
-		resp, err, _ := hxDo(t, c, hxRead())
+		resp, _, err := hxDo(t, c, hxRead())
 		resp = hxMustOK(t, resp, err)
 		if resp.Result.SessionLSN != 42 {
 			t.Errorf("SessionLSN = %d, want 42", resp.Result.SessionLSN)

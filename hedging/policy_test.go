@@ -247,7 +247,7 @@ func TestPolicyStrategyInRace(t *testing.T) {
 		p := htP99(t, hedging.P99DynamicConfig{MinSamples: 20, Refresh: time.Nanosecond})
 		c := htClient(t, hedging.Config{Regions: htRegions("A", "B"), Strategy: hedging.Hedging(hedging.NewPolicyStrategy(p)), Retry: hedging.RetryOptions{MaxAttempts: 1}})
 		for i := 0; i < 30; i++ {
-			htRace(t, c, time.Duration(i+1)*time.Second, "p", htR(120*htMs, 200, 0), htR(time.Second, 200, 0))
+			htRace(t, c, time.Duration(i+1)*time.Second, "p", htR(120*htMillisecond, 200, 0), htR(time.Second, 200, 0))
 		}
 		var r hedging.Race
 		op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}

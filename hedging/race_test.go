@@ -307,7 +307,7 @@ func htSeq(p, a []htResp) htScript {
 	}
 }
 
-const htMs = time.Millisecond
+const htMillisecond = time.Millisecond
 
 func htDiag(t testing.TB, r *hedging.Race) *hedging.HedgeDiagnostics {
 	t.Helper()
@@ -335,12 +335,12 @@ func htHedgeErr(t testing.TB, r *hedging.Race) *hedging.Error {
 // app_cancel_preserves_hedge_diagnostics (§6.5 #7, §14.2).
 func TestRaceCoreAppCancelPreservesHedgeDiagnostics(t *testing.T) {
 	t.Run("both_racing_alternate_reports_within_harvest_window", func(t *testing.T) {
-		c := htClient(t, htCfg(100*htMs, "A", "B"))
+		c := htClient(t, htCfg(100*htMillisecond, "A", "B"))
 		op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
 		// Primary never answers in time; the alternate (sent at t0+100ms)
 		// answers at t0+320ms, inside the harvest window of a cancel at +300ms.
-		d := htNewDriver(t, c, &op, htLegs(htR(time.Second, 200, 0), htR(220*htMs, 200, 0)))
-		d.at(d.start+300*htMs, func(now time.Duration) hedging.Effects { return d.r.Cancel(now, context.Canceled) })
+		d := htNewDriver(t, c, &op, htLegs(htR(time.Second, 200, 0), htR(220*htMillisecond, 200, 0)))
+		d.at(d.start+300*htMillisecond, func(now time.Duration) hedging.Effects { return d.r.Cancel(now, context.Canceled) })
 		d.run()
 
 		he := htHedgeErr(t, &d.r)
@@ -375,8 +375,8 @@ func TestRaceCoreAppCancelPreservesHedgeDiagnostics(t *testing.T) {
 		if l := diag.Leg(hedging.Primary); l.Completed {
 			t.Errorf("primary leg diagnostics = %+v, want not completed", l)
 		}
-		if got := d.r.DoneAt() - d.start; got != 300*htMs+hedging.HarvestWindow {
-			t.Errorf("answered at +%v, want +%v (cancel + harvest window)", got, 300*htMs+hedging.HarvestWindow)
+		if got := d.r.DoneAt() - d.start; got != 300*htMillisecond+hedging.HarvestWindow {
+			t.Errorf("answered at +%v, want +%v (cancel + harvest window)", got, 300*htMillisecond+hedging.HarvestWindow)
 		}
 		if !slices.Equal(d.cancels, []hedging.Leg{hedging.Primary}) {
 			t.Errorf("cancels = %v, want [primary]", d.cancels)
@@ -386,16 +386,16 @@ func TestRaceCoreAppCancelPreservesHedgeDiagnostics(t *testing.T) {
 		}
 	})
 	t.Run("both_report_within_window_ends_early", func(t *testing.T) {
-		c := htClient(t, htCfg(100*htMs, "A", "B"))
+		c := htClient(t, htCfg(100*htMillisecond, "A", "B"))
 		op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
-		d := htNewDriver(t, c, &op, htLegs(htR(310*htMs, 503, 0), htR(220*htMs, 200, 0)))
-		d.at(d.start+300*htMs, func(now time.Duration) hedging.Effects { return d.r.Cancel(now, context.Canceled) })
+		d := htNewDriver(t, c, &op, htLegs(htR(310*htMillisecond, 503, 0), htR(220*htMillisecond, 200, 0)))
+		d.at(d.start+300*htMillisecond, func(now time.Duration) hedging.Effects { return d.r.Cancel(now, context.Canceled) })
 		d.run()
 		he := htHedgeErr(t, &d.r)
 		if !errors.Is(he, context.Canceled) || he.Diagnostics == nil {
 			t.Fatalf("err = %v, diagnostics %v; want Canceled with diagnostics", he, he.Diagnostics)
 		}
-		if got := d.r.DoneAt() - d.start; got != 320*htMs {
+		if got := d.r.DoneAt() - d.start; got != 320*htMillisecond {
 			t.Errorf("answered at +%v, want +320ms (last harvested response)", got)
 		}
 		if he.Status != htSt(503, 0) {
@@ -406,10 +406,10 @@ func TestRaceCoreAppCancelPreservesHedgeDiagnostics(t *testing.T) {
 		}
 	})
 	t.Run("pre_threshold", func(t *testing.T) {
-		c := htClient(t, htCfg(100*htMs, "A", "B"))
+		c := htClient(t, htCfg(100*htMillisecond, "A", "B"))
 		op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
-		d := htNewDriver(t, c, &op, htLegs(htR(time.Second, 200, 0), htR(10*htMs, 200, 0)))
-		d.at(d.start+40*htMs, func(now time.Duration) hedging.Effects { return d.r.Cancel(now, context.Canceled) })
+		d := htNewDriver(t, c, &op, htLegs(htR(time.Second, 200, 0), htR(10*htMillisecond, 200, 0)))
+		d.at(d.start+40*htMillisecond, func(now time.Duration) hedging.Effects { return d.r.Cancel(now, context.Canceled) })
 		d.run()
 		he := htHedgeErr(t, &d.r)
 		if !errors.Is(he, context.Canceled) || he.Diagnostics == nil {
@@ -421,15 +421,15 @@ func TestRaceCoreAppCancelPreservesHedgeDiagnostics(t *testing.T) {
 		if d.r.Legs() != 1 || d.perLeg[hedging.Alternate] != 0 {
 			t.Errorf("legs = %d, alternate attempts = %d; want 1 and 0", d.r.Legs(), d.perLeg[hedging.Alternate])
 		}
-		if got := d.r.DoneAt() - d.start; got != 40*htMs {
+		if got := d.r.DoneAt() - d.start; got != 40*htMillisecond {
 			t.Errorf("answered at +%v, want +40ms (no harvest before the threshold)", got)
 		}
 	})
 	t.Run("cancel_after_done_is_ignored", func(t *testing.T) {
-		c := htClient(t, htCfg(100*htMs, "A", "B"))
+		c := htClient(t, htCfg(100*htMillisecond, "A", "B"))
 		op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
-		d := htNewDriver(t, c, &op, htLegs(htR(10*htMs, 200, 0), htR(10*htMs, 200, 0)))
-		d.at(d.start+50*htMs, func(now time.Duration) hedging.Effects { return d.r.Cancel(now, context.Canceled) })
+		d := htNewDriver(t, c, &op, htLegs(htR(10*htMillisecond, 200, 0), htR(10*htMillisecond, 200, 0)))
+		d.at(d.start+50*htMillisecond, func(now time.Duration) hedging.Effects { return d.r.Cancel(now, context.Canceled) })
 		d.run() // the driver fails the test if Cancel returns effects after Done
 		if _, err := d.r.Result(); err != nil {
 			t.Errorf("late cancel changed the outcome: %v", err)
@@ -450,12 +450,12 @@ func TestRaceCoreDeadline(t *testing.T) {
 		status    hedging.Status
 		legs      int
 	}{
-		{"pre_threshold", 500 * htMs, 200 * htMs, htR(2*time.Second, 200, 0), htR(30*htMs, 200, 0),
-			hedging.DeadlineExceededPreThreshold, 200 * htMs, hedging.Status{}, 1},
-		{"both_in_flight", 100 * htMs, 500 * htMs, htR(2*time.Second, 200, 0), htR(2*time.Second, 200, 0),
-			hedging.BothTransientDeadlineElapsed, 500*htMs + hedging.HarvestWindow, hedging.Status{}, 2},
-		{"awaiting_partner", 100 * htMs, 500 * htMs, htR(2*time.Second, 200, 0), htR(50*htMs, 503, 0),
-			hedging.CancelledAwaitingPartner, 500*htMs + hedging.HarvestWindow, htSt(503, 0), 2},
+		{"pre_threshold", 500 * htMillisecond, 200 * htMillisecond, htR(2*time.Second, 200, 0), htR(30*htMillisecond, 200, 0),
+			hedging.DeadlineExceededPreThreshold, 200 * htMillisecond, hedging.Status{}, 1},
+		{"both_in_flight", 100 * htMillisecond, 500 * htMillisecond, htR(2*time.Second, 200, 0), htR(2*time.Second, 200, 0),
+			hedging.BothTransientDeadlineElapsed, 500*htMillisecond + hedging.HarvestWindow, hedging.Status{}, 2},
+		{"awaiting_partner", 100 * htMillisecond, 500 * htMillisecond, htR(2*time.Second, 200, 0), htR(50*htMillisecond, 503, 0),
+			hedging.CancelledAwaitingPartner, 500*htMillisecond + hedging.HarvestWindow, htSt(503, 0), 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -492,19 +492,19 @@ func TestRaceCoreDeadline(t *testing.T) {
 // shared_hub_region_latch_none_on_zero_overhead_happy_path (§9.6.2): the
 // latch is an allocation, so zero allocations also proves it was never built.
 func TestRaceCoreZeroOverheadHappyPathNoAllocs(t *testing.T) {
-	c := htClient(t, hedging.Config{Regions: htRegions("A", "B", "C"), Strategy: htHedging(100 * htMs)})
+	c := htClient(t, hedging.Config{Regions: htRegions("A", "B", "C"), Strategy: htHedging(100 * htMillisecond)})
 	op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
 	var r hedging.Race
 	ok := hedging.Result{Status: htSt(200, 0), RequestCharge: 1}
 	now := time.Second
 	// Warm the shared maps once (session token / tracker entries).
 	e := c.Begin(&r, now, &op)
-	r.Responded(now+5*htMs, e.At(0).Attempt, ok)
+	r.Responded(now+5*htMillisecond, e.At(0).Attempt, ok)
 
 	allocs := testing.AllocsPerRun(500, func() {
 		e := c.Begin(&r, now, &op)
 		a := e.At(0).Attempt
-		r.Responded(now+5*htMs, a, ok)
+		r.Responded(now+5*htMillisecond, a, ok)
 	})
 	if allocs != 0 {
 		t.Errorf("happy path allocates %v times per operation, want 0", allocs)
@@ -520,8 +520,8 @@ func TestRaceCoreZeroOverheadHappyPathNoAllocs(t *testing.T) {
 		timeout := hedging.Result{Status: htSt(408, 0), RequestCharge: 1}
 		allocs := testing.AllocsPerRun(200, func() {
 			e := c.Begin(&r, now, &op)
-			e = r.Responded(now+5*htMs, e.At(0).Attempt, timeout) // 408: local retry, no hedge upgrade
-			r.Responded(now+10*htMs, e.At(0).Attempt, ok)
+			e = r.Responded(now+5*htMillisecond, e.At(0).Attempt, timeout) // 408: local retry, no hedge upgrade
+			r.Responded(now+10*htMillisecond, e.At(0).Attempt, ok)
 		})
 		if allocs != 0 {
 			t.Errorf("happy path with a local retry allocates %v times, want 0", allocs)
@@ -558,7 +558,7 @@ func TestRaceCoreSharedHubRegionLatch(t *testing.T) {
 		return d
 	}
 	cfg := func() hedging.Config {
-		c := htCfg(100*htMs, "A", "B")
+		c := htCfg(100*htMillisecond, "A", "B")
 		c.Retry.MaxAttempts = 3
 		return c
 	}
@@ -569,8 +569,8 @@ func TestRaceCoreSharedHubRegionLatch(t *testing.T) {
 		// returns 503 at +400 and its local retry must already carry the
 		// header through the shared latch.
 		run(t, cfg(), hedging.PointRead,
-			[]htResp{htR(400*htMs, 503, 0), htR(time.Second, 200, 0)},
-			[]htResp{htR(200*htMs, 404, 1002), htR(time.Second, 503, 0)},
+			[]htResp{htR(400*htMillisecond, 503, 0), htR(time.Second, 200, 0)},
+			[]htResp{htR(200*htMillisecond, 404, 1002), htR(time.Second, 503, 0)},
 			[]want{{hedging.Primary, 0, false}, {hedging.Alternate, 0, false},
 				{hedging.Alternate, 1, true}, {hedging.Primary, 1, true}})
 	})
@@ -580,8 +580,8 @@ func TestRaceCoreSharedHubRegionLatch(t *testing.T) {
 		// latch), (b)+(c) the alternate — which never saw a 1002 — sends
 		// its next attempt with the header.
 		run(t, cfg(), hedging.PointRead,
-			[]htResp{htR(300*htMs, 404, 1002), htR(time.Second, 503, 0)},
-			[]htResp{htR(400*htMs, 503, 0), htR(time.Second, 503, 0)},
+			[]htResp{htR(300*htMillisecond, 404, 1002), htR(time.Second, 503, 0)},
+			[]htResp{htR(400*htMillisecond, 503, 0), htR(time.Second, 503, 0)},
 			[]want{{hedging.Primary, 0, false}, {hedging.Alternate, 0, false},
 				{hedging.Primary, 1, true}, {hedging.Alternate, 1, true}})
 	})
@@ -589,13 +589,13 @@ func TestRaceCoreSharedHubRegionLatch(t *testing.T) {
 		// A pre-threshold 404/1002 upgrades to a hedge at once (§7.2.1);
 		// the alternate is born with the discovery already made.
 		run(t, cfg(), hedging.PointRead,
-			[]htResp{htR(50*htMs, 404, 1002), htR(time.Second, 200, 0)},
+			[]htResp{htR(50*htMillisecond, 404, 1002), htR(time.Second, 200, 0)},
 			[]htResp{htR(time.Second, 200, 0)},
 			[]want{{hedging.Primary, 0, false}, {hedging.Alternate, 0, true}, {hedging.Primary, 1, true}})
 	})
 	t.Run("none_on_zero_overhead_happy_path", func(t *testing.T) {
 		d := run(t, cfg(), hedging.PointRead,
-			[]htResp{htR(50*htMs, 200, 0)}, []htResp{htR(10*htMs, 200, 0)},
+			[]htResp{htR(50*htMillisecond, 200, 0)}, []htResp{htR(10*htMillisecond, 200, 0)},
 			[]want{{hedging.Primary, 0, false}})
 		if d.r.AlternateSpawned() || len(d.sent) != 1 {
 			t.Errorf("spawned=%v sent=%d; want a single primary attempt", d.r.AlternateSpawned(), len(d.sent))
@@ -611,8 +611,8 @@ func TestRaceCoreSharedHubRegionLatch(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d := run(t, tc.cfg(), tc.kind,
-				[]htResp{htR(300*htMs, 404, 1002), htR(time.Second, 503, 0)},
-				[]htResp{htR(400*htMs, 503, 0), htR(time.Second, 503, 0)},
+				[]htResp{htR(300*htMillisecond, 404, 1002), htR(time.Second, 503, 0)},
+				[]htResp{htR(400*htMillisecond, 503, 0), htR(time.Second, 503, 0)},
 				nil)
 			if !d.r.Hedged() || !d.r.AlternateSpawned() {
 				t.Fatalf("hedged=%v spawned=%v; the alternate must spawn for this test to mean anything", d.r.Hedged(), d.r.AlternateSpawned())
@@ -632,8 +632,8 @@ func TestRaceCoreSharedHubRegionLatch(t *testing.T) {
 	}
 	t.Run("no_1002_emits_no_header", func(t *testing.T) {
 		d := run(t, cfg(), hedging.PointRead,
-			[]htResp{htR(300*htMs, 503, 0), htR(100*htMs, 408, 0), htR(100*htMs, 410, 0)},
-			[]htResp{htR(100*htMs, 410, 0), htR(100*htMs, 429, 3092), htR(100*htMs, 503, 0)},
+			[]htResp{htR(300*htMillisecond, 503, 0), htR(100*htMillisecond, 408, 0), htR(100*htMillisecond, 410, 0)},
+			[]htResp{htR(100*htMillisecond, 410, 0), htR(100*htMillisecond, 429, 3092), htR(100*htMillisecond, 503, 0)},
 			nil)
 		if d.perLeg[hedging.Primary] != 3 || d.perLeg[hedging.Alternate] != 3 {
 			t.Fatalf("attempts = %v, want 3 per leg", d.perLeg)
@@ -658,12 +658,12 @@ func TestRaceCoreBothTransientPropagatesSessionUnavailable(t *testing.T) {
 		p, a    htResp
 		wantHub bool
 	}{
-		{"primary_1002", htR(300*htMs, 404, 1002), htR(400*htMs, 503, 0), true},
-		{"alternate_1002", htR(600*htMs, 503, 0), htR(100*htMs, 404, 1002), true},
-		{"no_1002", htR(300*htMs, 503, 0), htR(400*htMs, 503, 0), false},
+		{"primary_1002", htR(300*htMillisecond, 404, 1002), htR(400*htMillisecond, 503, 0), true},
+		{"alternate_1002", htR(600*htMillisecond, 503, 0), htR(100*htMillisecond, 404, 1002), true},
+		{"no_1002", htR(300*htMillisecond, 503, 0), htR(400*htMillisecond, 503, 0), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := htClient(t, htCfg(100*htMs, "A", "B"))
+			c := htClient(t, htCfg(100*htMillisecond, "A", "B"))
 			op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
 			d := htNewDriver(t, c, &op, htLegs(tc.p, tc.a)).run()
 			he := htHedgeErr(t, &d.r)
@@ -696,7 +696,7 @@ func TestRaceCoreExcludeRegionsHonoredByEveryRetryTrigger(t *testing.T) {
 		{"404_1002", hedging.Result{Status: htSt(404, 1002)}},
 		{"429_3092", hedging.Result{Status: htSt(429, 3092)}},
 		{"429_generic", hedging.Result{Status: htSt(429, 0)}},
-		{"429_retry_after", hedging.Result{Status: htSt(429, 0), RetryAfter: 30 * htMs}},
+		{"429_retry_after", hedging.Result{Status: htSt(429, 0), RetryAfter: 30 * htMillisecond}},
 		{"410", hedging.Result{Status: htSt(410, 0)}},
 		{"408", hedging.Result{Status: htSt(408, 0)}},
 		{"transport_error", hedging.Result{Err: errors.New("connection reset")}},
@@ -715,11 +715,11 @@ func TestRaceCoreExcludeRegionsHonoredByEveryRetryTrigger(t *testing.T) {
 	for _, lay := range layouts {
 		for _, tr := range triggers {
 			t.Run(lay.name+"/"+tr.name, func(t *testing.T) {
-				cfg := htCfg(100*htMs, lay.regions...)
+				cfg := htCfg(100*htMillisecond, lay.regions...)
 				cfg.Retry.MaxAttempts = 3
 				c := htClient(t, cfg)
 				op := hedging.Operation{Kind: hedging.PointRead, Partition: "p", ExcludeRegions: lay.user}
-				trig := htResp{lat: 20 * htMs, res: tr.res}
+				trig := htResp{lat: 20 * htMillisecond, res: tr.res}
 				// The primary is slow but healthy; the alternate hits the
 				// trigger on every attempt until its budget is spent.
 				d := htNewDriver(t, c, &op, htLegs(htR(10*time.Second, 200, 0), trig)).run()
@@ -761,11 +761,11 @@ func TestRaceCoreExcludeRegionsHonoredByEveryRetryTrigger(t *testing.T) {
 	// Inside the race the primary is pinned too: a 503 after the threshold
 	// is retried locally in regions[0] (§8.4: local-only retries).
 	t.Run("primary_pinned_inside_race", func(t *testing.T) {
-		cfg := htCfg(100*htMs, "A", "B", "C")
+		cfg := htCfg(100*htMillisecond, "A", "B", "C")
 		cfg.Retry.MaxAttempts = 3
 		c := htClient(t, cfg)
 		op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
-		d := htNewDriver(t, c, &op, htLegs(htR(150*htMs, 503, 0), htR(10*time.Second, 200, 0))).run()
+		d := htNewDriver(t, c, &op, htLegs(htR(150*htMillisecond, 503, 0), htR(10*time.Second, 200, 0))).run()
 		for i, s := range d.legAttempts(hedging.Primary) {
 			if s.a.Endpoint.Region != "A" {
 				t.Errorf("primary attempt #%d went to %s inside a race, want A", i, s.a.Endpoint.Region)
@@ -792,11 +792,11 @@ func TestRaceCoreExcludeRegionsHonoredByEveryRetryTrigger(t *testing.T) {
 		{"429_generic", hedging.Result{Status: htSt(429, 0)}, []hedging.Region{"A", "A", "A"}},
 	} {
 		t.Run("non_hedged_"+tc.name, func(t *testing.T) {
-			cfg := htCfg(100*htMs, "A", "B", "C")
+			cfg := htCfg(100*htMillisecond, "A", "B", "C")
 			cfg.Retry.MaxAttempts = 3
 			c := htClient(t, cfg)
 			op := hedging.Operation{Kind: hedging.PointRead, Partition: "p", Strategy: hedging.Disabled}
-			d := htNewDriver(t, c, &op, htLegs(htResp{lat: 20 * htMs, res: tc.res}, htR(0, 200, 0))).run()
+			d := htNewDriver(t, c, &op, htLegs(htResp{lat: 20 * htMillisecond, res: tc.res}, htR(0, 200, 0))).run()
 			var got []hedging.Region
 			for _, s := range d.sent {
 				if s.a.Leg != hedging.Primary || s.a.Hedging {
@@ -813,11 +813,11 @@ func TestRaceCoreExcludeRegionsHonoredByEveryRetryTrigger(t *testing.T) {
 		})
 	}
 	t.Run("non_hedged_503_then_success_in_B", func(t *testing.T) {
-		cfg := htCfg(100*htMs, "A", "B", "C")
+		cfg := htCfg(100*htMillisecond, "A", "B", "C")
 		cfg.Retry.MaxAttempts = 3
 		c := htClient(t, cfg)
 		op := hedging.Operation{Kind: hedging.PointRead, Partition: "p", Strategy: hedging.Disabled}
-		d := htNewDriver(t, c, &op, htSeq([]htResp{htR(20*htMs, 503, 0), htR(20*htMs, 200, 0)}, nil)).run()
+		d := htNewDriver(t, c, &op, htSeq([]htResp{htR(20*htMillisecond, 503, 0), htR(20*htMillisecond, 200, 0)}, nil)).run()
 		res, err := d.r.Result()
 		if err != nil || res.Status.Code != 200 || d.r.Endpoint(hedging.Primary).Region != "B" {
 			t.Errorf("result %v, %v at %v; want 200 from B", res.Status, err, d.r.Endpoint(hedging.Primary))
@@ -830,9 +830,9 @@ func TestRaceCoreExcludeRegionsHonoredByEveryRetryTrigger(t *testing.T) {
 func TestRaceCoreRequestCharge(t *testing.T) {
 	charge := func(r htResp, ru float64) htResp { r.res.RequestCharge = ru; return r }
 	t.Run("primary_wins_after_transient_alternate", func(t *testing.T) {
-		c := htClient(t, htCfg(100*htMs, "A", "B"))
+		c := htClient(t, htCfg(100*htMillisecond, "A", "B"))
 		op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
-		d := htNewDriver(t, c, &op, htLegs(charge(htR(500*htMs, 200, 0), 5), charge(htR(100*htMs, 503, 0), 2))).run()
+		d := htNewDriver(t, c, &op, htLegs(charge(htR(500*htMillisecond, 200, 0), 5), charge(htR(100*htMillisecond, 503, 0), 2))).run()
 		if got := d.r.RequestCharge(); got != 5 {
 			t.Errorf("RequestCharge = %v, want 5 (winner only)", got)
 		}
@@ -846,28 +846,28 @@ func TestRaceCoreRequestCharge(t *testing.T) {
 		}
 	})
 	t.Run("alternate_wins_primary_cancelled", func(t *testing.T) {
-		c := htClient(t, htCfg(100*htMs, "A", "B"))
+		c := htClient(t, htCfg(100*htMillisecond, "A", "B"))
 		op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
-		d := htNewDriver(t, c, &op, htLegs(charge(htR(time.Second, 200, 0), 5), charge(htR(50*htMs, 200, 0), 3))).run()
+		d := htNewDriver(t, c, &op, htLegs(charge(htR(time.Second, 200, 0), 5), charge(htR(50*htMillisecond, 200, 0), 3))).run()
 		if d.r.RequestCharge() != 3 || d.r.TotalRequestCharge() != 3 {
 			t.Errorf("charges = %v / %v, want 3 / 3 (the cancelled primary never reported)", d.r.RequestCharge(), d.r.TotalRequestCharge())
 		}
 	})
 	t.Run("retries_sum_into_total", func(t *testing.T) {
-		cfg := htCfg(100*htMs, "A", "B")
+		cfg := htCfg(100*htMillisecond, "A", "B")
 		cfg.Retry.MaxAttempts = 3
 		c := htClient(t, cfg)
 		op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
 		d := htNewDriver(t, c, &op, htSeq(
-			[]htResp{charge(htR(20*htMs, 408, 0), 1), charge(htR(20*htMs, 200, 0), 4)}, nil)).run()
+			[]htResp{charge(htR(20*htMillisecond, 408, 0), 1), charge(htR(20*htMillisecond, 200, 0), 4)}, nil)).run()
 		if d.r.RequestCharge() != 4 || d.r.TotalRequestCharge() != 5 {
 			t.Errorf("charges = %v / %v, want 4 / 5", d.r.RequestCharge(), d.r.TotalRequestCharge())
 		}
 	})
 	t.Run("error_outcome_has_no_caller_charge", func(t *testing.T) {
-		c := htClient(t, htCfg(100*htMs, "A", "B"))
+		c := htClient(t, htCfg(100*htMillisecond, "A", "B"))
 		op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
-		d := htNewDriver(t, c, &op, htLegs(charge(htR(300*htMs, 503, 0), 2), charge(htR(100*htMs, 503, 0), 2))).run()
+		d := htNewDriver(t, c, &op, htLegs(charge(htR(300*htMillisecond, 503, 0), 2), charge(htR(100*htMillisecond, 503, 0), 2))).run()
 		if d.r.RequestCharge() != 0 || d.r.TotalRequestCharge() != 4 {
 			t.Errorf("charges = %v / %v, want 0 / 4", d.r.RequestCharge(), d.r.TotalRequestCharge())
 		}
@@ -879,13 +879,13 @@ func TestRaceCoreRequestCharge(t *testing.T) {
 func TestRaceCoreLocalThrottleNeverFansOut(t *testing.T) {
 	for _, sub := range []int{0, hedging.SubStatusSystemResourceUnavailable} {
 		t.Run(fmt.Sprintf("429_%d", sub), func(t *testing.T) {
-			cfg := htCfg(100*htMs, "A", "B")
+			cfg := htCfg(100*htMillisecond, "A", "B")
 			cfg.Retry.MaxAttempts = 3
 			c := htClient(t, cfg)
 			op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
 			local := htResp{lat: 0, res: hedging.Result{Status: htSt(429, sub), LocalThrottle: true}}
 			// Throttled locally, then a slow success well after the threshold.
-			d := htNewDriver(t, c, &op, htSeq([]htResp{local, htR(400*htMs, 200, 0)}, []htResp{htR(10*htMs, 200, 0)})).run()
+			d := htNewDriver(t, c, &op, htSeq([]htResp{local, htR(400*htMillisecond, 200, 0)}, []htResp{htR(10*htMillisecond, 200, 0)})).run()
 			if d.r.AlternateSpawned() || d.perLeg[hedging.Alternate] != 0 || d.r.Legs() != 1 {
 				t.Errorf("alternate spawned after a local throttle (attempts %v)", d.perLeg)
 			}
@@ -901,15 +901,15 @@ func TestRaceCoreLocalThrottleNeverFansOut(t *testing.T) {
 		})
 	}
 	t.Run("service_side_429_3092_does_fan_out", func(t *testing.T) {
-		cfg := htCfg(100*htMs, "A", "B")
+		cfg := htCfg(100*htMillisecond, "A", "B")
 		cfg.Retry.MaxAttempts = 3
 		c := htClient(t, cfg)
 		op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
-		d := htNewDriver(t, c, &op, htSeq([]htResp{htR(10*htMs, 429, 3092), htR(400*htMs, 200, 0)}, []htResp{htR(10*htMs, 200, 0)})).run()
+		d := htNewDriver(t, c, &op, htSeq([]htResp{htR(10*htMillisecond, 429, 3092), htR(400*htMillisecond, 200, 0)}, []htResp{htR(10*htMillisecond, 200, 0)})).run()
 		if !d.r.AlternateSpawned() {
 			t.Errorf("a service-side 429/3092 did not upgrade to a hedge")
 		}
-		if alts := d.legAttempts(hedging.Alternate); len(alts) != 1 || alts[0].at != d.start+10*htMs {
+		if alts := d.legAttempts(hedging.Alternate); len(alts) != 1 || alts[0].at != d.start+10*htMillisecond {
 			t.Errorf("alternate attempts %+v, want one sent at +10ms (upgrade path)", alts)
 		}
 	})
@@ -919,11 +919,11 @@ func TestRaceCoreLocalThrottleNeverFansOut(t *testing.T) {
 // routes the partition's next read to regions[1] first, until the probe
 // interval has passed.
 func TestRaceCorePPCBRoutingAfterTrip(t *testing.T) {
-	cfg := htCfg(100*htMs, "A", "B", "C")
+	cfg := htCfg(100*htMillisecond, "A", "B", "C")
 	cfg.ConsecutiveHedgeWinThreshold = 2
 	cfg.ProbeInterval = 10 * time.Second
 	c := htClient(t, cfg)
-	slowA := htLegs(htR(time.Second, 200, 0), htR(20*htMs, 200, 0))
+	slowA := htLegs(htR(time.Second, 200, 0), htR(20*htMillisecond, 200, 0))
 
 	var tripped []bool
 	for i := 0; i < 2; i++ {
@@ -957,7 +957,7 @@ func TestRaceCorePPCBRoutingAfterTrip(t *testing.T) {
 		t.Errorf("the rerouted read is not hedged")
 	}
 	// With A demoted the race's alternate is C, and the primary is B.
-	e := r.TimerFired(3*time.Second+100*htMs, hedging.TimerThreshold)
+	e := r.TimerFired(3*time.Second+100*htMillisecond, hedging.TimerThreshold)
 	if e.Len() != 1 || e.At(0).Attempt.Endpoint.Region != "C" {
 		t.Errorf("alternate after the trip = %+v, want region C", e)
 	}
@@ -973,11 +973,11 @@ func TestRaceCorePPCBRoutingAfterTrip(t *testing.T) {
 // LocationEffects (§6.5 #10): a 503 on a leg marks (partition, endpoint) in
 // the shared store, and the next operation routes around it.
 func TestRaceCoreLocationEffects(t *testing.T) {
-	cfg := htCfg(100*htMs, "A", "B", "C")
+	cfg := htCfg(100*htMillisecond, "A", "B", "C")
 	cfg.UnavailableFor = 5 * time.Second
 	c := htClient(t, cfg)
 	op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
-	d := htNewDriver(t, c, &op, htLegs(htR(200*htMs, 200, 0), htR(50*htMs, 503, 0))).run()
+	d := htNewDriver(t, c, &op, htLegs(htR(200*htMillisecond, 200, 0), htR(50*htMillisecond, 503, 0))).run()
 	if got := htDiag(t, &d.r).TerminalState(); got != hedging.PrimaryWonAfterHedge {
 		t.Fatalf("terminal state %v", got)
 	}
@@ -988,7 +988,7 @@ func TestRaceCoreLocationEffects(t *testing.T) {
 	var r hedging.Race
 	op2 := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
 	c.Begin(&r, at, &op2)
-	e := r.TimerFired(at+100*htMs, hedging.TimerThreshold)
+	e := r.TimerFired(at+100*htMillisecond, hedging.TimerThreshold)
 	if e.Len() != 1 || e.At(0).Attempt.Endpoint.Region != "C" {
 		t.Errorf("alternate of the next read = %+v, want C (B demoted)", e)
 	}
@@ -1009,7 +1009,7 @@ func TestRaceCoreUpgradePath(t *testing.T) {
 			op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
 			var r hedging.Race
 			e := c.Begin(&r, 0, &op)
-			e = r.Responded(10*htMs, e.At(0).Attempt, hedging.Result{Status: tc.st})
+			e = r.Responded(10*htMillisecond, e.At(0).Attempt, hedging.Result{Status: tc.st})
 			spawned := false
 			for i := 0; i < e.Len(); i++ {
 				if a := e.At(i); a.Kind == hedging.ActSend && a.Leg == hedging.Alternate {
@@ -1026,17 +1026,17 @@ func TestRaceCoreUpgradePath(t *testing.T) {
 // Stale inputs are ignored: a response for an old Seq and timers after
 // the race has ended return no effects (property also checked by htDriver).
 func TestRaceCoreIgnoresStaleInputs(t *testing.T) {
-	c := htClient(t, htCfg(100*htMs, "A", "B"))
+	c := htClient(t, htCfg(100*htMillisecond, "A", "B"))
 	op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
 	var r hedging.Race
 	e := c.Begin(&r, 0, &op)
 	first := e.At(0).Attempt
 	stale := first
 	stale.Seq += 100
-	if got := r.Responded(10*htMs, stale, hedging.Result{Status: htSt(200, 0)}); got.Len() != 0 || r.Done() {
+	if got := r.Responded(10*htMillisecond, stale, hedging.Result{Status: htSt(200, 0)}); got.Len() != 0 || r.Done() {
 		t.Fatalf("a response with an unknown Seq was accepted")
 	}
-	r.Responded(20*htMs, first, hedging.Result{Status: htSt(200, 0)})
+	r.Responded(20*htMillisecond, first, hedging.Result{Status: htSt(200, 0)})
 	if !r.Done() {
 		t.Fatal("not done after the primary's 200")
 	}
@@ -1045,7 +1045,7 @@ func TestRaceCoreIgnoresStaleInputs(t *testing.T) {
 			t.Errorf("stale timer %v produced %d effects", tk, got.Len())
 		}
 	}
-	if got := r.Responded(30*htMs, first, hedging.Result{Status: htSt(503, 0)}); got.Len() != 0 {
+	if got := r.Responded(30*htMillisecond, first, hedging.Result{Status: htSt(503, 0)}); got.Len() != 0 {
 		t.Errorf("a duplicate response produced effects")
 	}
 	if res, err := r.Result(); err != nil || res.Status.Code != 200 {
@@ -1069,8 +1069,8 @@ func TestRaceCoreErrorStatusIsLastTransientSeen(t *testing.T) {
 			cfg := htCfg(time.Second, "A", "B")
 			cfg.Retry.MaxAttempts = 3
 			c := htClient(t, cfg)
-			op := hedging.Operation{Kind: hedging.PointRead, Partition: "p", Strategy: tc.strategy, Timeout: 500 * htMs}
-			d := htNewDriver(t, c, &op, htSeq([]htResp{{lat: 100 * htMs, res: hedging.Result{Status: tc.first}}, htR(time.Second, 200, 0)}, nil)).run()
+			op := hedging.Operation{Kind: hedging.PointRead, Partition: "p", Strategy: tc.strategy, Timeout: 500 * htMillisecond}
+			d := htNewDriver(t, c, &op, htSeq([]htResp{{lat: 100 * htMillisecond, res: hedging.Result{Status: tc.first}}, htR(time.Second, 200, 0)}, nil)).run()
 			he := htHedgeErr(t, &d.r)
 			if !errors.Is(he, context.DeadlineExceeded) {
 				t.Fatalf("err = %v, want a deadline", he)
@@ -1087,15 +1087,15 @@ func TestRaceCoreErrorStatusIsLastTransientSeen(t *testing.T) {
 // the deadline, but the upgrade path spawns the alternate even when the
 // primary's region-changing transient lands exactly at the deadline.
 func TestRaceCoreNoUpgradeSpawnAtDeadline(t *testing.T) {
-	cfg := htCfg(200*htMs, "A", "B")
+	cfg := htCfg(200*htMillisecond, "A", "B")
 	cfg.Retry.MaxAttempts = 3
 	c := htClient(t, cfg)
-	op := hedging.Operation{Kind: hedging.PointRead, Partition: "p", Timeout: 100 * htMs}
-	d := htNewDriver(t, c, &op, htLegs(htR(100*htMs, 503, 0), htR(10*htMs, 200, 0))).run()
+	op := hedging.Operation{Kind: hedging.PointRead, Partition: "p", Timeout: 100 * htMillisecond}
+	d := htNewDriver(t, c, &op, htLegs(htR(100*htMillisecond, 503, 0), htR(10*htMillisecond, 200, 0))).run()
 	if d.r.AlternateSpawned() || d.perLeg[hedging.Alternate] != 0 {
 		t.Errorf("alternate sent at the deadline instant (attempts %v)", d.perLeg)
 	}
-	if got := d.r.DoneAt() - d.start; got != 100*htMs {
+	if got := d.r.DoneAt() - d.start; got != 100*htMillisecond {
 		t.Errorf("answered at +%v, want +100ms", got)
 	}
 }

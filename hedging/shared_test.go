@@ -30,7 +30,7 @@ var (
 
 func TestHedgeWinTrackerThroughRace(t *testing.T) {
 	t.Run("record_hedge_win_increments_ppcb_counter", func(t *testing.T) {
-		cfg := htCfg(100*htMs, "A", "B", "C")
+		cfg := htCfg(100*htMillisecond, "A", "B", "C")
 		cfg.ConsecutiveHedgeWinThreshold = 100
 		c := htClient(t, cfg)
 		tr := c.HedgeWinTracker()
@@ -50,7 +50,7 @@ func TestHedgeWinTrackerThroughRace(t *testing.T) {
 			name string
 			p, a htResp
 		}{
-			{"both transient", htR(300*htMs, 503, 0), htR(50*htMs, 503, 0)},
+			{"both transient", htR(300*htMillisecond, 503, 0), htR(50*htMillisecond, 503, 0)},
 		} {
 			htRace(t, c, 10*time.Second, "p", tc.p, tc.a)
 			if got := tr.Consecutive("p", "A"); got != 4 {
@@ -64,13 +64,13 @@ func TestHedgeWinTrackerThroughRace(t *testing.T) {
 	}{
 		{"pre_threshold_200", htPrimaryPre[0], htPrimaryPre[1]},
 		{"after_hedge_200", htPrimaryPost[0], htPrimaryPost[1]},
-		{"after_hedge_404_0", htR(150*htMs, 404, 0), htR(time.Second, 200, 0)},
-		{"pre_threshold_409", htR(10*htMs, 409, 0), htR(time.Second, 200, 0)},
-		{"after_hedge_412", htR(150*htMs, 412, 0), htR(time.Second, 200, 0)},
-		{"429_3200_final", htR(150*htMs, 429, 3200), htR(time.Second, 200, 0)},
+		{"after_hedge_404_0", htR(150*htMillisecond, 404, 0), htR(time.Second, 200, 0)},
+		{"pre_threshold_409", htR(10*htMillisecond, 409, 0), htR(time.Second, 200, 0)},
+		{"after_hedge_412", htR(150*htMillisecond, 412, 0), htR(time.Second, 200, 0)},
+		{"429_3200_final", htR(150*htMillisecond, 429, 3200), htR(time.Second, 200, 0)},
 	} {
 		t.Run("primary_win_resets_hedge_win_counter/"+tc.name, func(t *testing.T) {
-			cfg := htCfg(100*htMs, "A", "B")
+			cfg := htCfg(100*htMillisecond, "A", "B")
 			cfg.ConsecutiveHedgeWinThreshold = 100
 			c := htClient(t, cfg)
 			for i := 1; i <= 3; i++ {
@@ -222,7 +222,7 @@ func TestSharedStateConcurrent(t *testing.T) {
 
 // Concurrent races on one client share its state safely (-race).
 func TestClientConcurrentRaces(t *testing.T) {
-	cfg := htCfg(100*htMs, "A", "B", "C")
+	cfg := htCfg(100*htMillisecond, "A", "B", "C")
 	cfg.ConsecutiveHedgeWinThreshold = 1 << 20
 	c := htClient(t, cfg)
 	const workers, n = 16, 50
@@ -236,8 +236,8 @@ func TestClientConcurrentRaces(t *testing.T) {
 				op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
 				now := time.Duration(i) * time.Second
 				c.Begin(&r, now, &op)
-				e := r.TimerFired(now+100*htMs, hedging.TimerThreshold)
-				r.Responded(now+150*htMs, e.At(0).Attempt, hedging.Result{Status: htSt(200, 0), SessionLSN: int64(i)})
+				e := r.TimerFired(now+100*htMillisecond, hedging.TimerThreshold)
+				r.Responded(now+150*htMillisecond, e.At(0).Attempt, hedging.Result{Status: htSt(200, 0), SessionLSN: int64(i)})
 			}
 		}()
 	}
@@ -284,8 +284,8 @@ func TestLocationStore(t *testing.T) {
 	t.Run("remark_extends", func(t *testing.T) {
 		s := hedging.NewLocationStore(time.Second)
 		s.Observe(0, "p", epA, htSt(503, 0))
-		s.Observe(800*htMs, "p", epA, htSt(503, 0))
-		if !s.Unavailable(1500*htMs, "p", epA) {
+		s.Observe(800*htMillisecond, "p", epA, htSt(503, 0))
+		if !s.Unavailable(1500*htMillisecond, "p", epA) {
 			t.Errorf("a second 503 did not extend the mark")
 		}
 	})
@@ -322,8 +322,8 @@ func TestLocationStore(t *testing.T) {
 		}
 	})
 	t.Run("race_403_3_on_a_leg_refreshes", func(t *testing.T) {
-		c := htClient(t, htCfg(100*htMs, "A", "B"))
-		htRace(t, c, time.Second, "p", htR(time.Second, 200, 0), htR(10*htMs, 403, 3))
+		c := htClient(t, htCfg(100*htMillisecond, "A", "B"))
+		htRace(t, c, time.Second, "p", htR(time.Second, 200, 0), htR(10*htMillisecond, 403, 3))
 		if c.LocationStore().RefreshRequests() != 1 {
 			t.Errorf("a 403/3 on the alternate did not request a refresh")
 		}
@@ -355,15 +355,15 @@ func TestSessionTokens(t *testing.T) {
 	}
 
 	t.Run("race_losing_leg_late_lower_lsn", func(t *testing.T) {
-		c := htClient(t, htCfg(100*htMs, "A", "B"))
+		c := htClient(t, htCfg(100*htMillisecond, "A", "B"))
 		op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
 		var r hedging.Race
 		e := c.Begin(&r, 0, &op)
 		prim := e.At(0).Attempt
-		e = r.TimerFired(100*htMs, hedging.TimerThreshold)
+		e = r.TimerFired(100*htMillisecond, hedging.TimerThreshold)
 		alt := e.At(0).Attempt
-		r.Responded(120*htMs, alt, hedging.Result{Status: htSt(200, 0), SessionLSN: 50})
-		r.Responded(130*htMs, prim, hedging.Result{Status: htSt(200, 0), SessionLSN: 40}) // cancelled loser
+		r.Responded(120*htMillisecond, alt, hedging.Result{Status: htSt(200, 0), SessionLSN: 50})
+		r.Responded(130*htMillisecond, prim, hedging.Result{Status: htSt(200, 0), SessionLSN: 40}) // cancelled loser
 		if got := c.SessionTokens().Get("p"); got != 50 {
 			t.Errorf("token = %d, want 50", got)
 		}

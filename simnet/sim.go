@@ -177,7 +177,6 @@ type sim struct {
 	wl         *rand.Rand
 	zipf       *rand.Zipf
 	nextIdx    uint64
-	stopped    bool
 	stats      *Stats
 	progress   *atomic.Int64
 	onComplete func(*hedging.Race, *hedging.Operation)
