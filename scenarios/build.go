@@ -488,8 +488,9 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 		}
 		b.intRange(fp.key("substatus"), fl.Substatus, 0, math.MaxInt32)
 		b.unit(fp.key("probability"), fl.Probability)
+		pp := fp.key("partitions")
 		for _, pi := range fl.Partitions {
-			b.intRange(fp.key("partitions"), pi, 0, max(f.Workload.Partitions, 1)-1)
+			b.intRange(pp, pi, 0, max(f.Workload.Partitions, 1)-1)
 		}
 		fr.Partitions = fl.Partitions
 		for j, t := range fl.Targets {

@@ -15,12 +15,17 @@ import (
 // path segments holding their decimal index ("replicas", "1", "servers").
 //
 // The scanner never fails and never panics: on text that is not TOML it
-// records what it can and skips to the end of the line.
+// records what it can and skips to the end of the line. Its time and
+// memory are linear in the size of the text: an array element written on
+// the same line as its array is not recorded (its line is the array's, and
+// [locator.line] falls back to the array), so a one-line list of a million
+// partitions costs nothing per element.
 type locator struct {
 	lineStart []int          // byte offset of each line start
 	first     map[string]int // joined path -> first line it appears on
 	entries   []locEntry     // every recorded path, in file order
 	arrays    map[string]int // joined [[array]] path -> elements seen so far
+	cursor    int            // index in lineStart of the line lineOf last returned
 }
 
 // locEntry is one recorded key path; index[i] marks segments that are array
@@ -48,22 +53,35 @@ func locate(src []byte) *locator {
 	return l
 }
 
-// lineOf returns the 1-based line of byte offset off.
+// lineOf returns the 1-based line of byte offset off. The scanner asks
+// for nondecreasing offsets, so a cursor makes a whole scan linear; an
+// earlier offset falls back to a binary search.
 func (l *locator) lineOf(off int) int {
-	return sort.Search(len(l.lineStart), func(i int) bool { return l.lineStart[i] > off })
+	if off < l.lineStart[l.cursor] {
+		return sort.Search(len(l.lineStart), func(i int) bool { return l.lineStart[i] > off })
+	}
+	for l.cursor+1 < len(l.lineStart) && l.lineStart[l.cursor+1] <= off {
+		l.cursor++
+	}
+	return l.cursor + 1
 }
 
 // record notes that path appears at byte offset off, together with every
-// prefix of it that has not been seen yet.
-func (l *locator) record(path []string, index []bool, off int) {
+// prefix of it that has not been seen yet, and returns its line. Every
+// recorded path has all its prefixes recorded, so the search for unseen
+// prefixes stops at the first seen one (usually the parent): the cost is
+// independent of how many paths the file has.
+func (l *locator) record(path []string, index []bool, off int) int {
 	line := l.lineOf(off)
-	for n := 1; n <= len(path); n++ {
+	for n := len(path); n > 0; n-- {
 		k := joinPath(path[:n])
-		if _, ok := l.first[k]; !ok {
-			l.first[k] = line
+		if _, ok := l.first[k]; ok {
+			break
 		}
+		l.first[k] = line
 	}
 	l.entries = append(l.entries, locEntry{path: clone(path), index: cloneB(index), line: line})
+	return line
 }
 
 // line returns the line of path (keys and decimal array indexes), or of its
@@ -191,11 +209,11 @@ func (sc *scanner) document() {
 			continue
 		}
 		p, idx := appendKeys(cur, curIdx, keys)
-		sc.l.record(p, idx, start)
+		line := sc.l.record(p, idx, start)
 		sc.spaces()
 		if !sc.eof() && sc.s[sc.i] == '=' {
 			sc.i++
-			sc.value(p, idx, 0)
+			sc.value(p, idx, line, 0)
 		}
 		sc.spaces()
 		if !sc.eof() && sc.s[sc.i] == '#' {
@@ -351,9 +369,10 @@ func (sc *scanner) literalString() string {
 // exhaust the stack.
 const maxDepth = 64
 
-// value reads one value belonging to path p, recording the keys of inline
-// tables and the elements of arrays.
-func (sc *scanner) value(p []string, idx []bool, depth int) {
+// value reads one value belonging to path p (recorded on line pline),
+// recording the keys of inline tables and the elements of arrays that are
+// not on pline.
+func (sc *scanner) value(p []string, idx []bool, pline, depth int) {
 	sc.spaces()
 	if sc.eof() {
 		return
@@ -378,11 +397,11 @@ func (sc *scanner) value(p []string, idx []bool, depth int) {
 			keys := sc.keys()
 			if len(keys) > 0 {
 				kp, kidx := appendKeys(p, idx, keys)
-				sc.l.record(kp, kidx, st)
+				kline := sc.l.record(kp, kidx, st)
 				sc.spaces()
 				if !sc.eof() && sc.s[sc.i] == '=' {
 					sc.i++
-					sc.value(kp, kidx, depth+1)
+					sc.value(kp, kidx, kline, depth+1)
 				}
 			}
 			sc.blank()
@@ -404,10 +423,17 @@ func (sc *scanner) value(p []string, idx []bool, depth int) {
 				return
 			}
 			st := sc.i
-			ep := append(clone(p), strconv.Itoa(n))
-			eidx := append(cloneB(idx), true)
-			sc.l.record(ep, eidx, st)
-			sc.value(ep, eidx, depth+1)
+			eline := sc.l.lineOf(st)
+			if c := sc.s[sc.i]; eline != pline || c == '{' || c == '[' {
+				ep := append(clone(p), strconv.Itoa(n))
+				eidx := append(cloneB(idx), true)
+				if eline != pline {
+					sc.l.record(ep, eidx, st)
+				}
+				sc.value(ep, eidx, eline, depth+1)
+			} else {
+				sc.value(p, idx, eline, depth+1) // a scalar: nothing to record
+			}
 			sc.blank()
 			if !sc.eof() && sc.s[sc.i] == ',' {
 				sc.i++

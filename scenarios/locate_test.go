@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -115,5 +117,75 @@ func TestLocatorGarbage(t *testing.T) {
 		l := locate([]byte(s))
 		_ = l.line("a", "b")
 		_, _, _ = l.find([]string{"a"}, 1)
+	}
+}
+
+// bigPartitions returns the tiny scenario with one fault listing n
+// partitions on one line (the hostile input of issue 12).
+func bigPartitions(t testing.TB, n int) []byte {
+	t.Helper()
+	s, err := Get("tiny")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString(strings.Replace(string(s.locText), "partitions = 16", "partitions = 1000", 1))
+	b.WriteString("\n[[faults]]\nprobability = 0.01\npartitions = [")
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(i % 1000))
+	}
+	b.WriteString("]\n")
+	return []byte(b.String())
+}
+
+// The locator's memory does not grow with the elements of a one-line list:
+// before issue 12 it recorded each element (several allocations apiece).
+func TestLocatorOneLineListIsFree(t *testing.T) {
+	small, large := bigPartitions(t, 10), bigPartitions(t, 100_000)
+	a := testing.AllocsPerRun(3, func() { locate(small) })
+	b := testing.AllocsPerRun(3, func() { locate(large) })
+	if b > a+64 {
+		t.Errorf("locate: %v allocations for 10 partitions, %v for 100000; want about the same", a, b)
+	}
+	l := locate(large)
+	line := strings.Count(string(large), "\n") // the list's line
+	if got := l.line("faults", "0", "partitions", "99999"); got != line {
+		t.Errorf("line of the last element = %d, want %d", got, line)
+	}
+}
+
+// A file over MaxFileBytes is refused by name before it is parsed.
+func TestParseRefusesHugeFile(t *testing.T) {
+	data := make([]byte, MaxFileBytes+1)
+	for i := range data {
+		data[i] = ' '
+	}
+	_, err := Parse("huge.toml", data)
+	if err == nil || !strings.HasPrefix(err.Error(), "huge.toml: ") || !strings.Contains(err.Error(), "8 MiB") {
+		t.Fatalf("Parse of %d bytes: %v; want an error naming huge.toml and the 8 MiB limit", len(data), err)
+	}
+	path := t.TempDir() + "/huge.toml"
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(path); err == nil || !strings.Contains(err.Error(), path) {
+		t.Fatalf("Load: %v; want an error naming %s", err, path)
+	}
+}
+
+// BenchmarkParseLargeList parses a scenario whose fault lists 1M
+// partitions on one line (~4.9 MB). Issue 12 measured 19 s and 594 MB
+// peak for `hedgesim validate` on it before the locator was made linear.
+func BenchmarkParseLargeList(b *testing.B) {
+	data := bigPartitions(b, 1_000_000)
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse("big.toml", data); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path"
@@ -47,6 +48,7 @@ type Scenario struct {
 	data    []byte         // the TOML text File was decoded from
 	locText []byte         // text error lines refer to (the original file)
 	raw     map[string]any // data decoded generically
+	loc     *locator       // locate(locText), computed once
 }
 
 // Error is a problem in a scenario file. Its text is
@@ -85,12 +87,24 @@ func (e *Error) Error() string {
 // Load reads and parses the scenario file at path (see [Parse]). Errors:
 // the file cannot be read, or any [Parse] error.
 func Load(path string) (*Scenario, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	// Read at most one byte past the limit, so a huge file is refused
+	// without being read whole.
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 	if err != nil {
 		return nil, err
 	}
 	return Parse(path, data)
 }
+
+// MaxFileBytes is the largest scenario file [Load] and [Parse] accept, in
+// bytes (8 MiB): far above any real scenario, and small enough that
+// validating one takes well under a second and a few hundred MB.
+const MaxFileBytes = 8 << 20
 
 // Parse decodes and validates one scenario file; source names the file in
 // errors and becomes [Scenario.Source]. Every problem is reported as an
@@ -106,6 +120,9 @@ func Parse(source string, data []byte) (*Scenario, error) {
 // data unless data is a rewritten version of locText, see WithParam).
 func parse(source string, data []byte, locText []byte) (*Scenario, error) {
 	locSource := source
+	if len(data) > MaxFileBytes {
+		return nil, &Error{File: source, Msg: fmt.Sprintf("file is larger than the limit of %d MiB (%d bytes); a scenario is a few KB", MaxFileBytes>>20, MaxFileBytes)}
+	}
 	derived := !bytes.Equal(data, locText)
 	loc := locate(locText)
 	var raw map[string]any
@@ -155,7 +172,7 @@ func parse(source string, data []byte, locText []byte) (*Scenario, error) {
 		return nil, e
 	}
 	s := &Scenario{Name: f.Name, Description: f.Description, Source: source, Replications: 1, File: f,
-		data: data, locText: locText, raw: raw}
+		data: data, locText: locText, raw: raw, loc: loc}
 	if f.Replications != nil {
 		s.Replications = *f.Replications
 	}
@@ -225,7 +242,10 @@ func nonFinite(source string, loc *locator, raw map[string]any) *Error {
 			}
 		case []any:
 			for i, e := range v {
-				walk(append(clone(p), strconv.Itoa(i)), e)
+				switch e.(type) {
+				case float64, map[string]any, []map[string]any, []any:
+					walk(append(clone(p), strconv.Itoa(i)), e)
+				}
 			}
 		}
 	}
@@ -303,7 +323,11 @@ func displayPath(raw map[string]any, p []string) string {
 // Scenario from [Parse], [Load], [Embedded], [Get] or [Scenario.WithParam]
 // it does not fail.
 func (s *Scenario) Config() (*simnet.Config, []simnet.Policy, error) {
-	b := &builder{src: s.Source, loc: locate(s.locText), f: &s.File}
+	loc := s.loc
+	if loc == nil {
+		loc = locate(s.locText)
+	}
+	b := &builder{src: s.Source, loc: loc, f: &s.File}
 	return b.build()
 }
 
