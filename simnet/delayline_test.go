@@ -52,7 +52,7 @@ func TestDelayLineMatchesEventPath(t *testing.T) {
 			t.Fatal("this configuration should allow the delay line")
 		}
 		s.delayLine = delayLine
-		s.run()
+		s.run(nil)
 		return s.stats
 	}
 	fast, slow := run(true), run(false)

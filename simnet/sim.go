@@ -1,6 +1,7 @@
 package simnet
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -148,7 +149,15 @@ type RunOptions struct {
 	// OnComplete, when set, is called with every finished operation's race
 	// (valid only during the call) and the operation.
 	OnComplete func(r *hedging.Race, op *hedging.Operation)
+	// Context, when set, cancels the run: Run checks it every
+	// cancelCheckEvents events and returns its error (the run's
+	// measurements are discarded).
+	Context context.Context
 }
+
+// cancelCheckEvents is how many events Run processes between checks of
+// RunOptions.Context (a power of two; ~1 ms of simulation).
+const cancelCheckEvents = 1 << 14
 
 type sim struct {
 	cfg        *Config
@@ -188,8 +197,8 @@ type sim struct {
 
 // Run simulates cfg under policy p for replication number replication
 // (0-based; the seed is ReplicationSeed(cfg.Seed, replication)) and returns
-// its measurements. Errors: an invalid Config, or a policy that fails to
-// build.
+// its measurements. Errors: an invalid Config, a policy that fails to
+// build, or opts.Context's error when it is cancelled during the run.
 func Run(cfg *Config, p Policy, replication int, opts RunOptions) (*Stats, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -205,7 +214,16 @@ func Run(cfg *Config, p Policy, replication int, opts RunOptions) (*Stats, error
 	s.stats.Policy = p.Name
 	s.progress = opts.Progress
 	s.onComplete = opts.OnComplete
-	s.run()
+	var done <-chan struct{}
+	if opts.Context != nil {
+		if err := opts.Context.Err(); err != nil {
+			return nil, err
+		}
+		done = opts.Context.Done()
+	}
+	if !s.run(done) {
+		return nil, opts.Context.Err()
+	}
 	return s.stats, nil
 }
 
@@ -407,7 +425,10 @@ func (s *sim) draw(purpose, a, b, c uint64) *rand.Rand {
 	return s.rng
 }
 
-func (s *sim) run() {
+// run simulates until the event queue is empty and returns true, or
+// returns false as soon as it sees done closed (checked every
+// cancelCheckEvents events; nil never closes).
+func (s *sim) run(done <-chan struct{}) bool {
 	w := &s.cfg.Workload
 	if w.RatePerSec > 0 {
 		s.q.push(event{at: s.interarrival(), kind: evArrival, rep: -1})
@@ -421,6 +442,13 @@ func (s *sim) run() {
 		ev := s.q.pop()
 		s.now = ev.at
 		s.stats.Events++
+		if done != nil && s.stats.Events&(cancelCheckEvents-1) == 0 {
+			select {
+			case <-done:
+				return false
+			default:
+			}
+		}
 		switch ev.kind {
 		case evArrival:
 			s.arrival(ev)
@@ -444,6 +472,7 @@ func (s *sim) run() {
 		}
 	}
 	s.stats.End = s.now
+	return true
 }
 
 func (s *sim) interarrival() time.Duration {

@@ -5,6 +5,7 @@
 package study
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"runtime"
@@ -18,12 +19,17 @@ import (
 	"hedgelab/simnet"
 )
 
-// PolicyResult is one policy's measurements: merged over replications and
-// per replication (in replication order).
+// PolicyResult is one policy's measurements merged over its replications,
+// and the headline figures of each replication (in replication order, the
+// values of [figureNames]) for the confidence intervals.
 type PolicyResult struct {
 	Name   string
 	Merged *simnet.Stats
-	PerRep []*simnet.Stats
+	// PerRep[r] holds replication r's figures (figureNames order). Only
+	// these few numbers are kept per replication: each replication's
+	// Stats is merged into Merged as soon as it and its predecessors have
+	// finished, so memory does not grow with the number of replications.
+	PerRep [][]float64
 }
 
 // Result is a whole simulated scenario.
@@ -39,13 +45,47 @@ type Options struct {
 	Parallel int
 	// Progress is incremented once per finished operation (may be nil).
 	Progress *atomic.Int64
+	// Context, when set, cancels the simulation: Simulate stops its
+	// workers and returns the context's error and no result.
+	Context context.Context
+}
+
+// merger folds one policy's replications into Merged in replication
+// order (so floating-point sums, and hence the output, do not depend on
+// which replication finishes first), holding only the replications that
+// finished ahead of an unfinished predecessor.
+type merger struct {
+	merged  *simnet.Stats
+	perRep  [][]float64
+	next    int
+	pending map[int]*simnet.Stats
+}
+
+func (m *merger) add(r int, s *simnet.Stats) {
+	m.pending[r] = s
+	for {
+		s, ok := m.pending[m.next]
+		if !ok {
+			return
+		}
+		delete(m.pending, m.next)
+		if m.merged.WindowWidth == 0 {
+			m.merged.WindowWidth = s.WindowWidth
+		}
+		m.merged.Merge(s)
+		m.perRep[m.next] = figureValues(s)
+		m.next++
+	}
 }
 
 // Simulate runs every policy for every replication (replication r uses
 // seed simnet.ReplicationSeed(cfg.Seed, r), the same for every policy:
-// common random numbers) on opts.Parallel workers and merges in a fixed
-// order, so the output is independent of scheduling. It returns the first
-// error in (policy, replication) order.
+// common random numbers) on opts.Parallel workers and merges each
+// replication as soon as it and its predecessors have finished, in a fixed
+// order, so the output is independent of scheduling and memory does not
+// grow with the number of replications. It returns the first error in
+// (policy, replication) order, or the context's error when opts.Context is
+// cancelled.
 func Simulate(cfg *simnet.Config, policies []simnet.Policy, replications int, opts Options) (*Result, error) {
 	if replications < 1 {
 		return nil, fmt.Errorf("replications must be >= 1, got %d", replications)
@@ -53,17 +93,26 @@ func Simulate(cfg *simnet.Config, policies []simnet.Policy, replications int, op
 	if len(policies) == 0 {
 		return nil, fmt.Errorf("no policies to simulate")
 	}
+	ctx := opts.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	workers := opts.Parallel
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
 	type job struct{ p, r int }
-	stats := make([][]*simnet.Stats, len(policies))
+	mergers := make([]*merger, len(policies))
 	errs := make([][]error, len(policies))
-	for i := range stats {
-		stats[i] = make([]*simnet.Stats, replications)
+	for i, pol := range policies {
+		mergers[i] = &merger{
+			merged:  &simnet.Stats{Policy: pol.Name, Latency: simnet.NewLatencyHistogram()},
+			perRep:  make([][]float64, replications),
+			pending: map[int]*simnet.Stats{},
+		}
 		errs[i] = make([]error, replications)
 	}
+	var mu sync.Mutex
 	jobs := make(chan job)
 	var wg sync.WaitGroup
 	for w := 0; w < min(workers, len(policies)*replications); w++ {
@@ -71,17 +120,32 @@ func Simulate(cfg *simnet.Config, policies []simnet.Policy, replications int, op
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				stats[j.p][j.r], errs[j.p][j.r] = simnet.Run(cfg, policies[j.p], j.r, simnet.RunOptions{Progress: opts.Progress})
+				st, err := simnet.Run(cfg, policies[j.p], j.r, simnet.RunOptions{Progress: opts.Progress, Context: ctx})
+				mu.Lock()
+				if err != nil {
+					errs[j.p][j.r] = err
+				} else {
+					mergers[j.p].add(j.r, st)
+				}
+				mu.Unlock()
 			}
 		}()
 	}
+feed:
 	for r := 0; r < replications; r++ {
 		for p := range policies {
-			jobs <- job{p, r}
+			select {
+			case jobs <- job{p, r}:
+			case <-ctx.Done():
+				break feed
+			}
 		}
 	}
 	close(jobs)
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	res := &Result{Replications: replications}
 	for p, pol := range policies {
 		for r := 0; r < replications; r++ {
@@ -89,14 +153,11 @@ func Simulate(cfg *simnet.Config, policies []simnet.Policy, replications int, op
 				return nil, errs[p][r]
 			}
 		}
-		merged := &simnet.Stats{Policy: pol.Name, Latency: simnet.NewLatencyHistogram(), WindowWidth: stats[p][0].WindowWidth}
-		for _, s := range stats[p] {
-			merged.Merge(s)
-		}
+		merged := mergers[p].merged
 		if merged.Ops == 0 {
 			return nil, fmt.Errorf("policy %q: no operation arrived (raise the rate, the duration or max_ops)", pol.Name)
 		}
-		res.Policies = append(res.Policies, PolicyResult{Name: pol.Name, Merged: merged, PerRep: stats[p]})
+		res.Policies = append(res.Policies, PolicyResult{Name: pol.Name, Merged: merged, PerRep: mergers[p].perRep})
 	}
 	return res, nil
 }
@@ -146,11 +207,12 @@ func CI95(xs []float64) [2]float64 {
 
 // Figures computes the headline figures of one policy. With one
 // replication the latency figures come from its histogram (3 significant
-// digits). With several, the latency figures and the RU multiplier are the
-// means of the per-replication values with Student-t 95% confidence
-// intervals (the method of independent replications), so each figure lies
-// inside its interval; counts, rates and terminal states are totals over
-// all replications.
+// digits). With several, the latency percentiles, the mean and the RU
+// multiplier are the means of the per-replication values with Student-t
+// 95% confidence intervals (the method of independent replications), so
+// each figure lies inside its interval; max_ms is the largest latency of
+// any replication (no interval); counts, rates and terminal states are
+// totals over all replications.
 func Figures(p PolicyResult) report.Figures {
 	m := p.Merged
 	v := figureValues(m)
@@ -188,20 +250,23 @@ func Figures(p PolicyResult) report.Figures {
 		// latencies cannot be negative, so their lower bound is clamped at 0.
 		f.CI95 = map[string][2]float64{}
 		per := make([][]float64, len(figureNames))
-		for _, s := range p.PerRep {
-			for i, x := range figureValues(s) {
+		for _, v := range p.PerRep {
+			for i, x := range v {
 				per[i] = append(per[i], x)
 			}
 		}
 		means := make([]float64, len(figureNames))
 		for i, name := range figureNames {
+			if name == "max_ms" {
+				continue // the true maximum over all replications, from Merged
+			}
 			ci := CI95(per[i])
 			means[i] = (ci[0] + ci[1]) / 2
 			ci[0] = max(ci[0], 0)
 			f.CI95[name] = ci
 		}
 		f.P50, f.P90, f.P99, f.P999, f.P9999 = means[0], means[1], means[2], means[3], means[4]
-		f.Max, f.Mean, f.RUMultiplier = means[5], means[6], means[7]
+		f.Mean, f.RUMultiplier = means[6], means[7]
 	}
 	return f
 }

@@ -1,7 +1,11 @@
 package study_test
 
 import (
+	"context"
+	"errors"
 	"math"
+	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -111,5 +115,97 @@ func TestPolicyCCDFAndTimeline(t *testing.T) {
 	}
 	if _, err := study.Simulate(cfg, pols, 0, study.Options{}); err == nil {
 		t.Error("0 replications: want an error")
+	}
+}
+
+// liveHeapAfter returns the live heap (bytes, after a GC) while the result
+// of Simulate with reps replications is still referenced.
+func liveHeapAfter(t testing.TB, cfg *simnet.Config, pols []simnet.Policy, reps int) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	res, err := study.Simulate(cfg, pols, reps, study.Options{Parallel: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(res)
+	if after.HeapAlloc < before.HeapAlloc {
+		return 0
+	}
+	return after.HeapAlloc - before.HeapAlloc
+}
+
+// Replications are merged as they finish: what a result holds does not
+// grow with the number of replications (issue 12: ~1.1 MB per policy ×
+// replication before, as every replication's Stats was kept).
+func TestSimulateMemoryFlatInReplications(t *testing.T) {
+	cfg, pols := scenario(t)
+	cfg.Duration = time.Second
+	few := liveHeapAfter(t, cfg, pols, 2)
+	many := liveHeapAfter(t, cfg, pols, 42)
+	perRep := (float64(many) - float64(few)) / 40 / float64(len(pols))
+	t.Logf("retained: %d B with 2 replications, %d B with 42: %.0f B per policy × replication", few, many, perRep)
+	if perRep > 4096 {
+		t.Errorf("result retains %.0f B per policy × replication; want only the per-replication figures (< 4 KiB)", perRep)
+	}
+}
+
+// BenchmarkReplicationMemory reports the bytes a result retains per
+// policy × replication (retained-B/rep) and the allocations per
+// replication.
+func BenchmarkReplicationMemory(b *testing.B) {
+	cfg, pols := scenario(&testing.T{})
+	cfg.Duration = time.Second
+	const reps = 20
+	var perRep float64
+	for b.Loop() {
+		few := liveHeapAfter(b, cfg, pols, 1)
+		many := liveHeapAfter(b, cfg, pols, reps+1)
+		perRep = (float64(many) - float64(few)) / reps / float64(len(pols))
+	}
+	b.ReportMetric(perRep, "retained-B/rep")
+}
+
+// max_ms is the true maximum over all replications (the merged
+// histogram's), not the mean of the per-replication maxima; it has no
+// confidence interval.
+func TestMaxIsTrueMaximum(t *testing.T) {
+	cfg, pols := scenario(t)
+	res, err := study.Simulate(cfg, pols, 5, study.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range res.Policies {
+		f := study.Figures(p)
+		want := float64(p.Merged.Latency.Max()) / 1000
+		if f.Max != want {
+			t.Errorf("%s: max_ms = %v, want the largest latency of any replication %v", p.Name, f.Max, want)
+		}
+		if _, ok := f.CI95["max_ms"]; ok {
+			t.Errorf("%s: max_ms has a CI95; a maximum is not a mean", p.Name)
+		}
+	}
+}
+
+// A cancelled context stops Simulate with the context's error and no result.
+func TestSimulateCancelled(t *testing.T) {
+	cfg, pols := scenario(t)
+	cfg.Duration = time.Hour // long: only cancellation ends it early
+	ctx, cancel := context.WithCancel(context.Background())
+	var progress atomic.Int64
+	go func() {
+		for progress.Load() < 1000 {
+			runtime.Gosched()
+		}
+		cancel()
+	}()
+	res, err := study.Simulate(cfg, pols, 3, study.Options{Context: ctx, Progress: &progress})
+	if !errors.Is(err, context.Canceled) || res != nil {
+		t.Fatalf("Simulate after cancel = %v, %v; want nil, context.Canceled", res, err)
+	}
+	if n := progress.Load(); n > 500*3600*2*3/2 {
+		t.Errorf("%d operations finished; cancellation should stop well before the end", n)
 	}
 }
