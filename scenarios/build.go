@@ -22,10 +22,13 @@ const (
 	MaxSimulatedOps = 2e9
 	// MaxTimelineWindows bounds the number of timeline windows of one run.
 	MaxTimelineWindows = 100_000
-	// maxSeconds and maxMillis bound every time value, far below the
-	// ~292-year range of time.Duration.
+	// maxSeconds bounds every time value in seconds, far below the
+	// ~292-year range of time.Duration; maxMillis bounds every time value
+	// in milliseconds (delays, timeouts, thresholds) at simnet.MaxDelay,
+	// the longest delay the simulator represents (1000 h), so no value is
+	// silently capped.
 	maxSeconds = 1e9
-	maxMillis  = 1e12
+	maxMillis  = float64(simnet.MaxDelay / time.Millisecond)
 	// maxCount bounds servers, clients and partitions (each allocates).
 	maxCount = 1_000_000
 )
@@ -47,13 +50,16 @@ func (p fpath) elem(i int, name string) fpath {
 
 func (p fpath) String() string { return strings.Join(p.disp, ".") }
 
-// builder validates a File and builds the simnet input; it keeps the first
-// error.
+// builder validates a File and builds the simnet input. It records every
+// error it reaches (up to MaxErrors); e is the first, and later checks that
+// would only repeat an earlier problem test it. Sections of the file that
+// depend on an earlier section with errors are not checked.
 type builder struct {
-	src string
-	loc *locator
-	f   *File
-	e   error
+	src  string
+	loc  *locator
+	f    *File
+	e    *Error
+	errs []*Error
 }
 
 func (b *builder) fail(p fpath, format string, args ...any) {
@@ -66,8 +72,12 @@ func (b *builder) failAt(p fpath, line int, format string, args ...any) {
 	if line == 0 {
 		line = 1
 	}
+	e := &Error{File: b.src, Line: line, Field: p.String(), Msg: fmt.Sprintf(format, args...)}
 	if b.e == nil {
-		b.e = &Error{File: b.src, Line: line, Field: p.String(), Msg: fmt.Sprintf(format, args...)}
+		b.e = e
+	}
+	if len(b.errs) < MaxErrors && !slices.ContainsFunc(b.errs, func(x *Error) bool { return *x == *e }) {
+		b.errs = append(b.errs, e)
 	}
 }
 
@@ -94,7 +104,7 @@ func (b *builder) intRange(p fpath, v, lo, hi int) {
 func (b *builder) dur(p fpath, v float64, unit time.Duration) time.Duration {
 	limit, name := maxSeconds, "s"
 	if unit == time.Millisecond {
-		limit, name = maxMillis, "ms"
+		limit, name = maxMillis, "ms (1000 h, the longest delay the simulator represents)"
 	}
 	switch {
 	case v < 0:
@@ -205,7 +215,7 @@ func list(m map[string]bool) string {
 func (b *builder) build() (*simnet.Config, []simnet.Policy, error) {
 	cfg, pols := b.run()
 	if b.e != nil {
-		return nil, nil, b.e
+		return nil, nil, joinErrors(b.errs)
 	}
 	return cfg, pols, nil
 }
@@ -417,13 +427,16 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 			hubRegion = r.Region
 		}
 	}
+	// An unknown client or write region was reported above: its missing
+	// RTTs would only repeat that.
+	clientKnown := replicaRegions[c.Region] || inRTT
 	for _, r := range f.Replicas {
-		if !hasRTT(c.Region, r.Region) {
+		if clientKnown && !hasRTT(c.Region, r.Region) {
 			b.fail(rp, "missing the RTT between the client region %q and %q (region of replica %s)", c.Region, r.Region, r.Name)
 		}
 	}
 	for _, r := range f.Replicas {
-		if !hasRTT(r.Region, hubRegion) {
+		if hubRegion != "" && !hasRTT(r.Region, hubRegion) {
 			b.fail(rp, "missing the RTT between %q (region of replica %s) and the write region's replica region %q (hub forwarding)", r.Region, r.Name, hubRegion)
 		}
 	}
@@ -651,6 +664,7 @@ func (b *builder) policy(pp fpath, p *Policy, requestTimeout time.Duration, seen
 	case "disabled", "static", "driver_default", "p99_dynamic":
 	default:
 		b.fail(pp.key("type"), "unknown policy type %q (want disabled, static, driver_default or p99_dynamic)", p.Type)
+		return out // which fields apply depends on the type
 	}
 	if p.Type != "static" && p.ThresholdMs != nil {
 		b.fail(pp.key("threshold_ms"), `applies only to type "static", not %q`, p.Type)

@@ -33,41 +33,43 @@ func TestErrors(t *testing.T) {
 		"lag-region":               `44: network.replication_lag_ms.North Europe: unknown region "North Europe" (replica regions: East US, West US)`,
 		"missing-hub-rtt":          `28: network.rtt_ms: missing the RTT between "West US" (region of replica westus) and the write region's replica region "East US" (hub forwarding)`,
 		"missing-name":             `1: name: required`,
-		"missing-rtt":              `28: network.rtt_ms: missing the RTT between the client region "East US" and "West US" (region of replica westus)`,
-		"nan":                      `4: duration_s: must be a finite number, got NaN`,
-		"negative-add-ms":          `47: episodes.0.add_ms: must be >= 0, got -5`,
-		"negative-duration":        `4: duration_s: must be >= 0, got -10`,
-		"negative-latency":         `29: network.rtt_ms.East US.West US: must be >= 0, got -60`,
-		"negative-seed":            `3: seed: must be >= 0, got -1`,
-		"no-duration":              `1: duration_s: need duration_s > 0 or max_ops > 0`,
-		"no-policies":              `1: policies: at least one [[policies]] entry is required`,
-		"open-and-closed":          `33: workload.clients: set rate_per_s (open loop) or clients (closed loop), not both`,
-		"p99-min-max":              `47: policies.p99.max_ms: must be >= min_ms (100), got 10`,
-		"p99-quantile":             `46: policies.p99.quantile: must be between 0 and 1 (exclusive), got 1`,
-		"phase":                    `8: client.phase: must be 1, 2 or 3 (future), got 4`,
-		"probability":              `45: faults.0.probability: must be between 0 and 1, got 1.5`,
-		"replications":             `4: replications: must be >= 1, got 0`,
-		"syntax":                   `3: TOML syntax error: expected value but found '=' instead`,
-		"threshold-zero":           `41: policies.static-50ms.threshold_ms: must be > 0, got 0`,
-		"too-many-ops-max-ops":     `4: max_ops: would simulate 4e+09 operations (max_ops × 1 replications × 2 policies); the limit is 2e+09: lower max_ops or replications`,
-		"too-many-ops":             `4: duration_s: would simulate 1.2e+12 operations (rate_per_s × duration_s × 10 replications × 2 policies); the limit is 2e+09: lower duration_s, rate_per_s or replications`,
-		"too-many-windows":         `5: timeline_window_s: 1e-05 s windows over duration_s = 10 would make 1000000 timeline windows; the limit is 100000: raise timeline_window_s`,
-		"undeclared-rtt-region":    `29: network.rtt_ms.East US.Mars: undeclared region "Mars" (not a replica region or the client region)`,
-		"unknown-client-region":    `7: client.region: unknown region "Mars": not the region of any replica and not in network.rtt_ms`,
-		"unknown-key-in-array":     `25: replicas.westus.servrs: unknown field`,
-		"unknown-key-in-dist":      `26: replicas.westus.service.valu: unknown field`,
-		"unknown-key":              `3: sead: unknown field`,
-		"unknown-kind-fault":       `45: faults.0.operations.1: unknown operation kind "wrte" (want one of ` + kinds + `)`,
-		"unknown-kind-mix":         `33: workload.mix.reed: unknown operation kind "reed" (want one of ` + kinds + `)`,
-		"unknown-kind-ru":          `45: ru.query_page: unknown operation kind "query_page" (want one of ` + kinds + `)`,
-		"unknown-kind-service":     `26: replicas.westus.service_by_op.crate: unknown operation kind "crate" (want one of ` + kinds + `)`,
-		"unknown-policy-type":      `40: policies.static-50ms.type: unknown policy type "statik" (want disabled, static, driver_default or p99_dynamic)`,
-		"unknown-table":            `43: workloads: unknown field`,
-		"write-region":             `44: account.write_region: "North Europe" is not an endpoint region (endpoints: East US, West US)`,
-		"wrong-type-in-array":      `25: replicas.westus.servers: incompatible types: TOML value has type string; destination has type integer`,
-		"wrong-type-in-map":        `29: network.rtt_ms.East US.West US: incompatible types: TOML value has type string; destination has type float`,
-		"wrong-type":               `3: seed: incompatible types: TOML value has type string; destination has type integer`,
-		"zipf":                     `33: workload.zipf_s: must be 0 (uniform) or > 1, got 0.5`,
+		"missing-rtt": `28: network.rtt_ms: missing the RTT between the client region "East US" and "West US" (region of replica westus)
+28: network.rtt_ms: missing the RTT between "West US" (region of replica westus) and the write region's replica region "East US" (hub forwarding)`,
+		"nan":               `4: duration_s: must be a finite number, got NaN`,
+		"negative-add-ms":   `47: episodes.0.add_ms: must be >= 0, got -5`,
+		"negative-duration": `4: duration_s: must be >= 0, got -10`,
+		"negative-latency":  `29: network.rtt_ms.East US.West US: must be >= 0, got -60`,
+		"negative-seed":     `3: seed: must be >= 0, got -1`,
+		"no-duration":       `1: duration_s: need duration_s > 0 or max_ops > 0`,
+		"no-policies":       `1: policies: at least one [[policies]] entry is required`,
+		"open-and-closed": `33: workload.clients: set rate_per_s (open loop) or clients (closed loop), not both
+31: workload.think: required with clients (closed loop): the think time in ms`,
+		"p99-min-max":           `47: policies.p99.max_ms: must be >= min_ms (100), got 10`,
+		"p99-quantile":          `46: policies.p99.quantile: must be between 0 and 1 (exclusive), got 1`,
+		"phase":                 `8: client.phase: must be 1, 2 or 3 (future), got 4`,
+		"probability":           `45: faults.0.probability: must be between 0 and 1, got 1.5`,
+		"replications":          `4: replications: must be >= 1, got 0`,
+		"syntax":                `3: TOML syntax error: expected value but found '=' instead`,
+		"threshold-zero":        `41: policies.static-50ms.threshold_ms: must be > 0, got 0`,
+		"too-many-ops-max-ops":  `4: max_ops: would simulate 4e+09 operations (max_ops × 1 replications × 2 policies); the limit is 2e+09: lower max_ops or replications`,
+		"too-many-ops":          `4: duration_s: would simulate 1.2e+12 operations (rate_per_s × duration_s × 10 replications × 2 policies); the limit is 2e+09: lower duration_s, rate_per_s or replications`,
+		"too-many-windows":      `5: timeline_window_s: 1e-05 s windows over duration_s = 10 would make 1000000 timeline windows; the limit is 100000: raise timeline_window_s`,
+		"undeclared-rtt-region": `29: network.rtt_ms.East US.Mars: undeclared region "Mars" (not a replica region or the client region)`,
+		"unknown-client-region": `7: client.region: unknown region "Mars": not the region of any replica and not in network.rtt_ms`,
+		"unknown-key-in-array":  `25: replicas.westus.servrs: unknown field`,
+		"unknown-key-in-dist":   `26: replicas.westus.service.valu: unknown field`,
+		"unknown-key":           `3: sead: unknown field`,
+		"unknown-kind-fault":    `45: faults.0.operations.1: unknown operation kind "wrte" (want one of ` + kinds + `)`,
+		"unknown-kind-mix":      `33: workload.mix.reed: unknown operation kind "reed" (want one of ` + kinds + `)`,
+		"unknown-kind-ru":       `45: ru.query_page: unknown operation kind "query_page" (want one of ` + kinds + `)`,
+		"unknown-kind-service":  `26: replicas.westus.service_by_op.crate: unknown operation kind "crate" (want one of ` + kinds + `)`,
+		"unknown-policy-type":   `40: policies.static-50ms.type: unknown policy type "statik" (want disabled, static, driver_default or p99_dynamic)`,
+		"unknown-table":         `43: workloads: unknown field`,
+		"write-region":          `44: account.write_region: "North Europe" is not an endpoint region (endpoints: East US, West US)`,
+		"wrong-type-in-array":   `25: replicas.westus.servers: must be an integer, got a string`,
+		"wrong-type-in-map":     `29: network.rtt_ms.East US.West US: must be a number, got a string`,
+		"wrong-type":            `3: seed: must be an integer, got a string`,
+		"zipf":                  `33: workload.zipf_s: must be 0 (uniform) or > 1, got 0.5`,
 	}
 	if kinds != "read, query, read_many, change_feed, metadata_read, create, replace, upsert, delete, patch, stored_procedure" {
 		t.Errorf("kindNames = %q", kindNames)
@@ -90,7 +92,8 @@ func TestErrors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("Load(%s) = %q, want an error", f, s.Name)
 			}
-			if got, want := err.Error(), f+":"+want; got != want {
+			// One line per error, each naming the file.
+			if got, want := err.Error(), f+":"+strings.ReplaceAll(want, "\n", "\n"+f+":"); got != want {
 				t.Errorf("error\n got: %s\nwant: %s", got, want)
 			}
 			var e *Error
@@ -147,12 +150,20 @@ func TestParseErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ name, edit, with, want string }{
-		{"empty file", "", "", "x.toml:1: name: required"},
+		{"empty file", "", "", "x.toml:1: name: required\nx.toml:1: duration_s: need duration_s > 0 or max_ops > 0"},
 		{"missing type", `type = "disabled"`, ``, `x.toml:34: policies.disabled.type: required (disabled, static, driver_default or p99_dynamic)`},
 		{"static without threshold", `threshold_ms = 50`, ``, `x.toml:38: policies.static-50ms.threshold_ms: required for type "static" (ms, > 0)`},
 		{"p99 field on static", `threshold_ms = 50`, "threshold_ms = 50\nwindow_s = 5", `x.toml:42: policies.static-50ms.window_s: applies only to type "p99_dynamic", not "static"`},
 		{"tiny threshold", `threshold_ms = 50`, `threshold_ms = 1e-9`, `x.toml:41: policies.static-50ms.threshold_ms: must be at least 1 ns, got 1e-09`},
 		{"huge duration", `duration_s = 10`, `duration_s = 1e12`, `x.toml:4: duration_s: must be at most 1e+09 s, got 1e+12`},
+		// Issue 12: values the simulator would silently cap at 1000 h are refused.
+		{"delay past the cap", `rate_per_s = 100`, "rate_per_s = 100\n[[episodes]]\ntarget = \"East US\"\nstart_s = 1\nend_s = 3\nadd_ms = 1e12", `x.toml:37: episodes.0.add_ms: must be at most 3.6e+09 ms (1000 h, the longest delay the simulator represents), got 1e+12`},
+		{"rtt past the cap", `"West US" = 60.0`, `"West US" = 4e9`, `x.toml:29: network.rtt_ms.East US.West US: must be at most 3.6e+09 ms (1000 h, the longest delay the simulator represents), got 4e+09`},
+		// Issue 12: plain wording for a float in an integer field.
+		{"float replications", `seed = 1`, "seed = 1\nreplications = 2.0", `x.toml:4: replications: must be an integer, written without a decimal point or exponent (2, not 2.0)`},
+		// Issue 12: every error of a section is reported, not just the first.
+		{"several errors", `seed = 1`, "seed = -1\nmax_ops = -5\ntimeline_window_s = -1", "x.toml:3: seed: must be >= 0, got -1\nx.toml:4: max_ops: must be >= 0, got -5\nx.toml:5: timeline_window_s: must be > 0, got -1"},
+		{"several unknown fields", `seed = 1`, "sead = 1\n[workloads]\nrate = 1\n[client2]\nx = 1", "x.toml:3: sead: unknown field\nx.toml:4: workloads: unknown field\nx.toml:6: client2: unknown field"},
 		{"bad policy name", `name = "static-50ms"`, `name = "static 50ms"`, `x.toml:39: policies.static 50ms.name: must match [A-Za-z0-9_-]+, got "static 50ms"`},
 		{"missing service", "service = { family = \"constant\", value_ms = 2.0 }\n", "", `x.toml:22: replicas.westus.service: required: the service time in ms, e.g. { family = "lognormal", median_ms = 1.0, p99_ms = 3.0 }`},
 		{"think on open loop", `rate_per_s = 100`, "rate_per_s = 100\nthink = { family = \"constant\", value_ms = 1.0 }", `x.toml:33: workload.think: applies only to a closed loop (clients > 0)`},
@@ -164,7 +175,7 @@ func TestParseErrors(t *testing.T) {
 		{"ramps", `rate_per_s = 100`, "rate_per_s = 100\n[[episodes]]\ntarget = \"East US\"\nstart_s = 1\nend_s = 3\nramp_up_s = 1.5\nramp_down_s = 1", `x.toml:37: episodes.0.ramp_up_s: ramp_up_s + ramp_down_s (2.5) must be <= end_s - start_s (2)`},
 		{"fault window", `rate_per_s = 100`, "rate_per_s = 100\n[[faults]]\nprobability = 1\nstart_s = 5\nend_s = 1", `x.toml:36: faults.0.end_s: must be 0 (forever) or > start_s (5), got 1`},
 		{"fault target", `rate_per_s = 100`, "rate_per_s = 100\n[[faults]]\nprobability = 1\ntargets = [\"westus\", \"Mars\"]", `x.toml:35: faults.0.targets.1: unknown target "Mars" (want a replica name or region: East US, West US, eastus, westus)`},
-		{"integer overflow", `seed = 1`, `seed = 99999999999999999999`, `x.toml:3: TOML syntax error: 99999999999999999999 is out of range for int64`},
+		{"integer overflow", `seed = 1`, `seed = 99999999999999999999`, `x.toml:3: seed: 99999999999999999999 is too large: an integer must be at most 9223372036854775807`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			data := ""

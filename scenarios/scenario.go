@@ -84,6 +84,43 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
+// MaxErrors is the most problems [Parse] reports for one file.
+const MaxErrors = 20
+
+// Errors is every problem found in one file, in the order found (at most
+// [MaxErrors]). Its text is one [Error] per line; errors.As finds the
+// first [*Error].
+type Errors []*Error
+
+// Error returns the errors' texts, one per line.
+func (es Errors) Error() string {
+	var b strings.Builder
+	for i, e := range es {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(e.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the errors, for errors.Is and errors.As.
+func (es Errors) Unwrap() []error {
+	out := make([]error, len(es))
+	for i, e := range es {
+		out[i] = e
+	}
+	return out
+}
+
+// joinErrors returns the only error of es as itself, several as [Errors].
+func joinErrors(es []*Error) error {
+	if len(es) == 1 {
+		return es[0]
+	}
+	return Errors(es)
+}
+
 // Load reads and parses the scenario file at path (see [Parse]). Errors:
 // the file cannot be read, or any [Parse] error.
 func Load(path string) (*Scenario, error) {
@@ -129,6 +166,15 @@ func parse(source string, data []byte, locText []byte) (*Scenario, error) {
 	if _, err := toml.Decode(string(data), &raw); err != nil {
 		var pe toml.ParseError
 		if errors.As(err, &pe) {
+			if num, ok := strings.CutSuffix(pe.Message, " is out of range for int64"); ok && pe.LastKey != "" {
+				// A number too large for any field: name the field.
+				return nil, &Error{File: locSource, Line: pe.Position.Line, Field: pe.LastKey,
+					Msg: fmt.Sprintf("%s is too large: an integer must be at most %d", num, int64(math.MaxInt64))}
+			}
+			if num, ok := strings.CutSuffix(pe.Message, " is out of range for float64"); ok && pe.LastKey != "" {
+				return nil, &Error{File: locSource, Line: pe.Position.Line, Field: pe.LastKey,
+					Msg: fmt.Sprintf("%s is too large for a number (at most ~1.8e308)", num)}
+			}
 			return nil, &Error{File: locSource, Line: pe.Position.Line, Msg: "TOML syntax error: " + pe.Message}
 		}
 		return nil, &Error{File: locSource, Msg: err.Error()}
@@ -165,8 +211,19 @@ func parse(source string, data []byte, locText []byte) (*Scenario, error) {
 		return nil, place(e, key, line)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
-		key := []string(und[0])
-		return nil, place(&Error{File: locSource, Field: strings.Join(key, "."), Msg: "unknown field"}, key, 0)
+		var errs []*Error
+		var reported []string
+		for _, k := range und {
+			key := []string(k)
+			if len(errs) == MaxErrors || slices.ContainsFunc(reported, func(r string) bool {
+				return strings.HasPrefix(strings.Join(key, pathSep)+pathSep, r+pathSep)
+			}) {
+				continue // inside an unknown table already reported
+			}
+			reported = append(reported, strings.Join(key, pathSep))
+			errs = append(errs, place(&Error{File: locSource, Field: strings.Join(key, "."), Msg: "unknown field"}, key, 0))
+		}
+		return nil, joinErrors(errs)
 	}
 	if e := nonFinite(locSource, loc, raw); e != nil {
 		return nil, e
@@ -211,11 +268,44 @@ func decodeError(err error) (line int, key []string, msg string) {
 		}
 		msg = rest
 	}
+	msg = plainTypeError(msg)
 	if lastKey != "" {
 		sc := &scanner{s: []byte(lastKey)}
 		key = sc.keys()
 	}
 	return line, key, msg
+}
+
+// tomlTypes names BurntSushi/toml's type words in a scenario's terms.
+var tomlTypes = map[string]string{
+	"int64": "an integer", "integer": "an integer", "float64": "a number", "float": "a number",
+	"string": "a string", "bool": "true or false", "boolean": "true or false",
+	"[]any": "an array", "slice": "an array", "array": "an array",
+	"map[string]any": "a table", "map": "a table", "struct": "a table",
+	"time.Time": "a date", "time": "a date",
+}
+
+// plainTypeError rewrites "incompatible types: TOML value has type X;
+// destination has type Y" as "must be Y, got X", with a hint for the
+// common case of an integer field written with a fraction (2.0).
+func plainTypeError(msg string) string {
+	rest, ok := strings.CutPrefix(msg, "incompatible types: TOML value has type ")
+	if !ok {
+		return msg
+	}
+	got, want, ok := strings.Cut(rest, "; destination has type ")
+	if !ok {
+		return msg
+	}
+	g, ok1 := tomlTypes[got]
+	w, ok2 := tomlTypes[want]
+	if !ok1 || !ok2 {
+		return msg
+	}
+	if got == "float64" && want == "integer" {
+		return "must be an integer, written without a decimal point or exponent (2, not 2.0)"
+	}
+	return fmt.Sprintf("must be %s, got %s", w, g)
 }
 
 // nonFinite reports the first (by line) NaN or infinite number in raw.
