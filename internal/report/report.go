@@ -40,8 +40,6 @@ package report
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -207,9 +205,13 @@ type output struct {
 //     strip right of the plot so they never cover data.
 //
 // All content is rendered in memory first, so a rendering error writes
-// nothing; each file is then written with [WriteFileAtomic]. Errors name the
-// offending file. On a write error the paths already written are returned
-// together with the error.
+// nothing; the files are then written into a temporary directory beside
+// dir, which replaces dir only when every file is written: dir holds
+// either its previous content or exactly this run's files (an earlier
+// run's files that this run does not produce are removed with it). An
+// existing dir must hold only files hedgesim writes ([CheckOutputDir]), so
+// a user's other files are never deleted. Errors name the offending file
+// or directory once; on error nothing is written.
 func WriteRun(dir string, r *Run) ([]string, error) {
 	if r == nil {
 		return nil, errors.New("report: WriteRun: nil *Run")
@@ -313,20 +315,9 @@ func renderSweep(s *Sweep) ([]output, error) {
 }
 
 func writeAll(dir string, outs []output) ([]string, error) {
-	if dir == "" {
-		return nil, errors.New("report: empty output directory")
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("report: create output directory %s: %w", dir, err)
-	}
-	var paths []string
-	for _, o := range outs {
-		p := filepath.Join(dir, o.name)
-		if err := WriteFileAtomic(p, o.data); err != nil {
-			sort.Strings(paths)
-			return paths, fmt.Errorf("report: write %s: %w", p, err)
-		}
-		paths = append(paths, p)
+	paths, err := writeDir(dir, outs)
+	if err != nil {
+		return nil, err
 	}
 	sort.Strings(paths)
 	return paths, nil
