@@ -7,13 +7,15 @@
 //	hedgesim                          run the embedded default scenario
 //	hedgesim run FILE|NAME...         run scenario files or embedded scenarios
 //	hedgesim sweep FILE|NAME --param PATH=FROM:TO:STEP
-//	hedgesim validate FILE...         check scenario files without running them
+//	hedgesim validate FILE|NAME...    check scenarios without running them
 //	hedgesim list                     list the embedded scenarios
+//	hedgesim version                  print the version (also --version)
 //
 // Run "hedgesim help" or "hedgesim COMMAND -h" for flags and examples.
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -24,6 +26,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -52,8 +55,9 @@ Usage:
   hedgesim run [flags] FILE|NAME...             run scenario files or embedded scenarios
   hedgesim sweep [flags] FILE|NAME --param PATH=FROM:TO:STEP
                                                 vary one numeric parameter and draw curves
-  hedgesim validate FILE...                     check scenario files without running them
+  hedgesim validate FILE|NAME...                check scenarios without running them
   hedgesim list                                 list the embedded scenarios
+  hedgesim version                              print the version (also: --version)
 
 Examples:
   hedgesim                                      # default scenario -> results/default/
@@ -62,34 +66,44 @@ Examples:
   hedgesim sweep default --param policies.static-100ms.threshold_ms=20:200:20
   hedgesim validate scenarios/*.toml
 
-Run "hedgesim COMMAND -h" for the flags of a command.
+The flags of "hedgesim [flags]" are those of run. Run "hedgesim COMMAND -h"
+for the flags of a command.
 `
 
 // exit codes
 const (
-	exitOK    = 0
-	exitError = 1
-	exitUsage = 2
+	exitOK          = 0
+	exitError       = 1
+	exitUsage       = 2
+	exitInterrupted = 130 // 128 + SIGINT, as shells report a Ctrl-C
 )
+
+// errInterrupted is returned when the context is cancelled (Ctrl-C).
+var errInterrupted = errors.New("interrupted: no result files were written for it")
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		if len(args) > 0 && isHelp(args[0]) {
 			fmt.Fprint(stdout, usage)
 			return exitOK
 		}
-		return cmdRun(ctx, append([]string{scenarios.DefaultName}, args...), stdout, stderr)
+		if len(args) > 0 && (args[0] == "--version" || args[0] == "-version") {
+			return cmdVersion(args[1:], stdout, stderr)
+		}
+		return cmdRunTop(ctx, args, stdout, stderr)
 	}
 	switch args[0] {
 	case "run":
-		return cmdRun(ctx, args[1:], stdout, stderr)
+		return cmdRun(ctx, args[1:], stdout, stderr, false)
 	case "sweep":
 		return cmdSweep(ctx, args[1:], stdout, stderr)
 	case "validate":
 		return cmdValidate(args[1:], stdout, stderr)
 	case "list":
 		return cmdList(args[1:], stdout, stderr)
-	case "help", "-h", "--help":
+	case "version":
+		return cmdVersion(args[1:], stdout, stderr)
+	case "help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	}
@@ -97,25 +111,96 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitUsage
 }
 
+// cmdRunTop is "hedgesim [flags]": run the default scenario, with the
+// top-level usage for a bad flag.
+func cmdRunTop(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return cmdRun(ctx, append([]string{scenarios.DefaultName}, args...), stdout, stderr, true)
+}
+
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "-help" || arg == "--help"
+}
+
+// wantsHelp reports whether args ask for help (-h, -help, --help) before
+// any "--".
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if isHelp(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// version returns the module version and VCS revision the binary was
+// built from, as far as the Go toolchain recorded them.
+func version() string {
+	v := "(devel)"
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return v
+	}
+	if info.Main.Version != "" {
+		v = info.Main.Version
+	}
+	var rev, modified string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = "+dirty"
+			}
+		}
+	}
+	if rev != "" {
+		v += " " + rev[:min(12, len(rev))] + modified
+	}
+	return v + " " + info.GoVersion
+}
+
+func cmdVersion(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		fmt.Fprintf(stderr, "hedgesim: version takes no arguments, got %q\n", args)
+		return exitUsage
+	}
+	fmt.Fprintf(stdout, "hedgesim %s\n", version())
+	return exitOK
+}
+
 // runFlags are shared by run and sweep.
 type runFlags struct {
 	out          string
 	parallel     int
 	quiet        bool
-	replications int
+	replications int // 0 = keep the scenario's
 	seed         uint64
 	seedSet      bool
 }
 
 func (f *runFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.out, "out", "", "output directory (default results/<scenario-name>)")
+	fs.StringVar(&f.out, "out", "", "output directory (default results/<scenario-name>); replaced as a whole by the results")
 	fs.IntVar(&f.parallel, "parallel", runtime.GOMAXPROCS(0), "worker goroutines; the output does not depend on it")
 	fs.BoolVar(&f.quiet, "q", false, "quiet: no progress bar, no table")
-	fs.IntVar(&f.replications, "replications", 0, "override the scenario's replications (0 = keep)")
-	fs.Func("seed", "override the scenario's seed", func(s string) error {
-		v, err := strconv.ParseUint(s, 10, 64)
-		f.seed, f.seedSet = v, true
-		return err
+	fs.Func("replications", "override the scenario's replications (>= 1)", func(s string) error {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 1 {
+			return fmt.Errorf("must be an integer >= 1, got %q", s)
+		}
+		f.replications = v
+		return nil
+	})
+	fs.Func("seed", "override the scenario's seed (0 to 9223372036854775807)", func(s string) error {
+		v, err := strconv.ParseInt(s, 10, 64)
+		if err != nil || v < 0 {
+			return fmt.Errorf("must be an integer from 0 to %d, got %q", int64(math.MaxInt64), s)
+		}
+		f.seed, f.seedSet = uint64(v), true
+		return nil
 	})
 }
 
@@ -144,17 +229,15 @@ func load(arg string) (*scenarios.Scenario, error) {
 	return scenarios.Get(arg)
 }
 
-func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var f runFlags
-	f.register(fs)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: hedgesim run [flags] FILE|NAME...
+// runUsage is the help of run.
+const runUsage = `Usage: hedgesim run [flags] FILE|NAME...
 
 Runs each scenario and writes summary.csv, summary.json, per-policy quantile
-CSVs, timeline.csv and charts (ccdf, percentiles, cost, timeline; PNG and
-SVG) into results/<scenario-name>/ (or --out, only with one scenario).
+CSVs, timeline.csv and the charts ccdf, percentiles, cost, timeline,
+threshold and hedge_rate (PNG and SVG) into results/<scenario-name>/ (or
+--out, only with one scenario). The directory is replaced as a whole, so it
+never mixes files of two runs; it must hold only hedgesim results. Ctrl-C
+stops the simulation and writes nothing (exit status 130).
 
 Examples:
   hedgesim run default
@@ -162,9 +245,28 @@ Examples:
   hedgesim run --replications 10 --seed 7 incident-north-europe-2022
 
 Flags:
-`)
+`
+
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, top bool) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f runFlags
+	f.register(fs)
+	printUsage := func(w io.Writer) {
+		if top {
+			fmt.Fprint(w, usage)
+			return
+		}
+		fmt.Fprint(w, runUsage)
+		fs.SetOutput(w)
 		fs.PrintDefaults()
+		fs.SetOutput(stderr)
 	}
+	if wantsHelp(args) {
+		printUsage(stdout)
+		return exitOK
+	}
+	fs.Usage = func() { printUsage(stderr) }
 	names, err := parseInterleaved(fs, args)
 	if err != nil {
 		return flagExit(err)
@@ -181,8 +283,9 @@ Flags:
 		fmt.Fprintln(stderr, "hedgesim: --out needs exactly one scenario")
 		return exitUsage
 	}
-	// Load and check every scenario before running any.
+	// Load and check every scenario and output directory before running any.
 	var list []*scenarios.Scenario
+	dirs := map[string]string{} // output directory -> scenario source
 	for _, name := range names {
 		s, err := load(name)
 		if err == nil {
@@ -192,24 +295,50 @@ Flags:
 			fmt.Fprintf(stderr, "hedgesim: %v\n", err)
 			return exitError
 		}
+		dir := outDir(&f, s.Name)
+		if prev, dup := dirs[dir]; dup {
+			fmt.Fprintf(stderr, "hedgesim: %s and %s are both named %q: the second's results would overwrite the first's in %s; rename one\n", prev, s.Source, s.Name, dir)
+			return exitError
+		}
+		dirs[dir] = s.Source
+		if err := report.CheckOutputDir(dir); err != nil {
+			fmt.Fprintf(stderr, "hedgesim: %v\n", err)
+			return exitError
+		}
+		printWarnings(stderr, s)
 		list = append(list, s)
 	}
 	for _, s := range list {
 		if err := runOne(ctx, s, &f, stdout, stderr); err != nil {
 			fmt.Fprintf(stderr, "hedgesim: %v\n", err)
+			if errors.Is(err, errInterrupted) {
+				return exitInterrupted
+			}
 			return exitError
 		}
 	}
 	return exitOK
 }
 
+// outDir is where a run of the scenario called name writes.
+func outDir(f *runFlags, name string) string {
+	if f.out != "" {
+		return f.out
+	}
+	return filepath.Join("results", name)
+}
+
+// printWarnings prints the scenario's warnings ([scenarios.Scenario.Warnings]).
+func printWarnings(w io.Writer, s *scenarios.Scenario) {
+	for _, warn := range s.Warnings() {
+		fmt.Fprintln(w, warn)
+	}
+}
+
 // check rejects impossible flag values.
 func (f *runFlags) check() error {
 	if f.parallel < 1 {
 		return fmt.Errorf("--parallel must be >= 1, got %d", f.parallel)
-	}
-	if f.replications < 0 {
-		return fmt.Errorf("--replications must be >= 1, got %d", f.replications)
 	}
 	return nil
 }
@@ -272,23 +401,12 @@ func simulate(ctx context.Context, cfg *simnet.Config, pols []simnet.Policy, rep
 			}
 		}()
 	}
-	type out struct {
-		res *study.Result
-		err error
+	res, err := study.Simulate(cfg, pols, reps, study.Options{Parallel: f.parallel, Progress: &progress, Context: ctx})
+	close(done)
+	if err != nil && ctx.Err() != nil {
+		return nil, errInterrupted
 	}
-	ch := make(chan out, 1)
-	go func() {
-		res, err := study.Simulate(cfg, pols, reps, study.Options{Parallel: f.parallel, Progress: &progress})
-		ch <- out{res, err}
-	}()
-	select {
-	case o := <-ch:
-		close(done)
-		return o.res, o.err
-	case <-ctx.Done():
-		close(done)
-		return nil, errors.New("interrupted: no result files were written")
-	}
+	return res, err
 }
 
 func runOne(ctx context.Context, s *scenarios.Scenario, f *runFlags, stdout, stderr io.Writer) error {
@@ -301,10 +419,7 @@ func runOne(ctx context.Context, s *scenarios.Scenario, f *runFlags, stdout, std
 		return fmt.Errorf("%s: %w", s.Name, err)
 	}
 	rep := study.Report(s.Name, s.Description, cfg, res)
-	dir := f.out
-	if dir == "" {
-		dir = filepath.Join("results", s.Name)
-	}
+	dir := outDir(f, s.Name)
 	paths, err := report.WriteRun(dir, rep)
 	if err != nil {
 		return err
@@ -344,33 +459,53 @@ func printPaths(w io.Writer, dir string, paths []string) {
 	}
 }
 
+// sweepUsage is the help of sweep.
+const sweepUsage = `Usage: hedgesim sweep [flags] FILE|NAME --param PATH=FROM:TO:STEP
+
+Runs the scenario once per parameter value (FROM, FROM+STEP, ... <= TO),
+prints one table (a row per value and policy) and writes sweep.csv,
+sweep.json and charts (sweep_p99, sweep_cost; PNG and SVG) into
+results/<scenario-name>-sweep-<param>/ (or --out), replaced as a whole.
+
+PATH is a dotted path into the scenario file; elements of [[policies]],
+[[replicas]] and the like are addressed by name or by 0-based index. When
+PATH is a policy's parameter (policies.NAME.KEY), only that policy is
+simulated, and the table labels it by its swept value. One --param per
+sweep.
+
+Examples:
+  hedgesim sweep default --param policies.static-100ms.threshold_ms=20:200:20
+  hedgesim sweep tiny --param policies.1.threshold_ms=10:30:10
+  hedgesim sweep breaker-trip --param client.consecutive_hedge_win_threshold=1:10:1
+  hedgesim sweep saturation --param workload.rate_per_s=500:900:100 -q
+
+Flags:
+`
+
 func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f runFlags
 	f.register(fs)
 	var param string
-	fs.StringVar(&param, "param", "", "PATH=FROM:TO:STEP, e.g. policies.static.threshold_ms=50:1000:50")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: hedgesim sweep [flags] FILE|NAME --param PATH=FROM:TO:STEP
-
-Runs the scenario once per parameter value (FROM, FROM+STEP, ... <= TO) and
-writes sweep.csv, sweep.json and charts (sweep_p99, sweep_cost) into
-results/<scenario-name>-sweep-<param>/ (or --out).
-
-PATH is a dotted path into the scenario file; elements of [[policies]],
-[[replicas]] and the like are addressed by name or index. When PATH is a
-policy's parameter (policies.NAME.KEY), only that policy is simulated.
-
-Examples:
-  hedgesim sweep default --param policies.static-100ms.threshold_ms=20:200:20
-  hedgesim sweep breaker-trip --param client.consecutive_hedge_win_threshold=1:10:1
-  hedgesim sweep saturation --param workload.rate_per_s=500:900:100 -q
-
-Flags:
-`)
+	fs.Func("param", "PATH=FROM:TO:STEP, e.g. policies.static-100ms.threshold_ms=50:1000:50 (once)", func(v string) error {
+		if param != "" {
+			return fmt.Errorf("given twice (%q and %q): a sweep varies one parameter", param, v)
+		}
+		param = v
+		return nil
+	})
+	printUsage := func(w io.Writer) {
+		fmt.Fprint(w, sweepUsage)
+		fs.SetOutput(w)
 		fs.PrintDefaults()
+		fs.SetOutput(stderr)
 	}
+	if wantsHelp(args) {
+		printUsage(stdout)
+		return exitOK
+	}
+	fs.Usage = func() { printUsage(stderr) }
 	names, err := parseInterleaved(fs, args)
 	if err != nil {
 		return flagExit(err)
@@ -390,6 +525,9 @@ Flags:
 	}
 	if err := sweepOne(ctx, names[0], path, values, &f, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "hedgesim: %v\n", err)
+		if errors.Is(err, errInterrupted) {
+			return exitInterrupted
+		}
 		return exitError
 	}
 	return exitOK
@@ -434,17 +572,35 @@ func parseSweep(s string) (string, []float64, error) {
 	return path, values, nil
 }
 
+// sweptPolicy returns the name of the policy a sweep path changes
+// (policies.NAME.KEY or policies.INDEX.KEY) and KEY, or "" when the path
+// is not a policy's parameter. Errors: an index out of range.
+func sweptPolicy(s *scenarios.Scenario, path string) (name, key string, err error) {
+	rest, ok := strings.CutPrefix(path, "policies.")
+	if !ok {
+		return "", "", nil
+	}
+	elem, key, _ := strings.Cut(rest, ".")
+	if i, err := strconv.Atoi(elem); err == nil {
+		if i < 0 || i >= len(s.File.Policies) {
+			return "", "", fmt.Errorf("%s: --param %s: policy index %d out of range (the scenario has %d policies, 0-based)", s.Source, path, i, len(s.File.Policies))
+		}
+		return s.File.Policies[i].Name, key, nil
+	}
+	return elem, key, nil
+}
+
 func sweepOne(ctx context.Context, name, path string, values []float64, f *runFlags, stdout, stderr io.Writer) error {
 	base, err := load(name)
 	if err != nil {
 		return err
 	}
 	// A policy parameter changes that policy only: simulate just it.
-	only := ""
-	if rest, ok := strings.CutPrefix(path, "policies."); ok {
-		only, _, _ = strings.Cut(rest, ".")
+	only, key, err := sweptPolicy(base, path)
+	if err != nil {
+		return err
 	}
-	// Derive and check every point before running any.
+	// Derive and check every point and the output directory before running any.
 	points := make([]*scenarios.Scenario, len(values))
 	for i, v := range values {
 		if points[i], err = base.WithParam(path, v); err != nil {
@@ -454,7 +610,16 @@ func sweepOne(ctx context.Context, name, path string, values []float64, f *runFl
 			return err
 		}
 	}
+	dir := f.out
+	if dir == "" {
+		dir = filepath.Join("results", base.Name+"-sweep-"+report.Slug(path))
+	}
+	if err := report.CheckOutputDir(dir); err != nil {
+		return err
+	}
+	printWarnings(stderr, base)
 	sw := &report.Sweep{Scenario: base.Name, Param: path}
+	var rows []sweepRow
 	for i, v := range values {
 		cfg, pols, reps, err := prepare(points[i], f, len(values))
 		if err != nil {
@@ -470,44 +635,97 @@ func sweepOne(ctx context.Context, name, path string, values []float64, f *runFl
 		}
 		pt := report.SweepPoint{Value: v}
 		for _, p := range res.Policies {
-			pt.Policies = append(pt.Policies, study.Policy(p))
+			pr := study.Policy(p)
+			pt.Policies = append(pt.Policies, pr)
+			fig := pr.Figures
+			if p.Name == only {
+				fig.Policy = fmt.Sprintf("%s=%g", key, v) // the swept policy, by its swept value
+			}
+			rows = append(rows, sweepRow{value: v, fig: fig})
 		}
 		sw.Points = append(sw.Points, pt)
-		if !f.quiet {
-			fmt.Fprintf(stdout, "%s = %g\n", path, v)
-			if err := printTable(stdout, pt.Policies, reps); err != nil {
-				return err
-			}
-		}
-	}
-	dir := f.out
-	if dir == "" {
-		dir = filepath.Join("results", base.Name+"-sweep-"+report.Slug(path))
 	}
 	paths, err := report.WriteSweep(dir, sw)
 	if err != nil {
 		return err
 	}
 	if !f.quiet {
+		fmt.Fprintf(stdout, "%s: sweep of %s, seed %d, %d replication(s) per point\n", base.Name, path, sw.Seed, sw.Replications)
+		if err := printSweepTable(stdout, path, rows, sw.Replications); err != nil {
+			return err
+		}
 		printPaths(stdout, dir, paths)
 	}
 	return nil
 }
 
-func cmdValidate(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, `Usage: hedgesim validate FILE...
+// sweepRow is one line of the sweep table: a point's value and one
+// policy's figures there.
+type sweepRow struct {
+	value float64
+	fig   report.Figures
+}
 
-Parses and checks each scenario file (schema, values, references, resource
-limits) without running it. Prints "ok" per valid file; exits 1 if any file
-is invalid, with errors of the form FILE:LINE: FIELD: MESSAGE.
+// printSweepTable prints one table for a whole sweep: a row per point ×
+// policy, the point's value first.
+func printSweepTable(w io.Writer, path string, rows []sweepRow, reps int) error {
+	col := path[strings.LastIndexByte(path, '.')+1:]
+	width := len(col)
+	vals := make([]string, len(rows))
+	for i, r := range rows {
+		vals[i] = strconv.FormatFloat(r.value, 'g', -1, 64)
+		width = max(width, len(vals[i]))
+	}
+	figs := make([]report.Figures, len(rows))
+	for i, r := range rows {
+		figs[i] = r.fig
+	}
+	var buf bytes.Buffer
+	if err := report.FormatTable(&buf, figs); err != nil {
+		return err
+	}
+	lines := strings.SplitAfter(buf.String(), "\n")
+	for i, line := range lines {
+		if line == "" {
+			continue
+		}
+		cell := col
+		if i > 0 && i-1 < len(vals) {
+			cell = vals[i-1]
+		}
+		fmt.Fprintf(w, "%*s  %s", width, cell, line)
+	}
+	ci := ""
+	if reps > 1 {
+		ci = fmt.Sprintf("; latencies and RU × are means over %d replications (95%% CIs in sweep.json)", reps)
+	}
+	fmt.Fprintf(w, "one row per value of %s and policy; ops: operations over all replications; hedge: alternate sent; altwin: alternate's answer returned; RU ×: RU charged / RU returned; trips: partition-breaker trips%s\n\n", path, ci)
+	return nil
+}
+
+// validateUsage is the help of validate.
+const validateUsage = `Usage: hedgesim validate FILE|NAME...
+
+Parses and checks each scenario file or embedded scenario (schema, values,
+references, resource limits) without running it. Prints "ok" per valid
+scenario; exits 1 if any is invalid, with every error found (up to 20 per
+file) in the form FILE:LINE: FIELD: MESSAGE. Warnings (valid but probably
+unintended, e.g. an episode after the run ends) go to stderr and do not
+change the exit status.
 
 Example:
   hedgesim validate scenarios/*.toml
-`)
+  hedgesim validate default
+`
+
+func cmdValidate(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	if wantsHelp(args) {
+		fmt.Fprint(stdout, validateUsage)
+		return exitOK
 	}
+	fs.Usage = func() { fmt.Fprint(stderr, validateUsage) }
 	files, err := parseInterleaved(fs, args)
 	if err != nil {
 		return flagExit(err)
@@ -518,7 +736,7 @@ Example:
 	}
 	code := exitOK
 	for _, file := range files {
-		s, err := scenarios.Load(file)
+		s, err := load(file)
 		if err == nil {
 			_, _, err = s.Config()
 		}
@@ -527,19 +745,28 @@ Example:
 			code = exitError
 			continue
 		}
+		printWarnings(stderr, s)
 		fmt.Fprintf(stdout, "%s: ok (%s)\n", file, s.Name)
 	}
 	return code
 }
 
+const listUsage = "Usage: hedgesim list\n\nLists the embedded scenarios (run one with: hedgesim run NAME).\n"
+
 func cmdList(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("list", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: hedgesim list\n\nLists the embedded scenarios (run one with: hedgesim run NAME).\n")
+	if wantsHelp(args) {
+		fmt.Fprint(stdout, listUsage)
+		return exitOK
 	}
+	fs.Usage = func() { fmt.Fprint(stderr, listUsage) }
 	if err := fs.Parse(args); err != nil {
 		return flagExit(err)
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "hedgesim: list takes no arguments, got %q\n\n%s", fs.Args(), listUsage)
+		return exitUsage
 	}
 	list, err := scenarios.Embedded()
 	if err != nil {

@@ -177,7 +177,7 @@ func TestCommandErrors(t *testing.T) {
 		{[]string{"run", "tiny", "tiny", "--out", "x"}, exitUsage, "--out needs exactly one scenario"},
 		{[]string{"run", "tiny", "--replications", "10000000"}, exitError, "the limit is 2e+09"},
 		{[]string{"run", "tiny", "--parallel", "0"}, exitUsage, "--parallel must be >= 1, got 0"},
-		{[]string{"run", "tiny", "--replications", "-1"}, exitUsage, "--replications must be >= 1, got -1"},
+		{[]string{"run", "tiny", "--replications", "-1"}, exitUsage, `for flag -replications: must be an integer >= 1, got "-1"`},
 		{[]string{"run", "tiny", "no-such-scenario"}, exitError, "no-such-scenario"},
 		{[]string{"sweep", "tiny", "--param", "workload.rate_per_s=1e7:1e8:1e7"}, exitError, "number of sweep points"},
 		{[]string{"sweep", "tiny", "--param", "replications=1:2:0.5"}, exitError, "replications"},

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Issue 12, CLI: every reported input with its right answer.
+func TestCLIIssue12(t *testing.T) {
+	tmp := t.TempDir()
+	file := filepath.Join(tmp, "file")
+	if err := os.WriteFile(file, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tiny, err := os.ReadFile(tinyScenario(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	twin := filepath.Join(tmp, "twin.toml") // another file named "tiny"
+	if err := os.WriteFile(twin, tiny, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	userDir := filepath.Join(tmp, "user")
+	if err := os.MkdirAll(userDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(userDir, "notes.txt"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name       string
+		args       []string
+		code       int
+		stdout     string // substring of stdout ("" = empty stdout)
+		stderr     string // substring of stderr ("" = empty stderr)
+		noOutFiles string // a directory that must not exist afterwards
+	}{
+		{"--version", []string{"--version"}, exitOK, "hedgesim ", "", ""},
+		{"version", []string{"version"}, exitOK, "hedgesim ", "", ""},
+		{"top-level bad flag gives top-level usage", []string{"-x"}, exitUsage, "", "flag provided but not defined: -x\nhedgesim simulates", ""},
+		{"run -h to stdout", []string{"run", "-h"}, exitOK, "Usage: hedgesim run", "", ""},
+		{"run -h lists every chart", []string{"run", "-h"}, exitOK, "ccdf, percentiles, cost, timeline,\nthreshold and hedge_rate", "", ""},
+		{"sweep --help to stdout", []string{"sweep", "--help"}, exitOK, "Usage: hedgesim sweep", "", ""},
+		{"validate -h to stdout", []string{"validate", "-h"}, exitOK, "Usage: hedgesim validate", "", ""},
+		{"list -h to stdout", []string{"list", "-h"}, exitOK, "Usage: hedgesim list", "", ""},
+		{"-param example names a real policy", []string{"sweep", "-h"}, exitOK, "e.g. policies.static-100ms.threshold_ms=", "", ""},
+		{"validate an embedded name", []string{"validate", "default"}, exitOK, "default: ok (default)", "", ""},
+		{"list extra", []string{"list", "extra"}, exitUsage, "", `list takes no arguments, got ["extra"]`, ""},
+		{"--replications 0", []string{"run", "tiny", "--replications", "0"}, exitUsage, "", `invalid value "0" for flag -replications: must be an integer >= 1, got "0"`, ""},
+		{"--seed -1", []string{"run", "tiny", "--seed", "-1"}, exitUsage, "", `invalid value "-1" for flag -seed: must be an integer from 0 to 9223372036854775807, got "-1"`, ""},
+		{"--seed too large", []string{"run", "tiny", "--seed", "99999999999999999999"}, exitUsage, "", `for flag -seed: must be an integer from 0 to 9223372036854775807`, ""},
+		{"--param twice", []string{"sweep", "tiny", "--param", "workload.rate_per_s=1:2:1", "--param", "seed=1:2:1"}, exitUsage, "", `given twice ("workload.rate_per_s=1:2:1" and "seed=1:2:1"): a sweep varies one parameter`, ""},
+		{"--out is a file", []string{"run", "tiny", "--out", file, "-q"}, exitError, "", "hedgesim: output directory " + file + " is a file; choose a directory\n", ""},
+		{"--out under a file", []string{"run", "tiny", "--out", filepath.Join(file, "sub"), "-q"}, exitError, "", "not a directory", ""},
+		{"--out holds a user's files", []string{"run", "tiny", "--out", userDir, "-q"}, exitError, "", "which hedgesim did not write", ""},
+		{"two scenarios with one name", []string{"run", tinyScenario(t), twin, "-q"}, exitError, "", `are both named "tiny"`, filepath.Join("results", "tiny")},
+		{"sweep index out of range", []string{"sweep", "tiny", "--param", "policies.7.threshold_ms=10:20:10", "-q", "--out", filepath.Join(tmp, "sw")}, exitError, "", "policy index 7 out of range (the scenario has 2 policies, 0-based)", filepath.Join(tmp, "sw")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, errOut, code := runCLI(t, c.args...)
+			if code != c.code {
+				t.Errorf("exit %d, want %d; stderr %q", code, c.code, errOut)
+			}
+			if c.stdout == "" && out != "" || !strings.Contains(out, c.stdout) {
+				t.Errorf("stdout %q, want it to contain %q", out, c.stdout)
+			}
+			if c.stderr == "" && errOut != "" || !strings.Contains(errOut, c.stderr) {
+				t.Errorf("stderr %q, want it to contain %q", errOut, c.stderr)
+			}
+			if strings.Count(errOut, file) > 1 {
+				t.Errorf("stderr names %s more than once: %q", file, errOut)
+			}
+			if c.noOutFiles != "" {
+				if _, err := os.Stat(c.noOutFiles); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("%s was written", c.noOutFiles)
+				}
+			}
+		})
+	}
+}
+
+// Issue 12: sweep accepts index paths (policies.1 is tiny's static-20ms),
+// and prints one table, the swept policy labelled by its swept value.
+func TestSweepIndexPathAndOneTable(t *testing.T) {
+	dir := t.TempDir()
+	out, stderr, code := runCLI(t, "sweep", "tiny", "--param", "policies.1.threshold_ms=10:30:10", "--out", dir)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if n := strings.Count(out, "p99 ms"); n != 1 {
+		t.Errorf("%d table headers, want one table:\n%s", n, out)
+	}
+	for _, want := range []string{"threshold_ms  policy", "\n          10  threshold_ms=10 ", "\n          30  threshold_ms=30 "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "disabled") {
+		t.Errorf("a policy parameter sweep simulates that policy only:\n%s", out)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "sweep.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(string(data), "\n") != 4 || !strings.Contains(string(data), "static-20ms") {
+		t.Errorf("sweep.csv: want a header and 3 rows of static-20ms:\n%s", data)
+	}
+}
+
+// Issue 12: Ctrl-C (a cancelled context) stops the run, writes nothing and
+// exits 130.
+func TestInterruptWritesNothing(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errb strings.Builder
+	code := run(ctx, []string{"run", "default", "--out", dir}, &out, &errb)
+	if code != exitInterrupted {
+		t.Errorf("exit %d, want %d; stderr %q", code, exitInterrupted, errb.String())
+	}
+	if !strings.Contains(errb.String(), "interrupted") {
+		t.Errorf("stderr %q, want it to say interrupted", errb.String())
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s exists after an interrupted run", dir)
+	}
+	code = run(ctx, []string{"sweep", "tiny", "--param", "workload.rate_per_s=100:200:100", "--out", dir}, &out, &errb)
+	if code != exitInterrupted {
+		t.Errorf("sweep: exit %d, want %d", code, exitInterrupted)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("%s exists after an interrupted sweep", dir)
+	}
+}
+
+// Warnings go to stderr and do not fail validation.
+func TestValidateWarns(t *testing.T) {
+	tiny, err := os.ReadFile(tinyScenario(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(t.TempDir(), "late.toml")
+	src := string(tiny) + "\n[[episodes]]\ntarget = \"" + firstReplica(t, string(tiny)) + "\"\nstart_s = 1e6\nend_s = 2e6\nadd_ms = 5\n"
+	if err := os.WriteFile(f, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCLI(t, "validate", f)
+	if code != exitOK || !strings.Contains(out, "ok (tiny)") || !strings.Contains(errOut, "start_s: warning: starts at 1e+06 s, at or after the run ends") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+func firstReplica(t *testing.T, src string) string {
+	t.Helper()
+	_, rest, ok := strings.Cut(src, "[[replicas]]")
+	if !ok {
+		t.Fatal("no [[replicas]]")
+	}
+	_, rest, _ = strings.Cut(rest, `name = "`)
+	name, _, _ := strings.Cut(rest, `"`)
+	return name
+}
