@@ -41,6 +41,17 @@ func fmtNum(v float64, prec int) string {
 	return s
 }
 
+// fmtQ formats a quantile q in [0, 1] for the quantile CSV: 6 decimals,
+// or more when the tail 1-q is small, so the tail keeps 3 significant
+// digits (0.9999991 and 0.99999991 stay apart; trailing zeros trimmed).
+func fmtQ(q float64) string {
+	prec := precS
+	if tail := 1 - q; tail > 0 && tail < 1 {
+		prec = max(prec, int(math.Ceil(-math.Log10(tail)-1e-9))+2)
+	}
+	return fmtNum(q, min(prec, 17))
+}
+
 // num is a float that marshals to JSON rounded to prec decimals, or null
 // when it is NaN or ±Inf.
 type num struct {
@@ -279,7 +290,7 @@ func sweepCSV(s *Sweep) ([]byte, error) {
 func quantilesCSV(p *PolicyResult) ([]byte, error) {
 	rows := [][]string{{"q", "latency_ms"}}
 	for _, q := range p.Quantiles {
-		rows = append(rows, []string{fmtNum(q.Q, precS), fmtNum(q.Ms, precMs)})
+		rows = append(rows, []string{fmtQ(q.Q), fmtNum(q.Ms, precMs)})
 	}
 	return writeCSV(rows)
 }
