@@ -736,10 +736,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 	}
 	code := exitOK
 	for _, file := range files {
-		s, err := load(file)
-		if err == nil {
-			_, _, err = s.Config()
-		}
+		s, err := load(file) // a scenario that parses also builds
 		if err != nil {
 			fmt.Fprintln(stderr, err)
 			code = exitError
