@@ -30,7 +30,7 @@ func TestCI95(t *testing.T) {
 	}
 }
 
-func scenario(t *testing.T) (*simnet.Config, []simnet.Policy) {
+func scenario(t testing.TB) (*simnet.Config, []simnet.Policy) {
 	t.Helper()
 	mean := 2.0
 	exp, err := dist.Spec{Family: "exponential", MeanMs: &mean}.Build()
@@ -156,7 +156,7 @@ func TestSimulateMemoryFlatInReplications(t *testing.T) {
 // policy × replication (retained-B/rep) and the allocations per
 // replication.
 func BenchmarkReplicationMemory(b *testing.B) {
-	cfg, pols := scenario(&testing.T{})
+	cfg, pols := scenario(b)
 	cfg.Duration = time.Second
 	const reps = 20
 	var perRep float64
