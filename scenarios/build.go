@@ -60,6 +60,7 @@ type builder struct {
 	f    *File
 	e    *Error
 	errs []*Error
+	n    int // errors found, including those past MaxErrors
 }
 
 func (b *builder) fail(p fpath, format string, args ...any) {
@@ -73,6 +74,7 @@ func (b *builder) failAt(p fpath, line int, format string, args ...any) {
 		line = 1
 	}
 	e := &Error{File: b.src, Line: line, Field: p.String(), Msg: fmt.Sprintf(format, args...)}
+	b.n++
 	if b.e == nil {
 		b.e = e
 	}
@@ -261,9 +263,6 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 	} else {
 		cfg.TimelineWindow = max(cfg.Duration/120, time.Second)
 	}
-	if b.e != nil {
-		return nil, nil
-	}
 
 	// [client]
 	cp := root.key("client")
@@ -293,9 +292,14 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 		MaxAttempts:     c.RetryMaxAttempts,
 		ThrottleBackoff: b.dur(cp.key("retry_throttle_backoff_ms"), c.RetryThrottleBackoffMs, time.Millisecond),
 	}
-	if b.e != nil {
-		return nil, nil
-	}
+
+	// The sections below depend on each other (endpoints name replicas,
+	// the network and episodes name their regions, the workload names
+	// endpoints) but not on the sections above: they are checked even when
+	// the top level or [client] has errors, and each stops only on errors
+	// of its own or an earlier section below this mark.
+	mark := b.n
+	broken := func() bool { return b.n > mark }
 
 	// [[replicas]]
 	replicaNames, replicaRegions := map[string]bool{}, map[string]bool{}
@@ -320,7 +324,7 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 		for _, k := range keysByLine(b, bp, r.ServiceByOp) {
 			kind := b.kind(bp.key(k), k)
 			d := b.dist(bp.key(k), r.ServiceByOp[k])
-			if b.e != nil {
+			if broken() {
 				break
 			}
 			if rep.Service == nil {
@@ -328,7 +332,7 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 			}
 			rep.Service[kind] = d
 		}
-		if b.e != nil {
+		if broken() {
 			return nil, nil
 		}
 		replicaNames[r.Name], replicaRegions[r.Region] = true, true
@@ -360,7 +364,7 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 		replicaOf[e.Region] = e.Replica
 		cfg.Endpoints = append(cfg.Endpoints, simnet.Endpoint{Region: e.Region, Replica: e.Replica})
 	}
-	if b.e != nil {
+	if broken() {
 		return nil, nil
 	}
 
@@ -440,7 +444,7 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 			b.fail(rp, "missing the RTT between %q (region of replica %s) and the write region's replica region %q (hub forwarding)", r.Region, r.Name, hubRegion)
 		}
 	}
-	if b.e != nil {
+	if broken() {
 		return nil, nil
 	}
 
@@ -523,7 +527,7 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 		b.dur(fp.key("latency_ms"), fl.LatencyMs, time.Millisecond)
 		cfg.Faults = append(cfg.Faults, fr)
 	}
-	if b.e != nil {
+	if broken() {
 		return nil, nil
 	}
 
@@ -600,9 +604,6 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 	if f.ThroughputControl != nil {
 		r, bu := bucket(root.key("throughput_control"), f.ThroughputControl)
 		cfg.ThroughputControl = &simnet.ThroughputControl{RUPerSec: r, Burst: bu}
-	}
-	if b.e != nil {
-		return nil, nil
 	}
 
 	// [[policies]]

@@ -150,7 +150,7 @@ func TestParseErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ name, edit, with, want string }{
-		{"empty file", "", "", "x.toml:1: name: required\nx.toml:1: duration_s: need duration_s > 0 or max_ops > 0"},
+		{"empty file", "", "", "x.toml:1: name: required\nx.toml:1: duration_s: need duration_s > 0 or max_ops > 0\nx.toml:1: client.region: required (the physical region of the client)\nx.toml:1: replicas: at least one [[replicas]] entry is required\nx.toml:1: endpoints: at least one [[endpoints]] entry is required"},
 		{"missing type", `type = "disabled"`, ``, `x.toml:34: policies.disabled.type: required (disabled, static, driver_default or p99_dynamic)`},
 		{"static without threshold", `threshold_ms = 50`, ``, `x.toml:38: policies.static-50ms.threshold_ms: required for type "static" (ms, > 0)`},
 		{"p99 field on static", `threshold_ms = 50`, "threshold_ms = 50\nwindow_s = 5", `x.toml:42: policies.static-50ms.window_s: applies only to type "p99_dynamic", not "static"`},
@@ -163,6 +163,7 @@ func TestParseErrors(t *testing.T) {
 		{"float replications", `seed = 1`, "seed = 1\nreplications = 2.0", `x.toml:4: replications: must be an integer, written without a decimal point or exponent (2, not 2.0)`},
 		// Issue 12: every error of a section is reported, not just the first.
 		{"several errors", `seed = 1`, "seed = -1\nmax_ops = -5\ntimeline_window_s = -1", "x.toml:3: seed: must be >= 0, got -1\nx.toml:4: max_ops: must be >= 0, got -5\nx.toml:5: timeline_window_s: must be > 0, got -1"},
+		{"errors in several sections", `rate_per_s = 100`, "rate_per_s = -100\n[[policies]]\nname = \"x\"\ntype = \"statik\"", "x.toml:32: workload.rate_per_s: must be >= 0, got -100\nx.toml:35: policies.x.type: unknown policy type \"statik\" (want disabled, static, driver_default or p99_dynamic)"},
 		{"several unknown fields", `seed = 1`, "sead = 1\n[workloads]\nrate = 1\n[client2]\nx = 1", "x.toml:3: sead: unknown field\nx.toml:4: workloads: unknown field\nx.toml:6: client2: unknown field"},
 		{"bad policy name", `name = "static-50ms"`, `name = "static 50ms"`, `x.toml:39: policies.static 50ms.name: must match [A-Za-z0-9_-]+, got "static 50ms"`},
 		{"missing service", "service = { family = \"constant\", value_ms = 2.0 }\n", "", `x.toml:22: replicas.westus.service: required: the service time in ms, e.g. { family = "lognormal", median_ms = 1.0, p99_ms = 3.0 }`},
@@ -191,5 +192,28 @@ func TestParseErrors(t *testing.T) {
 				t.Errorf("error\n got: %v\nwant: %s", err, c.want)
 			}
 		})
+	}
+}
+
+// Issue 12: errors in [client], [workload] and [[policies]] are all
+// reported, not only the first section's.
+func TestErrorsAcrossSections(t *testing.T) {
+	base, err := os.ReadFile("testdata/valid.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := strings.Replace(string(base), "[client]\nregion = \"East US\"\n", "[client]\nregion = \"East US\"\nphase = 7\n", 1)
+	src = strings.Replace(src, "rate_per_s = 100", "rate_per_s = -100", 1)
+	src = strings.Replace(src, `type = "static"`, `type = "statik"`, 1)
+	_, err = Parse("x.toml", []byte(src))
+	want := `x.toml:8: client.phase: must be 1, 2 or 3 (future), got 7
+x.toml:33: workload.rate_per_s: must be >= 0, got -100
+x.toml:41: policies.static-50ms.type: unknown policy type "statik" (want disabled, static, driver_default or p99_dynamic)`
+	if err == nil || err.Error() != want {
+		t.Errorf("error\n got: %v\nwant: %s", err, want)
+	}
+	var es Errors
+	if !errors.As(err, &es) || len(es) != 3 {
+		t.Errorf("want a scenarios.Errors of 3, got %T", err)
 	}
 }
