@@ -70,6 +70,9 @@ type Config struct {
 	// Transport performs attempts for [Client.Do]; unused by simulations,
 	// which drive [Race] themselves.
 	Transport Transport
+	// Observer, when set, receives every attempt and operation of
+	// [Client.Do] (metrics, spec §10.4); nil costs nothing.
+	Observer Observer
 }
 
 // Client holds one account's hedging configuration and the state shared by
@@ -195,10 +198,19 @@ func (e *Error) Error() string {
 // Unwrap returns Cause.
 func (e *Error) Unwrap() error { return e.Cause }
 
-func (c *Client) logEnabled(level slog.Level) bool {
-	return c.logger != nil && c.logger.Enabled(context.Background(), level)
+// logCtx is the context the race's slog events are logged with: the
+// caller's for Client.Do, context.Background for other drivers.
+func (r *Race) logCtx() context.Context {
+	if r.ctx != nil {
+		return r.ctx
+	}
+	return context.Background()
 }
 
-func (c *Client) log(level slog.Level, event string, attrs ...slog.Attr) {
-	c.logger.LogAttrs(context.Background(), level, event, attrs...)
+func (r *Race) logEnabled(level slog.Level) bool {
+	return r.c.logger != nil && r.c.logger.Enabled(r.logCtx(), level)
+}
+
+func (r *Race) log(level slog.Level, event string, attrs ...slog.Attr) {
+	r.c.logger.LogAttrs(r.logCtx(), level, event, attrs...)
 }
