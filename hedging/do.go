@@ -129,9 +129,10 @@ var ErrNoTransport = errors.New("hedging: Config.Transport is nil")
 // events of the race are logged with ctx too.
 //
 // Allocation: on the happy path (the primary answers before the threshold)
-// Do makes two allocations on top of what the Transport allocates: the
+// Do makes one allocation on top of what the Transport allocates: the
 // returned Response (one object that also holds its diagnostics and the
-// primary attempt's context) and the attempt goroutine's closure. The
+// primary attempt's context); starting the attempt's goroutine allocates no
+// closure (outside synctest bubbles). The
 // per-operation state (the [Race], channel, timers, cancellable contexts) is
 // pooled outside synctest bubbles, except after an abandoned attempt.
 func (c *Client) Do(ctx context.Context, op *Operation) (*Response, error) {
@@ -284,6 +285,7 @@ type pendingTimer struct {
 // attemptSlot is one attempt goroutine's mailbox.
 type attemptSlot struct {
 	s     *doState
+	idx   uint8 // the slot's index in s.slots
 	busy  bool
 	state atomic.Uint32 // slotRunning, slotDelivered or slotAbandoned
 	a     Attempt
@@ -375,14 +377,31 @@ func (s *doState) start(a Attempt) {
 	}
 	*sl.ctx = attemptCtx{parent: s.ctx, inner: sl.inner, deadline: s.dl, hasDeadline: s.hasDL}
 	s.running++
-	go sl.run(uint8(i))
+	sl.idx = uint8(i)
+	if s.bubbled {
+		go sl.run()
+		return
+	}
+	startq <- sl
+	go runQueued()
 }
+
+// startq hands attempts to the goroutines started for them outside
+// synctest bubbles: "go runQueued()" calls a function without a closure,
+// so starting an attempt allocates nothing (go sl.run() would allocate
+// the closure). Every send is paired with one goroutine that receives, so
+// the order in which they pair does not matter. Inside a bubble a channel
+// shared with other bubbles must not be used; bubbled attempts use go
+// sl.run().
+var startq = make(chan *attemptSlot, 256)
+
+func runQueued() { (<-startq).run() }
 
 // run performs the slot's attempt and delivers its result, unless Do
 // abandoned the attempt meanwhile: then it closes the result's body and
 // touches nothing else.
-func (sl *attemptSlot) run(i uint8) {
-	s := sl.s
+func (sl *attemptSlot) run() {
+	s, i := sl.s, sl.idx
 	res := sl.send(s)
 	sl.res = res
 	sl.at = s.clock()

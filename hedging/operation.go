@@ -156,4 +156,8 @@ type Operation struct {
 	Method string
 	Path   string
 	Body   []byte
+	// Request is an opaque request object for the transport, which the race
+	// never reads (the hedginghttp RoundTripper puts the caller's
+	// *http.Request here). Attempts may read it concurrently.
+	Request any
 }
