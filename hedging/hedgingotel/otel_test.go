@@ -59,11 +59,13 @@ func TestObserverRecordsReservedMetrics(t *testing.T) {
 		}
 		var tr hedging.Transport
 		cfg := hedging.Config{
-			Regions:   []hedging.Endpoint{{Region: "A", Key: "a"}, {Region: "B", Key: "b"}},
-			Strategy:  hedging.Hedging(hedging.NewHedgingStrategy(hedging.MustThreshold(100 * time.Millisecond))),
-			Transport: sendFunc(func(ctx context.Context, op *hedging.Operation, a hedging.Attempt) hedging.Result { return tr.Send(ctx, op, a) }),
-			Observer:  obs,
-			Retry:     hedging.RetryOptions{MaxAttempts: 1},
+			Regions:  []hedging.Endpoint{{Region: "A", Key: "a"}, {Region: "B", Key: "b"}},
+			Strategy: hedging.Hedging(hedging.NewHedgingStrategy(hedging.MustThreshold(100 * time.Millisecond))),
+			Transport: sendFunc(func(ctx context.Context, op *hedging.Operation, a hedging.Attempt) hedging.Result {
+				return tr.Send(ctx, op, a)
+			}),
+			Observer: obs,
+			Retry:    hedging.RetryOptions{MaxAttempts: 1},
 		}
 		c, err := hedging.NewClient(cfg)
 		if err != nil {
