@@ -88,7 +88,7 @@ type Client struct {
 	sessions *SessionTokens
 	write    Endpoint
 	logger   *slog.Logger
-	// defStrategy and defResolved are ResolveStrategy's answer for an
+	// defStrategy and defResolved are resolveStrategy's answer for an
 	// operation that overrides nothing, computed once.
 	defStrategy HedgingStrategy
 	defResolved bool
@@ -124,15 +124,15 @@ func NewClient(cfg Config) (*Client, error) {
 	}
 	c := &Client{
 		cfg:      cfg,
-		tracker:  NewHedgeWinTracker(n, cfg.ProbeInterval),
-		store:    NewLocationStore(cfg.UnavailableFor),
-		sessions: NewSessionTokens(),
+		tracker:  newHedgeWinTracker(n, cfg.ProbeInterval),
+		store:    newLocationStore(cfg.UnavailableFor),
+		sessions: newSessionTokens(),
 		logger:   cfg.Logger,
 	}
 	c.layers = cfg.HedgingEnabled
 	c.layers.Env = cfg.Env.HedgingEnabled
 	c.layers.EnvOverride = cfg.Env.HedgingEnabledOverride
-	c.defStrategy, c.defResolved = ResolveStrategy(c.layers.Effective(), AvailabilityStrategy{}, cfg.Strategy, cfg.RequestTimeout)
+	c.defStrategy, c.defResolved = resolveStrategy(c.layers.Effective(), AvailabilityStrategy{}, cfg.Strategy, cfg.RequestTimeout)
 	if !cfg.MultiMaster && cfg.WriteRegion != "" {
 		c.write = Endpoint{Region: cfg.WriteRegion, Key: string(cfg.WriteRegion)}
 		for _, e := range cfg.Regions {

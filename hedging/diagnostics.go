@@ -49,8 +49,8 @@ var terminalStateNames = [...]string{
 	"CancelledAwaitingPartner",
 }
 
-// TerminalStates lists all seven states in spec order.
-var TerminalStates = [...]TerminalState{
+// terminalStates lists all seven states in spec order.
+var terminalStates = [...]TerminalState{
 	PrimaryWonPreThreshold, DeadlineExceededPreThreshold, PrimaryWonAfterHedge, AlternateWon,
 	BothTransientDeadlineElapsed, BothTransient, CancelledAwaitingPartner,
 }
@@ -64,8 +64,8 @@ func (t TerminalState) String() string {
 	return fmt.Sprintf("TerminalState(%d)", uint8(t))
 }
 
-// ParseTerminalState maps a name produced by String back to its state.
-func ParseTerminalState(s string) (TerminalState, error) {
+// parseTerminalState maps a name produced by String back to its state.
+func parseTerminalState(s string) (TerminalState, error) {
 	for i := 1; i < len(terminalStateNames); i++ {
 		if terminalStateNames[i] == s {
 			return TerminalState(i), nil

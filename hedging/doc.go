@@ -8,10 +8,10 @@
 //
 // The package is layered:
 //
-//   - Pure, clock-free rules: [IsFinal] (§7.1, §7.2), [CanSpawnHedge]
+//   - Pure, clock-free rules: [IsFinal] (§7.1, §7.2), [canSpawnHedge]
 //     (§7.2.1), [NewThreshold] (§4.1), [AvailabilityStrategy] and
-//     [ResolveStrategy] (§4.2, §11.3.1), [ShouldHedge] (§5.1),
-//     [ApplicableRegions], [AlternateExcludeRegions] and [Distinct] (§6.2,
+//     [resolveStrategy] (§4.2, §11.3.1), [shouldHedge] (§5.1),
+//     [applicableRegions], [alternateExcludeRegions] and [distinct] (§6.2,
 //     §6.3, §6.4.1) and the [HedgeDiagnostics]
 //     terminal-state taxonomy (§10.1).
 //   - The race core, [Race]: one logical operation's hedge race written once

@@ -294,20 +294,15 @@ type Race struct {
 // happen here, once. op must stay valid and unmodified until the race is
 // done, except that the race may set op.HubRegionProcessingOnly.
 func (c *Client) Begin(r *Race, now time.Duration, op *Operation) Effects {
-	return c.BeginDeadline(r, now, op, 0)
+	return c.begin(nil, r, now, op, 0)
 }
 
-// BeginDeadline is [Client.Begin] with an extra absolute deadline (on the
-// same clock as now; 0 = none), for drivers whose caller carries its own
-// deadline, such as a context's: the race's deadline is the earlier of it
-// and now+op.Timeout, shared by both legs (§9.4), and a threshold at or after
-// it arms no alternate (§14.3).
-func (c *Client) BeginDeadline(r *Race, now time.Duration, op *Operation, deadline time.Duration) Effects {
-	return c.begin(nil, r, now, op, deadline)
-}
-
-// begin is BeginDeadline with the context the race's slog events are logged
-// with (nil: context.Background).
+// begin is Begin with the context the race's slog events are logged with
+// (nil: context.Background) and an extra absolute deadline (on the same
+// clock as now; 0 = none), for drivers whose caller carries its own
+// deadline, such as Client.Do's context: the race's deadline is the earlier
+// of it and now+op.Timeout, shared by both legs (§9.4), and a threshold at
+// or after it arms no alternate (§14.3).
 func (c *Client) begin(ctx context.Context, r *Race, now time.Duration, op *Operation, deadline time.Duration) Effects {
 	// Attempt sequence numbers keep growing across reuse of r, so a result
 	// of an earlier race on the same value is recognised as stale.
@@ -320,21 +315,21 @@ func (c *Client) begin(ctx context.Context, r *Race, now time.Duration, op *Oper
 	if deadline > 0 && (!r.hasDeadline || deadline < r.deadline) {
 		r.deadline, r.hasDeadline = deadline, true
 	}
-	r.regions = c.orderRegions(r, now, op.Partition, ApplicableRegions(c.cfg.Regions, op.ExcludeRegions))
+	r.regions = c.orderRegions(r, now, op.Partition, applicableRegions(c.cfg.Regions, op.ExcludeRegions))
 	strategy, resolved := c.defStrategy, c.defResolved
 	if op.Strategy.IsSet() || op.HedgingEnabled != SwitchUnset {
 		layers := c.layers
 		layers.Operation = op.HedgingEnabled
-		strategy, resolved = ResolveStrategy(layers.Effective(), op.Strategy, c.cfg.Strategy, c.cfg.RequestTimeout)
+		strategy, resolved = resolveStrategy(layers.Effective(), op.Strategy, c.cfg.Strategy, c.cfg.RequestTimeout)
 	}
-	ok, _ := ShouldHedge(Eligibility{
+	ok, _ := shouldHedge(eligibility{
 		StrategyResolved:  resolved,
 		PreferredRegions:  len(c.cfg.Regions),
 		ApplicableRegions: len(r.regions),
 		Kind:              op.Kind,
 		Allowed:           c.cfg.Phase,
 	})
-	if ok && !Distinct(r.regions[0], r.regions[1]) {
+	if ok && !distinct(r.regions[0], r.regions[1]) {
 		ok = false // replica aliasing: no distinct alternate (§6.4.1)
 	}
 	r.hubEligible = !op.Kind.IsMetadata() && !c.cfg.MultiMaster
@@ -445,7 +440,7 @@ func (r *Race) spawnAlternate(e *Effects, now time.Duration, cause SpawnCause) {
 	alt.candidates = r.regions[1:2]
 	alt.endpoint = r.regions[1]
 	alt.tried = 1
-	alt.excluded = AlternateExcludeRegions(r.op.ExcludeRegions, r.c.cfg.Regions, alt.endpoint.Region)
+	alt.excluded = alternateExcludeRegions(r.op.ExcludeRegions, r.c.cfg.Regions, alt.endpoint.Region)
 	if r.hubEligible {
 		r.hubLatch = new(atomic.Bool)
 		r.hubLatch.Store(r.legs[Primary].hub || r.op.HubRegionProcessingOnly)
@@ -526,8 +521,8 @@ func (r *Race) Responded(now time.Duration, a Attempt, res Result) Effects {
 	r.totalCharge += res.RequestCharge
 	c := r.c
 	if res.Err == nil {
-		c.store.Observe(now, r.op.Partition, lg.endpoint, res.Status) // §6.5 #10
-		c.sessions.Merge(r.op.Partition, res.SessionLSN)              // §9.2
+		c.store.observe(now, r.op.Partition, lg.endpoint, res.Status) // §6.5 #10
+		c.sessions.merge(r.op.Partition, res.SessionLSN)              // §9.2
 		if r.hedged && r.strategy.policy != nil {
 			r.strategy.policy.Observe(now, lg.endpoint.Region, now-lg.sentAt)
 		}
@@ -559,7 +554,7 @@ func (r *Race) Responded(now time.Duration, a Attempt, res Result) Effects {
 	// Upgrade path (§6.5 #9, §7.2.1): a result the non-hedged path would
 	// answer with a region-changing retry — a spawn-eligible status, or a
 	// transport error (no response at all) — sends the alternate now.
-	if r.hedged && a.Leg == Primary && !r.spawned && !r.noFanOut && (res.Err != nil || CanSpawnHedge(res.Status)) &&
+	if r.hedged && a.Leg == Primary && !r.spawned && !r.noFanOut && (res.Err != nil || canSpawnHedge(res.Status)) &&
 		(!r.hasDeadline || now < r.deadline) {
 		r.spawnAlternate(&e, now, spawnCauseOf(res))
 	}
@@ -651,13 +646,13 @@ func (r *Race) legFinal(e *Effects, now time.Duration, l Leg) {
 	c := r.c
 	var state TerminalState
 	if l == Primary {
-		c.tracker.RecordPrimaryFinal(now, r.op.Partition, r.regions[0].Region) // §9.5 #2
+		c.tracker.recordPrimaryFinal(now, r.op.Partition, r.regions[0].Region) // §9.5 #2
 		state = PrimaryWonPreThreshold
 		if r.spawned {
 			state = PrimaryWonAfterHedge
 		}
 	} else {
-		r.tripped = c.tracker.RecordHedgeWin(now, r.op.Partition, r.regions[0].Region) // §9.5, §6.5 #8
+		r.tripped = c.tracker.recordHedgeWin(now, r.op.Partition, r.regions[0].Region) // §9.5, §6.5 #8
 		if r.logEnabled(slog.LevelDebug) {
 			r.log(slog.LevelDebug, "cosmos.hedge.recorded_alternate_win",
 				slog.String("primary_region", string(r.regions[0].Region)), slog.String("partition", r.op.Partition))

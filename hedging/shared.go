@@ -55,11 +55,11 @@ type HedgeWinTracker struct {
 	tripped map[string][]Region
 }
 
-// NewHedgeWinTracker returns a tracker that trips after threshold
+// newHedgeWinTracker returns a tracker that trips after threshold
 // consecutive alternate wins (DefaultConsecutiveHedgeWinThreshold when
 // threshold < 1) and keeps a tripped region demoted for probe
 // (DefaultProbeInterval when probe <= 0).
-func NewHedgeWinTracker(threshold int, probe time.Duration) *HedgeWinTracker {
+func newHedgeWinTracker(threshold int, probe time.Duration) *HedgeWinTracker {
 	if threshold < 1 {
 		threshold = DefaultConsecutiveHedgeWinThreshold
 	}
@@ -75,10 +75,10 @@ func (t *HedgeWinTracker) Threshold() int { return t.threshold }
 // ProbeInterval returns how long a tripped region stays demoted.
 func (t *HedgeWinTracker) ProbeInterval() time.Duration { return t.probe }
 
-// RecordHedgeWin records one alternate win for (partition, primary) at now
+// recordHedgeWin records one alternate win for (partition, primary) at now
 // and reports whether it tripped the breaker (record_consecutive_hedge_win,
 // spec §9.5).
-func (t *HedgeWinTracker) RecordHedgeWin(now time.Duration, partition string, primary Region) (tripped bool) {
+func (t *HedgeWinTracker) recordHedgeWin(now time.Duration, partition string, primary Region) (tripped bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	k := winKey{partition, primary}
@@ -103,10 +103,10 @@ func (t *HedgeWinTracker) RecordHedgeWin(now time.Duration, partition string, pr
 	return false
 }
 
-// RecordPrimaryFinal resets the counter of (partition, primary) after any
+// recordPrimaryFinal resets the counter of (partition, primary) after any
 // final result of the primary leg and clears a trip whose probe interval
 // has passed (spec §9.5 #2).
-func (t *HedgeWinTracker) RecordPrimaryFinal(now time.Duration, partition string, primary Region) {
+func (t *HedgeWinTracker) recordPrimaryFinal(now time.Duration, partition string, primary Region) {
 	if t.npairs.Load() == 0 {
 		return
 	}
@@ -212,9 +212,9 @@ type LocationStore struct {
 	nmarks         atomic.Int64 // mirrors len(marks): no lock when nothing is marked
 }
 
-// NewLocationStore returns a store whose marks last unavailableFor
+// newLocationStore returns a store whose marks last unavailableFor
 // (DefaultUnavailableFor when <= 0).
-func NewLocationStore(unavailableFor time.Duration) *LocationStore {
+func newLocationStore(unavailableFor time.Duration) *LocationStore {
 	if unavailableFor <= 0 {
 		unavailableFor = DefaultUnavailableFor
 	}
@@ -224,7 +224,7 @@ func NewLocationStore(unavailableFor time.Duration) *LocationStore {
 // Observe applies the LocationEffects of one attempt's status: 503 marks
 // (partition, endpoint) unavailable until now+unavailableFor; 403/3 counts
 // an account refresh request. Other statuses have no effect.
-func (s *LocationStore) Observe(now time.Duration, partition string, endpoint Endpoint, st Status) {
+func (s *LocationStore) observe(now time.Duration, partition string, endpoint Endpoint, st Status) {
 	switch {
 	case st.Code == 503:
 		s.mu.Lock()
@@ -272,11 +272,11 @@ type SessionTokens struct {
 	any  atomic.Bool // set once a token is stored: reads of an empty store take no lock
 }
 
-// NewSessionTokens returns an empty store.
-func NewSessionTokens() *SessionTokens { return &SessionTokens{lsns: make(map[string]int64)} }
+// newSessionTokens returns an empty store.
+func newSessionTokens() *SessionTokens { return &SessionTokens{lsns: make(map[string]int64)} }
 
 // Merge records lsn for partition, keeping the maximum; lsn <= 0 is ignored.
-func (s *SessionTokens) Merge(partition string, lsn int64) {
+func (s *SessionTokens) merge(partition string, lsn int64) {
 	if lsn <= 0 {
 		return
 	}
