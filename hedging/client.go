@@ -84,8 +84,8 @@ type Client struct {
 	cfg      Config
 	layers   HedgingEnabledLayers
 	tracker  *HedgeWinTracker
-	store    *LocationStore
-	sessions *SessionTokens
+	store    *locationStore
+	sessions *sessionTokens
 	write    Endpoint
 	logger   *slog.Logger
 	// defStrategy and defResolved are resolveStrategy's answer for an
@@ -149,12 +149,6 @@ func (c *Client) Config() Config { return c.cfg }
 
 // HedgeWinTracker returns the client's consecutive-hedge-win tracker (§9.5).
 func (c *Client) HedgeWinTracker() *HedgeWinTracker { return c.tracker }
-
-// LocationStore returns the client's shared location store (§6.5 #10).
-func (c *Client) LocationStore() *LocationStore { return c.store }
-
-// SessionTokens returns the client's session tokens (§9.2).
-func (c *Client) SessionTokens() *SessionTokens { return c.sessions }
 
 // HarvestWindow bounds how long a race waits, after the deadline fired
 // mid-race, for in-flight legs to report for diagnostics (spec §6.5 #7).

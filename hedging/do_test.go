@@ -8,7 +8,6 @@ package hedging_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -542,29 +541,4 @@ func dtRaceEnabled() bool {
 		}
 	}
 	return false
-}
-
-// ExampleClient_Do shows a hedged point read against two regions through an
-// in-memory transport.
-func ExampleClient_Do() {
-	tr := dtSendFunc(func(ctx context.Context, op *hedging.Operation, a hedging.Attempt) hedging.Result {
-		return hedging.Result{Status: hedging.Status{Code: 200}, RequestCharge: 1.5}
-	})
-	c, err := hedging.NewClient(hedging.Config{
-		Regions: []hedging.Endpoint{
-			{Region: "West US", Key: "westus"},
-			{Region: "East US", Key: "eastus"},
-		},
-		Strategy:  hedging.Hedging(hedging.NewHedgingStrategy(hedging.MustThreshold(200 * time.Millisecond))),
-		Transport: tr,
-	})
-	if err != nil {
-		panic(err)
-	}
-	resp, err := c.Do(context.Background(), &hedging.Operation{Kind: hedging.PointRead, Partition: "0", Path: "/docs/1"})
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println(resp.Result.Status, resp.Region, resp.RequestCharge, resp.Diagnostics.TerminalState())
-	// Output: 200 West US 1.5 PrimaryWonPreThreshold
 }

@@ -11,8 +11,10 @@ type Duration = time.Duration
 // under their spec names.
 
 type (
-	Eligibility = eligibility
-	Reason      = eligibilityReason
+	LocationStore = locationStore
+	SessionTokens = sessionTokens
+	Eligibility   = eligibility
+	Reason        = eligibilityReason
 )
 
 const (
@@ -55,3 +57,9 @@ func (s *LocationStore) Observe(now Duration, partition string, endpoint Endpoin
 }
 
 func (s *SessionTokens) Merge(partition string, lsn int64) { s.merge(partition, lsn) }
+
+// LocationStore returns the client's shared location store (§6.5 #10).
+func (c *Client) LocationStore() *LocationStore { return c.store }
+
+// SessionTokens returns the client's session tokens (§9.2).
+func (c *Client) SessionTokens() *SessionTokens { return c.sessions }

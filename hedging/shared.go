@@ -199,12 +199,12 @@ type markKey struct {
 // pair marked unavailable.
 const DefaultUnavailableFor = 5 * time.Second
 
-// LocationStore is the location state shared by every operation and by both
+// locationStore is the location state shared by every operation and by both
 // legs of a race (spec §6.5 #10, §9.1): a 503 marks the (partition,
 // endpoint) pair unavailable for a while, which routing then avoids; a
 // 403/3 (WriteForbidden) requests an account-properties refresh. Safe for
 // concurrent use; takes the current time as a parameter.
-type LocationStore struct {
+type locationStore struct {
 	unavailableFor time.Duration
 	mu             sync.Mutex
 	marks          map[markKey]time.Duration
@@ -214,17 +214,17 @@ type LocationStore struct {
 
 // newLocationStore returns a store whose marks last unavailableFor
 // (DefaultUnavailableFor when <= 0).
-func newLocationStore(unavailableFor time.Duration) *LocationStore {
+func newLocationStore(unavailableFor time.Duration) *locationStore {
 	if unavailableFor <= 0 {
 		unavailableFor = DefaultUnavailableFor
 	}
-	return &LocationStore{unavailableFor: unavailableFor, marks: make(map[markKey]time.Duration)}
+	return &locationStore{unavailableFor: unavailableFor, marks: make(map[markKey]time.Duration)}
 }
 
 // Observe applies the LocationEffects of one attempt's status: 503 marks
 // (partition, endpoint) unavailable until now+unavailableFor; 403/3 counts
 // an account refresh request. Other statuses have no effect.
-func (s *LocationStore) observe(now time.Duration, partition string, endpoint Endpoint, st Status) {
+func (s *locationStore) observe(now time.Duration, partition string, endpoint Endpoint, st Status) {
 	switch {
 	case st.Code == 503:
 		s.mu.Lock()
@@ -240,7 +240,7 @@ func (s *LocationStore) observe(now time.Duration, partition string, endpoint En
 
 // Unavailable reports whether (partition, endpoint) is marked unavailable
 // at now.
-func (s *LocationStore) Unavailable(now time.Duration, partition string, endpoint Endpoint) bool {
+func (s *locationStore) Unavailable(now time.Duration, partition string, endpoint Endpoint) bool {
 	if s.nmarks.Load() == 0 {
 		return false
 	}
@@ -257,26 +257,26 @@ func (s *LocationStore) Unavailable(now time.Duration, partition string, endpoin
 }
 
 // RefreshRequests returns how many account refreshes were requested.
-func (s *LocationStore) RefreshRequests() int {
+func (s *locationStore) RefreshRequests() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.refreshes
 }
 
-// SessionTokens holds the session token (the highest LSN seen) per
+// sessionTokens holds the session token (the highest LSN seen) per
 // partition. Updates merge by maximum, so they commute: a losing leg's late
 // response can never regress a token (spec §9.2). Safe for concurrent use.
-type SessionTokens struct {
+type sessionTokens struct {
 	mu   sync.Mutex
 	lsns map[string]int64
 	any  atomic.Bool // set once a token is stored: reads of an empty store take no lock
 }
 
 // newSessionTokens returns an empty store.
-func newSessionTokens() *SessionTokens { return &SessionTokens{lsns: make(map[string]int64)} }
+func newSessionTokens() *sessionTokens { return &sessionTokens{lsns: make(map[string]int64)} }
 
 // Merge records lsn for partition, keeping the maximum; lsn <= 0 is ignored.
-func (s *SessionTokens) merge(partition string, lsn int64) {
+func (s *sessionTokens) merge(partition string, lsn int64) {
 	if lsn <= 0 {
 		return
 	}
@@ -289,7 +289,7 @@ func (s *SessionTokens) merge(partition string, lsn int64) {
 }
 
 // Get returns the session LSN of partition (0 when none).
-func (s *SessionTokens) Get(partition string) int64 {
+func (s *sessionTokens) Get(partition string) int64 {
 	if !s.any.Load() {
 		return 0
 	}
