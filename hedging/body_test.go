@@ -6,6 +6,7 @@ package hedging_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"strings"
@@ -278,5 +279,34 @@ func TestDoObserver(t *testing.T) {
 				t.Errorf("observer called with context value %q", v)
 			}
 		}
+	})
+}
+
+// Both legs transient: the *Error carries the body of the most recent
+// transient response (the one whose status it reports); the earlier one is
+// closed.
+func TestDoErrorCarriesLastTransientBody(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		pb, ab := newBody("busy A"), newBody("busy B")
+		tr := dtSendFunc(func(ctx context.Context, _ *hedging.Operation, a hedging.Attempt) hedging.Result {
+			if a.Leg == hedging.Primary {
+				time.Sleep(120 * time.Millisecond)
+				return hedging.Result{Status: hedging.Status{Code: 500}, Body: pb}
+			}
+			time.Sleep(50 * time.Millisecond)
+			return hedging.Result{Status: hedging.Status{Code: 408}, Body: ab}
+		})
+		cfg := dtHedgingCfg(100*time.Millisecond, "A", "B")
+		cfg.Retry.MaxAttempts = 1
+		c := dtClient(t, cfg, tr)
+		_, err := c.Do(context.Background(), &hedging.Operation{Kind: hedging.PointRead})
+		var he *hedging.Error
+		if !errors.As(err, &he) || he.Status.Code != 408 || he.Body != io.ReadCloser(ab) {
+			t.Fatalf("err = %v (body %v), want the alternate's 408 with its body", err, he.Body)
+		}
+		if !pb.closed.Load() || ab.closed.Load() {
+			t.Errorf("primary body closed %v, alternate body closed %v; want true, false", pb.closed.Load(), ab.closed.Load())
+		}
+		_ = he.Body.Close()
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"time"
 )
@@ -175,6 +176,10 @@ type Error struct {
 	// Diagnostics are the race's hedge diagnostics, or nil when no hedging
 	// strategy was active (attachment contract, §10.1).
 	Diagnostics *HedgeDiagnostics
+	// Body is the body of the most recent transient response (the one
+	// whose Status is reported), when [Client.Do]'s transport returned one;
+	// nil otherwise. The caller owns it and must close it.
+	Body io.ReadCloser
 }
 
 // Error describes the outcome, the last status and the terminal state.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -97,8 +98,11 @@ var ErrNoTransport = errors.New("hedging: Config.Transport is nil")
 // leg.
 //
 // Bodies: the winner's Result.Body reaches the caller unread in
-// Response.Result.Body; every other body Do receives (losers, transient
-// results, results arriving after the race ended) is closed by Do.
+// Response.Result.Body. When the operation ends without a final response,
+// the body of the most recent transient response (the one whose status the
+// *Error reports) is handed over in Error.Body. Every other body Do
+// receives (losers, earlier transient results, results arriving after the
+// race ended) is closed by Do.
 //
 // Time: the race runs on [Client.Now], a monotonic clock shared by all
 // operations of the process, so the client's shared state (hedge-win
@@ -271,8 +275,9 @@ type doState struct {
 	nrdy  int
 
 	obs       Observer
-	cancelled [4]int // cancellations by CancelReason
-	abandoned int    // attempts still running when the race ended
+	lastBody  io.ReadCloser // body of the latest transient result the race saw
+	cancelled [4]int        // cancellations by CancelReason
+	abandoned int           // attempts still running when the race ended
 
 	bubbled bool // created inside a synctest bubble: never pooled
 }
@@ -605,18 +610,23 @@ func (s *doState) dispatch(now time.Duration) {
 func (s *doState) respond(sl *attemptSlot) {
 	a, res, at := sl.a, sl.res, sl.at
 	sl.busy, sl.res = false, Result{}
-	won := false
+	keep := false
 	if !s.race.Done() {
+		seen := !sl.used // the race ignores the result of a cancelled attempt
 		s.perform(s.race.Responded(s.at(at), a, res))
-		if s.race.Done() {
-			w, ok := s.race.Winner()
-			won = ok && w == a.Leg
+		if w, ok := s.race.Winner(); s.race.Done() && ok {
+			keep = w == a.Leg
+		} else if seen && !res.Final() {
+			// The most recent transient response: returned with the
+			// error if the race ends without a final one.
+			closeBody(s.lastBody)
+			s.lastBody, keep = res.Body, res.Body != nil
 		}
 	}
 	if s.obs != nil {
 		s.obs.ObserveAttempt(s.ctx, AttemptEvent{Attempt: a, Result: res, Latency: at - sl.sent})
 	}
-	if !won {
+	if !keep {
 		closeBody(res.Body)
 	}
 }
@@ -693,8 +703,16 @@ func (s *doState) outcome() (*Response, error) {
 		s.observeOperation(err)
 	}
 	if err != nil {
+		var he *Error
+		if s.lastBody != nil && errors.As(err, &he) && he.Status != (Status{}) {
+			he.Body, s.lastBody = s.lastBody, nil
+		}
+		closeBody(s.lastBody)
+		s.lastBody = nil
 		return nil, err
 	}
+	closeBody(s.lastBody)
+	s.lastBody = nil
 	b := s.box
 	w, _ := r.Winner()
 	b.resp = Response{

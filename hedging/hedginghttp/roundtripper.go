@@ -113,11 +113,14 @@ type roundTripper struct {
 // bodies). Every other request, and every request to another host, is
 // passed to next unchanged and sent once.
 //
-// Errors: a hedged request that ends without a final response (both legs
-// transient, the deadline, the request's context) returns a
-// *hedging.Error (errors.Is with context.DeadlineExceeded,
-// context.Canceled, hedging.ErrTransient or the transport's error) and no
-// response. NewRoundTripper itself fails when next is nil, regions is
+// A hedged request that ends without a final response returns the most
+// recent transient response (both legs 503, say: the later 503, with its
+// body), as a plain transport would return its only one. When there is none
+// (the deadline or the request's context ended the race first, or the last
+// attempt got no response) it returns a *hedging.Error (errors.Is with
+// context.DeadlineExceeded, context.Canceled or the transport's error).
+//
+// Errors: NewRoundTripper itself fails when next is nil, regions is
 // empty, a region has an empty or duplicate name or an unparsable URL (not
 // "scheme://host..."), or an option is invalid.
 //
@@ -190,6 +193,13 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		_ = req.Body.Close()
 	}
 	if err != nil {
+		var he *hedging.Error
+		if errors.As(err, &he) && he.Body != nil {
+			if hr, ok := HTTPResponse(he.Body); ok {
+				return hr, nil // the most recent transient response
+			}
+			_ = he.Body.Close()
+		}
 		return nil, err
 	}
 	hr, ok := HTTPResponse(resp.Result.Body)

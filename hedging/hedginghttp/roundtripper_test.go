@@ -334,17 +334,47 @@ func TestRoundTripperSubStatus(t *testing.T) {
 	}
 }
 
-// Both regions transient: the request fails with a *hedging.Error.
+// Both regions transient: the most recent transient response is returned,
+// with its body, as a plain transport would; when the deadline ends the
+// race with no response at all, a *hedging.Error.
 func TestRoundTripperBothTransient(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		n := newStNet(t)
-		busy := func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(503) }
-		a, b := n.serve("a.test:80", busy), n.serve("b.test:80", busy)
+		busy := func(d time.Duration, body string) http.HandlerFunc {
+			return func(w http.ResponseWriter, r *http.Request) {
+				stWait(r, d)
+				w.WriteHeader(503)
+				_, _ = io.WriteString(w, body)
+			}
+		}
+		// A: 503 at 1 ms (the alternate goes at once; A retries locally,
+		// 503 at 2 and 3 ms); B: 503 at 1 + 10 ms, the most recent.
+		a, b := n.serve("a.test:80", busy(time.Millisecond, "busy A")), n.serve("b.test:80", busy(10*time.Millisecond, "busy B"))
 		hc := stRoundTripper(t, n, a, b, hedginghttp.WithThreshold(time.Second))
+		resp, err := hc.Get(a + "/x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		if resp.StatusCode != 503 || string(body) != "busy B" {
+			t.Errorf("got %d %q, want B's 503 \"busy B\"", resp.StatusCode, body)
+		}
+		synctest.Wait()
+	})
+	synctest.Test(t, func(t *testing.T) {
+		n := newStNet(t)
+		slow := func(w http.ResponseWriter, r *http.Request) { stWait(r, time.Hour) }
+		a, b := n.serve("a.test:80", slow), n.serve("b.test:80", slow)
+		hc := stRoundTripper(t, n, a, b, hedginghttp.WithThreshold(10*time.Millisecond), hedginghttp.WithTimeout(100*time.Millisecond))
+		start := time.Now()
 		_, err := hc.Get(a + "/x")
 		var he *hedging.Error
-		if !errors.As(err, &he) || !errors.Is(err, hedging.ErrTransient) || he.Status.Code != 503 {
-			t.Fatalf("err = %v, want a *hedging.Error with ErrTransient and status 503", err)
+		if !errors.As(err, &he) || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("err = %v, want a *hedging.Error with DeadlineExceeded", err)
+		}
+		if took := time.Since(start); took != 100*time.Millisecond+hedging.HarvestWindow {
+			t.Errorf("returned after %v, want timeout + harvest window", took)
 		}
 		synctest.Wait()
 	})
