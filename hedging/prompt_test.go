@@ -1,13 +1,14 @@
 package hedging_test
 
 // Tests for issue 11 items 1, 4, 5 and 6 (prompt return, a visible
-// deadline, a cancel at the threshold instant, one tie-break). They use only
-// the Transport API that predates the issue, so they run unchanged against
-// the old driver, where each of them fails.
+// deadline, a cancel at the threshold instant, one tie-break). All but the
+// last use only the Transport API that predates the issue, so they run
+// unchanged against the old driver, where each of them fails.
 
 import (
 	"context"
 	"errors"
+	"io"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -186,5 +187,56 @@ func TestDoTieBetweenLegsPrimaryWins(t *testing.T) {
 	}
 	if alt > 0 {
 		t.Errorf("the alternate won %d of %d ties", alt, runs)
+	}
+}
+
+// Abandonment under concurrency, in real time (run with -race): every
+// primary blocks, deaf to cancellation, until the test releases it after
+// all operations returned; the alternates answer at once. Every Do returns
+// the alternate's answer while its primary is still blocked, and the
+// abandoned attempts then finish without touching reused state (TestMain's
+// goleak check sees no goroutine left).
+func TestDoAbandonedAttemptsConcurrent(t *testing.T) {
+	release := make(chan struct{})
+	var blocked, finished atomic.Int32
+	tr := dtSendFunc(func(ctx context.Context, op *hedging.Operation, a hedging.Attempt) hedging.Result {
+		if a.Leg == hedging.Primary {
+			blocked.Add(1)
+			<-release
+			finished.Add(1)
+			return hedging.Result{Status: hedging.Status{Code: 200}, Body: newBody("late")}
+		}
+		return hedging.Result{Status: hedging.Status{Code: 200}, Body: newBody(op.Path)}
+	})
+	c := dtClient(t, dtHedgingCfg(time.Millisecond, "A", "B"), tr)
+	const n = 64
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			path := "/docs/" + string(rune('a'+i%26))
+			resp, err := c.Do(context.Background(), &hedging.Operation{Kind: hedging.PointRead, Path: path})
+			if err == nil {
+				b, _ := io.ReadAll(resp.Result.Body)
+				if resp.Leg != hedging.Alternate || string(b) != path {
+					err = errors.New("wrong answer " + string(b))
+				}
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	if got := blocked.Load(); got != n || finished.Load() != 0 {
+		t.Errorf("%d primaries blocked, %d finished before release; want %d, 0", got, finished.Load(), n)
+	}
+	close(release)
+	// The next operations reuse pooled state while nothing is abandoned.
+	for range 16 {
+		if _, err := c.Do(context.Background(), &hedging.Operation{Kind: hedging.PointRead}); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
