@@ -1,7 +1,6 @@
 package hedging
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -197,19 +196,12 @@ func (e *Error) Error() string {
 // Unwrap returns Cause.
 func (e *Error) Unwrap() error { return e.Cause }
 
-// logCtx is the context the race's slog events are logged with: the
+// logEnabled and log log the race's slog events with its context: the
 // caller's for Client.Do, context.Background for other drivers.
-func (r *Race) logCtx() context.Context {
-	if r.ctx != nil {
-		return r.ctx
-	}
-	return context.Background()
-}
-
 func (r *Race) logEnabled(level slog.Level) bool {
-	return r.c.logger != nil && r.c.logger.Enabled(r.logCtx(), level)
+	return r.c.logger != nil && r.c.logger.Enabled(r.ctx, level)
 }
 
 func (r *Race) log(level slog.Level, event string, attrs ...slog.Attr) {
-	r.c.logger.LogAttrs(r.logCtx(), level, event, attrs...)
+	r.c.logger.LogAttrs(r.ctx, level, event, attrs...)
 }

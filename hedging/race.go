@@ -253,7 +253,7 @@ type legState struct {
 // diagnostics.
 type Race struct {
 	c                          *Client
-	ctx                        context.Context // slog events' context; nil = Background
+	ctx                        context.Context // slog events' context
 	op                         *Operation
 	hedged                     bool
 	strategy                   HedgingStrategy
@@ -294,11 +294,11 @@ type Race struct {
 // happen here, once. op must stay valid and unmodified until the race is
 // done, except that the race may set op.HubRegionProcessingOnly.
 func (c *Client) Begin(r *Race, now time.Duration, op *Operation) Effects {
-	return c.begin(nil, r, now, op, 0)
+	return c.begin(context.Background(), r, now, op, 0)
 }
 
 // begin is Begin with the context the race's slog events are logged with
-// (nil: context.Background) and an extra absolute deadline (on the same
+// and an extra absolute deadline (on the same
 // clock as now; 0 = none), for drivers whose caller carries its own
 // deadline, such as Client.Do's context: the race's deadline is the earlier
 // of it and now+op.Timeout, shared by both legs (§9.4), and a threshold at
