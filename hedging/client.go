@@ -1,9 +1,9 @@
 package hedging
 
 import (
-	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"time"
 )
@@ -70,6 +70,9 @@ type Config struct {
 	// Transport performs attempts for [Client.Do]; unused by simulations,
 	// which drive [Race] themselves.
 	Transport Transport
+	// Observer, when set, receives every attempt and operation of
+	// [Client.Do] (metrics, spec §10.4); nil costs nothing.
+	Observer Observer
 }
 
 // Client holds one account's hedging configuration and the state shared by
@@ -81,11 +84,11 @@ type Client struct {
 	cfg      Config
 	layers   HedgingEnabledLayers
 	tracker  *HedgeWinTracker
-	store    *LocationStore
-	sessions *SessionTokens
+	store    *locationStore
+	sessions *sessionTokens
 	write    Endpoint
 	logger   *slog.Logger
-	// defStrategy and defResolved are ResolveStrategy's answer for an
+	// defStrategy and defResolved are resolveStrategy's answer for an
 	// operation that overrides nothing, computed once.
 	defStrategy HedgingStrategy
 	defResolved bool
@@ -121,15 +124,15 @@ func NewClient(cfg Config) (*Client, error) {
 	}
 	c := &Client{
 		cfg:      cfg,
-		tracker:  NewHedgeWinTracker(n, cfg.ProbeInterval),
-		store:    NewLocationStore(cfg.UnavailableFor),
-		sessions: NewSessionTokens(),
+		tracker:  newHedgeWinTracker(n, cfg.ProbeInterval),
+		store:    newLocationStore(cfg.UnavailableFor),
+		sessions: newSessionTokens(),
 		logger:   cfg.Logger,
 	}
 	c.layers = cfg.HedgingEnabled
 	c.layers.Env = cfg.Env.HedgingEnabled
 	c.layers.EnvOverride = cfg.Env.HedgingEnabledOverride
-	c.defStrategy, c.defResolved = ResolveStrategy(c.layers.Effective(), AvailabilityStrategy{}, cfg.Strategy, cfg.RequestTimeout)
+	c.defStrategy, c.defResolved = resolveStrategy(c.layers.Effective(), AvailabilityStrategy{}, cfg.Strategy, cfg.RequestTimeout)
 	if !cfg.MultiMaster && cfg.WriteRegion != "" {
 		c.write = Endpoint{Region: cfg.WriteRegion, Key: string(cfg.WriteRegion)}
 		for _, e := range cfg.Regions {
@@ -146,12 +149,6 @@ func (c *Client) Config() Config { return c.cfg }
 
 // HedgeWinTracker returns the client's consecutive-hedge-win tracker (§9.5).
 func (c *Client) HedgeWinTracker() *HedgeWinTracker { return c.tracker }
-
-// LocationStore returns the client's shared location store (§6.5 #10).
-func (c *Client) LocationStore() *LocationStore { return c.store }
-
-// SessionTokens returns the client's session tokens (§9.2).
-func (c *Client) SessionTokens() *SessionTokens { return c.sessions }
 
 // HarvestWindow bounds how long a race waits, after the deadline fired
 // mid-race, for in-flight legs to report for diagnostics (spec §6.5 #7).
@@ -178,6 +175,10 @@ type Error struct {
 	// Diagnostics are the race's hedge diagnostics, or nil when no hedging
 	// strategy was active (attachment contract, §10.1).
 	Diagnostics *HedgeDiagnostics
+	// Body is the body of the most recent transient response (the one
+	// whose Status is reported), when [Client.Do]'s transport returned one;
+	// nil otherwise. The caller owns it and must close it.
+	Body io.ReadCloser
 }
 
 // Error describes the outcome, the last status and the terminal state.
@@ -195,10 +196,12 @@ func (e *Error) Error() string {
 // Unwrap returns Cause.
 func (e *Error) Unwrap() error { return e.Cause }
 
-func (c *Client) logEnabled(level slog.Level) bool {
-	return c.logger != nil && c.logger.Enabled(context.Background(), level)
+// logEnabled and log log the race's slog events with its context: the
+// caller's for Client.Do, context.Background for other drivers.
+func (r *Race) logEnabled(level slog.Level) bool {
+	return r.c.logger != nil && r.c.logger.Enabled(r.ctx, level)
 }
 
-func (c *Client) log(level slog.Level, event string, attrs ...slog.Attr) {
-	c.logger.LogAttrs(context.Background(), level, event, attrs...)
+func (r *Race) log(level slog.Level, event string, attrs ...slog.Attr) {
+	r.c.logger.LogAttrs(r.ctx, level, event, attrs...)
 }

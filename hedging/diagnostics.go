@@ -49,8 +49,8 @@ var terminalStateNames = [...]string{
 	"CancelledAwaitingPartner",
 }
 
-// TerminalStates lists all seven states in spec order.
-var TerminalStates = [...]TerminalState{
+// terminalStates lists all seven states in spec order.
+var terminalStates = [...]TerminalState{
 	PrimaryWonPreThreshold, DeadlineExceededPreThreshold, PrimaryWonAfterHedge, AlternateWon,
 	BothTransientDeadlineElapsed, BothTransient, CancelledAwaitingPartner,
 }
@@ -64,8 +64,8 @@ func (t TerminalState) String() string {
 	return fmt.Sprintf("TerminalState(%d)", uint8(t))
 }
 
-// ParseTerminalState maps a name produced by String back to its state.
-func ParseTerminalState(s string) (TerminalState, error) {
+// parseTerminalState maps a name produced by String back to its state.
+func parseTerminalState(s string) (TerminalState, error) {
 	for i := 1; i < len(terminalStateNames); i++ {
 		if terminalStateNames[i] == s {
 			return TerminalState(i), nil
@@ -116,6 +116,7 @@ type HedgeDiagnostics struct {
 	responseRegion  Region
 	hasResponse     bool
 	terminalState   TerminalState
+	spawnCause      SpawnCause
 	legs            [2]LegDiagnostics
 	totalCharge     float64
 }
@@ -139,6 +140,10 @@ func (d *HedgeDiagnostics) AlternateRegion() (Region, bool) {
 func (d *HedgeDiagnostics) ResponseRegion() (Region, bool) {
 	return d.responseRegion, d.hasResponse
 }
+
+// SpawnCause returns why the alternate was sent, and false when it was not
+// (cosmos.hedge.alternate_spawned's cause field, §10.4).
+func (d *HedgeDiagnostics) SpawnCause() (SpawnCause, bool) { return d.spawnCause, d.spawnCause != 0 }
 
 // TerminalState returns how the race ended.
 func (d *HedgeDiagnostics) TerminalState() TerminalState { return d.terminalState }
@@ -172,6 +177,6 @@ func (d *HedgeDiagnostics) RequestChargeTotal() float64 { return d.totalCharge }
 
 // String renders a one-line summary.
 func (d *HedgeDiagnostics) String() string {
-	return fmt.Sprintf("hedge{state=%s threshold=%s primary=%s alternate=%s response=%s}",
-		d.terminalState, d.threshold, d.primaryRegion, d.alternateRegion, d.responseRegion)
+	return fmt.Sprintf("hedge{state=%s threshold=%s primary=%s alternate=%s cause=%s response=%s}",
+		d.terminalState, d.threshold, d.primaryRegion, d.alternateRegion, d.spawnCause, d.responseRegion)
 }

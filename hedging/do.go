@@ -3,7 +3,10 @@ package hedging
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -14,6 +17,8 @@ import (
 type Response struct {
 	// Result is the winning attempt's result: status, its RU charge, the
 	// session LSN and retry-after it carried. Result.Err is always nil.
+	// Result.Body, when the transport returned one, is the winner's body,
+	// unread: the caller must read and close it.
 	Result Result
 	// Leg is the leg that answered: Primary, or Alternate for a hedge win.
 	Leg Leg
@@ -26,8 +31,7 @@ type Response struct {
 	// race, losers included, is Diagnostics.RequestChargeTotal().
 	RequestCharge float64
 	// Elapsed is the answer time: from the start of Do until the race
-	// produced this response (it does not include waiting for a cancelled
-	// loser to return).
+	// produced this response, which is also when Do returns.
 	Elapsed time.Duration
 	// Diagnostics are the race's hedge diagnostics; nil if and only if no
 	// hedging strategy was active for the operation (the attachment
@@ -75,21 +79,39 @@ var ErrNoTransport = errors.New("hedging: Config.Transport is nil")
 // returned when Config.Transport is nil.
 //
 // Attempts and cancellation: each attempt runs on its own goroutine with a
-// context that carries ctx's values and deadline and that the race cancels
-// when the attempt loses or the operation ends (ctx's own cancellation
-// reaches attempts through the race, after the harvest window when a hedge
-// is in flight). A Transport may read that context after Send returned (as
-// net/http does from a background dial), but its Done channel means nothing
-// by then. Do returns only after every attempt it started has returned from
-// Send, so no attempt goroutine outlives Do and op (Method, Path, Body) may
-// be reused as soon as Do returns; a Transport must therefore return
-// promptly once its context is cancelled. A panic in Send is not recovered.
+// context that carries ctx's values and the operation's deadline (the
+// earlier of ctx's deadline and op.Timeout after Do started, so a transport
+// can propagate the remaining budget) and that the race cancels when the
+// attempt loses or the operation ends (ctx's own cancellation reaches
+// attempts through the race, after the harvest window when a hedge is in
+// flight). Do returns as soon as the race has decided (spec §6.5 #7,
+// §14.2), whatever a losing transport does: an attempt still running then
+// is cancelled and abandoned; when its Send eventually returns, its
+// goroutine closes the result's Body and exits, and touches nothing the
+// caller or a later Do owns (the per-operation state of such a call is never
+// pooled again). Until then the abandoned Send may still read op's slices
+// (Body, ExcludeRegions): do not modify their contents while an attempt may
+// be running; op itself is copied and may be reused at once. A Transport may
+// read its attempt's context after Send returned (as net/http does from a
+// background dial), but its Done channel means nothing by then. A panic in
+// Send is recovered and reported as a transport error (Result.Err) on its
+// leg.
+//
+// Bodies: the winner's Result.Body reaches the caller unread in
+// Response.Result.Body. When the operation ends without a final response,
+// the body of the most recent transient response (the one whose status the
+// *Error reports) is handed over in Error.Body. Every other body Do
+// receives (losers, earlier transient results, results arriving after the
+// race ended) is closed by Do.
 //
 // Time: the race runs on [Client.Now], a monotonic clock shared by all
 // operations of the process, so the client's shared state (hedge-win
 // tracker, location marks, threshold policy) sees one timeline. Ties: the
 // race core sees a response that lands at the same instant as a timer
-// (threshold, deadline, harvest) first (spec §6.4, biased select). Do
+// (threshold, deadline, harvest) first (spec §6.4, biased select), two
+// responses at the same instant in the order of [Leg.WinsTie] (the primary
+// first), and a cancellation of ctx at the same instant as a due timer
+// before the timer (nothing is sent after the caller cancelled). Do
 // reproduces this: before acting on a due timer (or on ctx's cancellation)
 // it keeps collecting results until the runtime has run its timers once
 // more, then feeds results and timers to the core in timestamp order,
@@ -106,12 +128,17 @@ var ErrNoTransport = errors.New("hedging: Config.Transport is nil")
 // Do is safe for concurrent use. A Client must not be shared between a
 // testing/synctest bubble and code outside it.
 //
+// Observability: Config.Observer, when set, is called once per attempt and
+// once per operation, on Do's goroutine with ctx (see [Observer]); slog
+// events of the race are logged with ctx too.
+//
 // Allocation: on the happy path (the primary answers before the threshold)
-// Do makes two allocations on top of what the Transport allocates: the
+// Do makes one allocation on top of what the Transport allocates: the
 // returned Response (one object that also holds its diagnostics and the
-// primary attempt's context) and the attempt goroutine's closure. The
+// primary attempt's context); starting the attempt's goroutine allocates no
+// closure (outside synctest bubbles). The
 // per-operation state (the [Race], channel, timers, cancellable contexts) is
-// pooled outside synctest bubbles.
+// pooled outside synctest bubbles, except after an abandoned attempt.
 func (c *Client) Do(ctx context.Context, op *Operation) (*Response, error) {
 	if c.cfg.Transport == nil {
 		return nil, ErrNoTransport
@@ -124,6 +151,8 @@ func (c *Client) Do(ctx context.Context, op *Operation) (*Response, error) {
 	t0 := time.Now()
 	s := getDoState(t0)
 	s.c, s.op, s.ctx = c, op, ctx
+	s.opc = *op
+	s.obs = c.cfg.Observer
 	s.box = new(responseBox)
 	defer s.release()
 
@@ -131,12 +160,19 @@ func (c *Client) Do(ctx context.Context, op *Operation) (*Response, error) {
 	s.begin = now
 	s.last = now
 	// A context deadline is the race's deadline too (§9.4): a threshold at
-	// or after it arms no alternate (§14.3).
+	// or after it arms no alternate (§14.3). Attempts see the earlier of the
+	// two as their context's deadline.
 	var deadline time.Duration
-	if dl, ok := ctx.Deadline(); ok {
-		deadline = max(now+dl.Sub(t0), now+1)
+	s.dl, s.hasDL = ctx.Deadline()
+	if s.hasDL {
+		deadline = max(now+s.dl.Sub(t0), now+1)
 	}
-	e := c.BeginDeadline(&s.race, now, op, deadline)
+	if op.Timeout > 0 {
+		if dl := t0.Add(op.Timeout); !s.hasDL || dl.Before(s.dl) {
+			s.dl, s.hasDL = dl, true
+		}
+	}
+	e := c.begin(ctx, &s.race, now, op, deadline)
 	if !s.race.Done() {
 		s.perform(e)
 		s.loop()
@@ -194,14 +230,27 @@ func getDoState(now time.Time) *doState {
 }
 
 // maxSlots bounds the attempts of one operation that can be running at once:
-// at most one per leg is in flight, plus cancelled ones still returning.
+// at most one per leg is in flight (the race cancels attempts only when it
+// ends, and abandons them then).
 const maxSlots = 4
+
+// Slot states: the attempt goroutine and Do race to move a running slot to
+// delivered (the goroutine, when Send returned) or abandoned (Do, when the
+// race ended first); whoever loses that race knows the other owns the result.
+const (
+	slotRunning uint32 = iota + 1
+	slotDelivered
+	slotAbandoned
+)
 
 // doState is the per-operation state of the real-time driver.
 type doState struct {
 	c     *Client
-	op    *Operation
+	op    *Operation // the caller's operation, given to the race
+	opc   Operation  // a copy of it, given to the transport
 	ctx   context.Context
+	dl    time.Time // the operation's deadline, seen by attempts
+	hasDL bool
 	box   *responseBox // the Response to return; box.ctx0 is free until used
 	ctx0  bool         // box.ctx0 was handed to an attempt
 	race  Race
@@ -225,6 +274,11 @@ type doState struct {
 	ready [maxSlots]uint8 // slot indexes of delivered results, this batch
 	nrdy  int
 
+	obs       Observer
+	lastBody  io.ReadCloser // body of the latest transient result the race saw
+	cancelled [4]int        // cancellations by CancelReason
+	abandoned int           // attempts still running when the race ended
+
 	bubbled bool // created inside a synctest bubble: never pooled
 }
 
@@ -235,12 +289,15 @@ type pendingTimer struct {
 
 // attemptSlot is one attempt goroutine's mailbox.
 type attemptSlot struct {
-	s    *doState
-	busy bool
-	a    Attempt
-	ctx  *attemptCtx // this attempt's context (never reused)
-	res  Result
-	at   time.Duration // core time at which Send returned
+	s     *doState
+	idx   uint8 // the slot's index in s.slots
+	busy  bool
+	state atomic.Uint32 // slotRunning, slotDelivered or slotAbandoned
+	a     Attempt
+	ctx   *attemptCtx // this attempt's context (never reused)
+	res   Result
+	sent  time.Duration // core time at which the attempt was started
+	at    time.Duration // core time at which Send returned
 
 	// inner is a cancellable context derived from context.Background that
 	// gives the slot's attempts their Done and Err; stop cancels it. It is
@@ -290,6 +347,7 @@ func (s *doState) perform(e Effects) {
 			for j := range s.slots {
 				if sl := &s.slots[j]; sl.busy && sl.a.Leg == a.Leg {
 					sl.cancel()
+					s.cancelled[a.Reason]++
 				}
 			}
 		case ActTimer:
@@ -310,7 +368,8 @@ func (s *doState) start(a Attempt) {
 		panic("hedging: too many concurrent attempts")
 	}
 	sl := &s.slots[i]
-	sl.busy, sl.a = true, a
+	sl.busy, sl.a, sl.sent = true, a, s.last
+	sl.state.Store(slotRunning)
 	if sl.inner == nil || sl.used {
 		sl.inner, sl.stop = context.WithCancel(context.Background())
 		sl.used = false
@@ -321,18 +380,58 @@ func (s *doState) start(a Attempt) {
 	} else {
 		sl.ctx = new(attemptCtx)
 	}
-	*sl.ctx = attemptCtx{parent: s.ctx, inner: sl.inner}
+	*sl.ctx = attemptCtx{parent: s.ctx, inner: sl.inner, deadline: s.dl, hasDeadline: s.hasDL}
 	s.running++
-	go sl.run(uint8(i))
+	sl.idx = uint8(i)
+	if s.bubbled {
+		go sl.run()
+		return
+	}
+	startq <- sl
+	go runQueued()
 }
 
-// run performs the slot's attempt. After the send on results it touches
-// nothing of the operation's state.
-func (sl *attemptSlot) run(i uint8) {
-	s := sl.s
-	sl.res = s.c.cfg.Transport.Send(sl.ctx, s.op, sl.a)
+// startq hands attempts to the goroutines started for them outside
+// synctest bubbles: "go runQueued()" calls a function without a closure,
+// so starting an attempt allocates nothing (go sl.run() would allocate
+// the closure). Every send is paired with one goroutine that receives, so
+// the order in which they pair does not matter. Inside a bubble a channel
+// shared with other bubbles must not be used; bubbled attempts use go
+// sl.run().
+var startq = make(chan *attemptSlot, 256)
+
+func runQueued() { (<-startq).run() }
+
+// run performs the slot's attempt and delivers its result, unless Do
+// abandoned the attempt meanwhile: then it closes the result's body and
+// touches nothing else.
+func (sl *attemptSlot) run() {
+	s, i := sl.s, sl.idx
+	res := sl.send(s)
+	sl.res = res
 	sl.at = s.clock()
-	s.results <- i
+	if sl.state.CompareAndSwap(slotRunning, slotDelivered) {
+		s.results <- i
+		return
+	}
+	closeBody(res.Body)
+}
+
+// send calls the transport, reporting a panic as a transport error.
+func (sl *attemptSlot) send(s *doState) (res Result) {
+	defer func() {
+		if p := recover(); p != nil {
+			closeBody(res.Body)
+			res = Result{Err: fmt.Errorf("hedging: transport panicked on the %s leg (region %q): %v", sl.a.Leg, sl.a.Endpoint.Region, p)}
+		}
+	}()
+	return s.c.cfg.Transport.Send(sl.ctx, &s.opc, sl.a)
+}
+
+func closeBody(b interface{ Close() error }) {
+	if b != nil {
+		_ = b.Close()
+	}
 }
 
 // loop feeds results, timers and ctx cancellation to the race until it is
@@ -357,16 +456,26 @@ func (s *doState) loop() {
 		case <-timerC:
 			s.armed, now = false, s.armedAt
 		case <-done:
-			cancelled, done = true, nil
-			now = s.clock()
+			cancelled = true
 		}
 		s.drain()
 		now = max(now, s.latestResult())
-		if cancelled || s.due(now) {
+		// Settle before acting on a due timer, a cancellation, or a result
+		// while another attempt is in flight: whatever else happened at
+		// this instant is then seen too, and ordered by the tie rules.
+		if cancelled || s.due(now) || (s.nrdy > 0 && s.running > 0) {
 			s.settle()
 			now = max(now, s.latestResult())
+			// A cancellation at the instant of a due timer wins over the
+			// timer (spec §6.4: the cancel arm of the biased select is
+			// polled first), whichever the select saw first.
+			if !cancelled && done != nil && s.ctx.Err() != nil {
+				cancelled = true
+			}
 		}
 		if cancelled {
+			done = nil
+			now = max(now, s.clock())
 			// Results up to now are seen first; a timer due at the very
 			// instant of the cancellation is not acted on (nothing is sent
 			// after the caller cancelled).
@@ -455,12 +564,18 @@ func (s *doState) due(now time.Duration) bool {
 }
 
 // dispatch feeds this batch's results and every timer due at now to the
-// race in time order, results first on equal times.
+// race in time order: results before timers on equal times, and results of
+// the same time in the race core's tie order ([Leg.WinsTie]).
 func (s *doState) dispatch(now time.Duration) {
 	for {
 		ri := -1
 		for k := 0; k < s.nrdy; k++ {
-			if ri < 0 || s.slots[s.ready[k]].at < s.slots[s.ready[ri]].at {
+			if ri < 0 {
+				ri = k
+				continue
+			}
+			x, y := &s.slots[s.ready[k]], &s.slots[s.ready[ri]]
+			if x.at < y.at || (x.at == y.at && x.a.Leg.WinsTie(y.a.Leg)) {
 				ri = k
 			}
 		}
@@ -477,12 +592,7 @@ func (s *doState) dispatch(now time.Duration) {
 			i := s.ready[ri]
 			s.nrdy--
 			s.ready[ri] = s.ready[s.nrdy]
-			sl := &s.slots[i]
-			a, res, at := sl.a, sl.res, sl.at
-			sl.busy, sl.res = false, Result{}
-			if !s.race.Done() {
-				s.perform(s.race.Responded(s.at(at), a, res))
-			}
+			s.respond(&s.slots[i])
 		default:
 			t := s.timers[ti]
 			last := len(s.timers) - 1
@@ -492,6 +602,32 @@ func (s *doState) dispatch(now time.Duration) {
 				s.perform(s.race.TimerFired(s.at(t.at), t.kind))
 			}
 		}
+	}
+}
+
+// respond feeds a delivered slot's result to the race, reports the attempt
+// to the observer and closes its body unless it is the winner's.
+func (s *doState) respond(sl *attemptSlot) {
+	a, res, at := sl.a, sl.res, sl.at
+	sl.busy, sl.res = false, Result{}
+	keep := false
+	if !s.race.Done() {
+		seen := !sl.used // the race ignores the result of a cancelled attempt
+		s.perform(s.race.Responded(s.at(at), a, res))
+		if w, ok := s.race.Winner(); s.race.Done() && ok {
+			keep = w == a.Leg
+		} else if seen && !res.Final() {
+			// The most recent transient response: returned with the
+			// error if the race ends without a final one.
+			closeBody(s.lastBody)
+			s.lastBody, keep = res.Body, res.Body != nil
+		}
+	}
+	if s.obs != nil {
+		s.obs.ObserveAttempt(s.ctx, AttemptEvent{Attempt: a, Result: res, Latency: at - sl.sent})
+	}
+	if !keep {
+		closeBody(res.Body)
 	}
 }
 
@@ -520,8 +656,9 @@ func (s *doState) arm() {
 	s.armed, s.armedAt = true, next
 }
 
-// shutdown cancels every attempt still running and waits until each has
-// returned from Send.
+// shutdown stops the timers, closes the bodies of results the race did not
+// see, and cancels and abandons every attempt still running, without
+// waiting for it.
 func (s *doState) shutdown() {
 	if s.timer != nil {
 		s.timer.Stop()
@@ -531,30 +668,51 @@ func (s *doState) shutdown() {
 		s.barrier.Stop()
 	}
 	s.timers = s.timers[:0]
-	for i := range s.slots {
-		if sl := &s.slots[i]; sl.busy {
-			sl.cancel()
-		}
-	}
-	for s.running > 0 {
-		i := <-s.results
-		s.slots[i].busy, s.slots[i].res = false, Result{}
-		s.running--
-	}
 	for k := 0; k < s.nrdy; k++ {
-		s.slots[s.ready[k]].busy = false
-		s.slots[s.ready[k]].res = Result{}
+		s.respond(&s.slots[s.ready[k]])
 	}
 	s.nrdy = 0
+	for i := range s.slots {
+		sl := &s.slots[i]
+		if !sl.busy {
+			continue
+		}
+		sl.cancel()
+		if sl.state.CompareAndSwap(slotRunning, slotAbandoned) {
+			s.abandoned++
+			s.running--
+			sl.busy = false
+			if s.obs != nil {
+				s.obs.ObserveAttempt(s.ctx, AttemptEvent{Attempt: sl.a, Abandoned: true, Latency: s.clock() - sl.sent})
+			}
+		}
+	}
+	// Attempts that delivered after the race ended but before they could
+	// be abandoned are on the channel, or about to be (never blocking).
+	for s.running > 0 {
+		s.running--
+		s.respond(&s.slots[<-s.results])
+	}
 }
 
 // outcome builds Do's return values from the finished race.
 func (s *doState) outcome() (*Response, error) {
 	r := &s.race
 	res, err := r.Result()
+	if s.obs != nil {
+		s.observeOperation(err)
+	}
 	if err != nil {
+		var he *Error
+		if s.lastBody != nil && errors.As(err, &he) && he.Status != (Status{}) {
+			he.Body, s.lastBody = s.lastBody, nil
+		}
+		closeBody(s.lastBody)
+		s.lastBody = nil
 		return nil, err
 	}
+	closeBody(s.lastBody)
+	s.lastBody = nil
 	b := s.box
 	w, _ := r.Winner()
 	b.resp = Response{
@@ -572,10 +730,16 @@ func (s *doState) outcome() (*Response, error) {
 	return &b.resp, nil
 }
 
-// release clears references and returns the state to the pool.
+// release clears references and returns the state to the pool, unless an
+// abandoned attempt may still touch it.
 func (s *doState) release() {
+	if s.abandoned > 0 {
+		return // the abandoned goroutines keep it alive; never reused
+	}
 	s.race = Race{}
-	s.c, s.op, s.ctx, s.box, s.ctx0 = nil, nil, nil, nil, false
+	s.c, s.op, s.ctx, s.box, s.ctx0, s.obs = nil, nil, nil, nil, false, nil
+	s.opc = Operation{}
+	s.cancelled = [4]int{}
 	for i := range s.slots {
 		s.slots[i].a, s.slots[i].ctx = Attempt{}, nil
 	}
@@ -587,20 +751,23 @@ func (s *doState) release() {
 	}
 }
 
-// attemptCtx is the context of one attempt: the values and deadline of the
-// operation's ctx, and the Done and Err of its slot's inner context, which
-// the driver cancels to cancel the attempt. Its fields never change once the
-// attempt started, so a transport goroutine that outlives Send may keep
-// using it. Contexts derived from an attemptCtx (net/http derives one per
-// request) find the inner context through Value and register with it
-// directly, so no propagation goroutine is started.
+// attemptCtx is the context of one attempt: the values of the operation's
+// ctx, the operation's deadline, and the Done and Err of its slot's inner
+// context, which the driver cancels to cancel the attempt. Its fields never
+// change once the attempt started, so a transport goroutine that outlives
+// Send may keep using it. Contexts derived from an attemptCtx (net/http
+// derives one per request) find the inner context through Value and
+// register with it directly, so no propagation goroutine is started.
 type attemptCtx struct {
-	parent context.Context
-	inner  context.Context
+	parent      context.Context
+	inner       context.Context
+	deadline    time.Time
+	hasDeadline bool
 }
 
-// Deadline returns the operation context's deadline.
-func (c *attemptCtx) Deadline() (time.Time, bool) { return c.parent.Deadline() }
+// Deadline returns the operation's deadline: the earlier of the caller's
+// context deadline and op.Timeout after Do started.
+func (c *attemptCtx) Deadline() (time.Time, bool) { return c.deadline, c.hasDeadline }
 
 // Done is closed when the driver cancels the attempt.
 func (c *attemptCtx) Done() <-chan struct{} { return c.inner.Done() }

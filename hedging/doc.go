@@ -1,32 +1,55 @@
 // Package hedging implements cross-region request hedging as specified in
 // the cross-region hedging spec (shared/spec/cross-region-hedging-spec.md).
 //
+//	c, err := hedging.NewClient(hedging.Config{
+//		Regions: []hedging.Endpoint{
+//			{Region: "West US", Key: "westus"},
+//			{Region: "East US", Key: "eastus"},
+//		},
+//		Strategy:  hedging.Hedging(hedging.NewHedgingStrategy(hedging.MustThreshold(200 * time.Millisecond))),
+//		Transport: regionsTransport{},
+//	})
+//	if err != nil {
+//		panic(err)
+//	}
+//	resp, err := c.Do(context.Background(), &hedging.Operation{Kind: hedging.PointRead, Partition: "0"})
+//	if err != nil {
+//		panic(err)
+//	}
+//	cause, _ := resp.Diagnostics.SpawnCause()
+//	fmt.Println(resp.Result.Status, resp.Region, resp.RequestCharge, resp.Diagnostics.TerminalState(), cause)
+//	// Output: 200 East US 1.5 AlternateWon 503
+//
+// (This is [Client.Do]'s example, compiled and run by go test; its
+// regionsTransport answers 503 from West US and 200 from East US. For HTTP,
+// use the hedginghttp sub-package: an http.RoundTripper, or its Transport
+// for Client.Do; for metrics, hedgingotel.)
+//
 // A read goes to the primary region. If no final response has arrived by
 // the threshold, exactly one request goes to one alternate region, pinned
 // there by its ExcludeRegions set; the first final response wins and the
-// loser is cancelled (spec §6).
+// loser is cancelled (spec §6). A 503, 404/1002, 429/3092 or transport
+// error of the primary sends the alternate at once (§7.2.1).
 //
 // The package is layered:
 //
-//   - Pure, clock-free rules: [IsFinal] (§7.1, §7.2), [CanSpawnHedge]
-//     (§7.2.1), [NewThreshold] (§4.1), [AvailabilityStrategy] and
-//     [ResolveStrategy] (§4.2, §11.3.1), [ShouldHedge] (§5.1),
-//     [ApplicableRegions], [AlternateExcludeRegions] and [Distinct] (§6.2,
-//     §6.3, §6.4.1) and the [HedgeDiagnostics]
+//   - Pure, clock-free rules: [IsFinal] (§7.1, §7.2), [NewThreshold] (§4.1),
+//     [AvailabilityStrategy] (§4.2, §11.3.1) and the [HedgeDiagnostics]
 //     terminal-state taxonomy (§10.1).
 //   - The race core, [Race]: one logical operation's hedge race written once
 //     as a deterministic state machine. Time and results are inputs; every
 //     method returns the [Effects] the driver must perform. It never reads
 //     the clock, starts goroutines or performs I/O ("one race, two worlds"
-//     in the project's design notes, shared/DESIGN.md beside the repository).
+//     in the project's design notes, shared/DESIGN.md beside the
+//     repository). Its tie-break for simultaneous answers is [Leg.WinsTie].
 //   - Shared state between operations, each safe for concurrent use and
 //     taking "now" as a parameter: threshold policies ([ThresholdPolicy]),
 //     the consecutive-hedge-win tracker ([HedgeWinTracker], §9.5), the
-//     location store ([LocationStore], §6.5 #10, §9.1) and session tokens
-//     ([SessionTokens], §9.2). A [Client] bundles them.
-//   - Drivers: [Client.Do] runs the core in real time over a [Transport]
-//     (an HTTP transport is provided by [HTTPTransport]); the simnet package
-//     runs the very same core from a virtual-time event loop.
+//     location store (§6.5 #10, §9.1) and session tokens (§9.2). A
+//     [Client] bundles them.
+//   - Drivers: [Client.Do] runs the core in real time over a [Transport];
+//     the simnet package runs the very same core from a virtual-time event
+//     loop. [Observer] sees every attempt and operation of Client.Do.
 //
 // Where to start: a policy owner configures a [Client] ([Config]) with an
 // [AvailabilityStrategy] built from a [Threshold] ([NewHedgingStrategy]) or

@@ -2,6 +2,8 @@ package hedging_test
 
 import (
 	"fmt"
+	"strings"
+	"testing"
 	"time"
 
 	"hedgelab/hedging"
@@ -25,8 +27,8 @@ func ExampleNewThreshold() {
 	// 1s
 }
 
-// IsFinal classifies a response for the race (§7.2); CanSpawnHedge says
-// whether a first attempt's transient may upgrade into a hedge (§7.2.1).
+// IsFinal classifies a response for the race (§7.2): a final one ends the
+// race, a transient one lets the other leg keep racing.
 func ExampleIsFinal() {
 	for _, st := range []hedging.Status{
 		{Code: 200},
@@ -36,53 +38,57 @@ func ExampleIsFinal() {
 		{Code: 429},
 		{Code: 503},
 	} {
-		fmt.Printf("%-8s final=%-5v spawn=%v\n", st, hedging.IsFinal(st), hedging.CanSpawnHedge(st))
+		fmt.Printf("%-8s final=%v\n", st, hedging.IsFinal(st))
 	}
 	// Output:
-	// 200      final=true  spawn=false
-	// 404      final=true  spawn=false
-	// 404/1002 final=false spawn=true
-	// 429/3200 final=true  spawn=false
-	// 429      final=false spawn=false
-	// 503      final=false spawn=true
+	// 200      final=true
+	// 404      final=true
+	// 404/1002 final=false
+	// 429/3200 final=true
+	// 429      final=false
+	// 503      final=false
 }
 
-// ShouldHedge walks the §5.1 decision matrix and names the deciding row.
-func ExampleShouldHedge() {
+// shouldHedge walks the §5.1 decision matrix and names the deciding row.
+func TestShouldHedgeDecidingRows(t *testing.T) {
+	var b strings.Builder
 	read := hedging.Eligibility{StrategyResolved: true, PreferredRegions: 3, ApplicableRegions: 3, Kind: hedging.PointRead, Allowed: hedging.Phase1}
-	fmt.Println(hedging.ShouldHedge(read))
+	ok, why := hedging.ShouldHedge(read)
+	fmt.Fprintln(&b, ok, why)
 
 	write := read
 	write.Kind = hedging.Replace
-	fmt.Println(hedging.ShouldHedge(write))
+	ok, why = hedging.ShouldHedge(write)
+	fmt.Fprintln(&b, ok, why)
 
 	excluded := read
 	excluded.ApplicableRegions = 1 // ExcludeRegions left a single region
-	fmt.Println(hedging.ShouldHedge(excluded))
+	ok, why = hedging.ShouldHedge(excluded)
+	fmt.Fprintln(&b, ok, why)
 
 	query := read
 	query.Kind = hedging.QueryPage
-	fmt.Println(hedging.ShouldHedge(query))
+	ok, why = hedging.ShouldHedge(query)
+	fmt.Fprintln(&b, ok, why)
 	query.Allowed = hedging.Phase2
-	fmt.Println(hedging.ShouldHedge(query))
-	// Output:
-	// true eligible
-	// false not in phase-allowed set
-	// false fewer than 2 applicable regions
-	// false not in phase-allowed set
-	// true eligible
+	ok, why = hedging.ShouldHedge(query)
+	fmt.Fprintln(&b, ok, why)
+	if want := "true eligible\nfalse not in phase-allowed set\nfalse fewer than 2 applicable regions\nfalse not in phase-allowed set\ntrue eligible\n"; b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
 }
 
-// ResolveStrategy applies the §11.3.1 priority: master switch, operation,
+// resolveStrategy applies the §11.3.1 priority: master switch, operation,
 // client, driver default.
-func ExampleResolveStrategy() {
+func TestResolveStrategyPriority(t *testing.T) {
+	var b strings.Builder
 	client := hedging.Hedging(hedging.NewHedgingStrategy(hedging.MustThreshold(300 * time.Millisecond)))
 	unset := hedging.AvailabilityStrategy{}
 	show := func(s hedging.HedgingStrategy, on bool) {
 		if on {
-			fmt.Println("hedging after", s.Threshold())
+			fmt.Fprintln(&b, "hedging after", s.Threshold())
 		} else {
-			fmt.Println("off")
+			fmt.Fprintln(&b, "off")
 		}
 	}
 
@@ -95,14 +101,10 @@ func ExampleResolveStrategy() {
 	// The master switch comes from layers: {ENV}_OVERRIDE > operation >
 	// account > runtime > {ENV}.
 	layers := hedging.HedgingEnabledLayers{Operation: hedging.SwitchOn, Env: hedging.SwitchOff}
-	fmt.Println(layers.Effective())
-	// Output:
-	// hedging after 300ms
-	// off
-	// hedging after 300ms
-	// off
-	// hedging after 400ms
-	// on
+	fmt.Fprintln(&b, layers.Effective())
+	if want := "hedging after 300ms\noff\nhedging after 300ms\noff\nhedging after 400ms\non\n"; b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
 }
 
 // Driving a Race by hand: the core takes time and results as inputs and

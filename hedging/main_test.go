@@ -7,10 +7,9 @@ import (
 )
 
 // TestMain fails the package's test binary when any goroutine started by a
-// test or benchmark (an attempt of Client.Do, an httptest server, an HTTP
-// connection) is still running once all of them have finished. The only
-// exception is cristalhq/hedgedhttp's worker pool, used by a comparison
-// benchmark, whose workers idle for 10 s by design.
+// test or benchmark (an attempt of Client.Do, abandoned ones included once
+// their transport returned) is still running once all of them have
+// finished.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/cristalhq/hedgedhttp.runInPool.func1"))
+	goleak.VerifyTestMain(m)
 }

@@ -80,54 +80,54 @@ func (p PhaseSet) Allows(k OperationKind) bool { return k < numOperationKinds &&
 // With returns the set with k added (for custom sets).
 func (p PhaseSet) With(k OperationKind) PhaseSet { return p | 1<<k }
 
-// Reason says which row of the §5.1 decision matrix decided [ShouldHedge].
-type Reason uint8
+// eligibilityReason says which row of the §5.1 decision matrix decided [shouldHedge].
+type eligibilityReason uint8
 
 // The rows of the spec §5.1 decision matrix, in order.
 const (
-	ReasonNoStrategy         Reason = iota + 1 // row 1: no strategy resolved (or Disabled)
-	ReasonNoPreferredRegions                   // row 2: application preferred-region list empty
-	ReasonNotInPhase                           // row 3: kind not in the phase-allowed set
-	ReasonWrite                                // row 4: writes are never hedged
-	ReasonTooFewRegions                        // row 5: < 2 applicable regions after ExcludeRegions
-	ReasonEligible                             // row 6: read with >= 2 applicable regions: hedge
+	reasonNoStrategy         eligibilityReason = iota + 1 // row 1: no strategy resolved (or Disabled)
+	reasonNoPreferredRegions                              // row 2: application preferred-region list empty
+	reasonNotInPhase                                      // row 3: kind not in the phase-allowed set
+	reasonWrite                                           // row 4: writes are never hedged
+	reasonTooFewRegions                                   // row 5: < 2 applicable regions after ExcludeRegions
+	reasonEligible                                        // row 6: read with >= 2 applicable regions: hedge
 )
 
 var reasonNames = [...]string{"", "no strategy", "no preferred regions", "not in phase-allowed set", "write", "fewer than 2 applicable regions", "eligible"}
 
 // String describes the row.
-func (r Reason) String() string {
+func (r eligibilityReason) String() string {
 	if int(r) < len(reasonNames) && r != 0 {
 		return reasonNames[r]
 	}
 	return fmt.Sprintf("Reason(%d)", uint8(r))
 }
 
-// Eligibility is the input of [ShouldHedge].
-type Eligibility struct {
-	StrategyResolved  bool          // a hedging strategy was resolved ([ResolveStrategy] returned true)
+// eligibility is the input of [shouldHedge].
+type eligibility struct {
+	StrategyResolved  bool          // a hedging strategy was resolved ([resolveStrategy] returned true)
 	PreferredRegions  int           // length of the application's preferred-region list
 	ApplicableRegions int           // applicable read regions after ExcludeRegions
 	Kind              OperationKind // the operation's kind
 	Allowed           PhaseSet      // the phase-allowed set (Phase1, Phase2, ...)
 }
 
-// ShouldHedge evaluates the spec §5.1 decision matrix row by row, first match
+// shouldHedge evaluates the spec §5.1 decision matrix row by row, first match
 // wins, and returns whether to hedge and the deciding row.
-func ShouldHedge(e Eligibility) (bool, Reason) {
+func shouldHedge(e eligibility) (bool, eligibilityReason) {
 	switch {
 	case !e.StrategyResolved:
-		return false, ReasonNoStrategy
+		return false, reasonNoStrategy
 	case e.PreferredRegions == 0:
-		return false, ReasonNoPreferredRegions
+		return false, reasonNoPreferredRegions
 	case !e.Allowed.Allows(e.Kind):
-		return false, ReasonNotInPhase
+		return false, reasonNotInPhase
 	case e.Kind.IsWrite():
-		return false, ReasonWrite
+		return false, reasonWrite
 	case e.ApplicableRegions < 2:
-		return false, ReasonTooFewRegions
+		return false, reasonTooFewRegions
 	}
-	return true, ReasonEligible
+	return true, reasonEligible
 }
 
 // Operation is one logical operation handed to a [Client]. Spec §4.3, §8.
@@ -156,4 +156,8 @@ type Operation struct {
 	Method string
 	Path   string
 	Body   []byte
+	// Request is an opaque request object for the transport, which the race
+	// never reads (the hedginghttp RoundTripper puts the caller's
+	// *http.Request here). Attempts may read it concurrently.
+	Request any
 }

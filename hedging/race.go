@@ -2,6 +2,7 @@ package hedging
 
 import (
 	"context"
+	"io"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -15,6 +16,17 @@ const (
 	Primary   Leg = 0
 	Alternate Leg = 1
 )
+
+// WinsTie reports whether l's result is fed to the race before m's when
+// both are available at the same instant: the one tie-break for
+// simultaneous answers, obeyed by every driver ([Client.Do] and the simnet
+// event loop). The primary's result comes first, as the spec's biased
+// select polls the primary arm before the alternate's (§6.4), so of two
+// final answers at one instant the primary's is returned: it is what the
+// non-hedged path would have returned, it spares a spurious hedge win in the
+// breaker (§9.5) and the caller is charged the primary's RU (§17 Q3).
+// Results of one leg never tie (at most one attempt per leg is in flight).
+func (l Leg) WinsTie(m Leg) bool { return l == Primary && m == Alternate }
 
 // String returns "primary" or "alternate".
 func (l Leg) String() string {
@@ -58,6 +70,11 @@ type Result struct {
 	LocalThrottle bool
 	// Err is a transport error (no response); such a result is transient.
 	Err error
+	// Body is the response body, for transports that have one (nil
+	// otherwise). The race never reads it: finality is decided from the
+	// status alone (§7.2). [Client.Do] hands the winner's body to the
+	// caller unread and closes every other body it receives.
+	Body io.ReadCloser
 }
 
 // Final reports whether the result ends a race: no transport error and
@@ -93,10 +110,77 @@ const (
 	TimerBackoffAlternate                      // end of the alternate leg's retry backoff
 )
 
+// CancelReason is why an attempt is cancelled: the reason field of the
+// cosmos.hedge.canceled event and label of cosmos.hedge.canceled_total
+// (spec §10.4).
+type CancelReason uint8
+
+// Cancel reasons (spec §10.4).
+const (
+	CancelWinnerFound CancelReason = iota + 1 // "winner_found": the other leg won
+	CancelDeadline                            // "deadline": the end-to-end deadline passed
+	CancelAppCanceled                         // "app_canceled": the caller cancelled
+)
+
+var cancelReasonNames = [...]string{"", "winner_found", "deadline", "app_canceled"}
+
+// String returns the spec's name: "winner_found", "deadline" or
+// "app_canceled".
+func (r CancelReason) String() string {
+	if int(r) < len(cancelReasonNames) {
+		return cancelReasonNames[r]
+	}
+	return "CancelReason(?)"
+}
+
+// SpawnCause is why the alternate was sent (spec §6.5 #9: the threshold
+// timer, or the upgrade of a region-changing retry of the primary's first
+// result, §7.2.1).
+type SpawnCause uint8
+
+// Spawn causes. Every cause but SpawnThreshold is a failover.
+const (
+	SpawnThreshold       SpawnCause = iota + 1 // "threshold": no final response by the threshold
+	Spawn503                                   // "503": the primary answered 503
+	SpawnSessionNotAvail                       // "404/1002": ReadSessionNotAvailable
+	SpawnThrottle3092                          // "429/3092": SystemResourceUnavailable
+	SpawnTransportError                        // "transport_error": the primary got no response
+)
+
+var spawnCauseNames = [...]string{"", "threshold", "503", "404/1002", "429/3092", "transport_error"}
+
+// String returns the cause as logged in the cause field of
+// cosmos.hedge.alternate_spawned: "threshold", "503", "404/1002",
+// "429/3092" or "transport_error" ("" for the zero value: not spawned).
+func (c SpawnCause) String() string {
+	if int(c) < len(spawnCauseNames) {
+		return spawnCauseNames[c]
+	}
+	return "SpawnCause(?)"
+}
+
+// Failover reports whether the alternate was sent on a region-changing
+// result of the primary rather than on the threshold.
+func (c SpawnCause) Failover() bool { return c > SpawnThreshold }
+
+// spawnCauseOf maps a primary result that upgrades to a hedge to its cause.
+func spawnCauseOf(res Result) SpawnCause {
+	switch {
+	case res.Err != nil:
+		return SpawnTransportError
+	case res.Status.Code == 503:
+		return Spawn503
+	case res.Status.Code == 404:
+		return SpawnSessionNotAvail
+	}
+	return SpawnThrottle3092
+}
+
 // Action is one effect the driver must perform.
 type Action struct {
 	Kind    ActionKind
 	Leg     Leg           // ActSend, ActCancel
+	Reason  CancelReason  // ActCancel
 	Timer   TimerKind     // ActTimer
 	At      time.Duration // ActTimer: when to fire; ActSend: now
 	Attempt Attempt       // ActSend
@@ -169,6 +253,7 @@ type legState struct {
 // diagnostics.
 type Race struct {
 	c                          *Client
+	ctx                        context.Context // slog events' context
 	op                         *Operation
 	hedged                     bool
 	strategy                   HedgingStrategy
@@ -209,19 +294,20 @@ type Race struct {
 // happen here, once. op must stay valid and unmodified until the race is
 // done, except that the race may set op.HubRegionProcessingOnly.
 func (c *Client) Begin(r *Race, now time.Duration, op *Operation) Effects {
-	return c.BeginDeadline(r, now, op, 0)
+	return c.begin(context.Background(), r, now, op, 0)
 }
 
-// BeginDeadline is [Client.Begin] with an extra absolute deadline (on the
-// same clock as now; 0 = none), for drivers whose caller carries its own
-// deadline, such as a context's: the race's deadline is the earlier of it
-// and now+op.Timeout, shared by both legs (§9.4), and a threshold at or after
-// it arms no alternate (§14.3).
-func (c *Client) BeginDeadline(r *Race, now time.Duration, op *Operation, deadline time.Duration) Effects {
+// begin is Begin with the context the race's slog events are logged with
+// and an extra absolute deadline (on the same
+// clock as now; 0 = none), for drivers whose caller carries its own
+// deadline, such as Client.Do's context: the race's deadline is the earlier
+// of it and now+op.Timeout, shared by both legs (§9.4), and a threshold at
+// or after it arms no alternate (§14.3).
+func (c *Client) begin(ctx context.Context, r *Race, now time.Duration, op *Operation, deadline time.Duration) Effects {
 	// Attempt sequence numbers keep growing across reuse of r, so a result
 	// of an earlier race on the same value is recognised as stale.
 	seq := r.seq
-	*r = Race{c: c, op: op, start: now, seq: seq}
+	*r = Race{c: c, op: op, start: now, seq: seq, ctx: ctx}
 	var e Effects
 	if op.Timeout > 0 {
 		r.deadline, r.hasDeadline = now+op.Timeout, true
@@ -229,21 +315,21 @@ func (c *Client) BeginDeadline(r *Race, now time.Duration, op *Operation, deadli
 	if deadline > 0 && (!r.hasDeadline || deadline < r.deadline) {
 		r.deadline, r.hasDeadline = deadline, true
 	}
-	r.regions = c.orderRegions(r, now, op.Partition, ApplicableRegions(c.cfg.Regions, op.ExcludeRegions))
+	r.regions = c.orderRegions(r, now, op.Partition, applicableRegions(c.cfg.Regions, op.ExcludeRegions))
 	strategy, resolved := c.defStrategy, c.defResolved
 	if op.Strategy.IsSet() || op.HedgingEnabled != SwitchUnset {
 		layers := c.layers
 		layers.Operation = op.HedgingEnabled
-		strategy, resolved = ResolveStrategy(layers.Effective(), op.Strategy, c.cfg.Strategy, c.cfg.RequestTimeout)
+		strategy, resolved = resolveStrategy(layers.Effective(), op.Strategy, c.cfg.Strategy, c.cfg.RequestTimeout)
 	}
-	ok, _ := ShouldHedge(Eligibility{
+	ok, _ := shouldHedge(eligibility{
 		StrategyResolved:  resolved,
 		PreferredRegions:  len(c.cfg.Regions),
 		ApplicableRegions: len(r.regions),
 		Kind:              op.Kind,
 		Allowed:           c.cfg.Phase,
 	})
-	if ok && !Distinct(r.regions[0], r.regions[1]) {
+	if ok && !distinct(r.regions[0], r.regions[1]) {
 		ok = false // replica aliasing: no distinct alternate (§6.4.1)
 	}
 	r.hubEligible = !op.Kind.IsMetadata() && !c.cfg.MultiMaster
@@ -269,8 +355,8 @@ func (c *Client) BeginDeadline(r *Race, now time.Duration, op *Operation, deadli
 		r.threshold = strategy.thresholdFor(now, r.regions[0].Region)
 		r.diag.threshold = r.threshold
 		r.diag.primaryRegion = r.regions[0].Region
-		if c.logEnabled(slog.LevelDebug) {
-			c.log(slog.LevelDebug, "cosmos.hedge.enabled_for_operation",
+		if r.logEnabled(slog.LevelDebug) {
+			r.log(slog.LevelDebug, "cosmos.hedge.enabled_for_operation",
 				slog.Int64("threshold_ms", r.threshold.Get().Milliseconds()), slog.Int("region_count", len(r.regions)))
 		}
 	}
@@ -346,14 +432,15 @@ func (r *Race) send(e *Effects, now time.Duration, l Leg) {
 
 // spawnAlternate is the single body behind both entry points of §6.5 #9:
 // the threshold timer and the upgrade of a region-changing retry.
-func (r *Race) spawnAlternate(e *Effects, now time.Duration) {
+func (r *Race) spawnAlternate(e *Effects, now time.Duration, cause SpawnCause) {
 	r.spawned = true
+	r.diag.spawnCause = cause
 	alt := &r.legs[Alternate]
 	alt.started, alt.startAt = true, now
 	alt.candidates = r.regions[1:2]
 	alt.endpoint = r.regions[1]
 	alt.tried = 1
-	alt.excluded = AlternateExcludeRegions(r.op.ExcludeRegions, r.c.cfg.Regions, alt.endpoint.Region)
+	alt.excluded = alternateExcludeRegions(r.op.ExcludeRegions, r.c.cfg.Regions, alt.endpoint.Region)
 	if r.hubEligible {
 		r.hubLatch = new(atomic.Bool)
 		r.hubLatch.Store(r.legs[Primary].hub || r.op.HubRegionProcessingOnly)
@@ -362,9 +449,10 @@ func (r *Race) spawnAlternate(e *Effects, now time.Duration) {
 	if o, ok := r.strategy.policy.(SpawnObserver); ok {
 		o.AlternateSpawned(now, r.regions[0].Region)
 	}
-	if r.c.logEnabled(slog.LevelDebug) {
-		r.c.log(slog.LevelDebug, "cosmos.hedge.alternate_spawned",
-			slog.String("target_region", string(alt.endpoint.Region)), slog.Int64("elapsed_ms", (now-r.start).Milliseconds()))
+	if r.logEnabled(slog.LevelDebug) {
+		r.log(slog.LevelDebug, "cosmos.hedge.alternate_spawned",
+			slog.String("target_region", string(alt.endpoint.Region)), slog.Int64("elapsed_ms", (now-r.start).Milliseconds()),
+			slog.String("cause", cause.String()))
 	}
 	r.send(e, now, Alternate)
 }
@@ -380,7 +468,7 @@ func (r *Race) TimerFired(now time.Duration, t TimerKind) Effects {
 	case TimerThreshold:
 		if r.phase == phaseRunning && r.hedged && !r.spawned && !r.noFanOut && now >= r.start+r.threshold.Get() &&
 			(!r.hasDeadline || now < r.deadline) {
-			r.spawnAlternate(&e, now)
+			r.spawnAlternate(&e, now, SpawnThreshold)
 		}
 	case TimerDeadline:
 		if r.phase == phaseRunning && r.hasDeadline && now >= r.deadline {
@@ -433,8 +521,8 @@ func (r *Race) Responded(now time.Duration, a Attempt, res Result) Effects {
 	r.totalCharge += res.RequestCharge
 	c := r.c
 	if res.Err == nil {
-		c.store.Observe(now, r.op.Partition, lg.endpoint, res.Status) // §6.5 #10
-		c.sessions.Merge(r.op.Partition, res.SessionLSN)              // §9.2
+		c.store.observe(now, r.op.Partition, lg.endpoint, res.Status) // §6.5 #10
+		c.sessions.merge(r.op.Partition, res.SessionLSN)              // §9.2
 		if r.hedged && r.strategy.policy != nil {
 			r.strategy.policy.Observe(now, lg.endpoint.Region, now-lg.sentAt)
 		}
@@ -466,9 +554,9 @@ func (r *Race) Responded(now time.Duration, a Attempt, res Result) Effects {
 	// Upgrade path (§6.5 #9, §7.2.1): a result the non-hedged path would
 	// answer with a region-changing retry — a spawn-eligible status, or a
 	// transport error (no response at all) — sends the alternate now.
-	if r.hedged && a.Leg == Primary && !r.spawned && !r.noFanOut && (res.Err != nil || CanSpawnHedge(res.Status)) &&
+	if r.hedged && a.Leg == Primary && !r.spawned && !r.noFanOut && (res.Err != nil || canSpawnHedge(res.Status)) &&
 		(!r.hasDeadline || now < r.deadline) {
-		r.spawnAlternate(&e, now)
+		r.spawnAlternate(&e, now, spawnCauseOf(res))
 	}
 	if delay, ok := r.retry(now, a.Leg, res); ok {
 		if delay > 0 {
@@ -558,20 +646,20 @@ func (r *Race) legFinal(e *Effects, now time.Duration, l Leg) {
 	c := r.c
 	var state TerminalState
 	if l == Primary {
-		c.tracker.RecordPrimaryFinal(now, r.op.Partition, r.regions[0].Region) // §9.5 #2
+		c.tracker.recordPrimaryFinal(now, r.op.Partition, r.regions[0].Region) // §9.5 #2
 		state = PrimaryWonPreThreshold
 		if r.spawned {
 			state = PrimaryWonAfterHedge
 		}
 	} else {
-		r.tripped = c.tracker.RecordHedgeWin(now, r.op.Partition, r.regions[0].Region) // §9.5, §6.5 #8
-		if c.logEnabled(slog.LevelDebug) {
-			c.log(slog.LevelDebug, "cosmos.hedge.recorded_alternate_win",
+		r.tripped = c.tracker.recordHedgeWin(now, r.op.Partition, r.regions[0].Region) // §9.5, §6.5 #8
+		if r.logEnabled(slog.LevelDebug) {
+			r.log(slog.LevelDebug, "cosmos.hedge.recorded_alternate_win",
 				slog.String("primary_region", string(r.regions[0].Region)), slog.String("partition", r.op.Partition))
 		}
 		state = AlternateWon
 	}
-	r.cancelOthers(e, "winner_found")
+	r.cancelOthers(e, CancelWinnerFound)
 	r.finishWinner(e, now, l, state)
 }
 
@@ -604,8 +692,8 @@ func (r *Race) legTransient(e *Effects, now time.Duration, l Leg, res Result) {
 		}
 	}
 	r.diag.terminalState = BothTransient
-	if r.c.logEnabled(slog.LevelWarn) {
-		r.c.log(slog.LevelWarn, "cosmos.hedge.both_transient", slog.Int("last_status_code", res.Status.Code))
+	if r.logEnabled(slog.LevelWarn) {
+		r.log(slog.LevelWarn, "cosmos.hedge.both_transient", slog.Int("last_status_code", res.Status.Code))
 	}
 	r.finishError(e, now, res.Status, transientCause(res))
 }
@@ -644,11 +732,11 @@ func (r *Race) deadlineFired(e *Effects, now time.Duration, cause error) {
 	e.add(Action{Kind: ActTimer, Timer: TimerHarvest, At: r.harvestAt})
 }
 
-func reasonFor(cause error) string {
+func reasonFor(cause error) CancelReason {
 	if cause == context.Canceled {
-		return "app_canceled"
+		return CancelAppCanceled
 	}
-	return "deadline"
+	return CancelDeadline
 }
 
 func (r *Race) endHarvest(e *Effects, now time.Duration) {
@@ -658,17 +746,17 @@ func (r *Race) endHarvest(e *Effects, now time.Duration) {
 }
 
 // cancelOthers cancels every in-flight attempt.
-func (r *Race) cancelOthers(e *Effects, reason string) {
+func (r *Race) cancelOthers(e *Effects, reason CancelReason) {
 	for l := Primary; l <= Alternate; l++ {
 		lg := &r.legs[l]
 		lg.backingOff = false
 		if lg.inFlight {
 			lg.inFlight = false
 			lg.done = true
-			e.add(Action{Kind: ActCancel, Leg: l})
-			if r.hedged && r.c.logEnabled(slog.LevelDebug) {
-				r.c.log(slog.LevelDebug, "cosmos.hedge.canceled", slog.String("which", l.String()),
-					slog.String("target_region", string(lg.endpoint.Region)), slog.String("reason", reason))
+			e.add(Action{Kind: ActCancel, Leg: l, Reason: reason})
+			if r.hedged && r.logEnabled(slog.LevelDebug) {
+				r.log(slog.LevelDebug, "cosmos.hedge.canceled", slog.String("which", l.String()),
+					slog.String("target_region", string(lg.endpoint.Region)), slog.String("reason", reason.String()))
 			}
 		}
 	}
@@ -679,8 +767,8 @@ func (r *Race) finishWinner(e *Effects, now time.Duration, l Leg, state Terminal
 	if r.hedged {
 		r.diag.terminalState = state
 		r.diag.responseRegion, r.diag.hasResponse = r.legs[l].endpoint.Region, true
-		if r.c.logEnabled(slog.LevelDebug) {
-			r.c.log(slog.LevelDebug, "cosmos.hedge.winner_selected", slog.String("winner_region", string(r.legs[l].endpoint.Region)),
+		if r.logEnabled(slog.LevelDebug) {
+			r.log(slog.LevelDebug, "cosmos.hedge.winner_selected", slog.String("winner_region", string(r.legs[l].endpoint.Region)),
 				slog.Int64("elapsed_ms", (now-r.start).Milliseconds()), slog.Bool("was_hedge", state == AlternateWon))
 		}
 	}

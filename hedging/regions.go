@@ -15,11 +15,11 @@ type Endpoint struct {
 	Key    string
 }
 
-// ApplicableRegions returns the preferred endpoints whose region is not in
+// applicableRegions returns the preferred endpoints whose region is not in
 // excluded, in preference order (spec §6.2). When nothing is excluded it
 // returns preferred itself without copying, so the common path does not
 // allocate.
-func ApplicableRegions(preferred []Endpoint, excluded []Region) []Endpoint {
+func applicableRegions(preferred []Endpoint, excluded []Region) []Endpoint {
 	if len(excluded) == 0 {
 		return preferred
 	}
@@ -32,20 +32,20 @@ func ApplicableRegions(preferred []Endpoint, excluded []Region) []Endpoint {
 	return out
 }
 
-// Distinct reports whether the alternate differs from the primary in both
+// distinct reports whether the alternate differs from the primary in both
 // region name and physical endpoint key, the region+endpoint distinctness
 // contract of spec §6.4.1. When it does not (replica aliasing), no hedge is
 // produced.
-func Distinct(primary, alternate Endpoint) bool {
+func distinct(primary, alternate Endpoint) bool {
 	return primary.Region != alternate.Region && primary.Key != alternate.Key
 }
 
-// AlternateExcludeRegions returns the alternate's ExcludeRegions set,
+// alternateExcludeRegions returns the alternate's ExcludeRegions set,
 // user ∪ (all \ {target}), which pins the alternate to target (spec §6.3,
 // §6.4.1 build_secondary_routing). all is the account's preferred-region
 // list. The user's regions come first, in their order, then the others in
 // preference order; no region appears twice.
-func AlternateExcludeRegions(user []Region, all []Endpoint, target Region) []Region {
+func alternateExcludeRegions(user []Region, all []Endpoint, target Region) []Region {
 	out := make([]Region, 0, len(user)+len(all))
 	for _, r := range user {
 		if !slices.Contains(out, r) {

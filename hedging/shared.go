@@ -55,11 +55,11 @@ type HedgeWinTracker struct {
 	tripped map[string][]Region
 }
 
-// NewHedgeWinTracker returns a tracker that trips after threshold
+// newHedgeWinTracker returns a tracker that trips after threshold
 // consecutive alternate wins (DefaultConsecutiveHedgeWinThreshold when
 // threshold < 1) and keeps a tripped region demoted for probe
 // (DefaultProbeInterval when probe <= 0).
-func NewHedgeWinTracker(threshold int, probe time.Duration) *HedgeWinTracker {
+func newHedgeWinTracker(threshold int, probe time.Duration) *HedgeWinTracker {
 	if threshold < 1 {
 		threshold = DefaultConsecutiveHedgeWinThreshold
 	}
@@ -75,10 +75,10 @@ func (t *HedgeWinTracker) Threshold() int { return t.threshold }
 // ProbeInterval returns how long a tripped region stays demoted.
 func (t *HedgeWinTracker) ProbeInterval() time.Duration { return t.probe }
 
-// RecordHedgeWin records one alternate win for (partition, primary) at now
+// recordHedgeWin records one alternate win for (partition, primary) at now
 // and reports whether it tripped the breaker (record_consecutive_hedge_win,
 // spec §9.5).
-func (t *HedgeWinTracker) RecordHedgeWin(now time.Duration, partition string, primary Region) (tripped bool) {
+func (t *HedgeWinTracker) recordHedgeWin(now time.Duration, partition string, primary Region) (tripped bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	k := winKey{partition, primary}
@@ -103,10 +103,10 @@ func (t *HedgeWinTracker) RecordHedgeWin(now time.Duration, partition string, pr
 	return false
 }
 
-// RecordPrimaryFinal resets the counter of (partition, primary) after any
+// recordPrimaryFinal resets the counter of (partition, primary) after any
 // final result of the primary leg and clears a trip whose probe interval
 // has passed (spec §9.5 #2).
-func (t *HedgeWinTracker) RecordPrimaryFinal(now time.Duration, partition string, primary Region) {
+func (t *HedgeWinTracker) recordPrimaryFinal(now time.Duration, partition string, primary Region) {
 	if t.npairs.Load() == 0 {
 		return
 	}
@@ -199,12 +199,12 @@ type markKey struct {
 // pair marked unavailable.
 const DefaultUnavailableFor = 5 * time.Second
 
-// LocationStore is the location state shared by every operation and by both
+// locationStore is the location state shared by every operation and by both
 // legs of a race (spec §6.5 #10, §9.1): a 503 marks the (partition,
 // endpoint) pair unavailable for a while, which routing then avoids; a
 // 403/3 (WriteForbidden) requests an account-properties refresh. Safe for
 // concurrent use; takes the current time as a parameter.
-type LocationStore struct {
+type locationStore struct {
 	unavailableFor time.Duration
 	mu             sync.Mutex
 	marks          map[markKey]time.Duration
@@ -212,19 +212,19 @@ type LocationStore struct {
 	nmarks         atomic.Int64 // mirrors len(marks): no lock when nothing is marked
 }
 
-// NewLocationStore returns a store whose marks last unavailableFor
+// newLocationStore returns a store whose marks last unavailableFor
 // (DefaultUnavailableFor when <= 0).
-func NewLocationStore(unavailableFor time.Duration) *LocationStore {
+func newLocationStore(unavailableFor time.Duration) *locationStore {
 	if unavailableFor <= 0 {
 		unavailableFor = DefaultUnavailableFor
 	}
-	return &LocationStore{unavailableFor: unavailableFor, marks: make(map[markKey]time.Duration)}
+	return &locationStore{unavailableFor: unavailableFor, marks: make(map[markKey]time.Duration)}
 }
 
 // Observe applies the LocationEffects of one attempt's status: 503 marks
 // (partition, endpoint) unavailable until now+unavailableFor; 403/3 counts
 // an account refresh request. Other statuses have no effect.
-func (s *LocationStore) Observe(now time.Duration, partition string, endpoint Endpoint, st Status) {
+func (s *locationStore) observe(now time.Duration, partition string, endpoint Endpoint, st Status) {
 	switch {
 	case st.Code == 503:
 		s.mu.Lock()
@@ -240,7 +240,7 @@ func (s *LocationStore) Observe(now time.Duration, partition string, endpoint En
 
 // Unavailable reports whether (partition, endpoint) is marked unavailable
 // at now.
-func (s *LocationStore) Unavailable(now time.Duration, partition string, endpoint Endpoint) bool {
+func (s *locationStore) Unavailable(now time.Duration, partition string, endpoint Endpoint) bool {
 	if s.nmarks.Load() == 0 {
 		return false
 	}
@@ -257,26 +257,26 @@ func (s *LocationStore) Unavailable(now time.Duration, partition string, endpoin
 }
 
 // RefreshRequests returns how many account refreshes were requested.
-func (s *LocationStore) RefreshRequests() int {
+func (s *locationStore) RefreshRequests() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.refreshes
 }
 
-// SessionTokens holds the session token (the highest LSN seen) per
+// sessionTokens holds the session token (the highest LSN seen) per
 // partition. Updates merge by maximum, so they commute: a losing leg's late
 // response can never regress a token (spec §9.2). Safe for concurrent use.
-type SessionTokens struct {
+type sessionTokens struct {
 	mu   sync.Mutex
 	lsns map[string]int64
 	any  atomic.Bool // set once a token is stored: reads of an empty store take no lock
 }
 
-// NewSessionTokens returns an empty store.
-func NewSessionTokens() *SessionTokens { return &SessionTokens{lsns: make(map[string]int64)} }
+// newSessionTokens returns an empty store.
+func newSessionTokens() *sessionTokens { return &sessionTokens{lsns: make(map[string]int64)} }
 
 // Merge records lsn for partition, keeping the maximum; lsn <= 0 is ignored.
-func (s *SessionTokens) Merge(partition string, lsn int64) {
+func (s *sessionTokens) merge(partition string, lsn int64) {
 	if lsn <= 0 {
 		return
 	}
@@ -289,7 +289,7 @@ func (s *SessionTokens) Merge(partition string, lsn int64) {
 }
 
 // Get returns the session LSN of partition (0 when none).
-func (s *SessionTokens) Get(partition string) int64 {
+func (s *sessionTokens) Get(partition string) int64 {
 	if !s.any.Load() {
 		return 0
 	}

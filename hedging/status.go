@@ -63,7 +63,7 @@ func IsFinal(s Status) bool {
 	return false
 }
 
-// CanSpawnHedge reports whether a first attempt that returned status s may be
+// canSpawnHedge reports whether a first attempt that returned status s may be
 // upgraded into a cross-region hedge (spec §7.2.1, §6.5 #9 upgrade path).
 // Only results that the retry layer answers with a region-changing retry
 // (FailoverRetry or SessionRetry) qualify:
@@ -83,7 +83,7 @@ func IsFinal(s Status) bool {
 //     across regions; it stays transient in-race (§7.2) but is not a
 //     region-changing trigger.
 //   - Final results: never.
-func CanSpawnHedge(s Status) bool {
+func canSpawnHedge(s Status) bool {
 	if IsFinal(s) {
 		return false
 	}

@@ -158,8 +158,8 @@ const (
 	SwitchOff
 )
 
-// SwitchOf returns SwitchOn for true and SwitchOff for false.
-func SwitchOf(b bool) Switch {
+// switchOf returns SwitchOn for true and SwitchOff for false.
+func switchOf(b bool) Switch {
 	if b {
 		return SwitchOn
 	}
@@ -198,7 +198,7 @@ func (l HedgingEnabledLayers) Effective() Switch {
 	return SwitchUnset
 }
 
-// ResolveStrategy picks the effective hedging strategy of one operation by
+// resolveStrategy picks the effective hedging strategy of one operation by
 // the priority of spec §11.3.1:
 //
 //  0. the hedging_enabled master switch (enabled, already resolved through
@@ -211,9 +211,9 @@ func (l HedgingEnabledLayers) Effective() Switch {
 //  3. the driver default, min(1 s, requestTimeout/2) (§5.2).
 //
 // It returns the strategy and true when hedging is on. Whether the
-// operation is then hedged is decided by [ShouldHedge] (row 4 of §11.3.1,
+// operation is then hedged is decided by [shouldHedge] (row 4 of §11.3.1,
 // "none", is the region and operation-kind check there).
-func ResolveStrategy(enabled Switch, operation, client AvailabilityStrategy, requestTimeout time.Duration) (HedgingStrategy, bool) {
+func resolveStrategy(enabled Switch, operation, client AvailabilityStrategy, requestTimeout time.Duration) (HedgingStrategy, bool) {
 	switch enabled {
 	case SwitchOff:
 		return HedgingStrategy{}, false
@@ -245,10 +245,10 @@ const (
 	EnvConsecutiveHedgeWinThreshold = "AZURE_COSMOS_CONSECUTIVE_HEDGE_WIN_THRESHOLD"
 )
 
-// ParseBool parses a lenient boolean (spec §4.4): true/false, 1/0, yes/no,
+// parseBool parses a lenient boolean (spec §4.4): true/false, 1/0, yes/no,
 // on/off, in any case, with surrounding spaces ignored. Anything else is an
 // error, never a silent default.
-func ParseBool(s string) (bool, error) {
+func parseBool(s string) (bool, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "true", "1", "yes", "on":
 		return true, nil
@@ -282,11 +282,11 @@ func LoadEnv(lookup func(string) (string, bool)) (EnvConfig, error) {
 		if !ok {
 			continue
 		}
-		b, err := ParseBool(raw)
+		b, err := parseBool(raw)
 		if err != nil {
 			return EnvConfig{}, fmt.Errorf("%s=%q: %w", v.name, raw, err)
 		}
-		*v.dst = SwitchOf(b)
+		*v.dst = switchOf(b)
 	}
 	if raw, ok := lookup(EnvConsecutiveHedgeWinThreshold); ok {
 		n, err := strconv.Atoi(strings.TrimSpace(raw))

@@ -3,10 +3,17 @@ package hedging
 import "context"
 
 // Transport performs one attempt for [Client.Do]. Send blocks until the
-// attempt completes or ctx is cancelled (the race cancelled the attempt or
-// the operation ended); it must return promptly after cancellation and
-// report a transport failure in Result.Err. Implementations must be safe for
-// concurrent use: both legs may be in flight at once.
+// attempt has a result — for a response, as soon as its status is known:
+// the race decides finality from the status alone (spec §7.2) — or ctx is
+// cancelled (the race cancelled the attempt or the operation ended). ctx
+// carries the values of Do's context and the operation's deadline. A
+// transport failure (no response) is reported in Result.Err; a response
+// body, if any, in Result.Body, unread (Do gives the winner's to the caller
+// and closes the others). Send should return promptly after cancellation,
+// but Do does not wait for it: an attempt still running when the race ends
+// is abandoned and its late result's body closed. A panic in Send is
+// recovered and reported as a transport error. Implementations must be safe
+// for concurrent use: both legs may be in flight at once.
 type Transport interface {
 	Send(ctx context.Context, op *Operation, a Attempt) Result
 }

@@ -189,6 +189,11 @@ func TestLibraryPrimary503(t *testing.T) {
 		if p99 := s.QuantileMs(0.99); p99 >= 50 {
 			t.Errorf("%s: p99 %.1f ms, want < 50 ms (upgrade path, not the threshold timer)", name, p99)
 		}
+		// Every hedge is a failover (spawn cause 503), none latency-triggered
+		// (issue 11 #7: hedge_rate splits by cause).
+		if s.Hedged == 0 || s.FailoverHedged != s.Hedged {
+			t.Errorf("%s: %d hedges, %d of them failovers; want every hedge a 503 failover", name, s.Hedged, s.FailoverHedged)
+		}
 		// The pinned primary keeps retrying East US: ~3 faults per read.
 		if f := share(s.Faults, s.Ops); f < 2.5 {
 			t.Errorf("%s: %.2f injected 503s per read, want >= 2.5 (primary retries pinned to East US)", name, f)
@@ -212,6 +217,9 @@ func TestLibraryBothSlow(t *testing.T) {
 		}
 	}
 	st := get(t, m, "static-200ms")
+	if st.FailoverHedged != 0 {
+		t.Errorf("static-200ms: %d failover hedges, want every hedge latency-triggered", st.FailoverHedged)
+	}
 	if hr := hedgeRate(st); hr < 0.99 {
 		t.Errorf("static-200ms: hedge rate %.3f, want ~1", hr)
 	}

@@ -1,6 +1,10 @@
 package simnet
 
-import "time"
+import (
+	"time"
+
+	"hedgelab/hedging"
+)
 
 type evKind uint8
 
@@ -13,7 +17,8 @@ const (
 )
 
 // event is one pending event. Events are values ordered by (at, responses
-// first, seq): seq is the insertion sequence, so ties resolve in a fixed order.
+// first, the primary's responses before the alternate's, seq): seq is the
+// insertion sequence, so ties resolve in a fixed order.
 type event struct {
 	at   time.Duration
 	seq  uint64
@@ -30,14 +35,20 @@ func (a *event) less(b *event) bool {
 		return a.at < b.at
 	}
 	// At one instant a response is seen before a timer (spec §6.4: the
-	// primary arm is polled before the threshold timer), then insertion order.
-	if ar, br := a.kind == evResponse, b.kind == evResponse; ar != br {
+	// primary arm is polled before the threshold timer), responses in the
+	// race core's tie order (the primary's first, hedging.Leg.WinsTie),
+	// then insertion order.
+	ar, br := a.kind == evResponse, b.kind == evResponse
+	if ar != br {
 		return ar
+	}
+	if ar && a.sub != b.sub {
+		return hedging.Leg(a.sub).WinsTie(hedging.Leg(b.sub))
 	}
 	return a.seq < b.seq
 }
 
-// eventQueue orders events by (at, responses first, seq). It is a 4-ary
+// eventQueue orders events by (at, responses first, leg, seq). It is a 4-ary
 // min-heap plus a FIFO run: most timers (a static threshold, arrivals) are
 // pushed in non-decreasing time order, and an event no earlier than the
 // FIFO's tail goes there in O(1) instead of into the heap; pop takes the

@@ -874,6 +874,9 @@ func (s *sim) complete(slot int32, o *opState) {
 		win.Hedged++
 	}
 	if d, ok := r.Diagnostics(); ok {
+		if c, ok := d.SpawnCause(); ok && c.Failover() {
+			st.FailoverHedged++
+		}
 		ts := d.TerminalState()
 		st.Terminal[ts]++
 		if ts == hedging.AlternateWon {

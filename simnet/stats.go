@@ -40,8 +40,12 @@ type Stats struct {
 	// Ops counts finished operations; Errors those that returned an error.
 	Ops, Errors int64
 	// Hedged counts operations whose alternate was spawned; AlternateWins
-	// those with terminal state AlternateWon.
-	Hedged, AlternateWins int64
+	// those with terminal state AlternateWon. FailoverHedged counts the
+	// hedged operations whose alternate was sent on a region-changing result
+	// of the primary (503, 404/1002, 429/3092, transport error) rather than
+	// on the threshold (hedging.SpawnCause.Failover); the latency-triggered
+	// ones are Hedged - FailoverHedged.
+	Hedged, AlternateWins, FailoverHedged int64
 	// Attempts counts transport attempts sent (both legs, retries included).
 	Attempts int64
 	// Terminal counts terminal states, indexed by hedging.TerminalState; index
@@ -95,6 +99,7 @@ func (s *Stats) Merge(o *Stats) {
 	s.Ops += o.Ops
 	s.Errors += o.Errors
 	s.Hedged += o.Hedged
+	s.FailoverHedged += o.FailoverHedged
 	s.AlternateWins += o.AlternateWins
 	s.Attempts += o.Attempts
 	for i := range s.Terminal {

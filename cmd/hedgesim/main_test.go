@@ -123,7 +123,7 @@ func TestBinaryEndToEnd(t *testing.T) {
 	}
 	for _, p := range summary.Policies {
 		for _, k := range []string{"policy", "ops", "p50_ms", "p90_ms", "p99_ms", "p999_ms", "p9999_ms", "max_ms", "mean_ms",
-			"hedge_rate", "alternate_win_rate", "ru_multiplier", "error_rate", "terminal_states"} {
+			"hedge_rate", "hedge_rate_latency", "hedge_rate_failover", "alternate_win_rate", "ru_multiplier", "error_rate", "terminal_states"} {
 			if _, ok := p[k]; !ok {
 				t.Errorf("summary.json policy lacks %q", k)
 			}

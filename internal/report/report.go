@@ -54,8 +54,11 @@ type Figures struct {
 	// P50 .. P9999 are latency percentiles in ms; Max and Mean are the
 	// maximum and mean latency in ms.
 	P50, P90, P99, P999, P9999, Max, Mean float64
-	// HedgeRate is the fraction of ops whose alternate was spawned.
-	HedgeRate float64
+	// HedgeRate is the fraction of ops whose alternate was spawned:
+	// HedgeRateLatency (sent on the threshold) plus HedgeRateFailover (sent
+	// on a region-changing result of the primary: 503, 404/1002, 429/3092,
+	// transport error; the spawn cause of spec §6.5 #9).
+	HedgeRate, HedgeRateLatency, HedgeRateFailover float64
 	// AlternateWinRate is the fraction of ops with terminal state AlternateWon.
 	AlternateWinRate float64
 	// RUMultiplier is RU charged across all attempts divided by the RU of

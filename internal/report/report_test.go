@@ -25,7 +25,7 @@ var (
 	chartBases     = []string{"ccdf", "percentiles", "cost", "timeline", "threshold", "hedge_rate"}
 	basePolicyKeys = []string{
 		"policy", "ops", "p50_ms", "p90_ms", "p99_ms", "p999_ms", "p9999_ms", "max_ms", "mean_ms",
-		"hedge_rate", "alternate_win_rate", "ru_multiplier", "error_rate", "terminal_states",
+		"hedge_rate", "hedge_rate_latency", "hedge_rate_failover", "alternate_win_rate", "ru_multiplier", "error_rate", "terminal_states",
 	}
 	ciPolicyKeys = []string{
 		"p50_ms_ci95", "p90_ms_ci95", "p99_ms_ci95", "p999_ms_ci95", "p9999_ms_ci95", "max_ms_ci95",

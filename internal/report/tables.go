@@ -81,29 +81,31 @@ func (c ciJSON) MarshalJSON() ([]byte, error) {
 }
 
 type policyJSON struct {
-	Policy           string           `json:"policy"`
-	Ops              int64            `json:"ops"`
-	P50              num              `json:"p50_ms"`
-	P90              num              `json:"p90_ms"`
-	P99              num              `json:"p99_ms"`
-	P999             num              `json:"p999_ms"`
-	P9999            num              `json:"p9999_ms"`
-	Max              num              `json:"max_ms"`
-	Mean             num              `json:"mean_ms"`
-	HedgeRate        num              `json:"hedge_rate"`
-	AlternateWinRate num              `json:"alternate_win_rate"`
-	RUMultiplier     num              `json:"ru_multiplier"`
-	ErrorRate        num              `json:"error_rate"`
-	TerminalStates   map[string]int64 `json:"terminal_states"`
-	Counters         map[string]int64 `json:"counters,omitempty"`
-	P50CI            *ciJSON          `json:"p50_ms_ci95,omitempty"`
-	P90CI            *ciJSON          `json:"p90_ms_ci95,omitempty"`
-	P99CI            *ciJSON          `json:"p99_ms_ci95,omitempty"`
-	P999CI           *ciJSON          `json:"p999_ms_ci95,omitempty"`
-	P9999CI          *ciJSON          `json:"p9999_ms_ci95,omitempty"`
-	MaxCI            *ciJSON          `json:"max_ms_ci95,omitempty"`
-	MeanCI           *ciJSON          `json:"mean_ms_ci95,omitempty"`
-	RUMultiplierCI   *ciJSON          `json:"ru_multiplier_ci95,omitempty"`
+	Policy            string           `json:"policy"`
+	Ops               int64            `json:"ops"`
+	P50               num              `json:"p50_ms"`
+	P90               num              `json:"p90_ms"`
+	P99               num              `json:"p99_ms"`
+	P999              num              `json:"p999_ms"`
+	P9999             num              `json:"p9999_ms"`
+	Max               num              `json:"max_ms"`
+	Mean              num              `json:"mean_ms"`
+	HedgeRate         num              `json:"hedge_rate"`
+	HedgeRateLatency  num              `json:"hedge_rate_latency"`
+	HedgeRateFailover num              `json:"hedge_rate_failover"`
+	AlternateWinRate  num              `json:"alternate_win_rate"`
+	RUMultiplier      num              `json:"ru_multiplier"`
+	ErrorRate         num              `json:"error_rate"`
+	TerminalStates    map[string]int64 `json:"terminal_states"`
+	Counters          map[string]int64 `json:"counters,omitempty"`
+	P50CI             *ciJSON          `json:"p50_ms_ci95,omitempty"`
+	P90CI             *ciJSON          `json:"p90_ms_ci95,omitempty"`
+	P99CI             *ciJSON          `json:"p99_ms_ci95,omitempty"`
+	P999CI            *ciJSON          `json:"p999_ms_ci95,omitempty"`
+	P9999CI           *ciJSON          `json:"p9999_ms_ci95,omitempty"`
+	MaxCI             *ciJSON          `json:"max_ms_ci95,omitempty"`
+	MeanCI            *ciJSON          `json:"mean_ms_ci95,omitempty"`
+	RUMultiplierCI    *ciJSON          `json:"ru_multiplier_ci95,omitempty"`
 }
 
 func ciPrec(key string) int {
@@ -119,21 +121,23 @@ func newPolicyJSON(f *Figures) policyJSON {
 		ts[k] = v
 	}
 	p := policyJSON{
-		Policy:           f.Policy,
-		Ops:              f.Ops,
-		P50:              num{f.P50, precMs},
-		P90:              num{f.P90, precMs},
-		P99:              num{f.P99, precMs},
-		P999:             num{f.P999, precMs},
-		P9999:            num{f.P9999, precMs},
-		Max:              num{f.Max, precMs},
-		Mean:             num{f.Mean, precMs},
-		HedgeRate:        num{f.HedgeRate, precRate},
-		AlternateWinRate: num{f.AlternateWinRate, precRate},
-		RUMultiplier:     num{f.RUMultiplier, precRate},
-		ErrorRate:        num{f.ErrorRate, precRate},
-		TerminalStates:   ts,
-		Counters:         f.Counters,
+		Policy:            f.Policy,
+		Ops:               f.Ops,
+		P50:               num{f.P50, precMs},
+		P90:               num{f.P90, precMs},
+		P99:               num{f.P99, precMs},
+		P999:              num{f.P999, precMs},
+		P9999:             num{f.P9999, precMs},
+		Max:               num{f.Max, precMs},
+		Mean:              num{f.Mean, precMs},
+		HedgeRate:         num{f.HedgeRate, precRate},
+		HedgeRateLatency:  num{f.HedgeRateLatency, precRate},
+		HedgeRateFailover: num{f.HedgeRateFailover, precRate},
+		AlternateWinRate:  num{f.AlternateWinRate, precRate},
+		RUMultiplier:      num{f.RUMultiplier, precRate},
+		ErrorRate:         num{f.ErrorRate, precRate},
+		TerminalStates:    ts,
+		Counters:          f.Counters,
 	}
 	if f.CI95 != nil {
 		ci := func(key string) *ciJSON {

@@ -219,11 +219,13 @@ func Figures(p PolicyResult) report.Figures {
 	f := report.Figures{
 		Policy: p.Name, Ops: m.Ops,
 		P50: v[0], P90: v[1], P99: v[2], P999: v[3], P9999: v[4], Max: v[5], Mean: v[6],
-		HedgeRate:        ratio(m.Hedged, m.Ops),
-		AlternateWinRate: ratio(m.AlternateWins, m.Ops),
-		RUMultiplier:     m.RUMultiplier(),
-		ErrorRate:        ratio(m.Errors, m.Ops),
-		TerminalStates:   map[string]int64{},
+		HedgeRate:         ratio(m.Hedged, m.Ops),
+		HedgeRateLatency:  ratio(m.Hedged-m.FailoverHedged, m.Ops),
+		HedgeRateFailover: ratio(m.FailoverHedged, m.Ops),
+		AlternateWinRate:  ratio(m.AlternateWins, m.Ops),
+		RUMultiplier:      m.RUMultiplier(),
+		ErrorRate:         ratio(m.Errors, m.Ops),
+		TerminalStates:    map[string]int64{},
 	}
 	for i, n := range m.Terminal {
 		if n > 0 {

@@ -1,4 +1,4 @@
-package hedging_test
+package hedginghttp_test
 
 // Integration tests of spec §15.2 (fault injection): Client.Do over
 // HTTPTransport against real httptest servers on loopback, one per region.
@@ -7,7 +7,6 @@ package hedging_test
 // in parallel. Helpers are prefixed "hx".
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -19,6 +18,7 @@ import (
 	"time"
 
 	"hedgelab/hedging"
+	"hedgelab/hedging/hedginghttp"
 )
 
 // hxReply is what a region server does for one request: wait Delay (or
@@ -79,16 +79,16 @@ func (r *hxRegion) serve(w http.ResponseWriter, req *http.Request) {
 	}
 	h := w.Header()
 	if rep.SubStatus != 0 {
-		h.Set(hedging.HeaderSubStatus, strconv.Itoa(rep.SubStatus))
+		h.Set(hedginghttp.HeaderSubStatus, strconv.Itoa(rep.SubStatus))
 	}
 	if rep.Charge != 0 {
-		h.Set(hedging.HeaderRequestCharge, strconv.FormatFloat(rep.Charge, 'f', -1, 64))
+		h.Set(hedginghttp.HeaderRequestCharge, strconv.FormatFloat(rep.Charge, 'f', -1, 64))
 	}
 	if rep.RetryMs != 0 {
-		h.Set(hedging.HeaderRetryAfterMs, strconv.Itoa(rep.RetryMs))
+		h.Set(hedginghttp.HeaderRetryAfterMs, strconv.Itoa(rep.RetryMs))
 	}
 	if rep.Session != "" {
-		h.Set(hedging.HeaderSessionToken, rep.Session)
+		h.Set(hedginghttp.HeaderSessionToken, rep.Session)
 	}
 	status := rep.Status
 	if status == 0 {
@@ -125,7 +125,7 @@ func hxSetup(t *testing.T, threshold time.Duration, edit func(*hedging.Config), 
 	t.Helper()
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
-	ht := &hedging.HTTPTransport{Client: &http.Client{Transport: tr}, BaseURLs: map[string]string{}}
+	ht := &hedginghttp.Transport{RoundTripper: tr, BaseURLs: map[string]string{}}
 	cfg := hedging.Config{
 		Strategy:  hedging.Hedging(hedging.NewHedgingStrategy(hedging.MustThreshold(threshold))),
 		Transport: ht,
@@ -157,7 +157,12 @@ func hxDo(t *testing.T, c *hedging.Client, op *hedging.Operation) (*hedging.Resp
 	defer cancel()
 	start := time.Now()
 	resp, err := c.Do(ctx, op)
-	return resp, time.Since(start), err
+	took := time.Since(start)
+	if resp != nil && resp.Result.Body != nil {
+		_, _ = io.Copy(io.Discard, resp.Result.Body)
+		_ = resp.Result.Body.Close()
+	}
+	return resp, took, err
 }
 
 func hxMustOK(t *testing.T, resp *hedging.Response, err error) *hedging.Response {
@@ -191,10 +196,10 @@ func TestIntegrationReadPrimarySlow(t *testing.T) {
 		t.Errorf("took %v, want just over the 200ms threshold", took)
 	}
 	bh := b.Hits()
-	if len(bh) != 1 || hxHeader(bh[0], hedging.HeaderExecutionContext) != "hedging" {
+	if len(bh) != 1 || hxHeader(bh[0], hedginghttp.HeaderExecutionContext) != "hedging" {
 		t.Errorf("B hits %+v: want one, marked hedging", bh)
 	}
-	if ah := a.Hits(); len(ah) != 1 || hxHeader(ah[0], hedging.HeaderExecutionContext) != "" {
+	if ah := a.Hits(); len(ah) != 1 || hxHeader(ah[0], hedginghttp.HeaderExecutionContext) != "" {
 		t.Errorf("A hits %+v: want one, unmarked", ah)
 	}
 	a.waitCancelled(t)
@@ -470,15 +475,15 @@ func TestIntegrationHubRegionHeaderPropagatesAcrossHedges(t *testing.T) {
 		t.Errorf("winner %s, want B", resp.Region)
 	}
 	ah, bh := a.Hits(), b.Hits()
-	if len(ah) != 2 || hxHeader(ah[0], hedging.HeaderHubRegionProcessingOnly) != "" ||
-		hxHeader(ah[1], hedging.HeaderHubRegionProcessingOnly) != "True" {
+	if len(ah) != 2 || hxHeader(ah[0], hedginghttp.HeaderHubRegionProcessingOnly) != "" ||
+		hxHeader(ah[1], hedginghttp.HeaderHubRegionProcessingOnly) != "True" {
 		t.Errorf("A hits %+v: want the first without and the retry with the hub header", ah)
 	}
 	if len(bh) != 2 {
 		t.Fatalf("B hits = %d, want 2", len(bh))
 	}
 	for i, h := range bh {
-		if hxHeader(h, hedging.HeaderHubRegionProcessingOnly) != "True" || hxHeader(h, hedging.HeaderExecutionContext) != "hedging" {
+		if hxHeader(h, hedginghttp.HeaderHubRegionProcessingOnly) != "True" || hxHeader(h, hedginghttp.HeaderExecutionContext) != "hedging" {
 			t.Errorf("B attempt %d headers %v: want the hub header and the hedging marker", i, h.Header)
 		}
 	}
@@ -521,56 +526,53 @@ func TestIntegrationSessionTokenRoundTrip(t *testing.T) {
 		}
 	}
 	ah := a.Hits()
-	if len(ah) != 2 || hxHeader(ah[0], hedging.HeaderSessionToken) != "" || hxHeader(ah[1], hedging.HeaderSessionToken) != "0:42" {
+	if len(ah) != 2 || hxHeader(ah[0], hedginghttp.HeaderSessionToken) != "" || hxHeader(ah[1], hedginghttp.HeaderSessionToken) != "0:42" {
 		t.Errorf("session headers %q %q, want none then 0:42",
-			hxHeader(ah[0], hedging.HeaderSessionToken), hxHeader(ah[1], hedging.HeaderSessionToken))
+			hxHeader(ah[0], hedginghttp.HeaderSessionToken), hxHeader(ah[1], hedginghttp.HeaderSessionToken))
 	}
 }
 
-// TestHTTPTransportSend exercises HTTPTransport directly: request shape,
-// headers both ways, BodyHook, and its errors.
-func TestHTTPTransportSend(t *testing.T) {
+// TestTransportSend exercises Transport directly: request shape, headers
+// both ways, the unread body, and its errors.
+func TestTransportSend(t *testing.T) {
 	t.Parallel()
 	r := hxNewRegion(t, "A", hxReplyAll(hxReply{Status: 429, SubStatus: 3200, Charge: 3.5, RetryMs: 12, Session: "0:7"}))
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
-	type bodyKey struct{}
-	var gotBody bytes.Buffer
-	ht := &hedging.HTTPTransport{
-		Client:   &http.Client{Transport: tr},
-		BaseURLs: map[string]string{"k": r.srv.URL},
+	ht := &hedginghttp.Transport{
+		RoundTripper: tr,
+		BaseURLs:     map[string]string{"k": r.srv.URL},
 		Prepare: func(req *http.Request, _ *hedging.Operation, _ hedging.Attempt) error {
 			req.Header.Set("Authorization", "token")
 			return nil
 		},
-		BodyHook: func(ctx context.Context, a hedging.Attempt, st hedging.Status, body io.Reader) error {
-			if ctx.Value(bodyKey{}) != "collector" {
-				t.Error("BodyHook ctx lacks the caller's value")
-			}
-			_, err := io.Copy(&gotBody, body)
-			return err
-		},
 	}
 	op := &hedging.Operation{Partition: "p1", Method: http.MethodPut, Path: "/x", Body: []byte("payload")}
 	a := hedging.Attempt{Endpoint: hedging.Endpoint{Region: "A", Key: "k"}, Hedging: true, HubRegionProcessingOnly: true, SessionLSN: 99}
-	ctx := context.WithValue(context.Background(), bodyKey{}, "collector")
-	res := ht.Send(ctx, op, a)
+	res := ht.Send(context.Background(), op, a)
+	body := res.Body
+	res.Body = nil
 	want := hedging.Result{Status: hedging.Status{Code: 429, SubStatus: 3200}, RequestCharge: 3.5, SessionLSN: 7, RetryAfter: 12 * time.Millisecond}
 	if res != want {
 		t.Errorf("Send = %+v, want %+v", res, want)
 	}
-	if gotBody.String() != `{"region":"A"}` {
-		t.Errorf("BodyHook got %q", gotBody.String())
+	hr, ok := hedginghttp.HTTPResponse(body)
+	if !ok || hr.StatusCode != 429 {
+		t.Fatalf("HTTPResponse(%T) = %v, %v", body, hr, ok)
 	}
+	if got, _ := io.ReadAll(body); string(got) != `{"region":"A"}` {
+		t.Errorf("body %q", got)
+	}
+	_ = body.Close()
 	h := r.Hits()
 	if len(h) != 1 {
 		t.Fatalf("hits = %d", len(h))
 	}
 	hit := h[0]
 	if hit.Method != http.MethodPut || hit.Path != "/x" || string(hit.Body) != "payload" ||
-		hxHeader(hit, hedging.HeaderHubRegionProcessingOnly) != "True" ||
-		hxHeader(hit, hedging.HeaderSessionToken) != "p1:99" ||
-		hxHeader(hit, hedging.HeaderExecutionContext) != "hedging" ||
+		hxHeader(hit, hedginghttp.HeaderHubRegionProcessingOnly) != "True" ||
+		hxHeader(hit, hedginghttp.HeaderSessionToken) != "p1:99" ||
+		hxHeader(hit, hedginghttp.HeaderExecutionContext) != "hedging" ||
 		hxHeader(hit, "Authorization") != "token" {
 		t.Errorf("request %s %s %q headers %v", hit.Method, hit.Path, hit.Body, hit.Header)
 	}
@@ -583,13 +585,8 @@ func TestHTTPTransportSend(t *testing.T) {
 	// A cancelled context.
 	cctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if res := ht.Send(cctx, op, a); !errors.Is(res.Err, context.Canceled) {
+	if res := ht.Send(cctx, op, a); !errors.Is(res.Err, context.Canceled) || res.Final() {
 		t.Errorf("cancelled: Err = %v", res.Err)
-	}
-	// A BodyHook error is a transient result.
-	ht.BodyHook = func(context.Context, hedging.Attempt, hedging.Status, io.Reader) error { return errBoom }
-	if res := ht.Send(context.Background(), &hedging.Operation{}, a); !errors.Is(res.Err, errBoom) || res.Final() {
-		t.Errorf("BodyHook error: %+v", res)
 	}
 }
 
@@ -597,7 +594,7 @@ func TestParseSessionLSN(t *testing.T) {
 	for in, want := range map[string]int64{
 		"": 0, "0:42": 42, "0:-1#42": 42, "1:7,0:42": 42, "0:42, 1:7": 42, "garbage": 0, "0:x": 0, "17": 17, "0:-1": 0,
 	} {
-		if got := hedging.ParseSessionLSN(in); got != want {
+		if got := hedginghttp.ParseSessionLSN(in); got != want {
 			t.Errorf("ParseSessionLSN(%q) = %d, want %d", in, got, want)
 		}
 	}
@@ -610,7 +607,7 @@ func FuzzParseSessionLSN(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if n := hedging.ParseSessionLSN(s); n < 0 {
+		if n := hedginghttp.ParseSessionLSN(s); n < 0 {
 			t.Fatalf("ParseSessionLSN(%q) = %d", s, n)
 		}
 	})

@@ -1,0 +1,130 @@
+package hedginghttp_test
+
+// Benchmarks of the happy path (the first region answers before the
+// threshold) on loopback, each through an http.Client: (a) a plain
+// http.Transport, (b) NewRoundTripper over that transport, (c)
+// cristalhq/hedgedhttp over that transport with the same delay, and (d)
+// hedging.Client.Do over Transport. They report numbers only; no timing is
+// asserted. Helpers are prefixed "bx".
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/cristalhq/hedgedhttp"
+
+	"hedgelab/hedging"
+	"hedgelab/hedging/hedginghttp"
+)
+
+// bxThreshold is well above the loopback server's latency, so no benchmark
+// iteration hedges.
+const bxThreshold = time.Second
+
+// bxServer starts a loopback server that answers every request at once
+// with a small JSON body and a request charge, and an HTTP transport with
+// enough idle connections for one goroutine.
+func bxServer(b *testing.B) (*httptest.Server, *http.Transport) {
+	b.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set(hedginghttp.HeaderRequestCharge, "1")
+		_, _ = io.WriteString(w, `{"id":"1"}`)
+	}))
+	tr := &http.Transport{MaxIdleConnsPerHost: 16}
+	b.Cleanup(func() {
+		tr.CloseIdleConnections()
+		srv.Close()
+	})
+	return srv, tr
+}
+
+// bxGet sends one GET through hc, drains and closes the body.
+func bxGet(b *testing.B, hc *http.Client, req *http.Request) {
+	resp, err := hc.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b.Fatalf("status %d", resp.StatusCode)
+	}
+}
+
+func bxRequest(b *testing.B, url string) *http.Request {
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, url+"/docs/1", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return req
+}
+
+// (a) A plain http.Transport.
+func BenchmarkHappyPathPlainTransport(b *testing.B) {
+	srv, tr := bxServer(b)
+	hc := &http.Client{Transport: tr}
+	req := bxRequest(b, srv.URL)
+	b.ReportAllocs()
+	for b.Loop() {
+		bxGet(b, hc, req)
+	}
+}
+
+// (b) NewRoundTripper over the same transport, two regions, threshold 1 s.
+func BenchmarkHappyPathRoundTripper(b *testing.B) {
+	srv, tr := bxServer(b)
+	rt, err := hedginghttp.NewRoundTripper(tr, []hedginghttp.Region{{Name: "A", URL: srv.URL}, {Name: "B", URL: "http://b.invalid"}},
+		hedginghttp.WithThreshold(bxThreshold))
+	if err != nil {
+		b.Fatal(err)
+	}
+	hc := &http.Client{Transport: rt}
+	req := bxRequest(b, srv.URL)
+	b.ReportAllocs()
+	for b.Loop() {
+		bxGet(b, hc, req)
+	}
+}
+
+// (c) cristalhq/hedgedhttp over the same transport, delay 1 s, upto 2.
+func BenchmarkHappyPathHedgedHTTP(b *testing.B) {
+	srv, tr := bxServer(b)
+	rt, err := hedgedhttp.NewRoundTripper(bxThreshold, 2, tr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	hc := &http.Client{Transport: rt}
+	req := bxRequest(b, srv.URL)
+	b.ReportAllocs()
+	for b.Loop() {
+		bxGet(b, hc, req)
+	}
+}
+
+// (d) hedging.Client.Do over Transport (request built from the Operation).
+func BenchmarkHappyPathDoTransport(b *testing.B) {
+	srv, tr := bxServer(b)
+	c, err := hedging.NewClient(hedging.Config{
+		Regions:   []hedging.Endpoint{{Region: "A", Key: "ep-A"}, {Region: "B", Key: "ep-B"}},
+		Strategy:  hedging.Hedging(hedging.NewHedgingStrategy(hedging.MustThreshold(bxThreshold))),
+		Transport: &hedginghttp.Transport{RoundTripper: tr, BaseURLs: map[string]string{"ep-A": srv.URL, "ep-B": srv.URL}},
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	op := &hedging.Operation{Kind: hedging.PointRead, Partition: "0", Path: "/docs/1"}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		resp, err := c.Do(ctx, op)
+		if err != nil || resp.Diagnostics.TerminalState() != hedging.PrimaryWonPreThreshold {
+			b.Fatalf("%v %v", resp, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Result.Body)
+		_ = resp.Result.Body.Close()
+	}
+}

@@ -1,0 +1,297 @@
+package hedginghttp
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unsafe"
+
+	"hedgelab/hedging"
+)
+
+// Header names used by [Transport] (canonical form). The x-ms-* names are
+// the Cosmos DB wire headers the spec refers to; the execution-context
+// marker is hedgelab's on-wire form of ExecutionContext::Hedging (spec
+// §6.5 #6, §10.2).
+const (
+	// HeaderHubRegionProcessingOnly is sent with value "True" on attempts
+	// whose Attempt.HubRegionProcessingOnly is set (spec §9.6).
+	HeaderHubRegionProcessingOnly = "X-Ms-Cosmos-Hub-Region-Processing-Only"
+	// HeaderSessionToken carries the session token both ways (spec §9.2);
+	// see Transport for the simplified format.
+	HeaderSessionToken = "X-Ms-Session-Token"
+	// HeaderSubStatus is the response's sub-status code (spec §7.2).
+	HeaderSubStatus = "X-Ms-Substatus"
+	// HeaderRequestCharge is the response's request charge in RU.
+	HeaderRequestCharge = "X-Ms-Request-Charge"
+	// HeaderRetryAfterMs is a 429's suggested backoff in milliseconds.
+	HeaderRetryAfterMs = "X-Ms-Retry-After-Ms"
+	// HeaderExecutionContext is sent with value "hedging" on the
+	// alternate's attempts (Attempt.Hedging).
+	HeaderExecutionContext = "X-Hedgelab-Execution-Context"
+)
+
+var (
+	headerTrue    = []string{"True"}
+	headerHedging = []string{"hedging"}
+)
+
+// Transport is a [hedging.Transport] over net/http: one HTTP request per
+// attempt, sent to the base URL of the attempt's endpoint through
+// RoundTripper (redirects are not followed; cookies are not kept).
+//
+// Request: when op.Request holds an *http.Request (as [NewRoundTripper]
+// arranges), the attempt sends a shallow copy of it with the attempt's
+// context, its scheme and host replaced by the endpoint's base URL when they
+// differ, and its body replayed with GetBody (a body that cannot be replayed
+// fails the attempt). Otherwise it builds one: method op.Method (GET when
+// empty), URL base URL + op.Path, body op.Body (none when nil). Either way
+// the request carries the attempt's context, so the race cancels a losing
+// attempt by cancelling its request, and its deadline is the operation's.
+// Headers added, on a copy of the header map only when one is needed:
+//
+//   - x-ms-cosmos-hub-region-processing-only: True when
+//     Attempt.HubRegionProcessingOnly (spec §9.6);
+//   - x-ms-session-token: "<partition>:<lsn>" when Attempt.SessionLSN > 0,
+//     a simplified single-LSN form of the Cosmos session token (§9.2),
+//     "0" standing for an empty op.Partition;
+//   - x-hedgelab-execution-context: hedging on the alternate's attempts
+//     (Attempt.Hedging).
+//
+// Response: Send returns as soon as the status line and headers arrive;
+// finality is decided from them (spec §7.2), never from the body. Status.Code
+// is the HTTP status code; Status.SubStatus x-ms-substatus; RequestCharge
+// x-ms-request-charge (RU, decimal); SessionLSN the largest number after
+// the last ':' or '#' of each comma-separated token of x-ms-session-token;
+// RetryAfter x-ms-retry-after-ms (milliseconds, decimal). A malformed or
+// absent header reads as zero. Result.Body is the response body, unread:
+// [hedging.Client.Do] hands the winner's to its caller (use [HTTPResponse]
+// to get the whole *http.Response) and closes every other.
+//
+// Connections: the race cancels a losing attempt's request and Do closes
+// its body unread. Over HTTP/2 that resets only the stream and the
+// connection stays pooled; over HTTP/1.1 net/http closes a connection whose
+// response was not read to its end, so a cancelled loser's connection is
+// not reused.
+//
+// Errors: a request that could not be built or sent (no base URL for the
+// endpoint, a dial error, a cancelled context, ...) is reported in
+// Result.Err, which the race treats as transient (spec §7.2).
+//
+// Safe for concurrent use once configured; do not modify its fields while
+// requests are in flight.
+type Transport struct {
+	// RoundTripper sends the requests; nil means http.DefaultTransport.
+	RoundTripper http.RoundTripper
+	// BaseURLs maps an endpoint key (Endpoint.Key) to the base URL of that
+	// endpoint, such as "https://acct-westus.example.com" (no trailing
+	// slash; op.Path is appended verbatim).
+	BaseURLs map[string]string
+	// Prepare, when set, is called on every request before it is sent
+	// (authorization, extra headers); an error fails the attempt. It may
+	// modify req's header map only after cloning it (req.Header =
+	// req.Header.Clone()), since requests of one operation share it.
+	Prepare func(req *http.Request, op *hedging.Operation, a hedging.Attempt) error
+}
+
+// Send performs attempt a of op as one HTTP request; see [Transport].
+func (t *Transport) Send(ctx context.Context, op *hedging.Operation, a hedging.Attempt) hedging.Result {
+	base, ok := t.BaseURLs[a.Endpoint.Key]
+	if !ok {
+		return hedging.Result{Err: fmt.Errorf("hedginghttp: no base URL for endpoint %q (region %q)", a.Endpoint.Key, a.Endpoint.Region)}
+	}
+	var req *http.Request
+	var err error
+	if orig, ok := op.Request.(*http.Request); ok {
+		req, err = attemptRequest(ctx, orig, base)
+	} else {
+		req, err = newRequest(ctx, op, base)
+	}
+	if err != nil {
+		return hedging.Result{Err: err}
+	}
+	if a.HubRegionProcessingOnly || a.SessionLSN > 0 || a.Hedging {
+		req.Header = req.Header.Clone()
+		if req.Header == nil {
+			req.Header = make(http.Header)
+		}
+		if a.HubRegionProcessingOnly {
+			req.Header[HeaderHubRegionProcessingOnly] = headerTrue
+		}
+		if a.SessionLSN > 0 {
+			p := op.Partition
+			if p == "" {
+				p = "0"
+			}
+			req.Header[HeaderSessionToken] = []string{p + ":" + strconv.FormatInt(a.SessionLSN, 10)}
+		}
+		if a.Hedging {
+			req.Header[HeaderExecutionContext] = headerHedging
+		}
+	}
+	if t.Prepare != nil {
+		if err := t.Prepare(req, op, a); err != nil {
+			return hedging.Result{Err: err}
+		}
+	}
+	rt := t.RoundTripper
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	resp, err := rt.RoundTrip(req)
+	if err != nil {
+		return hedging.Result{Err: err}
+	}
+	return resultOf(resp)
+}
+
+// newRequest builds the request of op from its Method, Path and Body.
+func newRequest(ctx context.Context, op *hedging.Operation, base string) (*http.Request, error) {
+	method := op.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	var body io.Reader
+	if op.Body != nil {
+		body = bytes.NewReader(op.Body)
+	}
+	return http.NewRequestWithContext(ctx, method, base+op.Path, body)
+}
+
+// attemptRequest returns a shallow copy of orig for one attempt: the
+// attempt's context, the scheme and host of base, a replayed body.
+func attemptRequest(ctx context.Context, orig *http.Request, base string) (*http.Request, error) {
+	req := orig.WithContext(ctx)
+	if scheme, host, ok := splitBase(base); ok && (scheme != orig.URL.Scheme || host != orig.URL.Host) {
+		u := *orig.URL
+		u.Scheme, u.Host = scheme, host
+		req.URL, req.Host = &u, ""
+	}
+	if orig.Body != nil && orig.Body != http.NoBody {
+		if orig.GetBody == nil {
+			return nil, errNoReplay
+		}
+		b, err := orig.GetBody()
+		if err != nil {
+			return nil, fmt.Errorf("hedginghttp: replaying the request body: %w", err)
+		}
+		req.Body = b
+	}
+	return req, nil
+}
+
+var errNoReplay = fmt.Errorf("hedginghttp: the request body cannot be replayed (no GetBody)")
+
+// splitBase returns the scheme and host of a base URL "scheme://host[/...]".
+func splitBase(base string) (scheme, host string, ok bool) {
+	i := strings.Index(base, "://")
+	if i <= 0 {
+		return "", "", false
+	}
+	scheme, host = base[:i], base[i+3:]
+	if j := strings.IndexByte(host, '/'); j >= 0 {
+		host = host[:j]
+	}
+	return scheme, host, host != ""
+}
+
+// resultOf classifies resp from its status and headers (spec §7.2) and
+// keeps it, unread, as the result's body.
+func resultOf(resp *http.Response) hedging.Result {
+	h := resp.Header
+	res := hedging.Result{
+		Status:        hedging.Status{Code: resp.StatusCode, SubStatus: int(headerInt(h, HeaderSubStatus))},
+		RequestCharge: headerFloat(h, HeaderRequestCharge),
+		SessionLSN:    ParseSessionLSN(headerValue(h, HeaderSessionToken)),
+		Body:          asBody(resp),
+	}
+	if ms := headerFloat(h, HeaderRetryAfterMs); ms > 0 {
+		res.RetryAfter = time.Duration(ms * float64(time.Millisecond))
+	}
+	return res
+}
+
+// responseBody is an *http.Response seen as its body. It has the layout of
+// http.Response (a struct with that single field), so resultOf converts the
+// transport's *http.Response to it in place, without an allocation
+// (unsafe.Pointer rule 1: equivalent memory layout), and [HTTPResponse]
+// converts back.
+type responseBody struct{ resp http.Response }
+
+func asBody(resp *http.Response) *responseBody {
+	return (*responseBody)(unsafe.Pointer(resp))
+}
+
+func (b *responseBody) Read(p []byte) (int, error) { return b.resp.Body.Read(p) }
+func (b *responseBody) Close() error               { return b.resp.Body.Close() }
+
+// HTTPResponse returns the *http.Response behind a result body returned by
+// [Transport] (such as Response.Result.Body of [hedging.Client.Do]), and
+// false for any other body. Reading the response's Body and reading body
+// are the same.
+func HTTPResponse(body io.ReadCloser) (*http.Response, bool) {
+	if b, ok := body.(*responseBody); ok && b != nil {
+		return &b.resp, true
+	}
+	return nil, false
+}
+
+// ParseSessionLSN extracts the session LSN from an x-ms-session-token value
+// in the simplified form used by [Transport]: for each comma-separated
+// token, the decimal number after its last ':' or '#'; the largest wins.
+// "0:42", "0:-1#42" and "1:7,0:42" all give 42. Empty or malformed input
+// gives 0 (no session token).
+func ParseSessionLSN(v string) int64 {
+	var best int64
+	for v != "" {
+		tok := v
+		if i := strings.IndexByte(v, ','); i >= 0 {
+			tok, v = v[:i], v[i+1:]
+		} else {
+			v = ""
+		}
+		if i := strings.LastIndexAny(tok, ":#"); i >= 0 {
+			tok = tok[i+1:]
+		}
+		if n, err := strconv.ParseInt(strings.TrimSpace(tok), 10, 64); err == nil && n > best {
+			best = n
+		}
+	}
+	return best
+}
+
+func headerValue(h http.Header, key string) string {
+	if v := h[key]; len(v) > 0 {
+		return v[0]
+	}
+	return ""
+}
+
+func headerInt(h http.Header, key string) int64 {
+	v := strings.TrimSpace(headerValue(h, key))
+	if v == "" {
+		return 0
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
+}
+
+func headerFloat(h http.Header, key string) float64 {
+	v := strings.TrimSpace(headerValue(h, key))
+	if v == "" {
+		return 0
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return 0
+	}
+	return f
+}

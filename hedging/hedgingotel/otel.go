@@ -1,0 +1,183 @@
+// Package hedgingotel reports hedging to OpenTelemetry: an [Observer] for
+// hedging.Config.Observer (or hedginghttp.WithObserver) that records every
+// metric spec §10.4 reserves, under its exact name, instrument type and
+// labels:
+//
+//	cosmos.hedge.operations_total            counter    result
+//	cosmos.hedge.alternate_spawned_total     counter    (none)
+//	cosmos.hedge.first_response_latency_ms   histogram  was_hedge
+//	cosmos.hedge.canceled_total              counter    reason
+//	cosmos.hedge.ru_charge_winner            histogram  was_hedge
+//	cosmos.hedge.ru_charge_total             histogram  winner_region
+//	cosmos.hedge.consecutive_alternate_wins  gauge      partition, primary_region
+//
+// Label values: result is primary_won (PrimaryWonPreThreshold,
+// PrimaryWonAfterHedge), alternate_won (AlternateWon), both_transient
+// (BothTransient with or without the deadline, CancelledAwaitingPartner) or
+// disabled (no hedging strategy active: every other metric skips such an
+// operation); a hedged operation whose deadline passed before the threshold
+// (DeadlineExceededPreThreshold) is counted with result deadline_exceeded,
+// a value the spec's list does not name. was_hedge is "true" or "false";
+// reason is winner_found, deadline or app_canceled; winner_region is the
+// returned response's region, or "none" when the operation failed (its RU
+// still counts). Latency is from the start of the operation to the winning
+// response, in milliseconds; operations without a response record no
+// latency and no winner RU.
+//
+// The hedging package itself does not import OpenTelemetry.
+package hedgingotel
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+
+	"hedgelab/hedging"
+)
+
+// ScopeName is the instrumentation scope of the meter [New] creates.
+const ScopeName = "hedgelab/hedging"
+
+// Metric names of spec §10.4.
+const (
+	MetricOperations               = "cosmos.hedge.operations_total"
+	MetricAlternateSpawned         = "cosmos.hedge.alternate_spawned_total"
+	MetricFirstResponseLatency     = "cosmos.hedge.first_response_latency_ms"
+	MetricCanceled                 = "cosmos.hedge.canceled_total"
+	MetricRUChargeWinner           = "cosmos.hedge.ru_charge_winner"
+	MetricRUChargeTotal            = "cosmos.hedge.ru_charge_total"
+	MetricConsecutiveAlternateWins = "cosmos.hedge.consecutive_alternate_wins"
+)
+
+// Observer is a hedging.Observer that records the §10.4 metrics. Build it
+// with [New]; it is safe for concurrent use.
+type Observer struct {
+	ops       metric.Int64Counter
+	spawned   metric.Int64Counter
+	latency   metric.Float64Histogram
+	canceled  metric.Int64Counter
+	ruWinner  metric.Float64Histogram
+	ruTotal   metric.Float64Histogram
+	consec    metric.Int64Gauge
+	result    map[string]metric.MeasurementOption
+	wasHedge  [2]metric.MeasurementOption
+	reason    [4]metric.MeasurementOption
+	regions   sync.Map // hedging.Region -> metric.MeasurementOption (winner_region)
+	noWinner  metric.MeasurementOption
+	partition sync.Map // [2]string{partition, primary} -> metric.MeasurementOption
+}
+
+var _ hedging.Observer = (*Observer)(nil)
+
+// New creates the instruments on a meter of mp named [ScopeName]. Errors:
+// those of the meter's instrument constructors, joined.
+func New(mp metric.MeterProvider) (*Observer, error) {
+	if mp == nil {
+		return nil, errors.New("hedgingotel: New: nil MeterProvider")
+	}
+	m := mp.Meter(ScopeName)
+	o := &Observer{}
+	var errs [7]error
+	o.ops, errs[0] = m.Int64Counter(MetricOperations,
+		metric.WithDescription("Hedging-eligible operations grouped by outcome"))
+	o.spawned, errs[1] = m.Int64Counter(MetricAlternateSpawned,
+		metric.WithDescription("Total alternate hedges spawned"))
+	o.latency, errs[2] = m.Float64Histogram(MetricFirstResponseLatency, metric.WithUnit("ms"),
+		metric.WithDescription("Latency from the start of the operation to the winning response"))
+	o.canceled, errs[3] = m.Int64Counter(MetricCanceled,
+		metric.WithDescription("Pipelines canceled before completion"))
+	o.ruWinner, errs[4] = m.Float64Histogram(MetricRUChargeWinner, metric.WithUnit("RU"),
+		metric.WithDescription("RU of the winning response; the caller-visible RU charge"))
+	o.ruTotal, errs[5] = m.Float64Histogram(MetricRUChargeTotal, metric.WithUnit("RU"),
+		metric.WithDescription("Total RU consumed across primary + alternate, including the loser"))
+	o.consec, errs[6] = m.Int64Gauge(MetricConsecutiveAlternateWins,
+		metric.WithDescription("Current consecutive alternate wins for a (partition, primary region) pair"))
+	if err := errors.Join(errs[:]...); err != nil {
+		return nil, err
+	}
+	o.result = map[string]metric.MeasurementOption{}
+	for _, r := range []string{"primary_won", "alternate_won", "both_transient", "disabled", "deadline_exceeded"} {
+		o.result[r] = attrs(attribute.String("result", r))
+	}
+	o.wasHedge[0] = attrs(attribute.Bool("was_hedge", false))
+	o.wasHedge[1] = attrs(attribute.Bool("was_hedge", true))
+	for r := hedging.CancelWinnerFound; r <= hedging.CancelAppCanceled; r++ {
+		o.reason[r] = attrs(attribute.String("reason", r.String()))
+	}
+	o.noWinner = attrs(attribute.String("winner_region", "none"))
+	return o, nil
+}
+
+func attrs(kv ...attribute.KeyValue) metric.MeasurementOption {
+	return metric.WithAttributeSet(attribute.NewSet(kv...))
+}
+
+// ObserveAttempt implements hedging.Observer; §10.4 reserves no
+// per-attempt metric, so it records nothing.
+func (o *Observer) ObserveAttempt(context.Context, hedging.AttemptEvent) {}
+
+// ObserveOperation implements hedging.Observer: it records one operation.
+func (o *Observer) ObserveOperation(ctx context.Context, ev hedging.OperationEvent) {
+	d := ev.Diagnostics
+	if d == nil {
+		o.ops.Add(ctx, 1, o.result["disabled"])
+		return
+	}
+	ts := d.TerminalState()
+	o.ops.Add(ctx, 1, o.result[resultOf(ts)])
+	if _, ok := d.AlternateRegion(); ok {
+		o.spawned.Add(ctx, 1)
+	}
+	for r := hedging.CancelWinnerFound; r <= hedging.CancelAppCanceled; r++ {
+		if n := ev.Cancelled[r]; n > 0 {
+			o.canceled.Add(ctx, int64(n), o.reason[r])
+		}
+	}
+	region := o.noWinner
+	if ev.Err == nil {
+		wh := o.wasHedge[0]
+		if d.WasHedge() {
+			wh = o.wasHedge[1]
+		}
+		o.latency.Record(ctx, float64(ev.Elapsed)/float64(time.Millisecond), wh)
+		o.ruWinner.Record(ctx, ev.RequestCharge, wh)
+		region = o.regionOpt(ev.WinnerRegion)
+	}
+	o.ruTotal.Record(ctx, ev.TotalRequestCharge, region)
+	o.consec.Record(ctx, int64(ev.ConsecutiveAlternateWins), o.pairOpt(ev.Operation.Partition, d.PrimaryRegion()))
+}
+
+func resultOf(ts hedging.TerminalState) string {
+	switch ts {
+	case hedging.PrimaryWonPreThreshold, hedging.PrimaryWonAfterHedge:
+		return "primary_won"
+	case hedging.AlternateWon:
+		return "alternate_won"
+	case hedging.DeadlineExceededPreThreshold:
+		return "deadline_exceeded"
+	}
+	return "both_transient"
+}
+
+// regionOpt returns the cached winner_region attribute option of r.
+func (o *Observer) regionOpt(r hedging.Region) metric.MeasurementOption {
+	if v, ok := o.regions.Load(r); ok {
+		return v.(metric.MeasurementOption)
+	}
+	v, _ := o.regions.LoadOrStore(r, attrs(attribute.String("winner_region", string(r))))
+	return v.(metric.MeasurementOption)
+}
+
+// pairOpt returns the cached (partition, primary_region) attribute option.
+func (o *Observer) pairOpt(partition string, primary hedging.Region) metric.MeasurementOption {
+	k := [2]string{partition, string(primary)}
+	if v, ok := o.partition.Load(k); ok {
+		return v.(metric.MeasurementOption)
+	}
+	v, _ := o.partition.LoadOrStore(k, attrs(attribute.String("partition", partition), attribute.String("primary_region", string(primary))))
+	return v.(metric.MeasurementOption)
+}
