@@ -190,14 +190,21 @@ func renderChart(build func() *chart, format string) (data []byte, err error) {
 	return buf.Bytes(), nil
 }
 
-func drawChart(c draw.Canvas, ch *chart) {
-	c.SetColor(color.White)
-	c.Fill(c.Rectangle.Path())
-	c = draw.Crop(c, outerMargin, -outerMargin, outerMargin, -outerMargin)
-	plotArea := c
-	var leg plot.Legend
+// chartLayout is where drawChart puts a chart's parts on canvas c (c
+// already inside the outer margin): the plot area handed to gonum/plot,
+// the data area inside it and the legend (zero value when there is none).
+type chartLayout struct {
+	plotArea, data draw.Canvas
+	legend         plot.Legend
+	hasLegend      bool
+}
+
+// layoutChart computes the layout of ch on c (see chartLayout).
+func layoutChart(c draw.Canvas, ch *chart) chartLayout {
+	var l chartLayout
+	l.plotArea = c
 	if len(ch.legend) > 0 || len(ch.legendSizer) > 0 {
-		leg = plot.NewLegend()
+		leg := plot.NewLegend()
 		leg.Top, leg.Left = true, true
 		leg.TextStyle.Font = fontOf(10)
 		leg.ThumbnailWidth = vg.Points(30)
@@ -215,41 +222,53 @@ func drawChart(c draw.Canvas, ch *chart) {
 			}
 			w = max(w, sizer.Rectangle(c).Size().X+vg.Points(4))
 		}
-		plotArea = draw.Crop(plotArea, 0, -(w + legendGap), 0, 0)
+		l.plotArea = draw.Crop(l.plotArea, 0, -(w + legendGap), 0, 0)
+		l.legend, l.hasLegend = leg, len(ch.legend) > 0
 	}
-	labelSty := textStyle(12, color.Black)
-	labelH := labelSty.Height("Mg")
-	const labelPad = vg.Length(4)
+	labelH := axisTitleStyle.Height("Mg")
 	if ch.xLabel != "" {
-		plotArea = draw.Crop(plotArea, 0, 0, labelH+labelPad, 0)
+		l.plotArea = draw.Crop(l.plotArea, 0, 0, labelH+axisTitlePad, 0)
 	}
 	if ch.yLabel != "" {
-		plotArea = draw.Crop(plotArea, labelH+labelPad, 0, 0, 0)
+		l.plotArea = draw.Crop(l.plotArea, labelH+axisTitlePad, 0, 0, 0)
 	}
 	if ch.yReserve > 0 {
-		if w := ch.p.DataCanvas(plotArea).Min.X - plotArea.Min.X; w < ch.yReserve {
-			plotArea = draw.Crop(plotArea, ch.yReserve-w, 0, 0, 0)
+		if w := ch.p.DataCanvas(l.plotArea).Min.X - l.plotArea.Min.X; w < ch.yReserve {
+			l.plotArea = draw.Crop(l.plotArea, ch.yReserve-w, 0, 0, 0)
 		}
 	}
-	ch.p.Draw(plotArea)
-	dataC := ch.p.DataCanvas(plotArea)
+	l.data = ch.p.DataCanvas(l.plotArea)
+	return l
+}
+
+var axisTitleStyle = textStyle(12, color.Black)
+
+const axisTitlePad = vg.Length(4)
+
+func drawChart(c draw.Canvas, ch *chart) {
+	c.SetColor(color.White)
+	c.Fill(c.Rectangle.Path())
+	c = draw.Crop(c, outerMargin, -outerMargin, outerMargin, -outerMargin)
+	l := layoutChart(c, ch)
+	ch.p.Draw(l.plotArea)
+	dataC := l.data
 	if ch.xLabel != "" {
-		sty := labelSty
+		sty := axisTitleStyle
 		sty.XAlign, sty.YAlign = draw.XCenter, draw.YBottom
-		c.FillText(sty, vg.Point{X: dataC.Center().X, Y: c.Min.Y + labelSty.FontExtents().Descent}, ch.xLabel)
+		c.FillText(sty, vg.Point{X: dataC.Center().X, Y: c.Min.Y + axisTitleStyle.FontExtents().Descent}, ch.xLabel)
 	}
 	if ch.yLabel != "" {
-		sty := labelSty
+		sty := axisTitleStyle
 		sty.Rotation = math.Pi / 2
 		sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
 		c.FillText(sty, vg.Point{X: c.Min.X, Y: dataC.Center().Y}, ch.yLabel)
 	}
-	if len(ch.legend) > 0 {
+	if l.hasLegend {
 		legC := draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
-			Min: vg.Point{X: plotArea.Max.X + legendGap, Y: c.Min.Y},
+			Min: vg.Point{X: l.plotArea.Max.X + legendGap, Y: c.Min.Y},
 			Max: vg.Point{X: c.Max.X, Y: dataC.Max.Y},
 		}}
-		leg.Draw(legC)
+		l.legend.Draw(legC)
 	}
 	if ch.noData {
 		sty := textStyle(16, noDataGrey)
