@@ -177,6 +177,7 @@ type sim struct {
 	wl         *rand.Rand
 	zipf       *rand.Zipf
 	nextIdx    uint64
+	lastStart  time.Duration // start time of the latest operation
 	stopped    bool
 	stats      *Stats
 	progress   *atomic.Int64
@@ -370,7 +371,7 @@ func newSim(cfg *Config, strategy hedging.AvailabilityStrategy, seed uint64) (*s
 		width = max(cfg.Duration/120, time.Second)
 	}
 	nwin := 1
-	if cfg.Duration > 0 {
+	if cfg.Duration > 0 && cfg.MaxOps <= 0 {
 		nwin = int((cfg.Duration + width - 1) / width)
 	}
 	s.stats = &Stats{Latency: NewLatencyHistogram(), WindowWidth: width, Timeline: make([]Window, nwin),
@@ -383,6 +384,11 @@ func newSim(cfg *Config, strategy hedging.AvailabilityStrategy, seed uint64) (*s
 	}
 	return s, nil
 }
+
+// MaxGrownWindows bounds the timeline of a run with MaxOps, which grows as
+// operations start (each window holds a ~40 kB histogram): operations
+// starting later count in the last window.
+const MaxGrownWindows = 1000
 
 // MaxDelay caps every sampled delay (service time, network, think time,
 // interarrival gap) so that virtual time can never overflow, whatever a
@@ -445,6 +451,10 @@ func (s *sim) run() {
 		}
 	}
 	s.stats.End = s.now
+	s.stats.ArrivalsEnd = s.lastStart
+	if s.cfg.Duration > 0 && (s.cfg.MaxOps <= 0 || s.nextIdx < uint64(s.cfg.MaxOps)) {
+		s.stats.ArrivalsEnd = s.cfg.Duration // arrivals ran until Duration
+	}
 }
 
 func (s *sim) interarrival() time.Duration {
@@ -483,6 +493,7 @@ func (s *sim) startOp(client int32) {
 	o := &s.ops[slot]
 	o.idx = s.nextIdx
 	s.nextIdx++
+	s.lastStart = s.now
 	o.client = client
 	o.att = [2]attemptState{}
 	o.pending, o.done = 0, false
@@ -824,6 +835,9 @@ func (s *sim) complete(slot int32, o *opState) {
 	_ = st.Latency.RecordValue(us)
 	st.Ops++
 	wi := int(r.Start() / st.WindowWidth)
+	for wi >= len(st.Timeline) && len(st.Timeline) < MaxGrownWindows {
+		st.Timeline = append(st.Timeline, Window{Latency: hdr.New(histMinMicros, histMaxMicros, windowHistDigit)})
+	}
 	wi = max(min(wi, len(st.Timeline)-1), 0)
 	win := &st.Timeline[wi]
 	win.Ops++
