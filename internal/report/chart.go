@@ -323,7 +323,7 @@ func roundSig(v float64) float64 {
 // logTicks labels decades (and 2, 5 multiples when the range spans at most
 // two decades); unlabelled minor ticks at the other integer multiples. The
 // lowest tick is labelled too when the next label is at least 1.5 times
-// larger, so the decade the lowest data sits in always has a label (a
+// larger and a tenth of the axis away, so the decade the lowest data sits in always has a label (a
 // 2.5 ms baseline on an axis from 1.5 ms gets "2"). All labels of one axis use one number format: plain decimals
 // ("0.001", "20000") when every label fits in 10^-3 .. 10^5, else m e k
 // ("1e-6", "1e0"). It never panics: an invalid range yields no ticks.
@@ -371,7 +371,8 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 	}
 	// Label the lowest tick when it is far enough below the first label.
 	if len(ticks) > 0 && (len(labelled) == 0 || labelled[0] != 0) {
-		if len(labelled) == 0 || ticks[labelled[0]].Value >= 1.5*ticks[0].Value {
+		if len(labelled) == 0 || (ticks[labelled[0]].Value >= 1.5*ticks[0].Value &&
+			math.Log10(ticks[labelled[0]].Value/ticks[0].Value) >= 0.1*span) {
 			labelled = append([]int{0}, labelled...)
 		}
 	}

@@ -3,6 +3,7 @@ package report
 import (
 	"image/color"
 	"math"
+	"sort"
 	"strconv"
 
 	"gonum.org/v1/plot"
@@ -127,9 +128,11 @@ func ciOf(f *Figures, key string) [2]float64 {
 
 // dodgeCostMarks sets dx99/dx999 so that no two markers (radius r points)
 // overlap on an approxDataW × approxDataH data area: a policy's p99 and
-// p99.9 sit side by side when they are closer than a marker, and policies
-// whose markers overlap (equal RU and latency) are spread horizontally in
-// policy order around their common RU.
+// p99.9 sit side by side when they are closer than a marker or their CI
+// whiskers meet (they would run along one line), and policies
+// whose markers overlap (equal or nearly equal RU and latency) are set
+// apart horizontally in RU order, moved as little as possible around
+// their mean position.
 func dodgeCostMarks(ms []costMark, x, y *plot.Axis, r vg.Length) {
 	if len(ms) == 0 || !(x.Max > x.Min) {
 		return
@@ -142,7 +145,9 @@ func dodgeCostMarks(ms []costMark, x, y *plot.Axis, r vg.Length) {
 	for i := range ms {
 		m := &ms[i]
 		half := vg.Length(0)
-		if finite(m.p99) && finite(m.p999) && math.Abs(float64(v(m.p99)-v(m.p999))) < float64(2*r+1) {
+		// The p99 whisker reaching the p99.9 one would run along it.
+		ciMeet := finite(m.p99CI[1]) && finite(m.p999CI[0]) && m.p99CI[1] >= m.p999CI[0]
+		if finite(m.p99) && finite(m.p999) && (ciMeet || math.Abs(float64(v(m.p99)-v(m.p999))) < float64(2*r+1)) {
 			half = r + vg.Points(1)
 			m.dx99, m.dx999 = -toRU(half), toRU(half)
 		}
@@ -189,14 +194,27 @@ func dodgeCostMarks(ms []costMark, x, y *plot.Axis, r vg.Length) {
 		if len(members) < 2 {
 			continue
 		}
+		// Left to right by RU (then policy order), each at least one
+		// footprint from the previous, moved as little as possible: the
+		// cluster keeps its mean position.
+		sort.SliceStable(members, func(a, b int) bool { return ms[members[a]].ru < ms[members[b]].ru })
 		var slot vg.Length
 		for _, i := range members {
 			slot = max(slot, boxes[i].x1-boxes[i].x0)
 		}
 		slot += vg.Points(2)
-		n := float64(len(members))
+		pos := make([]vg.Length, len(members))
+		var shift vg.Length
 		for k, i := range members {
-			off := toRU(vg.Length(float64(k)-(n-1)/2) * slot)
+			pos[k] = u(ms[i].ru)
+			if k > 0 {
+				pos[k] = max(pos[k], pos[k-1]+slot)
+			}
+			shift += pos[k] - u(ms[i].ru)
+		}
+		shift /= vg.Length(len(members))
+		for k, i := range members {
+			off := toRU(pos[k] - shift - u(ms[i].ru))
 			ms[i].dx99 += off
 			ms[i].dx999 += off
 		}
