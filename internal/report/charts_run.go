@@ -457,6 +457,9 @@ func timelineMetricChart(r *Run, what, yLabel string, logY, dropNoData bool, val
 		ch.p.Add(&episodeShading{eps: r.Episodes, style: textStyle(9, labelGrey)})
 	}
 	ch.p.Add(newGrid(true))
+	if len(r.Episodes) > 0 {
+		ch.p.Add(&episodeShading{eps: r.Episodes, style: textStyle(9, labelGrey), labelsOnly: true})
+	}
 	for i, p := range r.Policies {
 		sty := policyLine(i)
 		sty.Width = vg.Points(1.5)

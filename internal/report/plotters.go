@@ -101,10 +101,18 @@ func (d *dotGroups) groupsN() int {
 // height, marks every episode start and end inside the axis with a thin
 // vertical line (so adjacent episodes stay apart) and writes each label at
 // the top, staggering labels into rows so they do not overlap.
+//
+// It is added twice: once for the shading and boundaries (labelsOnly
+// false, under the grid) and once for the labels (labelsOnly true, above
+// the grid).
 type episodeShading struct {
-	eps   []Episode
-	style text.Style
+	eps        []Episode
+	style      text.Style
+	labelsOnly bool
 }
+
+// labelBox is the translucent white behind episode labels.
+var labelBox = color.NRGBA{0xFF, 0xFF, 0xFF, 0xC8}
 
 func (e *episodeShading) Plot(c draw.Canvas, plt *plot.Plot) {
 	trX, _ := plt.Transforms(&c)
@@ -130,14 +138,20 @@ func (e *episodeShading) Plot(c draw.Canvas, plt *plot.Plot) {
 			x1 = x0 + vg.Points(1)
 		}
 		spans = append(spans, span{x0, x1, ep.Label})
-		c.FillPolygon(shadeGrey, []vg.Point{{X: x0, Y: c.Min.Y}, {X: x0, Y: c.Max.Y}, {X: x1, Y: c.Max.Y}, {X: x1, Y: c.Min.Y}})
+		if !e.labelsOnly {
+			c.FillPolygon(shadeGrey, []vg.Point{{X: x0, Y: c.Min.Y}, {X: x0, Y: c.Max.Y}, {X: x1, Y: c.Max.Y}, {X: x1, Y: c.Min.Y}})
+		}
 	}
-	// Boundaries after all shading so no shade covers one.
-	for _, x := range e.boundaries(plt.X.Min, plt.X.Max) {
-		cx := trX(x)
-		c.StrokeLine2(boundaryStyle, cx, c.Min.Y, cx, c.Max.Y)
+	if !e.labelsOnly {
+		// Boundaries after all shading so no shade covers one.
+		for _, x := range e.boundaries(plt.X.Min, plt.X.Max) {
+			cx := trX(x)
+			c.StrokeLine2(boundaryStyle, cx, c.Min.Y, cx, c.Max.Y)
+		}
+		return
 	}
-	// Labels after all shading so no shade covers a label.
+	// Labels on a translucent white box so neither gridlines nor
+	// boundaries strike through them.
 	var rowEnd []vg.Length // right edge of the last label in each row
 	lineH := e.style.Height("Mg") + vg.Points(2)
 	for _, sp := range spans {
@@ -159,7 +173,11 @@ func (e *episodeShading) Plot(c draw.Canvas, plt *plot.Plot) {
 		rowEnd[row] = lx + w
 		sty := e.style
 		sty.XAlign, sty.YAlign = draw.XLeft, draw.YTop
-		c.FillText(sty, vg.Point{X: lx, Y: c.Max.Y - vg.Points(3) - vg.Length(row)*lineH}, sp.label)
+		at := vg.Point{X: lx, Y: c.Max.Y - vg.Points(3) - vg.Length(row)*lineH}
+		h, pad := sty.Height(sp.label), vg.Points(1)
+		c.FillPolygon(labelBox, []vg.Point{{X: lx - pad, Y: at.Y - h - pad}, {X: lx - pad, Y: at.Y + pad},
+			{X: lx + w + pad, Y: at.Y + pad}, {X: lx + w + pad, Y: at.Y - h - pad}})
+		c.FillText(sty, at, sp.label)
 	}
 }
 
