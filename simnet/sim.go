@@ -178,6 +178,7 @@ type sim struct {
 	zipf       *rand.Zipf
 	nextIdx    uint64
 	lastStart  time.Duration // start time of the latest operation
+	maxWindows int           // bound on len(stats.Timeline)
 	stopped    bool
 	stats      *Stats
 	progress   *atomic.Int64
@@ -370,9 +371,16 @@ func newSim(cfg *Config, strategy hedging.AvailabilityStrategy, seed uint64) (*s
 	if width <= 0 {
 		width = max(cfg.Duration/120, time.Second)
 	}
+	// A run with a Duration has at most ceil(Duration/width) windows; one
+	// without grows its timeline up to MaxGrownWindows. A run that MaxOps
+	// may end early starts with one window and grows as operations start.
+	s.maxWindows = MaxGrownWindows
+	if cfg.Duration > 0 {
+		s.maxWindows = int((cfg.Duration + width - 1) / width)
+	}
 	nwin := 1
 	if cfg.Duration > 0 && cfg.MaxOps <= 0 {
-		nwin = int((cfg.Duration + width - 1) / width)
+		nwin = s.maxWindows
 	}
 	s.stats = &Stats{Latency: NewLatencyHistogram(), WindowWidth: width, Timeline: make([]Window, nwin),
 		ReplicaAttempts: make([]int64, len(cfg.Replicas)), ReplicaAnswers: make([]int64, len(cfg.Replicas))}
@@ -385,9 +393,10 @@ func newSim(cfg *Config, strategy hedging.AvailabilityStrategy, seed uint64) (*s
 	return s, nil
 }
 
-// MaxGrownWindows bounds the timeline of a run with MaxOps, which grows as
-// operations start (each window holds a ~40 kB histogram): operations
-// starting later count in the last window.
+// MaxGrownWindows bounds the timeline of a run without a Duration, which
+// grows as operations start (each window holds a ~40 kB histogram):
+// operations starting later count in the last window. With a Duration the
+// bound is ceil(Duration/TimelineWindow).
 const MaxGrownWindows = 1000
 
 // MaxDelay caps every sampled delay (service time, network, think time,
@@ -835,7 +844,7 @@ func (s *sim) complete(slot int32, o *opState) {
 	_ = st.Latency.RecordValue(us)
 	st.Ops++
 	wi := int(r.Start() / st.WindowWidth)
-	for wi >= len(st.Timeline) && len(st.Timeline) < MaxGrownWindows {
+	for wi >= len(st.Timeline) && len(st.Timeline) < s.maxWindows {
 		st.Timeline = append(st.Timeline, Window{Latency: hdr.New(histMinMicros, histMaxMicros, windowHistDigit)})
 	}
 	wi = max(min(wi, len(st.Timeline)-1), 0)

@@ -54,9 +54,10 @@ type Stats struct {
 	// Latency is the end-to-end latency of every operation, µs.
 	Latency *hdr.Histogram
 	// Timeline buckets operations by start time, WindowWidth wide. A run
-	// with MaxOps grows it as operations start (up to MaxGrownWindows
-	// windows; later operations count in the last window); a run with
-	// only a Duration has ceil(Duration/WindowWidth) windows.
+	// with only a Duration has ceil(Duration/WindowWidth) windows; a run
+	// with MaxOps grows it as operations start, up to that many windows
+	// (MaxGrownWindows without a Duration; later operations count in the
+	// last window).
 	Timeline    []Window
 	WindowWidth time.Duration
 	// BreakerTrips counts partition-breaker trips (§9.5); LocalThrottles
