@@ -107,6 +107,9 @@ type chart struct {
 	dots *dotGroups
 	// cost holds the cost chart's markers as placed (nil otherwise).
 	cost []costMark
+	// lineOffsets are the time charts' per-policy offsets in points that
+	// keep coinciding lines apart (see separateLines; nil otherwise).
+	lineOffsets []vg.Length
 	// legendSizer, when set, are texts the legend strip is made wide
 	// enough for (with a line thumbnail), so charts of one family keep
 	// the same data-area width whatever their own legend holds.

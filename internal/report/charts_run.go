@@ -460,6 +460,7 @@ func timelineMetricChart(r *Run, what, yLabel string, logY, dropNoData bool, val
 	if len(r.Episodes) > 0 {
 		ch.p.Add(&episodeShading{eps: r.Episodes, style: textStyle(9, labelGrey), labelsOnly: true})
 	}
+	ch.lineOffsets = separateLines(segs, &ch.p.Y)
 	for i, p := range r.Policies {
 		sty := policyLine(i)
 		sty.Width = vg.Points(1.5)
@@ -476,4 +477,86 @@ func timelineMetricChart(r *Run, what, yLabel string, logY, dropNoData bool, val
 		ch.addLegend(name, &plotter.Line{LineStyle: sty})
 	}
 	return ch
+}
+
+// lineGap is the distance in points between lines that would coincide.
+const lineGap = vg.Length(2.5)
+
+// separateLines finds policies whose lines would be drawn on top of each
+// other (at least 90% of the windows they share within half a line gap on
+// an approxDataH high axis, e.g. several policies at the same 50 ms
+// threshold clamp) and moves each such group apart by lineGap points,
+// centred on the true values, so every line stays visible. It moves the
+// points in segs and returns each policy's offset in points (0 for most).
+func separateLines(segs [][]plotter.XYs, y *plot.Axis) []vg.Length {
+	n := len(segs)
+	offsets := make([]vg.Length, n)
+	if !(y.Max > y.Min) {
+		return offsets
+	}
+	pos := func(v float64) float64 { return axisPos(y, v) * float64(approxDataH) }
+	byX := make([]map[float64]float64, n)
+	for i := range segs {
+		byX[i] = map[float64]float64{}
+		for _, s := range segs[i] {
+			for _, p := range s {
+				byX[i][p.X] = pos(p.Y)
+			}
+		}
+	}
+	coincide := func(i, j int) bool {
+		shared, close := 0, 0
+		for x, pi := range byX[i] {
+			if pj, ok := byX[j][x]; ok {
+				shared++
+				if math.Abs(pi-pj) < float64(lineGap)/2 {
+					close++
+				}
+			}
+		}
+		return shared > 0 && close*10 >= shared*9
+	}
+	group := make([]int, n)
+	for i := range group {
+		group[i] = -1
+	}
+	for i := range n {
+		if group[i] >= 0 || len(byX[i]) == 0 {
+			continue
+		}
+		members := []int{i}
+		group[i] = i
+		for j := i + 1; j < n; j++ {
+			if group[j] < 0 && len(byX[j]) > 0 && coincide(i, j) {
+				group[j] = i
+				members = append(members, j)
+			}
+		}
+		if len(members) < 2 {
+			continue
+		}
+		for k, m := range members {
+			offsets[m] = vg.Length(float64(k)-float64(len(members)-1)/2) * lineGap
+		}
+	}
+	for i, off := range offsets {
+		if off == 0 {
+			continue
+		}
+		for _, s := range segs[i] {
+			for k := range s {
+				p := axisPos(y, s[k].Y) + float64(off/approxDataH)
+				s[k].Y = axisValue(y, p)
+			}
+		}
+	}
+	return offsets
+}
+
+// axisValue is the inverse of axisPos for linear and log axes.
+func axisValue(a *plot.Axis, p float64) float64 {
+	if _, ok := a.Scale.(plot.LogScale); ok {
+		return math.Exp(math.Log(a.Min) + p*(math.Log(a.Max)-math.Log(a.Min)))
+	}
+	return a.Min + p*(a.Max-a.Min)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 )
@@ -355,5 +356,36 @@ func TestSweepAxisLabel(t *testing.T) {
 		if got := paramLabel(c.in); got != c.want {
 			t.Errorf("paramLabel(%q) = %q, want %q", c.in, got, c.want)
 		}
+	}
+}
+
+// TestThresholdChartSeparatesCoincidingLines: four policies at the 50 ms
+// clamp were drawn on top of each other (only one visible).
+func TestThresholdChartSeparatesCoincidingLines(t *testing.T) {
+	r := timelineRun()
+	for _, name := range []string{"static-50ms", "p99-init-50ms"} {
+		p := r.Policies[3] // p99-dynamic: 110 ms in the first window, then 50 ms
+		p.Policy = name
+		p.Timeline = slices.Clone(p.Timeline)
+		r.Policies = append(r.Policies, p)
+	}
+	ch := thresholdChart(r)
+	if len(ch.lineOffsets) != len(r.Policies) {
+		t.Fatalf("%d line offsets for %d policies", len(ch.lineOffsets), len(r.Policies))
+	}
+	at50 := []vg.Length{ch.lineOffsets[3], ch.lineOffsets[4], ch.lineOffsets[5]}
+	for i := range at50 {
+		for j := range i {
+			if d := at50[i] - at50[j]; d < lineGap && -d < lineGap {
+				t.Errorf("lines at 50 ms %d and %d only %v pt apart", i, j, d)
+			}
+		}
+	}
+	if ch.lineOffsets[1] != 0 || ch.lineOffsets[2] != 0 {
+		t.Errorf("lines at 1000 and 100 ms moved: %v", ch.lineOffsets)
+	}
+	// The chart's values themselves are unchanged.
+	if r.Policies[4].Timeline[5].MeanThresholdMs != 50 {
+		t.Error("separating lines changed the run's data")
 	}
 }
