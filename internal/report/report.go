@@ -214,7 +214,9 @@ type output struct {
 //     windows with no ops or p99 ≤ 0 break the line; episodes shaded,
 //     their boundaries marked). The three time charts state the window
 //     width in the title, span the run's length (Run.DurationS) and share
-//     the data-area width so they line up. Axes fit the data; log axes
+//     the data-area width so they line up; lines that would coincide
+//     (e.g. several policies at one threshold clamp) are drawn 2.5 pt
+//     apart so each stays visible. Axes fit the data; log axes
 //     use one number format. Legends are drawn in a strip right of the
 //     plot so they never cover data.
 //
