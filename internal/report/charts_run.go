@@ -446,7 +446,9 @@ func timelineMetricChart(r *Run, what, yLabel string, logY, dropNoData bool, val
 			if maxY > 0 {
 				top = min(top, max(maxY, hi))
 			}
-			setLinearAxis(&ch.p.Y, 0, top)
+			// Pad below so a line at 0 (disabled's hedge rate) is not
+			// drawn on the axis.
+			setLinearAxis(&ch.p.Y, -0.03*top, top)
 		} else {
 			setLinearAxis(&ch.p.Y, 0, 1)
 			ch.noData = len(ys) == 0
@@ -479,15 +481,22 @@ func timelineMetricChart(r *Run, what, yLabel string, logY, dropNoData bool, val
 	return ch
 }
 
-// lineGap is the distance in points between lines that would coincide.
-const lineGap = vg.Length(2.5)
+// lineGap is the distance in points between lines that would coincide;
+// coincidentPt is how close (in points on an approxDataH high axis) two
+// values must be to count as the same line. Only (near) identical lines
+// are moved, so the offset never suggests a difference where there is
+// a real but small one.
+const (
+	lineGap      = vg.Length(2.5)
+	coincidentPt = 0.05
+)
 
-// separateLines finds policies whose lines would be drawn on top of each
-// other (at least 90% of the windows they share within half a line gap on
-// an approxDataH high axis, e.g. several policies at the same 50 ms
-// threshold clamp) and moves each such group apart by lineGap points,
-// centred on the true values, so every line stays visible. It moves the
-// points in segs and returns each policy's offset in points (0 for most).
+// separateLines finds policies whose lines would be drawn exactly on top
+// of each other (at least 90% of the windows they share within
+// coincidentPt, e.g. several policies at the same 50 ms threshold clamp)
+// and moves each such group apart by lineGap points, centred on the true
+// values, so every line stays visible. It moves the points in segs and
+// returns each policy's offset in points (0 for most).
 func separateLines(segs [][]plotter.XYs, y *plot.Axis) []vg.Length {
 	n := len(segs)
 	offsets := make([]vg.Length, n)
@@ -509,7 +518,7 @@ func separateLines(segs [][]plotter.XYs, y *plot.Axis) []vg.Length {
 		for x, pi := range byX[i] {
 			if pj, ok := byX[j][x]; ok {
 				shared++
-				if math.Abs(pi-pj) < float64(lineGap)/2 {
+				if math.Abs(pi-pj) < coincidentPt {
 					close++
 				}
 			}

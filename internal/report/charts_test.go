@@ -389,3 +389,34 @@ func TestThresholdChartSeparatesCoincidingLines(t *testing.T) {
 		t.Error("separating lines changed the run's data")
 	}
 }
+
+// TestTimeChartsKeepNearLinesAsTheyAre: lines that differ a little are
+// real differences and stay where they are.
+func TestTimeChartsKeepNearLinesAsTheyAre(t *testing.T) {
+	r := timelineRun()
+	p := r.Policies[3]
+	p.Policy = "static-50.5ms"
+	p.Timeline = slices.Clone(p.Timeline)
+	for i := range p.Timeline {
+		p.Timeline[i].MeanThresholdMs = 50.5
+	}
+	r.Policies = append(r.Policies, p)
+	for i, off := range thresholdChart(r).lineOffsets {
+		if off != 0 {
+			t.Errorf("policy %d moved by %v pt although no two lines coincide", i, off)
+		}
+	}
+}
+
+// TestHedgeRateChartZeroLineVisible: disabled's 0% line lay on the axis.
+func TestHedgeRateChartZeroLineVisible(t *testing.T) {
+	ch := hedgeRateChart(timelineRun())
+	if !(ch.p.Y.Min < 0) {
+		t.Errorf("hedge-rate axis starts at %v: a 0%% line lies on the axis", ch.p.Y.Min)
+	}
+	for _, l := range tickLabels(&ch.p.Y) {
+		if strings.HasPrefix(l, "-") {
+			t.Errorf("negative hedge-rate label %q", l)
+		}
+	}
+}
