@@ -481,13 +481,15 @@ func timelineMetricChart(r *Run, what, yLabel string, logY, dropNoData bool, val
 	return ch
 }
 
-// lineGap is the distance in points between lines that would coincide;
-// coincidentPt is how close (in points on an approxDataH high axis) two
-// values must be to count as the same line. Only (near) identical lines
-// are moved, so the offset never suggests a difference where there is
-// a real but small one.
+// lineGap is the distance in points between lines that would coincide:
+// one line width, so identical lines are drawn as touching stripes (a
+// ribbon that reads as one value with every colour visible) rather than
+// as separate values. coincidentPt is how close (in points on an
+// approxDataH high axis) two values must be to count as the same line.
+// Only (near) identical lines are moved, so the offset never hides a
+// real but small difference.
 const (
-	lineGap      = vg.Length(2.5)
+	lineGap      = vg.Length(1.5)
 	coincidentPt = 0.05
 )
 

@@ -215,8 +215,8 @@ type output struct {
 //     their boundaries marked). The three time charts state the window
 //     width in the title, span the run's length (Run.DurationS) and share
 //     the data-area width so they line up; lines that would coincide
-//     (e.g. several policies at one threshold clamp) are drawn 2.5 pt
-//     apart so each stays visible. Axes fit the data; log axes
+//     (e.g. several policies at one threshold clamp) are drawn side by
+//     side, one line width apart, so each stays visible. Axes fit the data; log axes
 //     use one number format. Legends are drawn in a strip right of the
 //     plot so they never cover data.
 //
