@@ -260,8 +260,6 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 			b.fail(p, "%g s windows over duration_s = %g would make %.0f timeline windows; the limit is %d: raise timeline_window_s",
 				*f.TimelineWindowS, f.DurationS, n, MaxTimelineWindows)
 		}
-	} else {
-		cfg.TimelineWindow = max(cfg.Duration/120, time.Second)
 	}
 
 	// [client]
@@ -639,6 +637,13 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 		ops, what, lower = float64(w.Clients)*f.DurationS*1000/mean, "clients × duration_s / mean think time",
 			"duration_s, clients or replications, or raise the think time"
 	}
+	if f.TimelineWindowS == nil {
+		think := 0.0
+		if wl.Think != nil {
+			think = wl.Think.Mean()
+		}
+		cfg.TimelineWindow = max(runLength(f, think)/120, time.Second)
+	}
 	if total := ops * float64(reps) * float64(len(pols)); total > MaxSimulatedOps {
 		p := root.key("duration_s")
 		if what == "max_ops" {
@@ -826,4 +831,28 @@ func cmp0[T comparable](v, def T) T {
 		return def
 	}
 	return v
+}
+
+// runLength estimates how long operations arrive: duration_s, or less
+// when max_ops is reached first, at rate_per_s (open loop) or at clients
+// per mean think time in ms (closed loop; latency is not known in
+// advance, and the timeline grows if the run lasts longer). The default
+// timeline window is a 120th of it, so a run ended by max_ops gets about
+// 120 windows over its actual length, not over a nominal duration_s.
+func runLength(f *File, thinkMeanMs float64) time.Duration {
+	length := time.Duration(f.DurationS * float64(time.Second))
+	if f.MaxOps <= 0 {
+		return length
+	}
+	var est float64 // seconds
+	switch w := f.Workload; {
+	case w.RatePerS > 0:
+		est = float64(f.MaxOps) / w.RatePerS
+	case w.Clients > 0 && thinkMeanMs > 0:
+		est = float64(f.MaxOps) * thinkMeanMs / 1000 / float64(w.Clients)
+	}
+	if est > 0 && !math.IsInf(est, 0) && (length <= 0 || est < length.Seconds()) {
+		length = time.Duration(est * float64(time.Second))
+	}
+	return length
 }

@@ -20,7 +20,9 @@ type File struct {
 	// default 1.
 	Replications *int `toml:"replications"`
 	// TimelineWindowS is the width of one timeline window in seconds, > 0;
-	// default max(duration_s/120, 1).
+	// default max(L/120, 1) where L is the run's expected length:
+	// duration_s, or less when max_ops is reached first (max_ops /
+	// rate_per_s, or max_ops × mean think time / clients).
 	TimelineWindowS *float64 `toml:"timeline_window_s"`
 
 	Client            Client             `toml:"client"`

@@ -186,6 +186,8 @@ type sim struct {
 	wl         *rand.Rand
 	zipf       *rand.Zipf
 	nextIdx    uint64
+	lastStart  time.Duration // start time of the latest operation
+	maxWindows int           // bound on len(stats.Timeline)
 	stats      *Stats
 	progress   *atomic.Int64
 	onComplete func(*hedging.Race, *hedging.Operation)
@@ -386,9 +388,16 @@ func newSim(cfg *Config, strategy hedging.AvailabilityStrategy, seed uint64) (*s
 	if width <= 0 {
 		width = max(cfg.Duration/120, time.Second)
 	}
-	nwin := 1
+	// A run with a Duration has at most ceil(Duration/width) windows; one
+	// without grows its timeline up to MaxGrownWindows. A run that MaxOps
+	// may end early starts with one window and grows as operations start.
+	s.maxWindows = MaxGrownWindows
 	if cfg.Duration > 0 {
-		nwin = int((cfg.Duration + width - 1) / width)
+		s.maxWindows = int((cfg.Duration + width - 1) / width)
+	}
+	nwin := 1
+	if cfg.Duration > 0 && cfg.MaxOps <= 0 {
+		nwin = s.maxWindows
 	}
 	s.stats = &Stats{Latency: NewLatencyHistogram(), WindowWidth: width, Timeline: make([]Window, nwin),
 		ReplicaAttempts: make([]int64, len(cfg.Replicas)), ReplicaAnswers: make([]int64, len(cfg.Replicas))}
@@ -400,6 +409,12 @@ func newSim(cfg *Config, strategy hedging.AvailabilityStrategy, seed uint64) (*s
 	}
 	return s, nil
 }
+
+// MaxGrownWindows bounds the timeline of a run without a Duration, which
+// grows as operations start (each window holds a ~40 kB histogram):
+// operations starting later count in the last window. With a Duration the
+// bound is ceil(Duration/TimelineWindow).
+const MaxGrownWindows = 1000
 
 // MaxDelay caps every sampled delay (service time, network, think time,
 // interarrival gap) so that virtual time can never overflow, whatever a
@@ -472,6 +487,10 @@ func (s *sim) run(done <-chan struct{}) bool {
 		}
 	}
 	s.stats.End = s.now
+	s.stats.ArrivalsEnd = s.lastStart
+	if s.cfg.Duration > 0 && (s.cfg.MaxOps <= 0 || s.nextIdx < uint64(s.cfg.MaxOps)) {
+		s.stats.ArrivalsEnd = s.cfg.Duration // arrivals ran until Duration
+	}
 	return true
 }
 
@@ -511,6 +530,7 @@ func (s *sim) startOp(client int32) {
 	o := &s.ops[slot]
 	o.idx = s.nextIdx
 	s.nextIdx++
+	s.lastStart = s.now
 	o.client = client
 	o.att = [2]attemptState{}
 	o.pending, o.done = 0, false
@@ -852,6 +872,9 @@ func (s *sim) complete(slot int32, o *opState) {
 	_ = st.Latency.RecordValue(us)
 	st.Ops++
 	wi := int(r.Start() / st.WindowWidth)
+	for wi >= len(st.Timeline) && len(st.Timeline) < s.maxWindows {
+		st.Timeline = append(st.Timeline, Window{Latency: hdr.New(histMinMicros, histMaxMicros, windowHistDigit)})
+	}
 	wi = max(min(wi, len(st.Timeline)-1), 0)
 	win := &st.Timeline[wi]
 	win.Ops++

@@ -57,7 +57,11 @@ type Stats struct {
 	RUCharged, RUReturned float64
 	// Latency is the end-to-end latency of every operation, µs.
 	Latency *hdr.Histogram
-	// Timeline buckets operations by start time, WindowWidth wide.
+	// Timeline buckets operations by start time, WindowWidth wide. A run
+	// with only a Duration has ceil(Duration/WindowWidth) windows; a run
+	// with MaxOps grows it as operations start, up to that many windows
+	// (MaxGrownWindows without a Duration; later operations count in the
+	// last window).
 	Timeline    []Window
 	WindowWidth time.Duration
 	// BreakerTrips counts partition-breaker trips (§9.5); LocalThrottles
@@ -83,6 +87,11 @@ type Stats struct {
 	Events int64
 	// End is the virtual time the run ended.
 	End time.Duration
+	// ArrivalsEnd is the virtual time at which the run stopped admitting
+	// operations, i.e. the run's actual length: Config.Duration when the
+	// run lasted that long, else (MaxOps reached first, or no Duration)
+	// the start time of the last operation. Merge keeps the maximum.
+	ArrivalsEnd time.Duration
 }
 
 // TerminalName returns the name of terminal-state index i ("none" for 0).
@@ -138,6 +147,7 @@ func (s *Stats) Merge(o *Stats) {
 	}
 	s.Events += o.Events
 	s.End = max(s.End, o.End)
+	s.ArrivalsEnd = max(s.ArrivalsEnd, o.ArrivalsEnd)
 }
 
 // RUMultiplier is RUCharged / RUReturned (0 when nothing was returned).

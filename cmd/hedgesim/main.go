@@ -427,7 +427,7 @@ func runOne(ctx context.Context, s *scenarios.Scenario, f *runFlags, stdout, std
 	if f.quiet {
 		return nil
 	}
-	fmt.Fprintf(stdout, "%s: seed %d, %d replication(s), %s of virtual time\n", s.Name, cfg.Seed, reps, cfg.Duration)
+	fmt.Fprintf(stdout, "%s: seed %d, %d replication(s), %s of virtual time\n", s.Name, cfg.Seed, reps, study.RunLength(cfg, res).Round(time.Millisecond))
 	if err := printTable(stdout, rep.Policies, reps); err != nil {
 		return err
 	}

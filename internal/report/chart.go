@@ -102,6 +102,22 @@ type chart struct {
 	xLabel, yLabel string
 	legend         []legendEntry
 	noData         bool
+	// dots is the percentiles chart's dot plot (nil for other charts),
+	// kept so tests can inspect what is drawn.
+	dots *dotGroups
+	// cost holds the cost chart's markers as placed (nil otherwise).
+	cost []costMark
+	// lineOffsets are the time charts' per-policy offsets in points that
+	// keep coinciding lines apart (see separateLines; nil otherwise).
+	lineOffsets []vg.Length
+	// legendSizer, when set, are texts the legend strip is made wide
+	// enough for (with a line thumbnail), so charts of one family keep
+	// the same data-area width whatever their own legend holds.
+	legendSizer []string
+	// yReserve is the minimum distance from the left of the plot area to
+	// the data area (room for Y tick labels), so charts of one family
+	// line up whatever their tick labels.
+	yReserve vg.Length
 }
 
 func (c *chart) addLegend(text string, thumbs ...plot.Thumbnailer) {
@@ -177,14 +193,21 @@ func renderChart(build func() *chart, format string) (data []byte, err error) {
 	return buf.Bytes(), nil
 }
 
-func drawChart(c draw.Canvas, ch *chart) {
-	c.SetColor(color.White)
-	c.Fill(c.Rectangle.Path())
-	c = draw.Crop(c, outerMargin, -outerMargin, outerMargin, -outerMargin)
-	plotArea := c
-	var leg plot.Legend
-	if len(ch.legend) > 0 {
-		leg = plot.NewLegend()
+// chartLayout is where drawChart puts a chart's parts on canvas c (c
+// already inside the outer margin): the plot area handed to gonum/plot,
+// the data area inside it and the legend (zero value when there is none).
+type chartLayout struct {
+	plotArea, data draw.Canvas
+	legend         plot.Legend
+	hasLegend      bool
+}
+
+// layoutChart computes the layout of ch on c (see chartLayout).
+func layoutChart(c draw.Canvas, ch *chart) chartLayout {
+	var l chartLayout
+	l.plotArea = c
+	if len(ch.legend) > 0 || len(ch.legendSizer) > 0 {
+		leg := plot.NewLegend()
 		leg.Top, leg.Left = true, true
 		leg.TextStyle.Font = fontOf(10)
 		leg.ThumbnailWidth = vg.Points(30)
@@ -194,36 +217,61 @@ func drawChart(c draw.Canvas, ch *chart) {
 			leg.Add(e.text, e.thumbs...)
 		}
 		w := leg.Rectangle(c).Size().X + vg.Points(4)
-		plotArea = draw.Crop(plotArea, 0, -(w + legendGap), 0, 0)
+		if len(ch.legendSizer) > 0 {
+			sizer := plot.NewLegend()
+			sizer.TextStyle, sizer.ThumbnailWidth, sizer.Padding = leg.TextStyle, leg.ThumbnailWidth, leg.Padding
+			for _, t := range ch.legendSizer {
+				sizer.Add(t, &plotter.Line{})
+			}
+			w = max(w, sizer.Rectangle(c).Size().X+vg.Points(4))
+		}
+		l.plotArea = draw.Crop(l.plotArea, 0, -(w + legendGap), 0, 0)
+		l.legend, l.hasLegend = leg, len(ch.legend) > 0
 	}
-	labelSty := textStyle(12, color.Black)
-	labelH := labelSty.Height("Mg")
-	const labelPad = vg.Length(4)
+	labelH := axisTitleStyle.Height("Mg")
 	if ch.xLabel != "" {
-		plotArea = draw.Crop(plotArea, 0, 0, labelH+labelPad, 0)
+		l.plotArea = draw.Crop(l.plotArea, 0, 0, labelH+axisTitlePad, 0)
 	}
 	if ch.yLabel != "" {
-		plotArea = draw.Crop(plotArea, labelH+labelPad, 0, 0, 0)
+		l.plotArea = draw.Crop(l.plotArea, labelH+axisTitlePad, 0, 0, 0)
 	}
-	ch.p.Draw(plotArea)
-	dataC := ch.p.DataCanvas(plotArea)
+	if ch.yReserve > 0 {
+		if w := ch.p.DataCanvas(l.plotArea).Min.X - l.plotArea.Min.X; w < ch.yReserve {
+			l.plotArea = draw.Crop(l.plotArea, ch.yReserve-w, 0, 0, 0)
+		}
+	}
+	l.data = ch.p.DataCanvas(l.plotArea)
+	return l
+}
+
+var axisTitleStyle = textStyle(12, color.Black)
+
+const axisTitlePad = vg.Length(4)
+
+func drawChart(c draw.Canvas, ch *chart) {
+	c.SetColor(color.White)
+	c.Fill(c.Rectangle.Path())
+	c = draw.Crop(c, outerMargin, -outerMargin, outerMargin, -outerMargin)
+	l := layoutChart(c, ch)
+	ch.p.Draw(l.plotArea)
+	dataC := l.data
 	if ch.xLabel != "" {
-		sty := labelSty
+		sty := axisTitleStyle
 		sty.XAlign, sty.YAlign = draw.XCenter, draw.YBottom
-		c.FillText(sty, vg.Point{X: dataC.Center().X, Y: c.Min.Y + labelSty.FontExtents().Descent}, ch.xLabel)
+		c.FillText(sty, vg.Point{X: dataC.Center().X, Y: c.Min.Y + axisTitleStyle.FontExtents().Descent}, ch.xLabel)
 	}
 	if ch.yLabel != "" {
-		sty := labelSty
+		sty := axisTitleStyle
 		sty.Rotation = math.Pi / 2
 		sty.XAlign, sty.YAlign = draw.XCenter, draw.YTop
 		c.FillText(sty, vg.Point{X: c.Min.X, Y: dataC.Center().Y}, ch.yLabel)
 	}
-	if len(ch.legend) > 0 {
+	if l.hasLegend {
 		legC := draw.Canvas{Canvas: c.Canvas, Rectangle: vg.Rectangle{
-			Min: vg.Point{X: plotArea.Max.X + legendGap, Y: c.Min.Y},
+			Min: vg.Point{X: l.plotArea.Max.X + legendGap, Y: c.Min.Y},
 			Max: vg.Point{X: c.Max.X, Y: dataC.Max.Y},
 		}}
-		leg.Draw(legC)
+		l.legend.Draw(legC)
 	}
 	if ch.noData {
 		sty := textStyle(16, noDataGrey)
@@ -241,31 +289,47 @@ func decade(m, k int) float64 {
 	return v
 }
 
-// niceDown returns the largest {1,2,5}×10^k ≤ v (v > 0).
-func niceDown(v float64) float64 {
+// fineSteps are the mantissas a log axis may end at: finer than 1/2/5 so
+// that the axis fits the data (a 2004 ms maximum ends the axis at 2500,
+// not 5000).
+var fineSteps = []float64{1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6, 8}
+
+// fineDown returns the largest fineSteps×10^k ≤ v (v > 0).
+func fineDown(v float64) float64 {
 	k := int(math.Floor(math.Log10(v)))
-	for _, m := range []int{5, 2, 1} {
-		if d := decade(m, k); d <= v*(1+1e-12) {
-			return d
+	for i := len(fineSteps) - 1; i >= 0; i-- {
+		if d := fineSteps[i] * math.Pow10(k); d <= v*(1+1e-12) {
+			return roundSig(d)
 		}
 	}
-	return decade(1, k-1)
+	return roundSig(8 * math.Pow10(k-1))
 }
 
-// niceUp returns the smallest {1,2,5}×10^k ≥ v (v > 0).
-func niceUp(v float64) float64 {
+// fineUp returns the smallest fineSteps×10^k ≥ v (v > 0).
+func fineUp(v float64) float64 {
 	k := int(math.Floor(math.Log10(v)))
-	for _, m := range []int{1, 2, 5} {
-		if d := decade(m, k); d >= v*(1-1e-12) {
-			return d
+	for _, m := range fineSteps {
+		if d := m * math.Pow10(k); d >= v*(1-1e-12) {
+			return roundSig(d)
 		}
 	}
-	return decade(1, k+1)
+	return roundSig(math.Pow10(k + 1))
+}
+
+// roundSig rounds v to 6 significant digits (removes 1.2e-7 style float
+// noise from m×10^k products).
+func roundSig(v float64) float64 {
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 6, 64), 64)
+	return r
 }
 
 // logTicks labels decades (and 2, 5 multiples when the range spans at most
-// two decades); unlabelled minor ticks at the other integer multiples. It
-// never panics: an invalid range yields no ticks.
+// two decades); unlabelled minor ticks at the other integer multiples. The
+// lowest tick is labelled too when the next label is at least 1.5 times
+// larger and a tenth of the axis away, so the decade the lowest data sits in always has a label (a
+// 2.5 ms baseline on an axis from 1.5 ms gets "2"). All labels of one axis use one number format: plain decimals
+// ("0.001", "20000") when every label fits in 10^-3 .. 10^5, else m e k
+// ("1e-6", "1e0"). It never panics: an invalid range yields no ticks.
 type logTicks struct{}
 
 func (logTicks) Ticks(lo, hi float64) []plot.Tick {
@@ -279,7 +343,10 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 	if span > 8 {
 		step = 2
 	}
+	type mk struct{ m, k int }
 	var ticks []plot.Tick
+	var labelled []int // indexes into ticks
+	var mks []mk
 	for k := k0; k <= k1; k++ {
 		for m := 1; m <= 9; m++ {
 			v := decade(m, k)
@@ -295,33 +362,50 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 			default:
 				label = m == 1 && ((k%step)+step)%step == 0
 			}
-			if !label && span > 6 {
+			if !label && span > 6 && len(ticks) > 0 {
 				continue // minor ticks would be a solid smear
 			}
-			t := plot.Tick{Value: v}
 			if label {
-				t.Label = fmtTick(m, k)
+				labelled = append(labelled, len(ticks))
 			}
-			ticks = append(ticks, t)
+			ticks = append(ticks, plot.Tick{Value: v})
+			mks = append(mks, mk{m, k})
 		}
+	}
+	// Label the lowest tick when it is far enough below the first label.
+	if len(ticks) > 0 && (len(labelled) == 0 || labelled[0] != 0) {
+		if len(labelled) == 0 || (ticks[labelled[0]].Value >= 1.5*ticks[0].Value &&
+			math.Log10(ticks[labelled[0]].Value/ticks[0].Value) >= 0.1*span) {
+			labelled = append([]int{0}, labelled...)
+		}
+	}
+	plain := true
+	for _, i := range labelled {
+		if k := mks[i].k; k < -3 || k > 5 {
+			plain = false
+		}
+	}
+	for _, i := range labelled {
+		ticks[i].Label = fmtTick(mks[i].m, mks[i].k, plain)
 	}
 	return ticks
 }
 
-func fmtTick(m, k int) string {
-	if k >= -3 && k <= 5 {
+// fmtTick formats m×10^k as a plain decimal or as "me k".
+func fmtTick(m, k int, plain bool) string {
+	if plain {
 		return strconv.FormatFloat(decade(m, k), 'f', -1, 64)
 	}
 	return fmt.Sprintf("%de%d", m, k)
 }
 
-// setLogAxis makes a a log axis spanning [niceDown(lo), niceUp(hi)].
+// setLogAxis makes a a log axis spanning [fineDown(lo), fineUp(hi)].
 func setLogAxis(a *plot.Axis, lo, hi float64) {
 	a.Scale = plot.LogScale{}
 	a.Tick.Marker = logTicks{}
-	a.Min, a.Max = niceDown(lo), niceUp(hi)
+	a.Min, a.Max = fineDown(lo), fineUp(hi)
 	if a.Max <= a.Min {
-		a.Max = niceUp(a.Min * 1.01)
+		a.Max = fineUp(a.Min * 1.01)
 	}
 }
 
@@ -443,7 +527,7 @@ func setLatencyAxis(a *plot.Axis, vs []float64, fromZero bool, headroom float64)
 		return false, false
 	}
 	if hi/lo > 10 {
-		setLogAxis(a, lo, hi*headroom)
+		setLogAxis(a, lo/headroom, hi*headroom)
 		return true, true
 	}
 	if fromZero {

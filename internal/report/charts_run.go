@@ -3,6 +3,8 @@ package report
 import (
 	"image/color"
 	"math"
+	"sort"
+	"strconv"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -36,9 +38,11 @@ func ccdfChart(r *Run) *chart {
 	}
 	xlo, xhi, ok := posRange(xs)
 	if ok {
-		ylo, yhi, _ := posRange(ys)
+		ylo, _, _ := posRange(ys)
 		setLogAxis(&ch.p.X, xlo, xhi)
-		setLogAxis(&ch.p.Y, ylo, math.Max(yhi, 1))
+		// A probability: the axis ends at 1 and spans at least a decade
+		// (a one-sample CCDF is the single point P = 1).
+		setLogAxis(&ch.p.Y, math.Min(ylo, 0.1), 1)
 	} else {
 		setLogAxis(&ch.p.X, 1, 1000)
 		setLogAxis(&ch.p.Y, 1e-4, 1)
@@ -55,28 +59,31 @@ func ccdfChart(r *Run) *chart {
 	return ch
 }
 
-// percentilesChart: grouped bars p50 / p99 / p99.9, one colour per policy.
+// percentilesChart: p50 / p99 / p99.9 as dots, one colour per policy,
+// each group of dots side by side (a dot plot reads the same on a log and
+// a linear axis; bars on a log axis would have meaningless lengths).
 func percentilesChart(r *Run) *chart {
 	ch := newChart(chartTitle(r.Scenario, "latency percentiles"), "percentile", "latency (ms)")
 	ch.p.Add(newGrid(false))
 	groups := []string{"p50", "p99", "p99.9"}
-	bars := &groupedBars{labels: len(r.Policies) <= 6, style: textStyle(8, labelGrey)}
+	dots := &dotGroups{labels: len(r.Policies) <= 6, style: textStyle(8, labelGrey), radius: vg.Points(4), labelBg: color.White}
 	var all []float64
 	for i, pol := range r.Policies {
 		vs := []float64{pol.P50, pol.P99, pol.P999}
-		bars.vals = append(bars.vals, vs)
-		bars.colors = append(bars.colors, policyColor(i))
+		dots.vals = append(dots.vals, vs)
+		dots.colors = append(dots.colors, policyColor(i))
 		all = append(all, vs...)
-		ch.addLegend(pol.Policy, colorBox{policyColor(i)})
+		ch.addLegend(pol.Policy, glyphThumb{draw.GlyphStyle{Color: policyColor(i), Radius: vg.Points(4), Shape: draw.CircleGlyph{}}})
 	}
-	// Headroom above the tallest bar for the value labels.
-	isLog, ok := setLatencyAxis(&ch.p.Y, all, true, 1.12)
+	// Headroom above the highest dot for its value label.
+	isLog, ok := setLatencyAxis(&ch.p.Y, all, false, 1.15)
 	if isLog {
 		lo, hi, _ := posRange(all)
-		setLogAxis(&ch.p.Y, lo/2, hi*2.5)
+		setLogAxis(&ch.p.Y, lo/1.3, hi*1.6)
 	}
 	ch.noData = !ok
-	ch.p.Add(bars)
+	ch.dots = dots
+	ch.p.Add(dots)
 	ch.p.X.Min, ch.p.X.Max = -0.5, float64(len(groups))-0.5
 	var ticks plot.ConstantTicks
 	for g, name := range groups {
@@ -88,60 +95,224 @@ func percentilesChart(r *Run) *chart {
 	return ch
 }
 
+// costMark is one policy on the cost chart: its p99 and p99.9 latency (ms)
+// at RU multiplier ru, drawn at ru+dx99 and ru+dx999 (RU units) so that
+// markers that would cover each other sit side by side, with 95% CI
+// whiskers where the CI is known (NaN bounds otherwise).
+type costMark struct {
+	policy              int // index into Run.Policies (colour)
+	ru, p99, p999       float64
+	ruCI, p99CI, p999CI [2]float64
+	dx99, dx999         float64
+}
+
+// Approximate size of a chart's data area in points, used to place
+// markers side by side before the chart is drawn (the exact size depends
+// on the legend; the estimate only needs to be close).
+const (
+	approxDataW = vg.Length(400)
+	approxDataH = vg.Length(270)
+)
+
+// axisPos returns v's position along a (0 at Min, 1 at Max).
+func axisPos(a *plot.Axis, v float64) float64 {
+	return a.Scale.Normalize(a.Min, a.Max, v)
+}
+
+func ciOf(f *Figures, key string) [2]float64 {
+	if ci, ok := f.CI95[key]; ok && finite(ci[0]) && finite(ci[1]) {
+		return ci
+	}
+	return [2]float64{math.NaN(), math.NaN()}
+}
+
+// dodgeCostMarks sets dx99/dx999 so that no two markers (radius r points)
+// overlap on an approxDataW × approxDataH data area: a policy's p99 and
+// p99.9 sit side by side when they are closer than a marker or their CI
+// whiskers meet (they would run along one line), and policies
+// whose markers overlap (equal or nearly equal RU and latency) are set
+// apart horizontally in RU order, moved as little as possible around
+// their mean position.
+func dodgeCostMarks(ms []costMark, x, y *plot.Axis, r vg.Length) {
+	if len(ms) == 0 || !(x.Max > x.Min) {
+		return
+	}
+	toRU := func(pt vg.Length) float64 { return float64(pt/approxDataW) * (x.Max - x.Min) }
+	u := func(v float64) vg.Length { return vg.Length(axisPos(x, v)) * approxDataW }
+	v := func(lat float64) vg.Length { return vg.Length(axisPos(y, lat)) * approxDataH }
+	type box struct{ x0, x1, y0, y1 vg.Length }
+	boxes := make([]box, len(ms))
+	for i := range ms {
+		m := &ms[i]
+		half := vg.Length(0)
+		// The p99 whisker reaching the p99.9 one would run along it.
+		ciMeet := finite(m.p99CI[1]) && finite(m.p999CI[0]) && m.p99CI[1] >= m.p999CI[0]
+		if finite(m.p99) && finite(m.p999) && (ciMeet || math.Abs(float64(v(m.p99)-v(m.p999))) < float64(2*r+1)) {
+			half = r + vg.Points(1)
+			m.dx99, m.dx999 = -toRU(half), toRU(half)
+		}
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, lat := range []float64{m.p99, m.p999} {
+			if finite(lat) {
+				lo, hi = math.Min(lo, float64(v(lat))), math.Max(hi, float64(v(lat)))
+			}
+		}
+		c := u(m.ru)
+		boxes[i] = box{c - half - r, c + half + r, vg.Length(lo) - r, vg.Length(hi) + r}
+	}
+	// Clusters of overlapping footprints (union-find, deterministic order).
+	parent := make([]int, len(ms))
+	for i := range parent {
+		parent[i] = i
+	}
+	var find func(int) int
+	find = func(i int) int {
+		for parent[i] != i {
+			i = parent[i]
+		}
+		return i
+	}
+	for i := range boxes {
+		for j := 0; j < i; j++ {
+			a, b := boxes[i], boxes[j]
+			if a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1 {
+				parent[find(i)] = find(j)
+			}
+		}
+	}
+	clusters := map[int][]int{}
+	var roots []int
+	for i := range ms {
+		root := find(i)
+		if _, ok := clusters[root]; !ok {
+			roots = append(roots, root)
+		}
+		clusters[root] = append(clusters[root], i)
+	}
+	for _, root := range roots {
+		members := clusters[root]
+		if len(members) < 2 {
+			continue
+		}
+		// Left to right by RU (then policy order), each at least one
+		// footprint from the previous, moved as little as possible: the
+		// cluster keeps its mean position.
+		sort.SliceStable(members, func(a, b int) bool { return ms[members[a]].ru < ms[members[b]].ru })
+		var slot vg.Length
+		for _, i := range members {
+			slot = max(slot, boxes[i].x1-boxes[i].x0)
+		}
+		slot += vg.Points(2)
+		pos := make([]vg.Length, len(members))
+		var shift vg.Length
+		for k, i := range members {
+			pos[k] = u(ms[i].ru)
+			if k > 0 {
+				pos[k] = max(pos[k], pos[k-1]+slot)
+			}
+			shift += pos[k] - u(ms[i].ru)
+		}
+		shift /= vg.Length(len(members))
+		for k, i := range members {
+			off := toRU(pos[k] - shift - u(ms[i].ru))
+			ms[i].dx99 += off
+			ms[i].dx999 += off
+		}
+	}
+}
+
 // costChart: p99 (circle) and p99.9 (triangle) latency against RU
 // multiplier, one colour per policy, each policy labelled by name next to
-// its p99.9 point and joined to its p99 point by a thin line.
+// its p99.9 point and joined to its p99 point by a thin line. With
+// replications the 95% confidence intervals are drawn as whiskers
+// (vertical: latency, horizontal: RU multiplier). Markers that would cover
+// each other are set side by side (see dodgeCostMarks); the axes fit the
+// data and the whiskers.
 func costChart(r *Run) *chart {
 	ch := newChart(chartTitle(r.Scenario, "tail latency vs cost"), "RU multiplier (×)", "latency (ms)")
 	ch.p.Add(newGrid(true))
 	var rus, lats []float64
-	type pol struct {
-		i         int
-		ru        float64
-		p99, p999 float64
-	}
-	var pols []pol
-	for i, p := range r.Policies {
-		if !finite(p.RUMultiplier) {
+	var marks []costMark
+	for i := range r.Policies {
+		f := &r.Policies[i].Figures
+		if !finite(f.RUMultiplier) {
 			continue
 		}
-		pols = append(pols, pol{i, p.RUMultiplier, p.P99, p.P999})
-		rus = append(rus, p.RUMultiplier)
-		lats = append(lats, p.P99, p.P999)
+		m := costMark{policy: i, ru: f.RUMultiplier, p99: f.P99, p999: f.P999,
+			ruCI: ciOf(f, "ru_multiplier"), p99CI: ciOf(f, "p99_ms"), p999CI: ciOf(f, "p999_ms")}
+		marks = append(marks, m)
+		rus = append(rus, m.ru, m.ruCI[0], m.ruCI[1])
+		lats = append(lats, m.p99, m.p999, m.p99CI[0], m.p99CI[1], m.p999CI[0], m.p999CI[1])
 	}
 	// Wide margins: labels sit right (or left) of the points.
 	isLog := setScatterAxes(ch, lats, rus, 1, 2, 0.05, 0.15, 0.25)
 	valid := func(v float64) bool { return finite(v) && (!isLog || v > 0) }
-	markerR := vg.Points(4)
-	labels := &pointLabels{markerR: markerR + vg.Points(1), style: textStyle(10, color.Black)}
-	for _, p := range pols {
-		c := policyColor(p.i)
-		if valid(p.p99) && valid(p.p999) {
-			addLine(ch.p, plotter.XYs{{X: p.ru, Y: p.p99}, {X: p.ru, Y: p.p999}}, draw.LineStyle{Color: c, Width: vg.Points(1)})
-			labels.segments = append(labels.segments, [2][2]float64{{p.ru, p.p99}, {p.ru, p.p999}})
+	for i := range marks {
+		if !valid(marks[i].p99) {
+			marks[i].p99 = math.NaN()
 		}
-		for _, m := range []struct {
-			v     float64
-			glyph draw.GlyphDrawer
-		}{{p.p99, p99Glyph}, {p.p999, p999Glyph}} {
-			if !valid(m.v) {
+		if !valid(marks[i].p999) {
+			marks[i].p999 = math.NaN()
+		}
+	}
+	markerR := vg.Points(4)
+	dodgeCostMarks(marks, &ch.p.X, &ch.p.Y, markerR)
+	ch.cost = marks
+	wh := &whiskers{cap: vg.Points(3)}
+	labels := &pointLabels{markerR: markerR + vg.Points(1), style: textStyle(10, color.Black)}
+	for _, m := range marks {
+		c := policyColor(m.policy)
+		x99, x999 := m.ru+m.dx99, m.ru+m.dx999
+		for _, w := range []struct {
+			x, y float64
+			ci   [2]float64
+		}{{x99, m.p99, m.p99CI}, {x999, m.p999, m.p999CI}} {
+			if !finite(w.y) {
 				continue
 			}
-			ch.p.Add(&plotter.Scatter{XYs: plotter.XYs{{X: p.ru, Y: m.v}}, GlyphStyle: draw.GlyphStyle{Color: c, Radius: markerR, Shape: m.glyph}})
-			labels.obstacles = append(labels.obstacles, [2]float64{p.ru, m.v})
+			if valid(w.ci[0]) && valid(w.ci[1]) {
+				wh.add(w.x, w.ci[0], w.x, w.ci[1], c)
+				labels.segments = append(labels.segments, [2][2]float64{{w.x, w.ci[0]}, {w.x, w.ci[1]}})
+			}
+			if finite(m.ruCI[0]) && finite(m.ruCI[1]) {
+				off := w.x - m.ru
+				wh.add(m.ruCI[0]+off, w.y, m.ruCI[1]+off, w.y, c)
+				labels.segments = append(labels.segments, [2][2]float64{{m.ruCI[0] + off, w.y}, {m.ruCI[1] + off, w.y}})
+			}
+		}
+		if finite(m.p99) && finite(m.p999) {
+			addLine(ch.p, plotter.XYs{{X: x99, Y: m.p99}, {X: x999, Y: m.p999}}, draw.LineStyle{Color: c, Width: vg.Points(1)})
+			labels.segments = append(labels.segments, [2][2]float64{{x99, m.p99}, {x999, m.p999}})
+		}
+	}
+	ch.p.Add(wh)
+	for _, m := range marks {
+		c := policyColor(m.policy)
+		for _, g := range []struct {
+			x, y  float64
+			glyph draw.GlyphDrawer
+		}{{m.ru + m.dx99, m.p99, p99Glyph}, {m.ru + m.dx999, m.p999, p999Glyph}} {
+			if !finite(g.y) {
+				continue
+			}
+			ch.p.Add(&plotter.Scatter{XYs: plotter.XYs{{X: g.x, Y: g.y}}, GlyphStyle: draw.GlyphStyle{Color: c, Radius: markerR, Shape: g.glyph}})
+			labels.obstacles = append(labels.obstacles, [2]float64{g.x, g.y})
 		}
 		// Label next to the upper point (p99.9, else p99).
-		ly := p.p999
-		if !valid(ly) {
-			ly = p.p99
+		lx, ly := m.ru+m.dx999, m.p999
+		if !finite(ly) {
+			lx, ly = m.ru+m.dx99, m.p99
 		}
-		if valid(ly) {
-			labels.pts = append(labels.pts, labelPoint{x: p.ru, y: ly, text: truncate(r.Policies[p.i].Policy, pointLabelMaxRune), color: c})
+		if finite(ly) {
+			labels.pts = append(labels.pts, labelPoint{x: lx, y: ly, text: truncate(r.Policies[m.policy].Policy, pointLabelMaxRune), color: c})
 		}
 	}
 	ch.p.Add(labels)
 	ch.addLegend("p99", glyphThumb{draw.GlyphStyle{Color: color.Black, Radius: markerR, Shape: p99Glyph}})
 	ch.addLegend("p99.9", glyphThumb{draw.GlyphStyle{Color: color.Black, Radius: markerR, Shape: p999Glyph}})
+	if len(wh.segs) > 0 {
+		ch.addLegend("95% CI", whiskerThumb{color.Black})
+	}
 	for i, p := range r.Policies {
 		ch.addLegend(p.Policy, colorBox{policyColor(i)})
 	}
@@ -151,45 +322,98 @@ func costChart(r *Run) *chart {
 // timelineChart: windowed p99 over virtual time, log Y, one line per policy;
 // windows without ops or with p99 ≤ 0 break the line. Episodes are shaded.
 func timelineChart(r *Run) *chart {
-	return timelineMetricChart(r, "windowed p99 latency", "p99 latency (ms)", true,
+	return timelineMetricChart(r, "windowed p99 latency", "p99 latency (ms)", true, false,
 		func(w Window) float64 { return w.P99Ms }, 0)
 }
 
 // thresholdChart: the mean threshold each policy chose per window, log Y;
-// windows where no operation was hedge-eligible break the line.
+// windows where no operation was hedge-eligible break the line. Policies
+// that never chose a threshold (disabled) have no line and no legend entry.
 func thresholdChart(r *Run) *chart {
-	return timelineMetricChart(r, "threshold over time", "mean threshold (ms)", true,
+	return timelineMetricChart(r, "threshold over time", "mean threshold (ms)", true, true,
 		func(w Window) float64 { return w.MeanThresholdMs }, 0)
 }
 
 // hedgeRateChart: the share of operations whose alternate fired, per
 // window, in percent on a linear axis.
 func hedgeRateChart(r *Run) *chart {
-	return timelineMetricChart(r, "hedge rate over time", "hedge rate (%)", false,
+	return timelineMetricChart(r, "hedge rate over time", "hedge rate (%)", false, false,
 		func(w Window) float64 { return 100 * w.HedgeRate }, 100)
 }
 
-// timelineMetricChart draws value(window) over virtual time, one line per
-// policy, with episodes shaded. On a log axis non-positive values break the
-// line; on a linear axis only windows without ops do. maxY > 0 caps a
-// linear axis (100 for a percentage).
-func timelineMetricChart(r *Run, what, yLabel string, logY bool, value func(Window) float64, maxY float64) *chart {
-	ch := newChart(chartTitle(r.Scenario, what), "virtual time (s)", yLabel)
+// windowWidthS returns the timeline window width in seconds (the width of
+// the first window with a positive finite width), or 0 if there is none.
+func windowWidthS(r *Run) float64 {
+	for _, p := range r.Policies {
+		for _, w := range p.Timeline {
+			if d := w.EndS - w.StartS; finite(d) && d > 0 {
+				return d
+			}
+		}
+	}
+	return 0
+}
+
+// fmtSeconds formats a duration in seconds for a title: "10 s", "0.5 s",
+// "1.5e+06 s".
+func fmtSeconds(s float64) string {
+	return strconv.FormatFloat(s, 'g', 4, 64) + " s"
+}
+
+// timelineEnd returns the end of the timeline's X axis in seconds: the
+// run's duration (Run.DurationS, the actual length of the run), extended
+// to the end of the last window that holds operations; 1 when neither is
+// positive. Episodes do not extend it: the axis shows the run.
+func timelineEnd(r *Run) float64 {
 	xEnd := 0.0
 	if finite(r.DurationS) && r.DurationS > 0 {
 		xEnd = r.DurationS
 	}
+	for _, p := range r.Policies {
+		for _, w := range p.Timeline {
+			if w.Ops > 0 && finite(w.EndS) && w.EndS > xEnd {
+				xEnd = w.EndS
+			}
+		}
+	}
+	if xEnd <= 0 {
+		xEnd = 1
+	}
+	return xEnd
+}
+
+// timelineYReserve is the space kept left of the data area of the
+// timeline, threshold and hedge-rate charts (tick labels up to six
+// characters), so that the three plots line up when shown one above the
+// other.
+var timelineYReserve = textStyle(10, color.Black).Width("000000") + vg.Points(10)
+
+// timelineMetricChart draws value(window) over virtual time, one line per
+// policy, with episodes shaded and their boundaries marked. On a log axis
+// non-positive values break the line; on a linear axis only windows without
+// ops do. maxY > 0 caps a linear axis (100 for a percentage). With
+// dropNoData, policies without any value get no legend entry (else they
+// are listed as "(no data)"). The title states the window width; the
+// legend strip and the space for the Y tick labels are the same for every
+// chart of the family, so their data areas line up.
+func timelineMetricChart(r *Run, what, yLabel string, logY, dropNoData bool, value func(Window) float64, maxY float64) *chart {
+	if w := windowWidthS(r); w > 0 {
+		what += " (" + fmtSeconds(w) + " windows)"
+	}
+	ch := newChart(chartTitle(r.Scenario, what), "virtual time (s)", yLabel)
+	ch.yReserve = timelineYReserve
+	for _, p := range r.Policies {
+		ch.legendSizer = append(ch.legendSizer, truncate(p.Policy+" (no data)", legendMaxRune))
+	}
+	xEnd := timelineEnd(r)
 	var ys []float64
 	segs := make([][]plotter.XYs, len(r.Policies))
 	for i, p := range r.Policies {
 		var cur plotter.XYs
 		for _, w := range p.Timeline {
-			if finite(w.EndS) && w.EndS > xEnd {
-				xEnd = w.EndS
-			}
 			mid := (w.StartS + w.EndS) / 2
 			v := value(w)
-			if w.Ops <= 0 || (logY && !(v > 0)) || !finite(v) || !finite(mid) {
+			if w.Ops <= 0 || (logY && !(v > 0)) || !finite(v) || !finite(mid) || mid > xEnd {
 				if len(cur) > 0 {
 					segs[i] = append(segs[i], cur)
 					cur = nil
@@ -203,14 +427,6 @@ func timelineMetricChart(r *Run, what, yLabel string, logY bool, value func(Wind
 			segs[i] = append(segs[i], cur)
 		}
 	}
-	for _, e := range r.Episodes {
-		if finite(e.EndS) && e.EndS > xEnd {
-			xEnd = e.EndS
-		}
-	}
-	if xEnd <= 0 {
-		xEnd = 1
-	}
 	setLinearAxis(&ch.p.X, 0, xEnd)
 	headroom := 1.3
 	if len(r.Episodes) > 0 {
@@ -218,7 +434,8 @@ func timelineMetricChart(r *Run, what, yLabel string, logY bool, value func(Wind
 	}
 	if logY {
 		if lo, hi, ok := posRange(ys); ok {
-			setLogAxis(&ch.p.Y, lo, hi*headroom)
+			// Pad below so a line at the lowest value is not drawn on the axis.
+			setLogAxis(&ch.p.Y, lo/1.5, hi*headroom)
 		} else {
 			setLogAxis(&ch.p.Y, 1, 1000)
 			ch.noData = true
@@ -229,7 +446,9 @@ func timelineMetricChart(r *Run, what, yLabel string, logY bool, value func(Wind
 			if maxY > 0 {
 				top = min(top, max(maxY, hi))
 			}
-			setLinearAxis(&ch.p.Y, 0, top)
+			// Pad below so a line at 0 (disabled's hedge rate) is not
+			// drawn on the axis.
+			setLinearAxis(&ch.p.Y, -0.03*top, top)
 		} else {
 			setLinearAxis(&ch.p.Y, 0, 1)
 			ch.noData = len(ys) == 0
@@ -240,6 +459,10 @@ func timelineMetricChart(r *Run, what, yLabel string, logY bool, value func(Wind
 		ch.p.Add(&episodeShading{eps: r.Episodes, style: textStyle(9, labelGrey)})
 	}
 	ch.p.Add(newGrid(true))
+	if len(r.Episodes) > 0 {
+		ch.p.Add(&episodeShading{eps: r.Episodes, style: textStyle(9, labelGrey), labelsOnly: true})
+	}
+	ch.lineOffsets = separateLines(segs, &ch.p.Y)
 	for i, p := range r.Policies {
 		sty := policyLine(i)
 		sty.Width = vg.Points(1.5)
@@ -248,9 +471,103 @@ func timelineMetricChart(r *Run, what, yLabel string, logY bool, value func(Wind
 		}
 		name := p.Policy
 		if len(segs[i]) == 0 {
+			if dropNoData {
+				continue
+			}
 			name += " (no data)"
 		}
 		ch.addLegend(name, &plotter.Line{LineStyle: sty})
 	}
 	return ch
+}
+
+// lineGap is the distance in points between lines that would coincide:
+// one line width, so identical lines are drawn as touching stripes (a
+// ribbon that reads as one value with every colour visible) rather than
+// as separate values. coincidentPt is how close (in points on an
+// approxDataH high axis) two values must be to count as the same line.
+// Only (near) identical lines are moved, so the offset never hides a
+// real but small difference.
+const (
+	lineGap      = vg.Length(1.5)
+	coincidentPt = 0.05
+)
+
+// separateLines finds policies whose lines would be drawn exactly on top
+// of each other (at least 90% of the windows they share within
+// coincidentPt, e.g. several policies at the same 50 ms threshold clamp)
+// and moves each such group apart by lineGap points, centred on the true
+// values, so every line stays visible. It moves the points in segs and
+// returns each policy's offset in points (0 for most).
+func separateLines(segs [][]plotter.XYs, y *plot.Axis) []vg.Length {
+	n := len(segs)
+	offsets := make([]vg.Length, n)
+	if !(y.Max > y.Min) {
+		return offsets
+	}
+	pos := func(v float64) float64 { return axisPos(y, v) * float64(approxDataH) }
+	byX := make([]map[float64]float64, n)
+	for i := range segs {
+		byX[i] = map[float64]float64{}
+		for _, s := range segs[i] {
+			for _, p := range s {
+				byX[i][p.X] = pos(p.Y)
+			}
+		}
+	}
+	coincide := func(i, j int) bool {
+		shared, close := 0, 0
+		for x, pi := range byX[i] {
+			if pj, ok := byX[j][x]; ok {
+				shared++
+				if math.Abs(pi-pj) < coincidentPt {
+					close++
+				}
+			}
+		}
+		return shared > 0 && close*10 >= shared*9
+	}
+	group := make([]int, n)
+	for i := range group {
+		group[i] = -1
+	}
+	for i := range n {
+		if group[i] >= 0 || len(byX[i]) == 0 {
+			continue
+		}
+		members := []int{i}
+		group[i] = i
+		for j := i + 1; j < n; j++ {
+			if group[j] < 0 && len(byX[j]) > 0 && coincide(i, j) {
+				group[j] = i
+				members = append(members, j)
+			}
+		}
+		if len(members) < 2 {
+			continue
+		}
+		for k, m := range members {
+			offsets[m] = vg.Length(float64(k)-float64(len(members)-1)/2) * lineGap
+		}
+	}
+	for i, off := range offsets {
+		if off == 0 {
+			continue
+		}
+		for _, s := range segs[i] {
+			for k := range s {
+				p := axisPos(y, s[k].Y) + float64(off/approxDataH)
+				s[k].Y = axisValue(y, p)
+			}
+		}
+	}
+	return offsets
+}
+
+// axisValue is the inverse of axisPos for linear and log axes.
+func axisValue(a *plot.Axis, p float64) float64 {
+	if _, ok := a.Scale.(plot.LogScale); ok {
+		return math.Exp(math.Log(a.Min) + p*(math.Log(a.Max)-math.Log(a.Min)))
+	}
+	return a.Min + p*(a.Max-a.Min)
 }

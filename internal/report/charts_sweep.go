@@ -3,6 +3,7 @@ package report
 import (
 	"sort"
 	"strconv"
+	"strings"
 
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -56,12 +57,55 @@ func sweepByPolicy(s *Sweep) []*sweepSeries {
 	return out
 }
 
+// paramNames are axis titles for keys the suffix rule would misread.
+var paramNames = map[string]string{
+	"rate_per_s": "rate (ops/s)",
+	"ru_per_s":   "throughput (RU/s)",
+	"zipf_s":     "Zipf exponent s",
+}
+
+// paramUnits maps a key's unit suffix to the unit written on an axis.
+var paramUnits = []struct{ suffix, unit string }{
+	{"_per_s", "/s"}, {"_ms", "ms"}, {"_s", "s"}, {"_pct", "%"}, {"_ru", "RU"},
+}
+
+// paramLabel turns a swept key path into an axis title: the last path
+// element with its unit suffix written as a unit and underscores as
+// spaces, e.g. "policies.static-100ms.threshold_ms" → "threshold (ms)",
+// "workload.rate_per_s" → "rate (ops/s)",
+// "client.consecutive_hedge_win_threshold" → "consecutive hedge win
+// threshold". An empty path gives "parameter".
+func paramLabel(path string) string {
+	key := path
+	if i := strings.LastIndexByte(key, '.'); i >= 0 {
+		key = key[i+1:]
+	}
+	if key == "" {
+		return "parameter"
+	}
+	if name, ok := paramNames[key]; ok {
+		return name
+	}
+	unit := ""
+	for _, u := range paramUnits {
+		if k, ok := strings.CutSuffix(key, u.suffix); ok && k != "" {
+			key, unit = k, u.unit
+			break
+		}
+	}
+	label := strings.ReplaceAll(key, "_", " ")
+	if unit != "" {
+		label += " (" + unit + ")"
+	}
+	return label
+}
+
 func fmtParam(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
 
 // sweepP99Chart: p99 (solid, circles) and p99.9 (dashed, triangles) against
 // the swept parameter, one colour per policy.
 func sweepP99Chart(s *Sweep) *chart {
-	ch := newChart(chartTitle(s.Scenario, "tail latency vs "+s.Param), s.Param, "latency (ms)")
+	ch := newChart(chartTitle(s.Scenario, "tail latency vs "+s.Param), paramLabel(s.Param), "latency (ms)")
 	ch.p.Add(newGrid(true))
 	series := sweepByPolicy(s)
 	var xs, lats []float64

@@ -3,6 +3,8 @@ package report
 import (
 	"image/color"
 	"math"
+	"slices"
+	"sort"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/text"
@@ -10,70 +12,107 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 )
 
-// groupedBars draws vals[series][group] as bars in data units: group g is
-// centred at x = g and occupies 80% of the unit width. Bars start at the
-// bottom of the Y axis (so log axes work). Non-finite values and values
-// ≤ the axis minimum on a log axis are not drawn.
-type groupedBars struct {
+// dotGroups draws vals[series][group] as dots in data units: group g is
+// centred at x = g and its 80% wide slot is split evenly between the
+// series, one dot at the centre of each sub-slot. Dots (not bars) so the
+// chart reads the same on a log and a linear axis. Non-finite values and
+// values outside the Y axis are not drawn. Value labels go above the dots
+// on an opaque background so gridlines never strike through them.
+type dotGroups struct {
 	vals   [][]float64
 	colors []color.Color
-	labels bool // value labels above bars, when they fit
+	labels bool // value labels next to dots, where they fit
 	style  text.Style
+	radius vg.Length
+	// labelBg fills the box behind each value label (nil: no box).
+	labelBg color.Color
 }
 
-func (b *groupedBars) geometry(s, g int) (x0, x1 float64) {
-	n := float64(len(b.vals))
-	w := 0.8 / n
-	x0 = float64(g) - 0.4 + float64(s)*w + 0.06*w
-	return x0, x0 + 0.88*w
+// x returns the centre of series s in group g, in data units.
+func (d *dotGroups) x(s, g int) float64 {
+	w := 0.8 / float64(len(d.vals))
+	return float64(g) - 0.4 + (float64(s)+0.5)*w
 }
 
-func (b *groupedBars) Plot(c draw.Canvas, plt *plot.Plot) {
+func (d *dotGroups) Plot(c draw.Canvas, plt *plot.Plot) {
 	trX, trY := plt.Transforms(&c)
-	_, isLog := plt.Y.Scale.(plot.LogScale)
-	base := plt.Y.Min
-	if !isLog && base < 0 {
-		base = 0
+	type dot struct {
+		p   vg.Point
+		v   float64
+		col color.Color
 	}
-	// Value labels only when every label fits within its bar slot.
-	showLabels := b.labels
-	if showLabels && len(b.vals) > 0 {
-		x0, x1 := b.geometry(0, 0)
-		slot := (trX(x1) - trX(x0)) / 0.88
-		for _, vs := range b.vals {
-			for _, v := range vs {
-				if finite(v) && b.style.Width(fmtMsShort(v)) > slot {
-					showLabels = false
-				}
-			}
-		}
-	}
-	for s, vs := range b.vals {
-		for g, v := range vs {
-			if !finite(v) || (isLog && v <= plt.Y.Min) {
+	var dots []dot
+	var placed []vg.Rectangle // dots and labels already on the canvas
+	for g := range d.groupsN() {
+		for s, vs := range d.vals {
+			if g >= len(vs) {
 				continue
 			}
-			top := math.Min(v, plt.Y.Max)
-			x0, x1 := b.geometry(s, g)
-			l, r := trX(x0), trX(x1)
-			y0, y1 := trY(base), trY(top)
-			c.FillPolygon(b.colors[s], []vg.Point{{X: l, Y: y0}, {X: l, Y: y1}, {X: r, Y: y1}, {X: r, Y: y0}})
-			if showLabels {
-				sty := b.style
-				sty.XAlign, sty.YAlign = draw.XCenter, draw.YBottom
-				c.FillText(sty, vg.Point{X: (l + r) / 2, Y: y1 + vg.Points(2)}, fmtMsShort(v))
+			v := vs[g]
+			if !finite(v) || v < plt.Y.Min || v > plt.Y.Max {
+				continue
 			}
+			p := vg.Point{X: trX(d.x(s, g)), Y: trY(v)}
+			dots = append(dots, dot{p, v, d.colors[s]})
+			r := d.radius
+			placed = append(placed, vg.Rectangle{Min: vg.Point{X: p.X - r, Y: p.Y - r}, Max: vg.Point{X: p.X + r, Y: p.Y + r}})
 		}
 	}
+	for _, dt := range dots {
+		c.DrawGlyph(draw.GlyphStyle{Color: dt.col, Radius: d.radius, Shape: draw.CircleGlyph{}}, dt.p)
+	}
+	if !d.labels {
+		return
+	}
+	// Each value label goes above its dot, else below, where it covers no
+	// dot and no other label and stays inside the plot; else it is left out.
+	for _, dt := range dots {
+		txt := fmtMsShort(dt.v)
+		w, h := d.style.Width(txt), d.style.Height(txt)
+		pad := vg.Points(1)
+		gap := d.radius + vg.Points(2)
+		for _, y0 := range []vg.Length{dt.p.Y + gap, dt.p.Y - gap - h} {
+			r := vg.Rectangle{Min: vg.Point{X: dt.p.X - w/2 - pad, Y: y0 - pad}, Max: vg.Point{X: dt.p.X + w/2 + pad, Y: y0 + h}}
+			if r.Min.Y < c.Min.Y || r.Max.Y > c.Max.Y || r.Min.X < c.Min.X || r.Max.X > c.Max.X || overlapsAny(r, placed) {
+				continue
+			}
+			placed = append(placed, r)
+			if d.labelBg != nil {
+				c.FillPolygon(d.labelBg, []vg.Point{r.Min, {X: r.Min.X, Y: r.Max.Y}, r.Max, {X: r.Max.X, Y: r.Min.Y}})
+			}
+			sty := d.style
+			sty.XAlign, sty.YAlign = draw.XCenter, draw.YBottom
+			c.FillText(sty, vg.Point{X: dt.p.X, Y: y0}, txt)
+			break
+		}
+	}
+}
+
+// groupsN returns the number of groups (the longest series).
+func (d *dotGroups) groupsN() int {
+	n := 0
+	for _, vs := range d.vals {
+		n = max(n, len(vs))
+	}
+	return n
 }
 
 // episodeShading shades labelled spans of the X axis over the full plot
-// height and writes each label at the top, staggering labels into rows so
-// they do not overlap.
+// height, marks every episode start and end inside the axis with a thin
+// vertical line (so adjacent episodes stay apart) and writes each label at
+// the top, staggering labels into rows so they do not overlap.
+//
+// It is added twice: once for the shading and boundaries (labelsOnly
+// false, under the grid) and once for the labels (labelsOnly true, above
+// the grid).
 type episodeShading struct {
-	eps   []Episode
-	style text.Style
+	eps        []Episode
+	style      text.Style
+	labelsOnly bool
 }
+
+// labelBox is the translucent white behind episode labels.
+var labelBox = color.NRGBA{0xFF, 0xFF, 0xFF, 0xC8}
 
 func (e *episodeShading) Plot(c draw.Canvas, plt *plot.Plot) {
 	trX, _ := plt.Transforms(&c)
@@ -99,9 +138,20 @@ func (e *episodeShading) Plot(c draw.Canvas, plt *plot.Plot) {
 			x1 = x0 + vg.Points(1)
 		}
 		spans = append(spans, span{x0, x1, ep.Label})
-		c.FillPolygon(shadeGrey, []vg.Point{{X: x0, Y: c.Min.Y}, {X: x0, Y: c.Max.Y}, {X: x1, Y: c.Max.Y}, {X: x1, Y: c.Min.Y}})
+		if !e.labelsOnly {
+			c.FillPolygon(shadeGrey, []vg.Point{{X: x0, Y: c.Min.Y}, {X: x0, Y: c.Max.Y}, {X: x1, Y: c.Max.Y}, {X: x1, Y: c.Min.Y}})
+		}
 	}
-	// Labels after all shading so no shade covers a label.
+	if !e.labelsOnly {
+		// Boundaries after all shading so no shade covers one.
+		for _, x := range e.boundaries(plt.X.Min, plt.X.Max) {
+			cx := trX(x)
+			c.StrokeLine2(boundaryStyle, cx, c.Min.Y, cx, c.Max.Y)
+		}
+		return
+	}
+	// Labels on a translucent white box so neither gridlines nor
+	// boundaries strike through them.
 	var rowEnd []vg.Length // right edge of the last label in each row
 	lineH := e.style.Height("Mg") + vg.Points(2)
 	for _, sp := range spans {
@@ -123,8 +173,29 @@ func (e *episodeShading) Plot(c draw.Canvas, plt *plot.Plot) {
 		rowEnd[row] = lx + w
 		sty := e.style
 		sty.XAlign, sty.YAlign = draw.XLeft, draw.YTop
-		c.FillText(sty, vg.Point{X: lx, Y: c.Max.Y - vg.Points(3) - vg.Length(row)*lineH}, sp.label)
+		at := vg.Point{X: lx, Y: c.Max.Y - vg.Points(3) - vg.Length(row)*lineH}
+		h, pad := sty.Height(sp.label), vg.Points(1)
+		c.FillPolygon(labelBox, []vg.Point{{X: lx - pad, Y: at.Y - h - pad}, {X: lx - pad, Y: at.Y + pad},
+			{X: lx + w + pad, Y: at.Y + pad}, {X: lx + w + pad, Y: at.Y - h - pad}})
+		c.FillText(sty, at, sp.label)
 	}
+}
+
+var boundaryStyle = draw.LineStyle{Color: color.RGBA{0x99, 0x99, 0x99, 0xFF}, Width: vg.Points(0.8), Dashes: []vg.Length{vg.Points(3), vg.Points(2)}}
+
+// boundaries returns the distinct episode starts and ends strictly inside
+// (lo, hi), in seconds, ascending.
+func (e *episodeShading) boundaries(lo, hi float64) []float64 {
+	var out []float64
+	for _, ep := range e.eps {
+		for _, v := range []float64{ep.StartS, ep.EndS} {
+			if finite(v) && v > lo && v < hi {
+				out = append(out, v)
+			}
+		}
+	}
+	sort.Float64s(out)
+	return slices.Compact(out)
 }
 
 // labelPoint is a text label attached to a data point.
@@ -244,4 +315,51 @@ func crossesAny(r vg.Rectangle, segs [][2]vg.Point) bool {
 		}
 	}
 	return false
+}
+
+// whisker is one confidence-interval whisker from (x0, y0) to (x1, y1) in
+// data units (vertical or horizontal), drawn with end caps.
+type whisker struct {
+	x0, y0, x1, y1 float64
+	color          color.Color
+}
+
+// whiskers draws CI whiskers: a thin line with a perpendicular cap of
+// length 2×cap at each end.
+type whiskers struct {
+	segs []whisker
+	cap  vg.Length
+}
+
+func (w *whiskers) add(x0, y0, x1, y1 float64, c color.Color) {
+	w.segs = append(w.segs, whisker{x0, y0, x1, y1, c})
+}
+
+func (w *whiskers) Plot(c draw.Canvas, plt *plot.Plot) {
+	trX, trY := plt.Transforms(&c)
+	for _, s := range w.segs {
+		sty := draw.LineStyle{Color: s.color, Width: vg.Points(1)}
+		a := vg.Point{X: trX(s.x0), Y: trY(s.y0)}
+		b := vg.Point{X: trX(s.x1), Y: trY(s.y1)}
+		c.StrokeLine2(sty, a.X, a.Y, b.X, b.Y)
+		for _, e := range []vg.Point{a, b} {
+			if s.x0 == s.x1 { // vertical whisker: horizontal caps
+				c.StrokeLine2(sty, e.X-w.cap, e.Y, e.X+w.cap, e.Y)
+			} else {
+				c.StrokeLine2(sty, e.X, e.Y-w.cap, e.X, e.Y+w.cap)
+			}
+		}
+	}
+}
+
+// whiskerThumb is a legend thumbnail: a vertical whisker with caps.
+type whiskerThumb struct{ c color.Color }
+
+func (t whiskerThumb) Thumbnail(c *draw.Canvas) {
+	sty := draw.LineStyle{Color: t.c, Width: vg.Points(1)}
+	m := c.Center()
+	h := (c.Max.Y - c.Min.Y) / 2
+	c.StrokeLine2(sty, m.X, m.Y-h, m.X, m.Y+h)
+	c.StrokeLine2(sty, m.X-vg.Points(3), m.Y-h, m.X+vg.Points(3), m.Y-h)
+	c.StrokeLine2(sty, m.X-vg.Points(3), m.Y+h, m.X+vg.Points(3), m.Y+h)
 }

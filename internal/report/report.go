@@ -138,7 +138,10 @@ type Run struct {
 	Seed uint64
 	// Replications is the number of independent replications (≥ 1).
 	Replications int
-	// DurationS is the simulated duration in seconds of virtual time.
+	// DurationS is the run's actual length in seconds of virtual time
+	// (how long operations arrived; less than the scenario's duration_s
+	// when max_ops ended the run first). It is summary.json's duration_s
+	// and the end of the time charts' X axis.
 	DurationS float64
 	// Policies holds one result per policy, in scenario order.
 	Policies []PolicyResult
@@ -160,8 +163,10 @@ type SweepPoint struct {
 type Sweep struct {
 	// Scenario is the scenario name (used in chart titles).
 	Scenario string
-	// Param is the swept parameter's name, used verbatim as the X axis
-	// title of sweep_p99, so it should carry the unit (e.g. "rtt_ms").
+	// Param is the swept parameter's key path (e.g.
+	// "policies.static-100ms.threshold_ms"). Chart titles show it as is;
+	// the X axis title of sweep_p99 is its last element with the unit
+	// suffix written as a unit ("threshold (ms)").
 	Param string
 	// Seed is the base random seed.
 	Seed uint64
@@ -199,13 +204,22 @@ type output struct {
 //     when Replications > 1 (empty cells where a policy has no CI).
 //   - quantiles_<slug>.csv: q, latency_ms. timeline.csv: policy, start_s,
 //     end_s, ops, p50_ms, p99_ms, hedge_rate, error_rate, mean_threshold_ms.
-//   - charts: ccdf (log-log, points with X ≤ 0 or Y ≤ 0 dropped),
-//     percentiles (grouped bars p50/p99/p99.9, log Y when the values span
-//     more than one decade), cost (p99 ● and p99.9 ▲ vs RU multiplier,
-//     labelled by policy), threshold (mean threshold per window, log Y),
-//     hedge_rate (percent per window), timeline (windowed p99, log Y; windows with no ops
-//     or p99 ≤ 0 break the line; episodes shaded). Legends are drawn in a
-//     strip right of the plot so they never cover data.
+//   - charts: ccdf (log-log, points with X ≤ 0 or Y ≤ 0 dropped; the
+//     probability axis ends at 1 and spans at least a decade),
+//     percentiles (dots p50/p99/p99.9 per policy, log Y when the values
+//     span more than one decade), cost (p99 ● and p99.9 ▲ vs RU
+//     multiplier, labelled by policy, 95% CI whiskers when known,
+//     coincident markers set side by side), threshold (mean threshold per
+//     window, log Y; policies that never chose one are left out),
+//     hedge_rate (percent per window), timeline (windowed p99, log Y;
+//     windows with no ops or p99 ≤ 0 break the line; episodes shaded,
+//     their boundaries marked). The three time charts state the window
+//     width in the title, span the run's length (Run.DurationS) and share
+//     the data-area width so they line up; lines that would coincide
+//     (e.g. several policies at one threshold clamp) are drawn side by
+//     side, one line width apart, so each stays visible. Axes fit the data; log axes
+//     use one number format. Legends are drawn in a strip right of the
+//     plot so they never cover data.
 //
 // All content is rendered in memory first, so a rendering error writes
 // nothing; the files are then written into a temporary directory beside

@@ -694,8 +694,8 @@ func TestTickers(t *testing.T) {
 	if !reflect.DeepEqual(labels, []string{"1.00", "1.01", "1.02", "1.03", "1.04", "1.05"}) {
 		t.Errorf("linear labels %v", labels)
 	}
-	if niceDown(0.03) != 0.02 || niceUp(0.03) != 0.05 || niceUp(100) != 100 || niceDown(7) != 5 {
-		t.Errorf("nice rounding: %v %v %v %v", niceDown(0.03), niceUp(0.03), niceUp(100), niceDown(7))
+	if fineDown(0.03) != 0.03 || fineUp(0.031) != 0.04 || fineUp(100) != 100 || fineDown(7) != 6 || fineUp(2204) != 2500 {
+		t.Errorf("nice rounding: %v %v %v %v %v", fineDown(0.03), fineUp(0.031), fineUp(100), fineDown(7), fineUp(2204))
 	}
 }
 

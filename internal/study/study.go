@@ -12,6 +12,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"gonum.org/v1/gonum/stat/distuv"
 
@@ -325,11 +326,28 @@ func Policy(p PolicyResult) report.PolicyResult {
 	return out
 }
 
-// Report assembles the report of a simulated scenario.
+// RunLength is the actual length of a simulated scenario: the latest
+// simnet.Stats.ArrivalsEnd over its policies (less than cfg.Duration when
+// max_ops ended the runs first), or cfg.Duration when there is none.
+func RunLength(cfg *simnet.Config, res *Result) time.Duration {
+	var end time.Duration
+	for _, p := range res.Policies {
+		if p.Merged != nil {
+			end = max(end, p.Merged.ArrivalsEnd)
+		}
+	}
+	if end <= 0 {
+		return cfg.Duration
+	}
+	return end
+}
+
+// Report assembles the report of a simulated scenario; its DurationS is
+// the run's actual length (see RunLength).
 func Report(name, description string, cfg *simnet.Config, res *Result) *report.Run {
 	r := &report.Run{
 		Scenario: name, Description: description, Seed: cfg.Seed,
-		Replications: res.Replications, DurationS: cfg.Duration.Seconds(),
+		Replications: res.Replications, DurationS: RunLength(cfg, res).Seconds(),
 	}
 	for _, p := range res.Policies {
 		r.Policies = append(r.Policies, Policy(p))

@@ -1,0 +1,422 @@
+package report
+
+import (
+	"math"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// Chart tests inspect what a chart would draw (axis ranges, tick labels,
+// legend entries, marker positions, layout) without rendering pixels.
+// Each case below was reported as wrong in issue 12.
+
+func legendTexts(ch *chart) []string {
+	var out []string
+	for _, e := range ch.legend {
+		out = append(out, e.text)
+	}
+	return out
+}
+
+func tickLabels(a *plot.Axis) []string {
+	var out []string
+	for _, t := range a.Tick.Marker.Ticks(a.Min, a.Max) {
+		if t.Label != "" {
+			out = append(out, t.Label)
+		}
+	}
+	return out
+}
+
+func labelledTicks(a *plot.Axis) []float64 {
+	var out []float64
+	for _, t := range a.Tick.Marker.Ticks(a.Min, a.Max) {
+		if t.Label != "" {
+			out = append(out, t.Value)
+		}
+	}
+	return out
+}
+
+// defaultLikeRun mirrors results/default: p99 ≈ p99.9 per policy (a step
+// distribution), disabled at ~2000 ms, the dynamic policy at ~68 ms.
+func defaultLikeRun(withCI bool) *Run {
+	r := &Run{Scenario: "default", Replications: 1, DurationS: 600}
+	for _, p := range []struct {
+		name            string
+		ru, p99, p999   float64
+		ruHalf, latHalf float64
+	}{
+		{"disabled", 1, 2002, 2004, 0, 1},
+		{"driver-default", 1.0877, 1018, 1019, 0.004, 2},
+		{"static-500ms", 1.0925, 517.6, 519.4, 0.002, 1},
+		{"static-100ms", 1.0991, 117.7, 119.4, 0.0007, 0.3},
+		{"p99-dynamic", 1.0996, 67.6, 69.4, 0.0007, 0.3},
+	} {
+		f := Figures{Policy: p.name, Ops: 100000, P50: 1.05, P90: 1.6, P99: p.p99, P999: p.p999, RUMultiplier: p.ru}
+		if withCI {
+			f.CI95 = map[string][2]float64{
+				"ru_multiplier": {p.ru - p.ruHalf, p.ru + p.ruHalf},
+				"p99_ms":        {p.p99 - p.latHalf, p.p99 + 40*p.latHalf},
+				"p999_ms":       {p.p999 - p.latHalf, p.p999 + 40*p.latHalf},
+			}
+		}
+		r.Policies = append(r.Policies, PolicyResult{Figures: f})
+	}
+	if withCI {
+		r.Replications = 3
+	}
+	return r
+}
+
+// markerPos returns a cost marker's position in points on the
+// approxDataW × approxDataH data area.
+func markerPos(ch *chart, x, y float64) (float64, float64) {
+	return axisPos(&ch.p.X, x) * float64(approxDataW), axisPos(&ch.p.Y, y) * float64(approxDataH)
+}
+
+// TestCostChartAxisFitsData: a 2004 ms maximum gave a 5000 ms axis.
+func TestCostChartAxisFitsData(t *testing.T) {
+	ch := costChart(defaultLikeRun(false))
+	if ch.p.Y.Max > 1.3*2004 || ch.p.Y.Max < 2004 {
+		t.Errorf("latency axis ends at %v for a 2004 ms maximum, want within [2004, 2605]", ch.p.Y.Max)
+	}
+	if ch.p.Y.Min > 67.6 || ch.p.Y.Min < 67.6/1.5 {
+		t.Errorf("latency axis starts at %v for a 67.6 ms minimum, want within [45, 67.6]", ch.p.Y.Min)
+	}
+}
+
+// TestCostChartMarkersApart: p99 ● and p99.9 ▲ at the same RU and nearly
+// the same latency covered each other; policies with equal RU and latency
+// covered each other's markers and labels.
+func TestCostChartMarkersApart(t *testing.T) {
+	r := defaultLikeRun(false)
+	// Two more policies exactly on top of "disabled" (hedging never fires).
+	for _, name := range []string{"static-5000ms", "never"} {
+		p := r.Policies[0]
+		p.Policy = name
+		r.Policies = append(r.Policies, p)
+	}
+	ch := costChart(r)
+	if len(ch.cost) != len(r.Policies) {
+		t.Fatalf("%d cost marks for %d policies", len(ch.cost), len(r.Policies))
+	}
+	type pt struct {
+		x, y  float64
+		label string
+	}
+	var pts []pt
+	for _, m := range ch.cost {
+		name := r.Policies[m.policy].Policy
+		x, y := markerPos(ch, m.ru+m.dx99, m.p99)
+		pts = append(pts, pt{x, y, name + " p99"})
+		x, y = markerPos(ch, m.ru+m.dx999, m.p999)
+		pts = append(pts, pt{x, y, name + " p99.9"})
+	}
+	const diameter = 8.0 // points: two 4 pt markers
+	for i := range pts {
+		for j := range i {
+			if d := math.Hypot(pts[i].x-pts[j].x, pts[i].y-pts[j].y); d < diameter {
+				t.Errorf("%s and %s are %.1f pt apart, want >= %v", pts[i].label, pts[j].label, d, diameter)
+			}
+		}
+	}
+	// Markers stay close to their true RU (within 8% of the axis: three
+	// coincident policies, each a ● ▲ pair, sit side by side).
+	for _, m := range ch.cost {
+		for _, dx := range []float64{m.dx99, m.dx999} {
+			if math.Abs(dx) > 0.08*(ch.p.X.Max-ch.p.X.Min) {
+				t.Errorf("%s moved by %v RU", r.Policies[m.policy].Policy, dx)
+			}
+		}
+		if m.ru+m.dx99 < ch.p.X.Min || m.ru+m.dx999 > ch.p.X.Max {
+			t.Errorf("%s outside the RU axis", r.Policies[m.policy].Policy)
+		}
+	}
+}
+
+// TestCostChartConfidenceIntervals: with replications the chart had no CI.
+func TestCostChartConfidenceIntervals(t *testing.T) {
+	ch := costChart(defaultLikeRun(true))
+	if !slices.Contains(legendTexts(ch), "95% CI") {
+		t.Errorf("legend %q has no 95%% CI entry", legendTexts(ch))
+	}
+	// disabled's p99.9 CI reaches 2004 + 40 ms: the axis must show it.
+	if ch.p.Y.Max < 2044 {
+		t.Errorf("latency axis ends at %v below the CI high 2044", ch.p.Y.Max)
+	}
+	want := map[string][2]float64{"driver-default": {1.0837, 1.0917}}
+	for _, m := range ch.cost {
+		name := ch.legend[3+m.policy].text
+		if w, ok := want[name]; ok && (!near(m.ruCI[0], w[0], 1e-9) || !near(m.ruCI[1], w[1], 1e-9)) {
+			t.Errorf("%s RU CI %v, want %v", name, m.ruCI, w)
+		}
+		if !(m.p99CI[1] > m.p99) {
+			t.Errorf("%s p99 CI %v not drawn", name, m.p99CI)
+		}
+	}
+	if ch := costChart(defaultLikeRun(false)); slices.Contains(legendTexts(ch), "95% CI") {
+		t.Error("CI legend entry without CIs")
+	}
+}
+
+// TestPercentilesChartDots: bars on a log axis have lengths that mean
+// nothing; the chart draws dots, with labels on an opaque background so
+// that gridlines do not strike through them.
+func TestPercentilesChartDots(t *testing.T) {
+	r := defaultLikeRun(false)
+	ch := percentilesChart(r)
+	if ch.dots == nil {
+		t.Fatal("percentiles chart draws no dots")
+	}
+	if ch.dots.labelBg == nil {
+		t.Error("value labels have no background; gridlines strike through them")
+	}
+	want := [][]float64{}
+	for _, p := range r.Policies {
+		want = append(want, []float64{p.P50, p.P99, p.P999})
+	}
+	if !reflect.DeepEqual(ch.dots.vals, want) {
+		t.Errorf("dots %v, want %v", ch.dots.vals, want)
+	}
+	// Every dot inside the axis, with room above the highest for its label.
+	if ch.p.Y.Min > 1.05 || ch.p.Y.Max < 2004*1.3 {
+		t.Errorf("Y axis [%v, %v] does not hold the dots 1.05..2004 and a label", ch.p.Y.Min, ch.p.Y.Max)
+	}
+}
+
+// timelineRun: a 1200 s run in 15 s windows with a 2.6 ms baseline, two
+// adjacent episodes (120-840 s, 840-1080 s) and a policy at the 50 ms
+// clamp most of the time, like incident-north-europe-2022.
+func timelineRun() *Run {
+	r := &Run{Scenario: "ne", Replications: 1, DurationS: 1200, Episodes: []Episode{
+		{Label: "NE partial errors", StartS: 120, EndS: 840},
+		{Label: "tail phase", StartS: 840, EndS: 1080},
+	}}
+	for i, name := range []string{"disabled", "driver-default", "static-100ms", "p99-dynamic"} {
+		p := PolicyResult{Figures: Figures{Policy: name}}
+		for s := 0.0; s < 1200; s += 15 {
+			w := Window{StartS: s, EndS: s + 15, Ops: 1000, P99Ms: 2.6 + 0.1*float64(i)}
+			if s >= 120 && s < 1080 {
+				w.P99Ms = 5000 / float64(i+1)
+			}
+			switch name {
+			case "driver-default":
+				w.MeanThresholdMs = 1000
+			case "static-100ms":
+				w.MeanThresholdMs = 100
+			case "p99-dynamic":
+				w.MeanThresholdMs = 50
+				if s == 0 {
+					w.MeanThresholdMs = 110
+				}
+			}
+			if w.MeanThresholdMs > 0 {
+				w.HedgeRate = 0.01
+			}
+			p.Timeline = append(p.Timeline, w)
+		}
+		r.Policies = append(r.Policies, p)
+	}
+	return r
+}
+
+// TestTimelineChartLabelsBaselineDecade: the ~3 ms baseline had no tick
+// label in its decade (labels at 10, 100, ... only).
+func TestTimelineChartLabelsBaselineDecade(t *testing.T) {
+	ch := timelineChart(timelineRun())
+	ok := false
+	for _, v := range labelledTicks(&ch.p.Y) {
+		if v <= 2.6 && v > 0.26 {
+			ok = true
+		}
+	}
+	if !ok {
+		t.Errorf("no Y label in the decade of the 2.6 ms baseline; labels %v on [%v, %v]", tickLabels(&ch.p.Y), ch.p.Y.Min, ch.p.Y.Max)
+	}
+}
+
+// TestTimelineChartStatesWindowWidth: the reader could not tell the window.
+func TestTimelineChartStatesWindowWidth(t *testing.T) {
+	r := timelineRun()
+	for name, ch := range map[string]*chart{"timeline": timelineChart(r), "threshold": thresholdChart(r), "hedge_rate": hedgeRateChart(r)} {
+		if !strings.Contains(ch.p.Title.Text, "15 s windows") {
+			t.Errorf("%s title %q does not state the 15 s window", name, ch.p.Title.Text)
+		}
+	}
+}
+
+// TestEpisodeBoundaries: adjacent episodes merged into one grey block.
+func TestEpisodeBoundaries(t *testing.T) {
+	e := &episodeShading{eps: timelineRun().Episodes}
+	if got, want := e.boundaries(0, 1200), []float64{120, 840, 1080}; !reflect.DeepEqual(got, want) {
+		t.Errorf("boundaries %v, want %v (840 s separates the adjacent episodes)", got, want)
+	}
+	// An episode edge on the axis end is the axis itself.
+	if got := e.boundaries(120, 1080); !reflect.DeepEqual(got, []float64{840}) {
+		t.Errorf("boundaries inside (120, 1080) = %v, want [840]", got)
+	}
+}
+
+// TestThresholdChart: a line at the axis minimum was drawn on the axis
+// (invisible), a "disabled (no data)" entry filled the legend, and the
+// plot was narrower than timeline.png's.
+func TestThresholdChart(t *testing.T) {
+	r := timelineRun()
+	ch := thresholdChart(r)
+	if !(ch.p.Y.Min < 50/1.2) {
+		t.Errorf("threshold axis starts at %v: the 50 ms line lies on the axis", ch.p.Y.Min)
+	}
+	if got, want := legendTexts(ch), []string{"driver-default", "static-100ms", "p99-dynamic"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("legend %q, want %q", got, want)
+	}
+	c := draw.New(vgimg.New(ChartWidth, ChartHeight))
+	c = draw.Crop(c, outerMargin, -outerMargin, outerMargin, -outerMargin)
+	tl := layoutChart(c, timelineChart(r)).data
+	for name, other := range map[string]*chart{"threshold": ch, "hedge_rate": hedgeRateChart(r)} {
+		d := layoutChart(c, other).data
+		if math.Abs(float64(d.Min.X-tl.Min.X)) > 0.01 || math.Abs(float64(d.Max.X-tl.Max.X)) > 0.01 {
+			t.Errorf("%s data area x [%v, %v], timeline's [%v, %v]", name, d.Min.X, d.Max.X, tl.Min.X, tl.Max.X)
+		}
+	}
+}
+
+// TestTimelineAxisIsRunLength: the X axis shows the run (Run.DurationS, or
+// the last window with operations), not episodes past its end.
+func TestTimelineAxisIsRunLength(t *testing.T) {
+	r := timelineRun()
+	r.Episodes = append(r.Episodes, Episode{Label: "after the run", StartS: 5000, EndS: 6000})
+	if ch := timelineChart(r); ch.p.X.Max != 1200 {
+		t.Errorf("time axis ends at %v, want the run's 1200 s", ch.p.X.Max)
+	}
+}
+
+// TestCCDFOneSample: with one sample the probability axis ran from 1 to 2.
+func TestCCDFOneSample(t *testing.T) {
+	r := &Run{Scenario: "one", Policies: []PolicyResult{{Figures: Figures{Policy: "disabled", Ops: 1}, CCDF: []Point{{X: 3.2, Y: 1}}}}}
+	ch := ccdfChart(r)
+	if ch.p.Y.Max != 1 || !(ch.p.Y.Min <= 0.1) || !(ch.p.Y.Min > 0) {
+		t.Errorf("probability axis [%v, %v], want [≤0.1, 1]", ch.p.Y.Min, ch.p.Y.Max)
+	}
+	if !(ch.p.X.Min <= 3.2 && ch.p.X.Max >= 3.2 && ch.p.X.Max > ch.p.X.Min) {
+		t.Errorf("latency axis [%v, %v] misses the sample 3.2", ch.p.X.Min, ch.p.X.Max)
+	}
+}
+
+// TestLogTickFormatConsistent: labels mixed "0.001" with "1e-4", "100000"
+// with "1e6" on one axis.
+func TestLogTickFormatConsistent(t *testing.T) {
+	for _, c := range []struct {
+		lo, hi float64
+		want   []string
+	}{
+		{1e-5, 1, []string{"1e-5", "1e-4", "1e-3", "1e-2", "1e-1", "1e0"}},
+		{10, 1e7, []string{"1e1", "1e2", "1e3", "1e4", "1e5", "1e6", "1e7"}},
+		{0.001, 1, []string{"0.001", "0.01", "0.1", "1"}},
+		{1, 10000, []string{"1", "10", "100", "1000", "10000"}},
+		{1.5, 20000, []string{"2", "10", "100", "1000", "10000"}}, // lowest tick labelled
+		{30, 2500, []string{"30", "50", "100", "200", "500", "1000", "2000"}},
+	} {
+		var got []string
+		for _, tk := range (logTicks{}).Ticks(c.lo, c.hi) {
+			if tk.Label != "" {
+				got = append(got, tk.Label)
+			}
+		}
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("log labels on [%v, %v] = %q, want %q", c.lo, c.hi, got, c.want)
+		}
+	}
+}
+
+// TestSweepAxisLabel: the X axis title was the raw key path.
+func TestSweepAxisLabel(t *testing.T) {
+	s := fakeSweep(1)
+	s.Param = "policies.static-100ms.threshold_ms"
+	if ch := sweepP99Chart(s); ch.xLabel != "threshold (ms)" {
+		t.Errorf("sweep X label %q, want %q", ch.xLabel, "threshold (ms)")
+	}
+	for _, c := range []struct{ in, want string }{
+		{"policies.1.threshold_ms", "threshold (ms)"},
+		{"workload.rate_per_s", "rate (ops/s)"},
+		{"client.consecutive_hedge_win_threshold", "consecutive hedge win threshold"},
+		{"client.probe_interval_s", "probe interval (s)"},
+		{"replicas.eastus.ru_per_s", "throughput (RU/s)"},
+		{"workload.zipf_s", "Zipf exponent s"},
+		{"rtt_ms", "rtt (ms)"},
+		{"", "parameter"},
+	} {
+		if got := paramLabel(c.in); got != c.want {
+			t.Errorf("paramLabel(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestThresholdChartSeparatesCoincidingLines: four policies at the 50 ms
+// clamp were drawn on top of each other (only one visible).
+func TestThresholdChartSeparatesCoincidingLines(t *testing.T) {
+	r := timelineRun()
+	for _, name := range []string{"static-50ms", "p99-init-50ms"} {
+		p := r.Policies[3] // p99-dynamic: 110 ms in the first window, then 50 ms
+		p.Policy = name
+		p.Timeline = slices.Clone(p.Timeline)
+		r.Policies = append(r.Policies, p)
+	}
+	ch := thresholdChart(r)
+	if len(ch.lineOffsets) != len(r.Policies) {
+		t.Fatalf("%d line offsets for %d policies", len(ch.lineOffsets), len(r.Policies))
+	}
+	at50 := []vg.Length{ch.lineOffsets[3], ch.lineOffsets[4], ch.lineOffsets[5]}
+	for i := range at50 {
+		for j := range i {
+			if d := at50[i] - at50[j]; d < lineGap && -d < lineGap {
+				t.Errorf("lines at 50 ms %d and %d only %v pt apart", i, j, d)
+			}
+		}
+	}
+	if ch.lineOffsets[1] != 0 || ch.lineOffsets[2] != 0 {
+		t.Errorf("lines at 1000 and 100 ms moved: %v", ch.lineOffsets)
+	}
+	// The chart's values themselves are unchanged.
+	if r.Policies[4].Timeline[5].MeanThresholdMs != 50 {
+		t.Error("separating lines changed the run's data")
+	}
+}
+
+// TestTimeChartsKeepNearLinesAsTheyAre: lines that differ a little are
+// real differences and stay where they are.
+func TestTimeChartsKeepNearLinesAsTheyAre(t *testing.T) {
+	r := timelineRun()
+	p := r.Policies[3]
+	p.Policy = "static-50.5ms"
+	p.Timeline = slices.Clone(p.Timeline)
+	for i := range p.Timeline {
+		p.Timeline[i].MeanThresholdMs = 50.5
+	}
+	r.Policies = append(r.Policies, p)
+	for i, off := range thresholdChart(r).lineOffsets {
+		if off != 0 {
+			t.Errorf("policy %d moved by %v pt although no two lines coincide", i, off)
+		}
+	}
+}
+
+// TestHedgeRateChartZeroLineVisible: disabled's 0% line lay on the axis.
+func TestHedgeRateChartZeroLineVisible(t *testing.T) {
+	ch := hedgeRateChart(timelineRun())
+	if !(ch.p.Y.Min < 0) {
+		t.Errorf("hedge-rate axis starts at %v: a 0%% line lies on the axis", ch.p.Y.Min)
+	}
+	for _, l := range tickLabels(&ch.p.Y) {
+		if strings.HasPrefix(l, "-") {
+			t.Errorf("negative hedge-rate label %q", l)
+		}
+	}
+}
