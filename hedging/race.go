@@ -346,7 +346,7 @@ func (r *Race) send(e *Effects, now time.Duration, l Leg) {
 
 // spawnAlternate is the single body behind both entry points of §6.5 #9:
 // the threshold timer and the upgrade of a region-changing retry.
-func (r *Race) spawnAlternate(e *Effects, now time.Duration) {
+func (r *Race) spawnAlternate(e *Effects, now time.Duration, cause SpawnCause) {
 	r.spawned = true
 	alt := &r.legs[Alternate]
 	alt.started, alt.startAt = true, now
@@ -360,7 +360,7 @@ func (r *Race) spawnAlternate(e *Effects, now time.Duration) {
 	}
 	r.diag.alternateRegion, r.diag.hasAlternate = alt.endpoint.Region, true
 	if o, ok := r.strategy.policy.(SpawnObserver); ok {
-		o.AlternateSpawned(now, r.regions[0].Region)
+		o.AlternateSpawned(now, r.regions[0].Region, cause)
 	}
 	if r.c.logEnabled(slog.LevelDebug) {
 		r.c.log(slog.LevelDebug, "cosmos.hedge.alternate_spawned",
@@ -380,7 +380,7 @@ func (r *Race) TimerFired(now time.Duration, t TimerKind) Effects {
 	case TimerThreshold:
 		if r.phase == phaseRunning && r.hedged && !r.spawned && !r.noFanOut && now >= r.start+r.threshold.Get() &&
 			(!r.hasDeadline || now < r.deadline) {
-			r.spawnAlternate(&e, now)
+			r.spawnAlternate(&e, now, SpawnThreshold)
 		}
 	case TimerDeadline:
 		if r.phase == phaseRunning && r.hasDeadline && now >= r.deadline {
@@ -468,7 +468,7 @@ func (r *Race) Responded(now time.Duration, a Attempt, res Result) Effects {
 	// transport error (no response at all) — sends the alternate now.
 	if r.hedged && a.Leg == Primary && !r.spawned && !r.noFanOut && (res.Err != nil || CanSpawnHedge(res.Status)) &&
 		(!r.hasDeadline || now < r.deadline) {
-		r.spawnAlternate(&e, now)
+		r.spawnAlternate(&e, now, SpawnFailover)
 	}
 	if delay, ok := r.retry(now, a.Leg, res); ok {
 		if delay > 0 {
@@ -571,7 +571,7 @@ func (r *Race) legFinal(e *Effects, now time.Duration, l Leg) {
 		}
 		state = AlternateWon
 	}
-	r.cancelOthers(e, "winner_found")
+	r.cancelOthers(e, now, "winner_found")
 	r.finishWinner(e, now, l, state)
 }
 
@@ -620,7 +620,7 @@ func transientCause(res Result) error {
 func (r *Race) deadlineFired(e *Effects, now time.Duration, cause error) {
 	r.cause = cause
 	if !r.hedged || !r.spawned {
-		r.cancelOthers(e, reasonFor(cause))
+		r.cancelOthers(e, now, reasonFor(cause))
 		if r.hedged {
 			r.diag.terminalState = DeadlineExceededPreThreshold
 		}
@@ -652,13 +652,13 @@ func reasonFor(cause error) string {
 }
 
 func (r *Race) endHarvest(e *Effects, now time.Duration) {
-	r.cancelOthers(e, reasonFor(r.cause))
+	r.cancelOthers(e, now, reasonFor(r.cause))
 	r.diag.terminalState = r.pending
 	r.finishError(e, now, r.lastStatus, r.cause)
 }
 
-// cancelOthers cancels every in-flight attempt.
-func (r *Race) cancelOthers(e *Effects, reason string) {
+// cancelOthers cancels every in-flight attempt at now.
+func (r *Race) cancelOthers(e *Effects, now time.Duration, reason string) {
 	for l := Primary; l <= Alternate; l++ {
 		lg := &r.legs[l]
 		lg.backingOff = false
@@ -666,6 +666,13 @@ func (r *Race) cancelOthers(e *Effects, reason string) {
 			lg.inFlight = false
 			lg.done = true
 			e.add(Action{Kind: ActCancel, Leg: l})
+			// A superseded primary's elapsed time is a lower bound of its
+			// latency (censoring); policies that learn from it are told.
+			if l == Primary && r.hedged {
+				if o, ok := r.strategy.policy.(SupersededObserver); ok {
+					o.PrimarySuperseded(now, lg.endpoint.Region, now-lg.sentAt)
+				}
+			}
 			if r.hedged && r.c.logEnabled(slog.LevelDebug) {
 				r.c.log(slog.LevelDebug, "cosmos.hedge.canceled", slog.String("which", l.String()),
 					slog.String("target_region", string(lg.endpoint.Region)), slog.String("reason", reason))
