@@ -537,7 +537,9 @@ func NewBudget(inner ThresholdPolicy, cfg BudgetConfig) (*BudgetedPolicy, error)
 func (p *BudgetedPolicy) Config() BudgetConfig { return p.cfg }
 
 // Name returns "<inner>+budget(<ratio>)".
-func (p *BudgetedPolicy) Name() string { return fmt.Sprintf("%s+budget(%g)", p.inner.Name(), p.cfg.Ratio) }
+func (p *BudgetedPolicy) Name() string {
+	return fmt.Sprintf("%s+budget(%g)", p.inner.Name(), p.cfg.Ratio)
+}
 
 // Threshold earns one operation's tokens (and PerSecond's since the last
 // call) and returns the inner policy's threshold, or the fallback while
