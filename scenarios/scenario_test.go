@@ -165,7 +165,8 @@ relative_accuracy = 0.02
 		t.Fatalf("p99 policies: %T %T, same=%v", h1.Policy(), h2.Policy(), p1 == p2)
 	}
 	want := hedging.P99DynamicConfig{Quantile: 0.95, Window: 30 * time.Second, Buckets: 3, Min: 10 * time.Millisecond,
-		Max: 2 * time.Second, Initial: 300 * time.Millisecond, MinSamples: 50, Refresh: 500 * time.Millisecond, RelativeAccuracy: 0.02}
+		Max: 2 * time.Second, Initial: 300 * time.Millisecond, MinSamples: 50, Refresh: 500 * time.Millisecond, RelativeAccuracy: 0.02,
+		CeilingFactor: hedging.DefaultCeilingFactor}
 	if got := p1.Config(); got != want {
 		t.Errorf("p99 config = %+v, want %+v", got, want)
 	}
