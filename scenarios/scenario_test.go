@@ -333,7 +333,7 @@ func TestReadmeExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pols) != 5 || len(cfg.Episodes) != 1 || len(cfg.Faults) != 1 || cfg.RUBudget == nil || cfg.ThroughputControl == nil || s.Replications != 5 {
+	if len(pols) != 8 || len(cfg.Episodes) != 1 || len(cfg.Faults) != 1 || cfg.RUBudget == nil || cfg.ThroughputControl == nil || s.Replications != 5 {
 		t.Errorf("example: %d policies, config %+v", len(pols), cfg)
 	}
 }
