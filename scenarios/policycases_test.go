@@ -30,7 +30,7 @@ import (
 type policyCase func(m map[string]*simnet.Stats) []string
 
 // caseHedgeRate is the hedge rate of s over all operations.
-func caseHedgeRate(s *simnet.Stats) float64 { return libBRate(s.Hedged, s.Ops) }
+func caseHedgeRate(s *simnet.Stats) float64 { return hedgeRate(s) }
 
 var policyCases = map[string]policyCase{
 	// The threshold does not ratchet up into the slow third: p99 within
