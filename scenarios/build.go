@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/BurntSushi/toml"
+
 	"hedgelab/hedging"
 	"hedgelab/simnet"
 	"hedgelab/simnet/dist"
@@ -1026,4 +1028,37 @@ func cmp0[T comparable](v, def T) T {
 		return def
 	}
 	return v
+}
+
+// BuildPolicies parses and builds [[policies]] entries given on their own,
+// in the scenario file syntax (text names them source in errors), for a
+// client whose request timeout is requestTimeout. It lets a study run one
+// set of policies over many scenarios. Errors are *[Error] values naming
+// source, line and field, as for a scenario file.
+func BuildPolicies(source string, text []byte, requestTimeout time.Duration) ([]simnet.Policy, error) {
+	var f File
+	md, err := toml.Decode(string(text), &f)
+	if err != nil {
+		line, key, msg := decodeError(err)
+		return nil, &Error{File: source, Line: line, Field: strings.Join(key, "."), Msg: msg}
+	}
+	loc := locate(text)
+	if und := md.Undecoded(); len(und) > 0 {
+		key := []string(und[0])
+		return nil, &Error{File: source, Line: max(loc.line(key...), 1), Field: strings.Join(key, "."), Msg: "unknown field"}
+	}
+	b := &builder{src: source, loc: loc, f: &f}
+	var root fpath
+	if len(f.Policies) == 0 {
+		b.fail(root.key("policies"), "at least one [[policies]] entry is required")
+	}
+	var pols []simnet.Policy
+	seen := map[string]fpath{}
+	for i := range f.Policies {
+		pols = append(pols, b.policy(root.key("policies").elem(i, f.Policies[i].Name), &f.Policies[i], requestTimeout, seen))
+	}
+	if b.e != nil {
+		return nil, b.e
+	}
+	return pols, nil
 }

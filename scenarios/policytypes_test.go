@@ -121,3 +121,19 @@ func TestPolicyTypesDocumented(t *testing.T) {
 		}
 	}
 }
+
+func TestBuildPolicies(t *testing.T) {
+	pols, err := scenarios.BuildPolicies("p.toml", []byte("[[policies]]\nname = \"a\"\ntype = \"static\"\nthreshold_ms = 20\n[[policies]]\nname = \"b\"\ntype = \"p99_dynamic\"\n"), time.Second)
+	if err != nil || len(pols) != 2 || pols[0].Name != "a" || pols[1].Name != "b" {
+		t.Fatalf("BuildPolicies = %v, %v", pols, err)
+	}
+	for _, c := range []struct{ text, want string }{
+		{"[[policies]]\nname = \"a\"\ntype = \"static\"\n", "p.toml:1: policies.a.threshold_ms: required"},
+		{"[[policies]]\nname = \"a\"\ntype = \"static\"\nthreshold = 5\n", "policies.threshold: unknown field"},
+		{"", "p.toml:1: policies: at least one"},
+	} {
+		if _, err := scenarios.BuildPolicies("p.toml", []byte(c.text), time.Second); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: %v, want ...%s", c.text, err, c.want)
+		}
+	}
+}
