@@ -71,7 +71,7 @@ func TestP99DynamicThinWindow(t *testing.T) {
 		{hedging.ThinKeepLast, func(d time.Duration) bool { return d >= 200*time.Millisecond && d < 205*time.Millisecond }},
 		{hedging.ThinInitial, func(d time.Duration) bool { return d == time.Second }},
 	} {
-		p := htP99(t, hedging.P99DynamicConfig{ThinWindow: tc.thin, Refresh: time.Nanosecond})
+		p := htP99(t, hedging.P99DynamicConfig{ThinWindow: tc.thin, Initial: time.Second, Refresh: time.Nanosecond})
 		now := time.Duration(0)
 		for range 150 { // 150 samples in 15 s: warm
 			now += 100 * time.Millisecond
@@ -344,5 +344,25 @@ func TestBudgetPerSecond(t *testing.T) {
 	}
 	if _, err := hedging.NewBudget(inner, hedging.BudgetConfig{Ratio: 0.1, Burst: 10, Reserve: 11}); err == nil {
 		t.Error("Reserve > Burst accepted")
+	}
+}
+
+// A primary that never answers (slow for every request, every attempt
+// superseded): no baseline, so the ceiling is Min instead of a ratchet on
+// lower bounds (primary-slow: p99 2002 ms before this rule, 60 ms after).
+func TestP99DynamicNoCompletedPrimary(t *testing.T) {
+	p := htP99(t, hedging.P99DynamicConfig{Initial: time.Second, Refresh: time.Nanosecond})
+	now := time.Duration(0)
+	th := p.Threshold(now, "A").Get()
+	if th != time.Second {
+		t.Fatalf("first threshold %v, want Initial", th)
+	}
+	for range 500 {
+		now += 10 * time.Millisecond
+		p.PrimarySuperseded(now, "A", th+10*time.Millisecond)
+		th = p.Threshold(now, "A").Get()
+	}
+	if th != 50*time.Millisecond {
+		t.Errorf("threshold after 500 superseded primaries and no answer: %v, want Min 50ms", th)
 	}
 }

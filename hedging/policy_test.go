@@ -23,7 +23,7 @@ func TestP99DynamicDefaults(t *testing.T) {
 	p := htP99(t, hedging.P99DynamicConfig{})
 	c := p.Config()
 	if c.Quantile != 0.99 || c.Window != time.Minute || c.Buckets != 6 || c.Min != 50*time.Millisecond ||
-		c.Max != 4*time.Second || c.Initial != time.Second || c.MinSamples != 100 || c.Refresh != time.Second || c.RelativeAccuracy != 0.01 {
+		c.Max != 4*time.Second || c.Initial != 50*time.Millisecond || c.MinSamples != 100 || c.Refresh != time.Second || c.RelativeAccuracy != 0.01 {
 		t.Errorf("defaults = %+v", c)
 	}
 	if c.Rounding != hedging.RoundUpperEdge || c.ThinWindow != hedging.ThinKeepLast || c.Warmup != hedging.WarmupMaxObserved ||

@@ -952,7 +952,7 @@ func (b *builder) p99(pp fpath, p *Policy, base hedging.P99DynamicConfig) (hedgi
 			return pc, false
 		}
 		lit := hedging.TPSLiteral()
-		pc.Rounding, pc.ThinWindow, pc.Warmup, pc.Censoring, pc.Ceiling = lit.Rounding, lit.ThinWindow, lit.Warmup, lit.Censoring, lit.Ceiling
+		pc.Initial, pc.Rounding, pc.ThinWindow, pc.Warmup, pc.Censoring, pc.Ceiling = lit.Initial, lit.Rounding, lit.ThinWindow, lit.Warmup, lit.Censoring, lit.Ceiling
 	}
 	option(b, pp, "rounding", p.Rounding, roundingOpts, &pc.Rounding)
 	option(b, pp, "thin_window", p.ThinWindow, thinOpts, &pc.ThinWindow)

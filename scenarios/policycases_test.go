@@ -68,9 +68,11 @@ var policyCases = map[string]policyCase{
 		return bad
 	},
 	// 1.8 reads/s: at most 2% hedged with the defaults, at most 3% with a
-	// 50 ms initial threshold (today 87%).
+	// 50 ms initial threshold (today 87%). The default initial threshold is
+	// now 50 ms, so p99-acc0001 (a 0.1% sketch) gets the 3% margin: its
+	// p99 of ~100 samples is nearly their second largest.
 	"low-rate-client": func(m map[string]*simnet.Stats) (bad []string) {
-		for n, lim := range map[string]float64{"p99": 0.02, "p99-acc0001": 0.02, "p99-min50": 0.03} {
+		for n, lim := range map[string]float64{"p99": 0.02, "p99-acc0001": 0.03, "p99-min50": 0.03} {
 			if h := caseHedgeRate(m[n]); h > lim {
 				bad = append(bad, sprintf("%s hedges %.4f of reads, want at most %g", n, h, lim))
 			}

@@ -159,12 +159,12 @@ type Policy struct {
 	Buckets          *int     `toml:"buckets"`           // 1..1000; default 6
 	MinMs            *float64 `toml:"min_ms"`            // ms, > 0; default 50
 	MaxMs            *float64 `toml:"max_ms"`            // ms, >= min_ms; default 4000
-	InitialMs        *float64 `toml:"initial_ms"`        // ms, > 0; default 1000
+	InitialMs        *float64 `toml:"initial_ms"`        // ms, > 0; default min_ms (1000 with preset tps_literal)
 	MinSamples       *int     `toml:"min_samples"`       // >= 1; default 100
 	RefreshS         *float64 `toml:"refresh_s"`         // s, > 0; default 1
 	RelativeAccuracy *float64 `toml:"relative_accuracy"` // (0,1); default 0.01
-	// Preset "tps_literal" selects TPS §4.2 as written for the five options
-	// below; an explicit option key overrides it.
+	// Preset "tps_literal" selects TPS §4.2 as written for initial_ms (1 s)
+	// and the five options below; an explicit key overrides it.
 	Preset        *string  `toml:"preset"`
 	Rounding      *string  `toml:"rounding"`       // upper_edge (default) | value
 	ThinWindow    *string  `toml:"thin_window"`    // keep_last (default) | initial
