@@ -96,8 +96,8 @@ func TestWorseP99(t *testing.T) {
 		f    report.Figures
 		want bool
 	}{
-		{report.Figures{P99: 109}, false},                                                    // within the margin
-		{report.Figures{P99: 130}, true},                                                     // no interval: the margin decides
+		{report.Figures{P99: 109}, false}, // within the margin
+		{report.Figures{P99: 130}, true},  // no interval: the margin decides
 		{report.Figures{P99: 130, CI95: map[string][2]float64{"p99_ms": {100, 160}}}, false}, // intervals overlap
 		{report.Figures{P99: 130, CI95: map[string][2]float64{"p99_ms": {120, 140}}}, true},
 	} {
