@@ -193,16 +193,22 @@ func ms(v float64) string {
 	return fmt.Sprintf("%.2f", v)
 }
 
-// withCI renders "v [lo, hi]" when a CI exists, and "v [one bucket]"
-// when it is zero-width because every replication's figure fell in the same
-// histogram bucket.
+// withCI renders "v [lo, hi]" when a CI exists; an interval that is
+// zero-width at the shown precision reads "v [one bucket]" for a latency
+// (every replication's figure fell in the same histogram bucket) and
+// "v [no spread]" otherwise (e.g. an RU multiplier of exactly 1).
 func withCI(f report.Figures, key string, v float64, format func(float64) string) string {
 	if ci, ok := f.CI95[key]; ok {
-		if ci[0] == ci[1] {
-			// Every replication landed in one histogram bucket.
+		lo, hi := format(ci[0]), format(ci[1])
+		switch {
+		case lo != hi:
+			return fmt.Sprintf("%s [%s, %s]", format(v), lo, hi)
+		case strings.HasSuffix(key, "_ms"):
+			// Every replication's latency landed in one histogram bucket.
 			return fmt.Sprintf("%s [one bucket]", format(v))
+		default:
+			return fmt.Sprintf("%s [no spread]", format(v))
 		}
-		return fmt.Sprintf("%s [%s, %s]", format(v), format(ci[0]), format(ci[1]))
 	}
 	return format(v)
 }

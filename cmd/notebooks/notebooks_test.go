@@ -81,16 +81,19 @@ func TestQ11Policies(t *testing.T) {
 }
 
 func TestWithCIOneBucket(t *testing.T) {
-	f := report.Figures{CI95: map[string][2]float64{"p99_ms": {2002, 2002}, "p999_ms": {10, 12}}}
+	f := report.Figures{CI95: map[string][2]float64{"p99_ms": {2002, 2002.0000001}, "p999_ms": {10, 12}, "ru_multiplier": {1, 1}}}
 	if got := withCI(f, "p99_ms", 2002, ms); got != "2002 [one bucket]" {
 		t.Errorf("zero-width: %q", got)
+	}
+	if got := withCI(f, "ru_multiplier", 1, ru); got != "1.000 [no spread]" {
+		t.Errorf("zero-width RU: %q", got)
 	}
 	if got := withCI(f, "p999_ms", 11, ms); got != "11.0 [10.0, 12.0]" {
 		t.Errorf("interval: %q", got)
 	}
 }
 
-func TestWorseP99(t *testing.T) {
+func TestWorse(t *testing.T) {
 	best := report.Figures{P99: 100, CI95: map[string][2]float64{"p99_ms": {95, 105}}}
 	for _, c := range []struct {
 		f    report.Figures
@@ -101,7 +104,7 @@ func TestWorseP99(t *testing.T) {
 		{report.Figures{P99: 130, CI95: map[string][2]float64{"p99_ms": {100, 160}}}, false}, // intervals overlap
 		{report.Figures{P99: 130, CI95: map[string][2]float64{"p99_ms": {120, 140}}}, true},
 	} {
-		if got := worseP99(c.f, best); got != c.want {
+		if got := worse(c.f, best, "p99_ms", c.f.P99, best.P99); got != c.want {
 			t.Errorf("worseP99(%v) = %v, want %v", c.f.P99, got, c.want)
 		}
 	}
