@@ -72,6 +72,9 @@ threshold_ms = 50
 const (
 	q11P99Margin = 1.10
 	q11RUMargin  = 0.02
+	// q11ErrMargin: a policy's error rate is worse than the best's when
+	// it exceeds it by more than this (a fraction of operations).
+	q11ErrMargin = 0.01
 )
 
 func q11Policies(r *simnet.Config) []simnet.Policy {
@@ -130,13 +133,16 @@ func q11(d *doc) error {
 	}
 
 	// Scorecard.
-	type score struct{ p99, ru, waste, p999 []string }
+	type score struct {
+		p99, ru, waste, errs, p999 []string
+		lost                       int // scenarios with a p99 loss, RU for no p99, or more errors
+	}
 	scores := map[string]*score{}
 	for _, n := range names {
 		scores[n] = &score{}
 	}
 	for _, res := range results {
-		var bestP99, bestP999, bestRU report.Figures
+		var bestP99, bestP999, bestRU, bestErr report.Figures
 		first := true
 		for _, n := range names[1:] {
 			f := res.figs[n]
@@ -149,16 +155,26 @@ func q11(d *doc) error {
 			if first || f.RUMultiplier < bestRU.RUMultiplier {
 				bestRU = f
 			}
+			if first || f.ErrorRate < bestErr.ErrorRate {
+				bestErr = f
+			}
 			first = false
 		}
 		for _, n := range names {
 			f, s := res.figs[n], scores[n]
+			lost := false
+			if f.ErrorRate > bestErr.ErrorRate+q11ErrMargin {
+				s.errs = append(s.errs, fmt.Sprintf("`%s` (%s vs %s)", res.name, pct(f.ErrorRate), pct(bestErr.ErrorRate)))
+				lost = true
+			}
 			if worse(f, bestP99, "p99_ms", f.P99, bestP99.P99) {
+				lost = true
 				s.p99 = append(s.p99, fmt.Sprintf("`%s` (%s vs %s ms, `%s`)", res.name, ms(f.P99), ms(bestP99.P99), bestP99.Policy))
 			}
 			if f.RUMultiplier > bestRU.RUMultiplier+q11RUMargin {
 				s.ru = append(s.ru, fmt.Sprintf("`%s` (+%.0f points)", res.name, 100*(f.RUMultiplier-bestRU.RUMultiplier)))
 				if !worse(bestRU, f, "p99_ms", bestRU.P99, f.P99) {
+					lost = true
 					s.waste = append(s.waste, fmt.Sprintf("`%s` (+%.0f points, p99 %s vs %s ms)", res.name,
 						100*(f.RUMultiplier-bestRU.RUMultiplier), ms(f.P99), ms(bestRU.P99)))
 				}
@@ -166,21 +182,25 @@ func q11(d *doc) error {
 			if worse(f, bestP999, "p999_ms", f.P999, bestP999.P999) {
 				s.p999 = append(s.p999, fmt.Sprintf("`%s` (%s vs %s ms, `%s`)", res.name, ms(f.P999), ms(bestP999.P999), bestP999.Policy))
 			}
+			if lost {
+				s.lost++
+			}
 		}
 	}
 	d.p("## Scorecard")
-	d.p("For each policy, the scenarios (of %d) where it is significantly worse than the best policy of that scenario on p99 (more than %.0f%% above, intervals apart) or on RU (more than %.0f points above); the subset of the RU losses that bought no p99 (its p99 not significantly below the cheapest policy's); and, for information, where its p99.9 is significantly worse than the best p99.9 (same margin). A *loss* is a p99 loss or RU spent for no p99.", len(results), 100*(q11P99Margin-1), 100*q11RUMargin)
+	d.p("For each policy, the scenarios (of %d) where it is significantly worse than the best policy of that scenario on p99 (more than %.0f%% above, intervals apart) or on RU (more than %.0f points above); the subset of the RU losses that bought no p99 (its p99 not significantly below the cheapest policy's); where its error rate is more than %.0f point above the best's; and, for information, where its p99.9 is significantly worse than the best p99.9 (same margin). A scenario is *lost* when the policy has a p99 loss, RU spent for no p99, or more errors there.", len(results), 100*(q11P99Margin-1), 100*q11RUMargin, 100*q11ErrMargin)
 	var tab [][]string
 	for _, n := range names {
 		s := scores[n]
-		tab = append(tab, []string{"`" + n + "`", fmt.Sprint(len(s.p99) + len(s.waste)), fmt.Sprintf("%d: %s", len(s.p99), joinOr(s.p99, "—")),
-			fmt.Sprintf("%d: %s", len(s.ru), joinOr(s.ru, "—")), fmt.Sprintf("%d: %s", len(s.waste), joinOr(s.waste, "—")), joinOr(s.p999, "—")})
+		tab = append(tab, []string{"`" + n + "`", fmt.Sprint(s.lost), fmt.Sprintf("%d: %s", len(s.p99), joinOr(s.p99, "—")),
+			fmt.Sprintf("%d: %s", len(s.ru), joinOr(s.ru, "—")), fmt.Sprintf("%d: %s", len(s.waste), joinOr(s.waste, "—")),
+			fmt.Sprintf("%d: %s", len(s.errs), joinOr(s.errs, "—")), joinOr(s.p999, "—")})
 	}
-	d.table([]string{"policy", "losses", "p99 worse than the best", "RU worse than the best", "of which RU for no p99", "p99.9 worse than the best"}, tab)
+	d.table([]string{"policy", "scenarios lost", "p99 worse than the best", "RU worse than the best", "of which RU for no p99", "errors worse than the best", "p99.9 worse than the best"}, tab)
 
 	// Recommendation: the fewest losses (p99 losses plus RU spent for no
 	// p99); ties by fewer RU losses.
-	losses := func(n string) int { return len(scores[n].p99) + len(scores[n].waste) }
+	losses := func(n string) int { return scores[n].lost }
 	cands := slices.Clone(names[1:])
 	slices.SortStableFunc(cands, func(a, b string) int {
 		if c := losses(a) - losses(b); c != 0 {
@@ -190,11 +210,14 @@ func q11(d *doc) error {
 	})
 	rec, next := cands[0], cands[1]
 	d.p("## Answer")
-	d.p("By the scorecard, `%s` has the fewest losses (%d of %d scenarios: %d on p99, %d RU for no p99), followed by `%s` (%d). `static-50ms` is never far behind the best p99 but spends RU for nothing where its fixed 50 ms is below the normal latency (%s). `p99-tps`, TPS §4.2 as written, loses on p99 in %d: %s.",
+	d.p("By the scorecard, `%s` loses the fewest scenarios (%d of %d: %d on p99, %d RU for no p99), followed by `%s` (%d). `static-50ms` is never far behind the best p99 but spends RU for nothing where its fixed 50 ms is below the normal latency (%s). `p99-tps`, TPS §4.2 as written, loses on p99 in %d: %s.",
 		rec, losses(rec), len(results), len(scores[rec].p99), len(scores[rec].waste), next, losses(next),
 		joinOr(scores["static-50ms"].waste, "none"), len(scores["p99-tps"].p99), joinOr(scores["p99-tps"].p99, "none"))
-	if s := scores[rec]; len(s.p99) > 0 || len(s.waste) > 0 {
-		d.p("Where `%s` loses: %s.", rec, joinOr(append(slices.Clone(s.p99), s.waste...), "nowhere"))
+	if s := scores[rec]; s.lost > 0 {
+		d.p("Where `%s` loses: %s.", rec, joinOr(slices.Concat(s.p99, s.waste, s.errs), "nowhere"))
+	}
+	if s := scores[rec].errs; len(s) > 0 {
+		d.p("Its errors: %s. Under a saturated client throughput-control gate every alternate draws from the same gate (§9.3), so a policy that keeps hedging turns its alternates into local 429s for other operations; `p99-tps` avoids this only because its threshold ratchets up past the slow reads and hedging stops. Opt out of hedging on such an account (notebook 04).", strings.Join(s, ", "))
 	}
 	d.p("No policy wins everywhere, and the trade-off is RU. `%s` is worse than the cheapest policy on RU in %d scenarios: %s. Those are the scenarios where it keeps hedging a slow share of reads that a cheaper policy stops hedging — the ceiling's purpose during an incident, and its price when the slow share is normal (`two-document-sizes`: one estimator for two document sizes ten times apart, where the median is a small document and the threshold sits at its 50 ms clamp). Where hedging helped, its extra RU is the slow share itself, not one point: see the RU columns above (for example `incident-us-east1-2019`).", rec, len(scores[rec].ru), joinOr(scores[rec].ru, "none"))
 	if s := scores[rec].p999; len(s) > 0 {
