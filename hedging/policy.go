@@ -13,6 +13,10 @@ import (
 // §17 Q11: the threshold "is computed by the evaluator and passed into
 // execute_hedged()"). Implementations are safe for concurrent use and take
 // the current time as a parameter; they never read a clock.
+//
+// Besides Observe, the race reports to a policy through the optional
+// interfaces [SpawnObserver] (an alternate was sent, and why) and
+// [SupersededObserver] (a primary was cancelled before it answered).
 type ThresholdPolicy interface {
 	// Threshold returns the threshold for an operation whose primary region
 	// is primary, at now. The zero Threshold means "no opinion" and selects
@@ -22,6 +26,17 @@ type ThresholdPolicy interface {
 	Observe(now time.Duration, region Region, latency time.Duration)
 	// Name identifies the policy in reports ("static(200ms)", "p99_dynamic").
 	Name() string
+}
+
+// SupersededObserver is implemented by threshold policies that learn from
+// censored primaries. The race calls PrimarySuperseded when it cancels a
+// hedged operation's in-flight primary attempt — because the alternate won,
+// or at the deadline — with the attempt's elapsed time so far: a lower bound
+// of that attempt's latency, which Observe never sees. Because the
+// alternate is sent at the threshold, a superseded primary's elapsed time is
+// always at least the threshold it was hedged at.
+type SupersededObserver interface {
+	PrimarySuperseded(now time.Duration, region Region, elapsed time.Duration)
 }
 
 // StaticPolicy always returns the same threshold.
@@ -36,8 +51,98 @@ func (StaticPolicy) Observe(time.Duration, Region, time.Duration) {}
 // Name returns "static(<threshold>)".
 func (p StaticPolicy) Name() string { return "static(" + p.T.String() + ")" }
 
-// P99DynamicConfig configures [P99Dynamic]. Zero fields take the defaults
-// noted on each.
+// Rounding says which value of the quantile sketch's bucket [P99Dynamic]
+// reports. Each option fixes or keeps one failure mode; the zero value is
+// the fix.
+type Rounding uint8
+
+const (
+	// RoundUpperEdge reports the upper edge of the sketch bucket holding the
+	// quantile, so the threshold is never below the true quantile because of
+	// the sketch's relative error: a p99 threshold hedges at most about 1%
+	// of operations however tight the latency distribution is. Default.
+	RoundUpperEdge Rounding = iota
+	// RoundValue reports the sketch's representative value of the bucket
+	// (DDSketch's estimate, within RelativeAccuracy of the true quantile,
+	// below it half of the time): TPS §4.2 as written. With near-constant
+	// latency (a far primary) this puts a p99 threshold below most samples.
+	RoundValue
+)
+
+// ThinWindow says what [P99Dynamic] does when, after warm-up, the sliding
+// window holds fewer than MinSamples observations (a low-rate client).
+type ThinWindow uint8
+
+const (
+	// ThinKeepLast keeps the last threshold computed from a full window.
+	// Default.
+	ThinKeepLast ThinWindow = iota
+	// ThinInitial falls back to Initial, as at cold start (TPS §4.2 as
+	// written): a client reading 1–2 times a second keeps dropping to it.
+	ThinInitial
+)
+
+// Warmup says what [P99Dynamic] returns before a region's window has ever
+// held MinSamples observations.
+type Warmup uint8
+
+const (
+	// WarmupMaxObserved returns the largest latency observed in the window
+	// (subject to the ceiling and the clamp), and Initial only before the
+	// first observation: with n observations the next operation exceeds it
+	// with probability about 1/(n+1), so warm-up hedges a handful of
+	// operations rather than every one. Default.
+	WarmupMaxObserved Warmup = iota
+	// WarmupInitial returns Initial until MinSamples observations (TPS
+	// §4.2).
+	WarmupInitial
+)
+
+// Censoring says whether [P99Dynamic] learns from superseded primaries.
+type Censoring uint8
+
+const (
+	// CensorLowerBound records a superseded primary's elapsed time as an
+	// observation ([SupersededObserver]). It is a lower bound of the
+	// attempt's latency and at least the threshold it was hedged at, so the
+	// fraction of observations above the threshold is the true one and the
+	// learned quantile settles at the single-attempt quantile instead of
+	// below it. Default (Finagle's backup requests record superseded
+	// attempts the same way).
+	CensorLowerBound Censoring = iota
+	// CensorIgnore learns from completed attempts only (TPS §4.2 as written;
+	// tower's hedge does the same): slow primaries lose, are cancelled and
+	// never observed, so the learned quantile sits below the true one and
+	// more than 1-Quantile of operations hedge.
+	CensorIgnore
+)
+
+// Ceiling says how [P99Dynamic] keeps the threshold from ratcheting up into
+// an incident.
+type Ceiling uint8
+
+const (
+	// CeilingMedian caps the quantile at CeilingFactor times the median of
+	// the window's completed attempts, before the clamp: min(quantile,
+	// CeilingFactor × p50). The median is of attempts that answered only:
+	// superseded primaries (the slow reads being hedged) raise the quantile
+	// but never the ceiling, so hedging cannot switch itself off during a
+	// slow-down however many reads it hits; a region whose primaries stop
+	// completing keeps its last ceiling, and one none of whose primaries
+	// has ever completed is capped at Min. (A median over every attempt
+	// follows a slow-down of more than half of the reads — measured on
+	// incident-us-east1-2019, p99 889 ms against 60 ms.) Default.
+	CeilingMedian Ceiling = iota
+	// CeilingNone applies no cap below Max (TPS §4.2 as written): when more
+	// than 1-Quantile of reads slow down, the threshold follows them up past
+	// them and hedging stops.
+	CeilingNone
+)
+
+// P99DynamicConfig configures [P99Dynamic]. The zero value is the
+// recommended configuration (notebooks/01-q11-static-vs-p99.md); zero fields
+// take the defaults noted on each. [TPSLiteral] returns the configuration of
+// TPS §4.2 as written.
 type P99DynamicConfig struct {
 	// Quantile of recent latency used as the threshold; default 0.99.
 	Quantile float64
@@ -47,9 +152,10 @@ type P99DynamicConfig struct {
 	Buckets int
 	// Min and Max clamp the threshold; defaults 50 ms and 4000 ms (TPS §4.2).
 	Min, Max time.Duration
-	// Initial is the threshold used while a region has fewer than MinSamples
-	// observations in the window (cold start); default 1 s, the driver
-	// default.
+	// Initial is the threshold before a region's first observation (and,
+	// with WarmupInitial or ThinInitial, whenever the window is thin);
+	// default Min (measured: a 1 s initial threshold kept primary-slow's
+	// p99 at 1009 ms against 60 ms). TPS §4.2 says 1 s ([TPSLiteral]).
 	Initial time.Duration
 	// MinSamples is the number of observations before the quantile is
 	// trusted; default 100.
@@ -58,7 +164,28 @@ type P99DynamicConfig struct {
 	Refresh time.Duration
 	// RelativeAccuracy of the DDSketch quantile sketch; default 0.01 (1%).
 	RelativeAccuracy float64
+	// Rounding, ThinWindow, Warmup, Censoring and Ceiling each fix one
+	// failure mode of a learned threshold; their zero values are the fixes.
+	Rounding   Rounding
+	ThinWindow ThinWindow
+	Warmup     Warmup
+	Censoring  Censoring
+	Ceiling    Ceiling
+	// CeilingFactor is the multiple of the median that caps the quantile
+	// under CeilingMedian, >= 1; default 2.5 (DefaultCeilingFactor).
+	CeilingFactor float64
 }
+
+// TPSLiteral returns the dynamic threshold of TPS §4.2 exactly as written:
+// the sketch's quantile value, completed attempts only, the 1 s initial
+// threshold whenever the window is thin, and no ceiling below 4000 ms.
+func TPSLiteral() P99DynamicConfig {
+	return P99DynamicConfig{Initial: DefaultThresholdCap, Rounding: RoundValue, ThinWindow: ThinInitial, Warmup: WarmupInitial,
+		Censoring: CensorIgnore, Ceiling: CeilingNone}
+}
+
+// DefaultCeilingFactor is the default [P99DynamicConfig.CeilingFactor].
+const DefaultCeilingFactor = 2.5
 
 func (c *P99DynamicConfig) setDefaults() {
 	if c.Quantile == 0 {
@@ -77,7 +204,7 @@ func (c *P99DynamicConfig) setDefaults() {
 		c.Max = 4000 * time.Millisecond
 	}
 	if c.Initial == 0 {
-		c.Initial = DefaultThresholdCap
+		c.Initial = c.Min
 	}
 	if c.MinSamples == 0 {
 		c.MinSamples = 100
@@ -88,11 +215,15 @@ func (c *P99DynamicConfig) setDefaults() {
 	if c.RelativeAccuracy == 0 {
 		c.RelativeAccuracy = 0.01
 	}
+	if c.CeilingFactor == 0 {
+		c.CeilingFactor = DefaultCeilingFactor
+	}
 }
 
 // Validate reports the first impossible setting after defaults are applied,
 // naming the field: quantile outside (0,1), non-positive window, buckets,
-// min, refresh or samples, min > max, or accuracy outside (0,1).
+// min, refresh or samples, min > max, accuracy outside (0,1), a ceiling
+// factor below 1, or an unknown option value.
 func (c P99DynamicConfig) Validate() error {
 	c.setDefaults()
 	switch {
@@ -116,6 +247,11 @@ func (c P99DynamicConfig) Validate() error {
 		return fmt.Errorf("refresh must be > 0, got %v", c.Refresh)
 	case !(c.RelativeAccuracy > 0 && c.RelativeAccuracy < 1):
 		return fmt.Errorf("relative accuracy must be in (0,1), got %v", c.RelativeAccuracy)
+	case !(c.CeilingFactor >= 1) || math.IsInf(c.CeilingFactor, 0):
+		return fmt.Errorf("ceiling factor must be >= 1, got %v", c.CeilingFactor)
+	case c.Rounding > RoundValue, c.ThinWindow > ThinInitial, c.Warmup > WarmupInitial,
+		c.Censoring > CensorIgnore, c.Ceiling > CeilingNone:
+		return fmt.Errorf("unknown option value in %+v", c)
 	}
 	return nil
 }
@@ -127,13 +263,18 @@ func (c P99DynamicConfig) Validate() error {
 // one per sub-window, so memory is bounded however long it runs; the
 // quantile is recomputed at most every Refresh.
 //
-// Only completed attempts are observed. A slow primary that loses the race
-// is cancelled and never observed (its latency is censored), so during a
-// partial slow-down the observed quantile stays at the healthy one and the
-// threshold sits at Min; and a primary that is slow for every request never
-// completes an attempt, so the threshold stays at Initial. The notebooks
-// (notebooks/01-q11-static-vs-p99.md) measure both effects and recommend
-// Initial = Min.
+// TPS §4.2 as written ([TPSLiteral]) goes wrong in five known ways, each
+// fixed by an option of [P99DynamicConfig] whose zero value is the fix:
+// sketch rounding ([Rounding]), a thin window ([ThinWindow]), warm-up
+// ([Warmup]), censored primaries ([Censoring]) and ratcheting up into an
+// incident ([Ceiling]). With every fix the threshold of a region is
+//
+//	clamp(min(q, CeilingFactor × p50), Min, Max)
+//
+// where q is the upper edge of the sketch bucket holding the Quantile of
+// completed and superseded primary attempts (superseded ones as lower
+// bounds), p50 the median of the completed ones, and a thin window after
+// warm-up keeps the last such value.
 type P99Dynamic struct {
 	cfg     P99DynamicConfig
 	mu      sync.Mutex
@@ -141,12 +282,16 @@ type P99Dynamic struct {
 }
 
 type regionWindow struct {
-	buckets   []*ddsketch.DDSketch
-	bucketEnd time.Duration // end of the current bucket
+	buckets   []*ddsketch.DDSketch // completed attempts, one sketch per sub-window
+	censored  []*ddsketch.DDSketch // superseded primaries' lower bounds, likewise
+	bucketEnd time.Duration        // end of the current bucket
 	cur       int
-	merged    *ddsketch.DDSketch
+	merged    *ddsketch.DDSketch // scratch: the window's completed attempts
+	all       *ddsketch.DDSketch // scratch: completed and censored
 	threshold Threshold
+	ceiling   float64 // last ceiling in ms; 0 = none yet
 	nextCalc  time.Duration
+	warm      bool // the window has held MinSamples observations once
 }
 
 // NewP99Dynamic returns the policy, or the error of cfg.Validate.
@@ -180,9 +325,10 @@ func (p *P99Dynamic) newSketch() *ddsketch.DDSketch {
 func (p *P99Dynamic) window(now time.Duration, r Region) *regionWindow {
 	w := p.regions[r]
 	if w == nil {
-		w = &regionWindow{buckets: make([]*ddsketch.DDSketch, p.cfg.Buckets), merged: p.newSketch()}
+		w = &regionWindow{buckets: make([]*ddsketch.DDSketch, p.cfg.Buckets), censored: make([]*ddsketch.DDSketch, p.cfg.Buckets),
+			merged: p.newSketch(), all: p.newSketch()}
 		for i := range w.buckets {
-			w.buckets[i] = p.newSketch()
+			w.buckets[i], w.censored[i] = p.newSketch(), p.newSketch()
 		}
 		w.bucketEnd = now + p.cfg.Window/time.Duration(p.cfg.Buckets)
 		w.threshold = Threshold{p.cfg.Initial}
@@ -197,6 +343,7 @@ func (p *P99Dynamic) window(now time.Duration, r Region) *regionWindow {
 		}
 		w.cur = (w.cur + 1) % len(w.buckets)
 		w.buckets[w.cur].Clear()
+		w.censored[w.cur].Clear()
 		w.bucketEnd += width
 		w.nextCalc = 0
 	}
@@ -205,103 +352,228 @@ func (p *P99Dynamic) window(now time.Duration, r Region) *regionWindow {
 
 // Observe adds one attempt latency of region at now.
 func (p *P99Dynamic) Observe(now time.Duration, region Region, latency time.Duration) {
+	p.add(now, region, latency, false)
+}
+
+// PrimarySuperseded records elapsed, the lower bound of a cancelled
+// primary attempt's latency, as an observation of region for the quantile
+// (not for the ceiling's median) under CensorLowerBound, and ignores it
+// under CensorIgnore.
+func (p *P99Dynamic) PrimarySuperseded(now time.Duration, region Region, elapsed time.Duration) {
+	if p.cfg.Censoring == CensorLowerBound {
+		p.add(now, region, elapsed, true)
+	}
+}
+
+func (p *P99Dynamic) add(now time.Duration, region Region, latency time.Duration, censored bool) {
 	ms := float64(latency) / float64(time.Millisecond)
 	if !(ms > 0) || math.IsInf(ms, 0) {
 		ms = 1e-6
 	}
 	p.mu.Lock()
 	w := p.window(now, region)
-	_ = w.buckets[w.cur].Add(ms)
+	if censored {
+		_ = w.censored[w.cur].Add(ms)
+	} else {
+		_ = w.buckets[w.cur].Add(ms)
+	}
 	p.mu.Unlock()
 }
 
-// Threshold returns the clamped quantile of primary's window at now, or
-// Initial while the window holds fewer than MinSamples observations.
+// quantile returns the sketch's value at q in ms, rounded per cfg.Rounding.
+func (p *P99Dynamic) quantile(s *ddsketch.DDSketch, q float64) (float64, bool) {
+	v, err := s.GetValueAtQuantile(q)
+	if err != nil {
+		return 0, false
+	}
+	if p.cfg.Rounding == RoundUpperEdge {
+		v = s.LowerBound(s.Index(v) + 1)
+	}
+	return v, true
+}
+
+// Threshold returns primary's threshold at now: see [P99Dynamic] for the
+// formula and [P99DynamicConfig] for the options that change it.
 func (p *P99Dynamic) Threshold(now time.Duration, primary Region) Threshold {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	w := p.window(now, primary)
-	if now < w.nextCalc {
+	// Warm-up recomputes on every operation (its window is small): a
+	// Refresh-long wait at Initial hedged a far client's first second.
+	if now < w.nextCalc && (w.warm || p.cfg.Warmup == WarmupInitial) {
 		return w.threshold
 	}
 	w.nextCalc = now + p.cfg.Refresh
 	w.merged.Clear()
-	for _, b := range w.buckets {
-		_ = w.merged.MergeWith(b)
+	w.all.Clear()
+	for i := range w.buckets {
+		_ = w.merged.MergeWith(w.buckets[i])
+		_ = w.all.MergeWith(w.buckets[i])
+		_ = w.all.MergeWith(w.censored[i])
 	}
-	if w.merged.GetCount() < float64(p.cfg.MinSamples) {
+	if p.cfg.Ceiling == CeilingMedian && w.merged.GetCount() > 0 {
+		if med, ok := p.quantile(w.merged, 0.5); ok {
+			w.ceiling = p.cfg.CeilingFactor * med
+		}
+	}
+	n := w.all.GetCount()
+	q := p.cfg.Quantile
+	switch {
+	case n >= float64(p.cfg.MinSamples):
+		w.warm = true
+	case w.warm && p.cfg.ThinWindow == ThinKeepLast:
+		return w.threshold // the last estimate from a full window
+	case !w.warm && n > 0 && p.cfg.Warmup == WarmupMaxObserved:
+		q = 1
+	default:
 		w.threshold = Threshold{p.cfg.Initial}
 		return w.threshold
 	}
-	q, err := w.merged.GetValueAtQuantile(p.cfg.Quantile)
-	if err != nil {
+	v, ok := p.quantile(w.all, q)
+	if !ok {
 		return w.threshold
 	}
-	d := time.Duration(q * float64(time.Millisecond))
+	if p.cfg.Ceiling == CeilingMedian {
+		c := w.ceiling
+		if c == 0 {
+			// Every observation so far is a superseded primary: no primary
+			// has answered, so there is no baseline, and every operation is
+			// hedged anyway; hedging at Min costs no extra RU and saves the
+			// wait (and a ratchet on lower bounds).
+			c = float64(p.cfg.Min) / float64(time.Millisecond)
+		}
+		v = math.Min(v, c)
+	}
+	d := time.Duration(v * float64(time.Millisecond))
 	w.threshold = Threshold{min(max(d, p.cfg.Min), p.cfg.Max)}
 	return w.threshold
 }
 
 // SpawnObserver is implemented by threshold policies that need to know when
 // an alternate is actually sent, for example to charge a hedge budget. The
-// race calls AlternateSpawned once per spawned alternate (timer or upgrade
-// path), on the hedged path only.
+// race calls AlternateSpawned once per spawned alternate, on the hedged path
+// only, with the cause ([SpawnCause], defined with the race core).
 type SpawnObserver interface {
-	AlternateSpawned(now time.Duration, primary Region)
+	AlternateSpawned(now time.Duration, primary Region, cause SpawnCause)
+}
+
+// BudgetConfig configures [BudgetedPolicy]. Ratio and Burst are required;
+// zero values of the other fields are the recommended behaviour.
+type BudgetConfig struct {
+	// Ratio is the tokens every operation earns: the long-run hedge rate the
+	// budget allows, in (0, 1].
+	Ratio float64
+	// Burst is the bucket size in tokens (>= 1); the bucket starts full, and
+	// refills from empty in Burst/Ratio operations (its refill time).
+	Burst float64
+	// PerSecond is tokens earned per second of time regardless of traffic,
+	// >= 0 (Finagle's minimum retry rate): a low-rate client can still hedge.
+	PerSecond float64
+	// Reserve is the balance an operation needs to be hedged at the inner
+	// threshold, in [1, Burst]; default 1. gRPC's retry throttling (A6)
+	// hedges only while the balance is above half the bucket.
+	Reserve float64
+	// Fallback is the threshold while the budget is spent; zero = 4 s.
+	Fallback Threshold
+	// Debt lets failover alternates charged under ChargeFailover push the
+	// balance below zero, as hedgelab's first budget did: after a one-minute
+	// 503 storm the budget stayed in debt for minutes and latency hedging
+	// stayed off. Default false: a failover charge never takes the balance
+	// below 0 (gRPC keeps retry tokens in [0, max]). Latency hedges always
+	// spend their token, because each was granted by a balance >= Reserve
+	// when its operation started: the balance can owe at most the latency
+	// hedges granted within one threshold of each other (about rate ×
+	// threshold), repaid within threshold/Ratio seconds. A hard floor there
+	// forgives them, and the budget leaks: measured on
+	// budget-after-503-storm, a 5% budget then hedged 35% of reads.
+	Debt bool
+	// ChargeFailover makes failover alternates ([SpawnCause.Failover]) spend
+	// tokens too. Default false: a failover alternate is the spec's failover
+	// (§6.5 #9) taking the place of the region-changing retry the
+	// non-hedged path would send, the budget cannot deny it (it ignores the
+	// threshold), and charging it only turns latency hedging off after an
+	// error storm. Latency hedges ([SpawnThreshold]) always spend a token.
+	ChargeFailover bool
 }
 
 // BudgetedPolicy caps the hedge rate of an inner policy with a token bucket
 // — hedgelab's proposal for spec §17 Q11, not in the spec or its peer SDKs
 // (the idea is gRPC's hedging throttle and Envoy's retry budget): every
-// operation earns Ratio tokens (up to Burst), every spawned alternate spends
-// one, and while fewer than one token is left the threshold is Fallback
-// (by default the 4 s clamp maximum), so only pathological primaries are
-// hedged. Over any long window at most about Ratio of operations hedge, so
-// the RU multiplier from hedging stays below 1+Ratio, and a saturated or
-// throttled region is not flooded with alternates (spec §9.3).
+// operation earns Ratio tokens (up to Burst), every latency hedge spends
+// one, and while fewer than Reserve tokens are left the threshold is
+// Fallback (by default the 4 s clamp maximum), so only pathological
+// primaries are hedged. Over any long window at most about Ratio of
+// operations hedge, so the RU multiplier from latency hedging stays below
+// 1+Ratio, and a saturated or throttled region is not flooded with
+// alternates (spec §9.3). See [BudgetConfig] for the floor and the
+// failover decision.
 type BudgetedPolicy struct {
-	inner    ThresholdPolicy
-	ratio    float64
-	burst    float64
-	fallback Threshold
-	mu       sync.Mutex
-	tokens   float64
-	denied   int64
+	inner  ThresholdPolicy
+	cfg    BudgetConfig
+	mu     sync.Mutex
+	tokens float64
+	last   time.Duration // time of the last PerSecond refill
+	denied int64
 }
 
 // NewBudgetedPolicy wraps inner with a hedge budget of ratio (0 < ratio <=
 // 1) alternates per operation and a bucket of burst tokens (>= 1; it starts
-// full). fallback (zero = 4 s) is the threshold while the budget is spent.
-// Errors name the bad parameter.
+// full), with the recommended floor and failover behaviour. fallback (zero
+// = 4 s) is the threshold while the budget is spent. Errors name the bad
+// parameter.
 func NewBudgetedPolicy(inner ThresholdPolicy, ratio, burst float64, fallback Threshold) (*BudgetedPolicy, error) {
+	return NewBudget(inner, BudgetConfig{Ratio: ratio, Burst: burst, Fallback: fallback})
+}
+
+// NewBudget wraps inner with the hedge budget cfg. Errors name the bad
+// field.
+func NewBudget(inner ThresholdPolicy, cfg BudgetConfig) (*BudgetedPolicy, error) {
+	if cfg.Reserve == 0 {
+		cfg.Reserve = 1
+	}
 	switch {
 	case inner == nil:
 		return nil, fmt.Errorf("budget: inner policy is nil")
-	case !(ratio > 0 && ratio <= 1):
-		return nil, fmt.Errorf("budget: ratio must be in (0,1], got %v", ratio)
-	case !(burst >= 1) || math.IsInf(burst, 0):
-		return nil, fmt.Errorf("budget: burst must be >= 1, got %v", burst)
+	case !(cfg.Ratio > 0 && cfg.Ratio <= 1):
+		return nil, fmt.Errorf("budget: ratio must be in (0,1], got %v", cfg.Ratio)
+	case !(cfg.Burst >= 1) || math.IsInf(cfg.Burst, 0):
+		return nil, fmt.Errorf("budget: burst must be >= 1, got %v", cfg.Burst)
+	case !(cfg.PerSecond >= 0) || math.IsInf(cfg.PerSecond, 0):
+		return nil, fmt.Errorf("budget: per-second refill must be >= 0, got %v", cfg.PerSecond)
+	case !(cfg.Reserve >= 1 && cfg.Reserve <= cfg.Burst):
+		return nil, fmt.Errorf("budget: reserve must be in [1, burst=%v], got %v", cfg.Burst, cfg.Reserve)
 	}
-	if fallback.IsZero() {
-		fallback = Threshold{4000 * time.Millisecond}
+	if cfg.Fallback.IsZero() {
+		cfg.Fallback = Threshold{4000 * time.Millisecond}
 	}
-	return &BudgetedPolicy{inner: inner, ratio: ratio, burst: burst, fallback: fallback, tokens: burst}, nil
+	return &BudgetedPolicy{inner: inner, cfg: cfg, tokens: cfg.Burst, last: -1}, nil
 }
 
-// Name returns "<inner>+budget(<ratio>)".
-func (p *BudgetedPolicy) Name() string { return fmt.Sprintf("%s+budget(%g)", p.inner.Name(), p.ratio) }
+// Config returns the configuration with defaults applied.
+func (p *BudgetedPolicy) Config() BudgetConfig { return p.cfg }
 
-// Threshold earns one operation's tokens and returns the inner policy's
-// threshold, or the fallback while less than one token is left.
+// Name returns "<inner>+budget(<ratio>)".
+func (p *BudgetedPolicy) Name() string {
+	return fmt.Sprintf("%s+budget(%g)", p.inner.Name(), p.cfg.Ratio)
+}
+
+// Threshold earns one operation's tokens (and PerSecond's since the last
+// call) and returns the inner policy's threshold, or the fallback while
+// fewer than Reserve tokens are left.
 func (p *BudgetedPolicy) Threshold(now time.Duration, primary Region) Threshold {
 	inner := p.inner.Threshold(now, primary)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.tokens = math.Min(p.burst, p.tokens+p.ratio)
-	if p.tokens < 1 {
+	earn := p.cfg.Ratio
+	if p.cfg.PerSecond > 0 && p.last >= 0 && now > p.last {
+		earn += p.cfg.PerSecond * (now - p.last).Seconds()
+	}
+	p.last = now
+	p.tokens = math.Min(p.cfg.Burst, p.tokens+earn)
+	if p.tokens < p.cfg.Reserve {
 		p.denied++
-		if inner.IsZero() || inner.Get() < p.fallback.Get() {
-			return p.fallback
+		if inner.IsZero() || inner.Get() < p.cfg.Fallback.Get() {
+			return p.cfg.Fallback
 		}
 	}
 	return inner
@@ -312,15 +584,42 @@ func (p *BudgetedPolicy) Observe(now time.Duration, region Region, latency time.
 	p.inner.Observe(now, region, latency)
 }
 
-// AlternateSpawned spends one token (the balance may go below zero when
-// several operations passed the check before their alternates fired).
-func (p *BudgetedPolicy) AlternateSpawned(now time.Duration, primary Region) {
-	p.mu.Lock()
-	p.tokens--
-	p.mu.Unlock()
-	if o, ok := p.inner.(SpawnObserver); ok {
-		o.AlternateSpawned(now, primary)
+// PrimarySuperseded forwards to the inner policy when it is a
+// [SupersededObserver].
+func (p *BudgetedPolicy) PrimarySuperseded(now time.Duration, region Region, elapsed time.Duration) {
+	if o, ok := p.inner.(SupersededObserver); ok {
+		o.PrimarySuperseded(now, region, elapsed)
 	}
+}
+
+// AlternateSpawned spends one token for a latency hedge, and for a failover
+// alternate only with ChargeFailover, never below 0 unless Debt (see
+// [BudgetConfig.Debt]).
+func (p *BudgetedPolicy) AlternateSpawned(now time.Duration, primary Region, cause SpawnCause) {
+	switch {
+	case cause == SpawnThreshold:
+		p.mu.Lock()
+		p.tokens--
+		p.mu.Unlock()
+	case p.cfg.ChargeFailover:
+		p.mu.Lock()
+		if p.cfg.Debt {
+			p.tokens--
+		} else {
+			p.tokens = min(p.tokens, max(p.tokens-1, 0))
+		}
+		p.mu.Unlock()
+	}
+	if o, ok := p.inner.(SpawnObserver); ok {
+		o.AlternateSpawned(now, primary, cause)
+	}
+}
+
+// Tokens returns the current token balance.
+func (p *BudgetedPolicy) Tokens() float64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.tokens
 }
 
 // Denied returns how many operations got the fallback threshold because the

@@ -23,8 +23,12 @@ func TestP99DynamicDefaults(t *testing.T) {
 	p := htP99(t, hedging.P99DynamicConfig{})
 	c := p.Config()
 	if c.Quantile != 0.99 || c.Window != time.Minute || c.Buckets != 6 || c.Min != 50*time.Millisecond ||
-		c.Max != 4*time.Second || c.Initial != time.Second || c.MinSamples != 100 || c.Refresh != time.Second || c.RelativeAccuracy != 0.01 {
+		c.Max != 4*time.Second || c.Initial != 50*time.Millisecond || c.MinSamples != 100 || c.Refresh != time.Second || c.RelativeAccuracy != 0.01 {
 		t.Errorf("defaults = %+v", c)
+	}
+	if c.Rounding != hedging.RoundUpperEdge || c.ThinWindow != hedging.ThinKeepLast || c.Warmup != hedging.WarmupMaxObserved ||
+		c.Censoring != hedging.CensorLowerBound || c.Ceiling != hedging.CeilingMedian || c.CeilingFactor != 2.5 {
+		t.Errorf("default options = %+v, want every fix", c)
 	}
 	if p.Name() != "p99_dynamic" {
 		t.Errorf("Name() = %q", p.Name())
@@ -35,7 +39,9 @@ func TestP99DynamicDefaults(t *testing.T) {
 }
 
 func TestP99DynamicColdStart(t *testing.T) {
-	p := htP99(t, hedging.P99DynamicConfig{MinSamples: 10, Initial: 700 * time.Millisecond, Refresh: time.Nanosecond})
+	cfg := hedging.TPSLiteral()
+	cfg.MinSamples, cfg.Initial, cfg.Refresh = 10, 700*time.Millisecond, time.Nanosecond
+	p := htP99(t, cfg)
 	now := time.Second
 	if got := p.Threshold(now, "A").Get(); got != 700*time.Millisecond {
 		t.Fatalf("cold threshold = %v, want Initial 700ms", got)
@@ -61,7 +67,9 @@ func TestP99DynamicColdStart(t *testing.T) {
 
 func TestP99DynamicConverges(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	p := htP99(t, hedging.P99DynamicConfig{Refresh: time.Nanosecond, Max: time.Hour})
+	cfg := hedging.TPSLiteral()
+	cfg.Refresh, cfg.Max = time.Nanosecond, time.Hour
+	p := htP99(t, cfg)
 	var lat []time.Duration
 	now := time.Second
 	// A known stream: lognormal-ish latencies around 20ms with a tail.
@@ -117,7 +125,9 @@ func TestP99DynamicClamps(t *testing.T) {
 
 func TestP99DynamicWindowAgesOut(t *testing.T) {
 	const window = 60 * time.Second
-	p := htP99(t, hedging.P99DynamicConfig{MinSamples: 50, Refresh: time.Nanosecond, Window: window, Buckets: 6})
+	cfg := hedging.TPSLiteral()
+	cfg.MinSamples, cfg.Refresh, cfg.Window, cfg.Buckets = 50, time.Nanosecond, window, 6
+	p := htP99(t, cfg)
 	t0 := time.Second
 	for i := 0; i < 200; i++ {
 		p.Observe(t0+time.Duration(i)*time.Millisecond, "A", 3*time.Second)

@@ -447,7 +447,7 @@ func (r *Race) spawnAlternate(e *Effects, now time.Duration, cause SpawnCause) {
 	}
 	r.diag.alternateRegion, r.diag.hasAlternate = alt.endpoint.Region, true
 	if o, ok := r.strategy.policy.(SpawnObserver); ok {
-		o.AlternateSpawned(now, r.regions[0].Region)
+		o.AlternateSpawned(now, r.regions[0].Region, cause)
 	}
 	if r.logEnabled(slog.LevelDebug) {
 		r.log(slog.LevelDebug, "cosmos.hedge.alternate_spawned",
@@ -659,7 +659,7 @@ func (r *Race) legFinal(e *Effects, now time.Duration, l Leg) {
 		}
 		state = AlternateWon
 	}
-	r.cancelOthers(e, CancelWinnerFound)
+	r.cancelOthers(e, now, CancelWinnerFound)
 	r.finishWinner(e, now, l, state)
 }
 
@@ -708,7 +708,7 @@ func transientCause(res Result) error {
 func (r *Race) deadlineFired(e *Effects, now time.Duration, cause error) {
 	r.cause = cause
 	if !r.hedged || !r.spawned {
-		r.cancelOthers(e, reasonFor(cause))
+		r.cancelOthers(e, now, reasonFor(cause))
 		if r.hedged {
 			r.diag.terminalState = DeadlineExceededPreThreshold
 		}
@@ -740,13 +740,13 @@ func reasonFor(cause error) CancelReason {
 }
 
 func (r *Race) endHarvest(e *Effects, now time.Duration) {
-	r.cancelOthers(e, reasonFor(r.cause))
+	r.cancelOthers(e, now, reasonFor(r.cause))
 	r.diag.terminalState = r.pending
 	r.finishError(e, now, r.lastStatus, r.cause)
 }
 
-// cancelOthers cancels every in-flight attempt.
-func (r *Race) cancelOthers(e *Effects, reason CancelReason) {
+// cancelOthers cancels every in-flight attempt at now.
+func (r *Race) cancelOthers(e *Effects, now time.Duration, reason CancelReason) {
 	for l := Primary; l <= Alternate; l++ {
 		lg := &r.legs[l]
 		lg.backingOff = false
@@ -754,6 +754,13 @@ func (r *Race) cancelOthers(e *Effects, reason CancelReason) {
 			lg.inFlight = false
 			lg.done = true
 			e.add(Action{Kind: ActCancel, Leg: l, Reason: reason})
+			// A superseded primary's elapsed time is a lower bound of its
+			// latency (censoring); policies that learn from it are told.
+			if l == Primary && r.hedged {
+				if o, ok := r.strategy.policy.(SupersededObserver); ok {
+					o.PrimarySuperseded(now, lg.endpoint.Region, now-lg.sentAt)
+				}
+			}
 			if r.hedged && r.logEnabled(slog.LevelDebug) {
 				r.log(slog.LevelDebug, "cosmos.hedge.canceled", slog.String("which", l.String()),
 					slog.String("target_region", string(lg.endpoint.Region)), slog.String("reason", reason.String()))

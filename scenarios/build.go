@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/BurntSushi/toml"
+
 	"hedgelab/hedging"
 	"hedgelab/simnet"
 	"hedgelab/simnet/dist"
@@ -660,142 +662,348 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 	return cfg, pols
 }
 
-// policy validates one [[policies]] entry and returns its simnet.Policy.
-func (b *builder) policy(pp fpath, p *Policy, requestTimeout time.Duration, seen map[string]fpath) (out simnet.Policy) {
-	b.checkID(pp.key("name"), "policy name", p.Name, seen)
-	out = simnet.Policy{Name: p.Name}
-	switch p.Type {
-	case "":
-		b.fail(pp.key("type"), "required (disabled, static, driver_default or p99_dynamic)")
-	case "disabled", "static", "driver_default", "p99_dynamic":
-	default:
-		b.fail(pp.key("type"), "unknown policy type %q (want disabled, static, driver_default or p99_dynamic)", p.Type)
-		return out // which fields apply depends on the type
-	}
-	if p.Type != "static" && p.ThresholdMs != nil {
-		b.fail(pp.key("threshold_ms"), `applies only to type "static", not %q`, p.Type)
-	}
-	if p.Type != "p99_dynamic" {
-		for _, o := range []struct {
-			key string
-			set bool
-		}{
-			{"quantile", p.Quantile != nil}, {"window_s", p.WindowS != nil}, {"buckets", p.Buckets != nil},
-			{"min_ms", p.MinMs != nil}, {"max_ms", p.MaxMs != nil}, {"initial_ms", p.InitialMs != nil},
-			{"min_samples", p.MinSamples != nil}, {"refresh_s", p.RefreshS != nil}, {"relative_accuracy", p.RelativeAccuracy != nil},
-		} {
-			if o.set {
-				b.fail(pp.key(o.key), `applies only to type "p99_dynamic", not %q`, p.Type)
+// policyType is one row of [policyTypes]: a scenario policy `type`, the
+// optional keys it accepts, and how to build it.
+type policyType struct {
+	name string
+	// doc is the one-line description shown in errors and the README.
+	doc string
+	// keys lists the optional keys (beyond name and type) the type accepts.
+	keys []string
+	// build validates the entry's keys and returns the constructor of a
+	// fresh strategy per client, or nil after b.fail.
+	build func(b *builder, pp fpath, p *Policy, requestTimeout time.Duration) func() (hedging.AvailabilityStrategy, error)
+}
+
+// Key groups shared by several policy types.
+var (
+	quantileKeys = []string{"quantile", "window_s", "buckets", "min_ms", "max_ms", "initial_ms", "min_samples",
+		"refresh_s", "relative_accuracy", "preset", "rounding", "thin_window", "warmup", "censored", "ceiling", "ceiling_factor"}
+	budgetKeys = []string{"hedge_budget", "hedge_budget_burst", "hedge_budget_charge_failover", "hedge_budget_debt"}
+)
+
+func keys(groups ...[]string) []string { return slices.Concat(groups...) }
+
+// policyTypes is the one table of scenario policy types: parsing, key
+// applicability, errors and `hedgesim` all read it. Units and defaults of
+// every key are in scenarios/README.md.
+var policyTypes = []policyType{
+	{name: "disabled", doc: "no hedging",
+		build: func(*builder, fpath, *Policy, time.Duration) func() (hedging.AvailabilityStrategy, error) {
+			return func() (hedging.AvailabilityStrategy, error) { return hedging.Disabled, nil }
+		}},
+	{name: "static", doc: "a fixed threshold (spec §4.1)", keys: keys([]string{"threshold_ms"}, budgetKeys),
+		build: func(b *builder, pp fpath, p *Policy, rt time.Duration) func() (hedging.AvailabilityStrategy, error) {
+			th, ok := b.threshold(pp, p)
+			if !ok {
+				return nil
 			}
-		}
-	}
-	if p.Type == "disabled" && (p.HedgeBudget != nil || p.HedgeBudgetBurst != nil) {
-		key := "hedge_budget"
-		if p.HedgeBudget == nil {
-			key = "hedge_budget_burst"
-		}
-		b.fail(pp.key(key), `does not apply to type "disabled"`)
-	}
-	budget, burst := 0.0, 100.0
-	if p.HedgeBudget != nil {
-		budget = *p.HedgeBudget
-		if !(budget > 0 && budget <= 1) {
-			b.fail(pp.key("hedge_budget"), "must be in (0, 1], got %g", budget)
-		}
-	}
-	if p.HedgeBudgetBurst != nil {
-		if p.HedgeBudget == nil {
-			b.fail(pp.key("hedge_budget_burst"), "needs hedge_budget")
-		}
-		burst = *p.HedgeBudgetBurst
-		if !(burst >= 1 && burst <= 1e9) {
-			b.fail(pp.key("hedge_budget_burst"), "must be in [1, 1e9], got %g", burst)
-		}
-	}
-	if b.e != nil {
-		return out
-	}
-	defer func() {
-		if budget == 0 || out.New == nil {
-			return
-		}
-		inner := out.New
-		out.New = func() (hedging.AvailabilityStrategy, error) {
-			a, err := inner()
-			if err != nil {
-				return a, err
+			return b.budgeted(pp, p, rt, func() (hedging.ThresholdPolicy, error) { return hedging.StaticPolicy{T: th}, nil })
+		}},
+	{name: "driver_default", doc: "min(1 s, request_timeout/2) (spec §3.4)", keys: budgetKeys,
+		build: func(b *builder, pp fpath, p *Policy, rt time.Duration) func() (hedging.AvailabilityStrategy, error) {
+			th := hedging.DriverDefaultThreshold(rt)
+			return b.budgeted(pp, p, rt, func() (hedging.ThresholdPolicy, error) { return hedging.StaticPolicy{T: th}, nil })
+		}},
+	{name: "p99_dynamic", doc: "a learned quantile of the primary's latency (TPS §4.2, with hedgelab's fixes)",
+		keys: keys(quantileKeys, budgetKeys),
+		build: func(b *builder, pp fpath, p *Policy, rt time.Duration) func() (hedging.AvailabilityStrategy, error) {
+			pc, ok := b.p99(pp, p, hedging.P99DynamicConfig{})
+			if !ok {
+				return nil
 			}
-			hs, _ := a.HedgingStrategy()
-			var pol hedging.ThresholdPolicy = hedging.StaticPolicy{T: hs.Threshold()}
-			if hs.Policy() != nil {
-				pol = hs.Policy()
+			return b.budgeted(pp, p, rt, func() (hedging.ThresholdPolicy, error) { return hedging.NewP99Dynamic(pc) })
+		}},
+	{name: "capped_quantile", doc: "min(quantile, cap_ms): Cassandra's speculative_retry MIN(99p, X ms)",
+		keys: keys([]string{"cap_ms"}, slices.DeleteFunc(slices.Clone(quantileKeys), func(k string) bool { return k == "max_ms" }), budgetKeys),
+		build: func(b *builder, pp fpath, p *Policy, rt time.Duration) func() (hedging.AvailabilityStrategy, error) {
+			if p.CapMs == nil {
+				b.fail(pp.key("type"), `type "capped_quantile" needs cap_ms (ms, > 0): the X of min(quantile, X ms)`)
+				return nil
 			}
-			bp, err := hedging.NewBudgetedPolicy(pol, budget, burst, hedging.DriverDefaultThreshold(requestTimeout))
-			if err != nil {
-				return hedging.AvailabilityStrategy{}, err
+			cp := b.posDur(pp.key("cap_ms"), *p.CapMs, time.Millisecond)
+			pc, ok := b.p99(pp, p, hedging.P99DynamicConfig{Ceiling: hedging.CeilingNone, Max: cp})
+			if !ok {
+				return nil
 			}
-			return hedging.Hedging(hedging.NewPolicyStrategy(bp)), nil
-		}
-	}()
-	switch p.Type {
-	case "disabled":
-		out.New = func() (hedging.AvailabilityStrategy, error) { return hedging.Disabled, nil }
-	case "static":
-		if p.ThresholdMs == nil {
-			b.fail(pp.key("threshold_ms"), `required for type "static" (ms, > 0)`)
-			break
-		}
-		th, _ := hedging.NewThreshold(b.posDur(pp.key("threshold_ms"), *p.ThresholdMs, time.Millisecond))
-		out.New = func() (hedging.AvailabilityStrategy, error) {
-			return hedging.Hedging(hedging.NewHedgingStrategy(th)), nil
-		}
-	case "driver_default":
-		th := hedging.DriverDefaultThreshold(requestTimeout)
-		out.New = func() (hedging.AvailabilityStrategy, error) {
-			return hedging.Hedging(hedging.NewHedgingStrategy(th)), nil
-		}
-	case "p99_dynamic":
-		pc := b.p99(pp, p)
-		if b.e != nil {
-			break
-		}
-		if _, err := hedging.NewP99Dynamic(pc); err != nil { // backstop
-			b.fail(pp, "%v", err)
-			break
-		}
-		out.New = func() (hedging.AvailabilityStrategy, error) {
-			d, err := hedging.NewP99Dynamic(pc)
-			if err != nil {
-				return hedging.AvailabilityStrategy{}, err
+			return b.budgeted(pp, p, rt, func() (hedging.ThresholdPolicy, error) { return hedging.NewP99Dynamic(pc) })
+		}},
+	{name: "backup_requests", doc: "the (1 - max_extra_load) quantile with a hedge budget of max_extra_load and a minimum rate: Finagle's BackupRequestFilter",
+		keys: keys([]string{"max_extra_load", "min_backups_per_s", "hedge_budget_burst"},
+			slices.DeleteFunc(slices.Clone(quantileKeys), func(k string) bool { return k == "quantile" })),
+		build: func(b *builder, pp fpath, p *Policy, rt time.Duration) func() (hedging.AvailabilityStrategy, error) {
+			load, minRate, burst := 0.05, 1.0, 100.0
+			if p.MaxExtraLoad != nil {
+				load = *p.MaxExtraLoad
+				if !(load > 0 && load < 1) {
+					b.fail(pp.key("max_extra_load"), "must be between 0 and 1 (exclusive), got %g", load)
+				}
 			}
-			return hedging.Hedging(hedging.NewPolicyStrategy(d)), nil
+			if p.MinBackupsPerS != nil {
+				minRate = *p.MinBackupsPerS
+				if !(minRate >= 0 && minRate <= 1e6) {
+					b.fail(pp.key("min_backups_per_s"), "must be in [0, 1e6], got %g", minRate)
+				}
+			}
+			if p.HedgeBudgetBurst != nil {
+				burst = *p.HedgeBudgetBurst
+				if !(burst >= 1 && burst <= 1e9) {
+					b.fail(pp.key("hedge_budget_burst"), "must be in [1, 1e9], got %g", burst)
+				}
+			}
+			pc, ok := b.p99(pp, p, hedging.P99DynamicConfig{Quantile: 1 - load, Min: time.Millisecond, Ceiling: hedging.CeilingNone})
+			if !ok || b.e != nil {
+				return nil
+			}
+			bc := hedging.BudgetConfig{Ratio: load, Burst: burst, PerSecond: minRate, Fallback: hedging.DriverDefaultThreshold(rt)}
+			return budgetedNew(func() (hedging.ThresholdPolicy, error) { return hedging.NewP99Dynamic(pc) }, &bc)
+		}},
+	{name: "retry_throttle", doc: "threshold_ms while a token bucket in [0, max_tokens] holds more than half: gRPC's retry throttling (A6)",
+		keys: []string{"threshold_ms", "max_tokens", "token_ratio"},
+		build: func(b *builder, pp fpath, p *Policy, rt time.Duration) func() (hedging.AvailabilityStrategy, error) {
+			th, ok := b.threshold(pp, p)
+			if !ok {
+				return nil
+			}
+			maxTokens, ratio := 10.0, 0.1
+			if p.MaxTokens != nil {
+				maxTokens = *p.MaxTokens
+				if !(maxTokens >= 2 && maxTokens <= 1000) {
+					b.fail(pp.key("max_tokens"), "must be in [2, 1000], got %g", maxTokens)
+				}
+			}
+			if p.TokenRatio != nil {
+				ratio = *p.TokenRatio
+				if !(ratio > 0 && ratio <= 1) {
+					b.fail(pp.key("token_ratio"), "must be in (0, 1], got %g", ratio)
+				}
+			}
+			if b.e != nil {
+				return nil
+			}
+			bc := hedging.BudgetConfig{Ratio: ratio, Burst: maxTokens, Reserve: maxTokens / 2, ChargeFailover: true,
+				Fallback: hedging.DriverDefaultThreshold(rt)}
+			return budgetedNew(func() (hedging.ThresholdPolicy, error) { return hedging.StaticPolicy{T: th}, nil }, &bc)
+		}},
+}
+
+// PolicyTypes returns the scenario policy type names, in table order.
+func PolicyTypes() []string {
+	out := make([]string, len(policyTypes))
+	for i, t := range policyTypes {
+		out[i] = t.name
+	}
+	return out
+}
+
+func policyTypeNames() string {
+	n := PolicyTypes()
+	return strings.Join(n[:len(n)-1], ", ") + " or " + n[len(n)-1]
+}
+
+// setKeys returns the optional keys set in p, in schema order.
+func (p *Policy) setKeys() []string {
+	var out []string
+	for _, o := range []struct {
+		key string
+		set bool
+	}{
+		{"threshold_ms", p.ThresholdMs != nil},
+		{"quantile", p.Quantile != nil}, {"window_s", p.WindowS != nil}, {"buckets", p.Buckets != nil},
+		{"min_ms", p.MinMs != nil}, {"max_ms", p.MaxMs != nil}, {"initial_ms", p.InitialMs != nil},
+		{"min_samples", p.MinSamples != nil}, {"refresh_s", p.RefreshS != nil}, {"relative_accuracy", p.RelativeAccuracy != nil},
+		{"preset", p.Preset != nil}, {"rounding", p.Rounding != nil}, {"thin_window", p.ThinWindow != nil},
+		{"warmup", p.Warmup != nil}, {"censored", p.Censored != nil}, {"ceiling", p.Ceiling != nil},
+		{"ceiling_factor", p.CeilingFactor != nil}, {"cap_ms", p.CapMs != nil},
+		{"max_extra_load", p.MaxExtraLoad != nil}, {"min_backups_per_s", p.MinBackupsPerS != nil},
+		{"max_tokens", p.MaxTokens != nil}, {"token_ratio", p.TokenRatio != nil},
+		{"hedge_budget", p.HedgeBudget != nil}, {"hedge_budget_burst", p.HedgeBudgetBurst != nil},
+		{"hedge_budget_charge_failover", p.HedgeBudgetChargeFailover != nil}, {"hedge_budget_debt", p.HedgeBudgetDebt != nil},
+	} {
+		if o.set {
+			out = append(out, o.key)
 		}
 	}
 	return out
 }
 
-// p99 checks the explicit p99_dynamic settings and returns the config
-// (zero fields take the hedging defaults).
-func (b *builder) p99(pp fpath, p *Policy) hedging.P99DynamicConfig {
-	var pc hedging.P99DynamicConfig
-	open01 := func(key string, v *float64) float64 {
+// policy validates one [[policies]] entry and returns its simnet.Policy.
+func (b *builder) policy(pp fpath, p *Policy, requestTimeout time.Duration, seen map[string]fpath) (out simnet.Policy) {
+	b.checkID(pp.key("name"), "policy name", p.Name, seen)
+	out = simnet.Policy{Name: p.Name}
+	n0 := b.n
+	if p.Type == "" {
+		b.fail(pp.key("type"), "required (%s)", policyTypeNames())
+		return out
+	}
+	i := slices.IndexFunc(policyTypes, func(t policyType) bool { return t.name == p.Type })
+	if i < 0 {
+		b.fail(pp.key("type"), "unknown policy type %q (want %s)", p.Type, policyTypeNames())
+		return out
+	}
+	t := policyTypes[i]
+	for _, k := range p.setKeys() {
+		if slices.Contains(t.keys, k) {
+			continue
+		}
+		var owners []string
+		for _, o := range policyTypes {
+			if slices.Contains(o.keys, k) {
+				owners = append(owners, strconv.Quote(o.name))
+			}
+		}
+		what := "type " + owners[0]
+		if len(owners) > 1 {
+			what = "types " + strings.Join(owners, ", ")
+		}
+		b.fail(pp.key(k), "applies only to %s, not %q", what, p.Type)
+		return out
+	}
+	if b.n > n0 {
+		return out
+	}
+	out.New = t.build(b, pp, p, requestTimeout)
+	if b.e != nil {
+		out.New = nil
+	}
+	return out
+}
+
+// threshold checks threshold_ms, required for the types that take it.
+func (b *builder) threshold(pp fpath, p *Policy) (hedging.Threshold, bool) {
+	if p.ThresholdMs == nil {
+		b.fail(pp.key("threshold_ms"), "required for type %q (ms, > 0)", p.Type)
+		return hedging.Threshold{}, false
+	}
+	th, _ := hedging.NewThreshold(b.posDur(pp.key("threshold_ms"), *p.ThresholdMs, time.Millisecond))
+	return th, b.e == nil
+}
+
+// budgeted returns a constructor of the policy newPol makes, wrapped in the
+// hedge budget the entry's hedge_budget keys ask for (none without
+// hedge_budget).
+func (b *builder) budgeted(pp fpath, p *Policy, requestTimeout time.Duration, newPol func() (hedging.ThresholdPolicy, error)) func() (hedging.AvailabilityStrategy, error) {
+	if p.HedgeBudget == nil {
+		for _, k := range []struct {
+			key string
+			set bool
+		}{{"hedge_budget_burst", p.HedgeBudgetBurst != nil}, {"hedge_budget_charge_failover", p.HedgeBudgetChargeFailover != nil},
+			{"hedge_budget_debt", p.HedgeBudgetDebt != nil}} {
+			if k.set {
+				b.fail(pp.key(k.key), "needs hedge_budget")
+				return nil
+			}
+		}
+		return budgetedNew(newPol, nil)
+	}
+	bc := hedging.BudgetConfig{Ratio: *p.HedgeBudget, Burst: 100, Fallback: hedging.DriverDefaultThreshold(requestTimeout)}
+	if !(bc.Ratio > 0 && bc.Ratio <= 1) {
+		b.fail(pp.key("hedge_budget"), "must be in (0, 1], got %g", bc.Ratio)
+	}
+	if p.HedgeBudgetBurst != nil {
+		bc.Burst = *p.HedgeBudgetBurst
+		if !(bc.Burst >= 1 && bc.Burst <= 1e9) {
+			b.fail(pp.key("hedge_budget_burst"), "must be in [1, 1e9], got %g", bc.Burst)
+		}
+	}
+	if p.HedgeBudgetChargeFailover != nil {
+		bc.ChargeFailover = *p.HedgeBudgetChargeFailover
+	}
+	if p.HedgeBudgetDebt != nil {
+		bc.Debt = *p.HedgeBudgetDebt
+	}
+	if b.e != nil {
+		return nil
+	}
+	return budgetedNew(newPol, &bc)
+}
+
+// budgetedNew returns a constructor of a fresh policy strategy, the policy
+// wrapped in a budget when bc is not nil. It builds one value first as a
+// backstop, so a configuration hedging rejects is reported by the builder.
+func budgetedNew(newPol func() (hedging.ThresholdPolicy, error), bc *hedging.BudgetConfig) func() (hedging.AvailabilityStrategy, error) {
+	return func() (hedging.AvailabilityStrategy, error) {
+		pol, err := newPol()
+		if err != nil {
+			return hedging.AvailabilityStrategy{}, err
+		}
+		if bc != nil {
+			if pol, err = hedging.NewBudget(pol, *bc); err != nil {
+				return hedging.AvailabilityStrategy{}, err
+			}
+		}
+		if sp, ok := pol.(hedging.StaticPolicy); ok {
+			return hedging.Hedging(hedging.NewHedgingStrategy(sp.T)), nil
+		}
+		return hedging.Hedging(hedging.NewPolicyStrategy(pol)), nil
+	}
+}
+
+// options maps the p99-family option keys to their values; the first value
+// is the fix (the default), the second the TPS §4.2 literal behaviour.
+var (
+	roundingOpts   = map[string]hedging.Rounding{"upper_edge": hedging.RoundUpperEdge, "value": hedging.RoundValue}
+	thinOpts       = map[string]hedging.ThinWindow{"keep_last": hedging.ThinKeepLast, "initial": hedging.ThinInitial}
+	warmupOpts     = map[string]hedging.Warmup{"max_observed": hedging.WarmupMaxObserved, "initial": hedging.WarmupInitial}
+	censorOpts     = map[string]hedging.Censoring{"lower_bound": hedging.CensorLowerBound, "ignore": hedging.CensorIgnore}
+	ceilingOpts    = map[string]hedging.Ceiling{"median": hedging.CeilingMedian, "none": hedging.CeilingNone}
+	presetTPSValue = "tps_literal"
+)
+
+func option[T any](b *builder, pp fpath, key string, v *string, opts map[string]T, dst *T) {
+	if v == nil {
+		return
+	}
+	o, ok := opts[*v]
+	if !ok {
+		b.fail(pp.key(key), "unknown value %q (want %s)", *v, strings.Join(sortedKeys(opts), " or "))
+		return
+	}
+	*dst = o
+}
+
+// p99 checks the explicit quantile-family settings and returns the config
+// (zero fields take the hedging defaults) on top of base, the type's own
+// defaults.
+func (b *builder) p99(pp fpath, p *Policy, base hedging.P99DynamicConfig) (hedging.P99DynamicConfig, bool) {
+	pc := base
+	if p.Preset != nil {
+		if *p.Preset != presetTPSValue {
+			b.fail(pp.key("preset"), "unknown preset %q (want %q: TPS §4.2 as written)", *p.Preset, presetTPSValue)
+			return pc, false
+		}
+		lit := hedging.TPSLiteral()
+		pc.Initial, pc.Rounding, pc.ThinWindow, pc.Warmup, pc.Censoring, pc.Ceiling = lit.Initial, lit.Rounding, lit.ThinWindow, lit.Warmup, lit.Censoring, lit.Ceiling
+	}
+	option(b, pp, "rounding", p.Rounding, roundingOpts, &pc.Rounding)
+	option(b, pp, "thin_window", p.ThinWindow, thinOpts, &pc.ThinWindow)
+	option(b, pp, "warmup", p.Warmup, warmupOpts, &pc.Warmup)
+	option(b, pp, "censored", p.Censored, censorOpts, &pc.Censoring)
+	option(b, pp, "ceiling", p.Ceiling, ceilingOpts, &pc.Ceiling)
+	if p.CeilingFactor != nil {
+		pc.CeilingFactor = *p.CeilingFactor
+		if !(pc.CeilingFactor >= 1 && pc.CeilingFactor <= 1e6) {
+			b.fail(pp.key("ceiling_factor"), "must be in [1, 1e6], got %g", pc.CeilingFactor)
+		}
+	}
+	open01 := func(key string, v *float64, def float64) float64 {
 		if v == nil {
-			return 0
+			return def
 		}
 		if !(*v > 0 && *v < 1) {
 			b.fail(pp.key(key), "must be between 0 and 1 (exclusive), got %g", *v)
 		}
 		return *v
 	}
-	pos := func(key string, v *float64, unit time.Duration) time.Duration {
+	pos := func(key string, v *float64, unit, def time.Duration) time.Duration {
 		if v == nil {
-			return 0
+			return def
 		}
 		return b.posDur(pp.key(key), *v, unit)
 	}
-	pc.Quantile = open01("quantile", p.Quantile)
-	pc.RelativeAccuracy = open01("relative_accuracy", p.RelativeAccuracy)
-	pc.Window = pos("window_s", p.WindowS, time.Second)
+	pc.Quantile = open01("quantile", p.Quantile, pc.Quantile)
+	pc.RelativeAccuracy = open01("relative_accuracy", p.RelativeAccuracy, pc.RelativeAccuracy)
+	pc.Window = pos("window_s", p.WindowS, time.Second, pc.Window)
 	if p.Buckets != nil {
 		b.intRange(pp.key("buckets"), *p.Buckets, 1, 1000)
 		pc.Buckets = *p.Buckets
@@ -806,22 +1014,32 @@ func (b *builder) p99(pp fpath, p *Policy) hedging.P99DynamicConfig {
 			b.fail(pp.key("window_s"), "window_s / buckets must be at least 1 ms, got %g s / %d", window.Seconds(), buckets)
 		}
 	}
-	pc.Min = pos("min_ms", p.MinMs, time.Millisecond)
-	pc.Max = pos("max_ms", p.MaxMs, time.Millisecond)
+	pc.Min = pos("min_ms", p.MinMs, time.Millisecond, pc.Min)
+	pc.Max = pos("max_ms", p.MaxMs, time.Millisecond, pc.Max)
 	if lo, hi := cmp0(pc.Min, 50*time.Millisecond), cmp0(pc.Max, 4000*time.Millisecond); b.e == nil && hi < lo {
-		if p.MaxMs != nil {
+		switch {
+		case p.MaxMs != nil:
 			b.fail(pp.key("max_ms"), "must be >= min_ms (%g), got %g", float64(lo)/1e6, *p.MaxMs)
-		} else {
+		case p.CapMs != nil:
+			b.fail(pp.key("cap_ms"), "must be >= min_ms (%g), got %g", float64(lo)/1e6, *p.CapMs)
+		default:
 			b.fail(pp.key("min_ms"), "must be <= max_ms (4000 by default), got %g", *p.MinMs)
 		}
 	}
-	pc.Initial = pos("initial_ms", p.InitialMs, time.Millisecond)
+	pc.Initial = pos("initial_ms", p.InitialMs, time.Millisecond, pc.Initial)
 	if p.MinSamples != nil {
 		b.intRange(pp.key("min_samples"), *p.MinSamples, 1, math.MaxInt32)
 		pc.MinSamples = *p.MinSamples
 	}
-	pc.Refresh = pos("refresh_s", p.RefreshS, time.Second)
-	return pc
+	pc.Refresh = pos("refresh_s", p.RefreshS, time.Second, pc.Refresh)
+	if b.e != nil {
+		return pc, false
+	}
+	if err := pc.Validate(); err != nil { // backstop
+		b.fail(pp, "%v", err)
+		return pc, false
+	}
+	return pc, true
 }
 
 // cmp0 returns v, or def when v is zero.
@@ -855,4 +1073,37 @@ func runLength(f *File, thinkMeanMs float64) time.Duration {
 		length = time.Duration(est * float64(time.Second))
 	}
 	return length
+}
+
+// BuildPolicies parses and builds [[policies]] entries given on their own,
+// in the scenario file syntax (text names them source in errors), for a
+// client whose request timeout is requestTimeout. It lets a study run one
+// set of policies over many scenarios. Errors are *[Error] values naming
+// source, line and field, as for a scenario file.
+func BuildPolicies(source string, text []byte, requestTimeout time.Duration) ([]simnet.Policy, error) {
+	var f File
+	md, err := toml.Decode(string(text), &f)
+	if err != nil {
+		line, key, msg := decodeError(err)
+		return nil, &Error{File: source, Line: line, Field: strings.Join(key, "."), Msg: msg}
+	}
+	loc := locate(text)
+	if und := md.Undecoded(); len(und) > 0 {
+		key := []string(und[0])
+		return nil, &Error{File: source, Line: max(loc.line(key...), 1), Field: strings.Join(key, "."), Msg: "unknown field"}
+	}
+	b := &builder{src: source, loc: loc, f: &f}
+	var root fpath
+	if len(f.Policies) == 0 {
+		b.fail(root.key("policies"), "at least one [[policies]] entry is required")
+	}
+	var pols []simnet.Policy
+	seen := map[string]fpath{}
+	for i := range f.Policies {
+		pols = append(pols, b.policy(root.key("policies").elem(i, f.Policies[i].Name), &f.Policies[i], requestTimeout, seen))
+	}
+	if b.e != nil {
+		return nil, joinErrors(b.errs)
+	}
+	return pols, nil
 }

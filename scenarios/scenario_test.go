@@ -165,7 +165,8 @@ relative_accuracy = 0.02
 		t.Fatalf("p99 policies: %T %T, same=%v", h1.Policy(), h2.Policy(), p1 == p2)
 	}
 	want := hedging.P99DynamicConfig{Quantile: 0.95, Window: 30 * time.Second, Buckets: 3, Min: 10 * time.Millisecond,
-		Max: 2 * time.Second, Initial: 300 * time.Millisecond, MinSamples: 50, Refresh: 500 * time.Millisecond, RelativeAccuracy: 0.02}
+		Max: 2 * time.Second, Initial: 300 * time.Millisecond, MinSamples: 50, Refresh: 500 * time.Millisecond, RelativeAccuracy: 0.02,
+		CeilingFactor: hedging.DefaultCeilingFactor}
 	if got := p1.Config(); got != want {
 		t.Errorf("p99 config = %+v, want %+v", got, want)
 	}
@@ -332,7 +333,7 @@ func TestReadmeExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(pols) != 5 || len(cfg.Episodes) != 1 || len(cfg.Faults) != 1 || cfg.RUBudget == nil || cfg.ThroughputControl == nil || s.Replications != 5 {
+	if len(pols) != 8 || len(cfg.Episodes) != 1 || len(cfg.Faults) != 1 || cfg.RUBudget == nil || cfg.ThroughputControl == nil || s.Replications != 5 {
 		t.Errorf("example: %d policies, config %+v", len(pols), cfg)
 	}
 }

@@ -144,29 +144,54 @@ type TokenBucket struct {
 }
 
 // Policy is one [[policies]] entry: a threshold policy under comparison.
-// ThresholdMs applies to type "static" only, the other optional fields to
-// "p99_dynamic" only (absent = the hedging.P99DynamicConfig default).
+// Which optional keys apply to which type is the table policyTypes in
+// build.go; scenarios/README.md documents every key with its unit and
+// default. Absent keys (nil) take the type's default.
 type Policy struct {
 	Name string `toml:"name"` // unique, [A-Za-z0-9_-]+
-	Type string `toml:"type"` // disabled | static | driver_default | p99_dynamic
+	// Type is disabled | static | driver_default | p99_dynamic |
+	// capped_quantile | backup_requests | retry_throttle.
+	Type string `toml:"type"`
 
-	ThresholdMs *float64 `toml:"threshold_ms"` // static: ms, > 0; required
+	ThresholdMs *float64 `toml:"threshold_ms"` // static, retry_throttle: ms, > 0; required
 
+	// The quantile family (p99_dynamic, capped_quantile, backup_requests).
 	Quantile         *float64 `toml:"quantile"`          // (0,1); default 0.99
 	WindowS          *float64 `toml:"window_s"`          // s, > 0; default 60
 	Buckets          *int     `toml:"buckets"`           // 1..1000; default 6
 	MinMs            *float64 `toml:"min_ms"`            // ms, > 0; default 50
 	MaxMs            *float64 `toml:"max_ms"`            // ms, >= min_ms; default 4000
-	InitialMs        *float64 `toml:"initial_ms"`        // ms, > 0; default 1000
+	InitialMs        *float64 `toml:"initial_ms"`        // ms, > 0; default min_ms (1000 with preset tps_literal)
 	MinSamples       *int     `toml:"min_samples"`       // >= 1; default 100
 	RefreshS         *float64 `toml:"refresh_s"`         // s, > 0; default 1
 	RelativeAccuracy *float64 `toml:"relative_accuracy"` // (0,1); default 0.01
+	// Preset "tps_literal" selects TPS §4.2 as written for initial_ms (1 s)
+	// and the five options below; an explicit key overrides it.
+	Preset        *string  `toml:"preset"`
+	Rounding      *string  `toml:"rounding"`       // upper_edge (default) | value
+	ThinWindow    *string  `toml:"thin_window"`    // keep_last (default) | initial
+	Warmup        *string  `toml:"warmup"`         // max_observed (default) | initial
+	Censored      *string  `toml:"censored"`       // lower_bound (default) | ignore
+	Ceiling       *string  `toml:"ceiling"`        // median (default) | none
+	CeilingFactor *float64 `toml:"ceiling_factor"` // >= 1; default 2.5
 
-	// HedgeBudget caps any hedging type's hedge rate with a token bucket
-	// (hedging.BudgetedPolicy): at most this many alternates per operation
-	// over time, (0,1]; absent = no budget. While the budget is spent the
-	// threshold is the driver default. HedgeBudgetBurst is the bucket size
-	// (>= 1, default 100).
-	HedgeBudget      *float64 `toml:"hedge_budget"`
-	HedgeBudgetBurst *float64 `toml:"hedge_budget_burst"`
+	CapMs          *float64 `toml:"cap_ms"`            // capped_quantile: ms, > 0; required
+	MaxExtraLoad   *float64 `toml:"max_extra_load"`    // backup_requests: (0,1); default 0.05
+	MinBackupsPerS *float64 `toml:"min_backups_per_s"` // backup_requests: >= 0; default 1
+	MaxTokens      *float64 `toml:"max_tokens"`        // retry_throttle: [2, 1000]; default 10
+	TokenRatio     *float64 `toml:"token_ratio"`       // retry_throttle: (0,1]; default 0.1
+
+	// HedgeBudget caps the hedge rate of static, driver_default, p99_dynamic
+	// and capped_quantile with a token bucket (hedging.BudgetedPolicy): at
+	// most this many latency hedges per operation over time, (0,1]; absent =
+	// no budget. While the budget is spent the threshold is the driver
+	// default. HedgeBudgetBurst is the bucket size (>= 1, default 100; also
+	// backup_requests' bucket). HedgeBudgetChargeFailover (default false)
+	// makes failover alternates spend tokens too; HedgeBudgetDebt (default
+	// false) lets those charges push the balance below zero, as before
+	// issue 9.
+	HedgeBudget               *float64 `toml:"hedge_budget"`
+	HedgeBudgetBurst          *float64 `toml:"hedge_budget_burst"`
+	HedgeBudgetChargeFailover *bool    `toml:"hedge_budget_charge_failover"`
+	HedgeBudgetDebt           *bool    `toml:"hedge_budget_debt"`
 }

@@ -96,6 +96,10 @@ func polP99Initial(name string, initial time.Duration) simnet.Policy {
 	}}
 }
 
+// budgetRatio is the hedge budget of the budgeted P99 policy in
+// notebook 04 (and p99-budget-20pct in notebook 01).
+const budgetRatio = 0.2
+
 // polP99Budget is hedgelab's proposal: the P99 threshold with a hedge
 // budget of ratio alternates per operation; while the budget is spent the
 // threshold falls back to the driver default, so the tail is never worse
@@ -189,10 +193,22 @@ func ms(v float64) string {
 	return fmt.Sprintf("%.2f", v)
 }
 
-// withCI renders "v [lo, hi]" when a CI exists.
+// withCI renders "v [lo, hi]" when a CI exists; an interval that is
+// zero-width at the shown precision reads "v [one bucket]" for a latency
+// (every replication's figure fell in the same histogram bucket) and
+// "v [no spread]" otherwise (e.g. an RU multiplier of exactly 1).
 func withCI(f report.Figures, key string, v float64, format func(float64) string) string {
 	if ci, ok := f.CI95[key]; ok {
-		return fmt.Sprintf("%s [%s, %s]", format(v), format(ci[0]), format(ci[1]))
+		lo, hi := format(ci[0]), format(ci[1])
+		switch {
+		case lo != hi:
+			return fmt.Sprintf("%s [%s, %s]", format(v), lo, hi)
+		case strings.HasSuffix(key, "_ms"):
+			// Every replication's latency landed in one histogram bucket.
+			return fmt.Sprintf("%s [one bucket]", format(v))
+		default:
+			return fmt.Sprintf("%s [no spread]", format(v))
+		}
 	}
 	return format(v)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"hedgelab/internal/report"
+	"hedgelab/simnet"
 )
 
 func TestFirstSentence(t *testing.T) {
@@ -61,5 +62,50 @@ func TestDocTableAndBetter(t *testing.T) {
 	zero := func(v float64) report.Figures { return report.Figures{CI95: map[string][2]float64{"p99_ms": {v, v}}} }
 	if better(zero(2007), zero(2011), "p99_ms", 2007, 2011) {
 		t.Error("zero-width CIs 0.2% apart are not a meaningful difference")
+	}
+}
+
+func TestQ11Policies(t *testing.T) {
+	pols := q11Policies(&simnet.Config{})
+	var names []string
+	for _, p := range pols {
+		if _, err := p.New(); err != nil {
+			t.Errorf("%s: %v", p.Name, err)
+		}
+		names = append(names, p.Name)
+	}
+	want := "disabled driver-default static-50ms p99-tps p99-dynamic p99-budget-20pct cassandra-100ms finagle-2pct grpc-throttle-50ms"
+	if got := strings.Join(names, " "); got != want {
+		t.Errorf("policies %q, want %q", got, want)
+	}
+}
+
+func TestWithCIOneBucket(t *testing.T) {
+	f := report.Figures{CI95: map[string][2]float64{"p99_ms": {2002, 2002.0000001}, "p999_ms": {10, 12}, "ru_multiplier": {1, 1}}}
+	if got := withCI(f, "p99_ms", 2002, ms); got != "2002 [one bucket]" {
+		t.Errorf("zero-width: %q", got)
+	}
+	if got := withCI(f, "ru_multiplier", 1, ru); got != "1.000 [no spread]" {
+		t.Errorf("zero-width RU: %q", got)
+	}
+	if got := withCI(f, "p999_ms", 11, ms); got != "11.0 [10.0, 12.0]" {
+		t.Errorf("interval: %q", got)
+	}
+}
+
+func TestWorse(t *testing.T) {
+	best := report.Figures{P99: 100, CI95: map[string][2]float64{"p99_ms": {95, 105}}}
+	for _, c := range []struct {
+		f    report.Figures
+		want bool
+	}{
+		{report.Figures{P99: 109}, false}, // within the margin
+		{report.Figures{P99: 130}, true},  // no interval: the margin decides
+		{report.Figures{P99: 130, CI95: map[string][2]float64{"p99_ms": {100, 160}}}, false}, // intervals overlap
+		{report.Figures{P99: 130, CI95: map[string][2]float64{"p99_ms": {120, 140}}}, true},
+	} {
+		if got := worse(c.f, best, "p99_ms", c.f.P99, best.P99); got != c.want {
+			t.Errorf("worseP99(%v) = %v, want %v", c.f.P99, got, c.want)
+		}
 	}
 }
