@@ -235,10 +235,10 @@ func TestRaceReportsSupersededAndSpawnCause(t *testing.T) {
 	rec := &recorder{StaticPolicy: hedging.StaticPolicy{T: hedging.MustThreshold(100 * htMillisecond)}}
 	c := htClient(t, hedging.Config{Regions: htRegions("A", "B"), Strategy: hedging.Hedging(hedging.NewPolicyStrategy(rec)),
 		Retry: hedging.RetryOptions{MaxAttempts: 1}, ConsecutiveHedgeWinThreshold: 1000})
-	htRace(t, c, 1*time.Second, "p", htR(time.Second, 200, 0), htR(10*htMillisecond, 200, 0))  // alternate wins at 110 ms
-	htRace(t, c, 2*time.Second, "p", htR(10*htMillisecond, 200, 0), htR(time.Second, 200, 0))  // primary pre-threshold
-	htRace(t, c, 3*time.Second, "p", htR(150*htMillisecond, 200, 0), htR(time.Second, 200, 0)) // primary after hedge
-	htRace(t, c, 4*time.Second, "p", htR(5*htMillisecond, 503, 0), htR(20*htMillisecond, 200, 0))       // failover upgrade at 5 ms
+	htRace(t, c, 1*time.Second, "p", htR(time.Second, 200, 0), htR(10*htMillisecond, 200, 0))     // alternate wins at 110 ms
+	htRace(t, c, 2*time.Second, "p", htR(10*htMillisecond, 200, 0), htR(time.Second, 200, 0))     // primary pre-threshold
+	htRace(t, c, 3*time.Second, "p", htR(150*htMillisecond, 200, 0), htR(time.Second, 200, 0))    // primary after hedge
+	htRace(t, c, 4*time.Second, "p", htR(5*htMillisecond, 503, 0), htR(20*htMillisecond, 200, 0)) // failover upgrade at 5 ms
 	if !slices.Equal(rec.superseded, []time.Duration{110 * htMillisecond, 5*htMillisecond + 20*htMillisecond}[:1]) {
 		t.Errorf("superseded = %v, want [110ms] (only the primary that lost; a 503 primary answered)", rec.superseded)
 	}

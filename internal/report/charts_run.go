@@ -165,8 +165,7 @@ func dodgeCostMarks(ms []costMark, x, y *plot.Axis, r vg.Length) {
 	for i := range parent {
 		parent[i] = i
 	}
-	var find func(int) int
-	find = func(i int) int {
+	find := func(i int) int {
 		for parent[i] != i {
 			i = parent[i]
 		}
