@@ -12,29 +12,30 @@ const (
 	evServerFree                      // a replica server frees up while requests are queued
 )
 
-// event is one pending event. Events are values ordered by (at, responses
-// first, seq): seq is the insertion sequence, so ties resolve in a fixed order.
+// event is one pending event (32 bytes). Events are values ordered by (at,
+// responses first, insertion sequence), so ties resolve in a fixed order;
+// the last two are folded into one key, ord.
 type event struct {
-	at   time.Duration
-	seq  uint64
-	op   int32  // op slot
+	at time.Duration
+	// ord is the tie-break: bit 63 is set for every kind but evResponse (at
+	// one instant a response is seen before a timer, spec §6.4: the primary
+	// arm is polled before the threshold timer), the rest is the insertion
+	// sequence. eventQueue.push sets it.
+	ord uint64
+	// id is the op slot (evReplicaArrive, evResponse, evTimer), the replica
+	// (evServerFree) or the closed-loop client (evArrival; -1 = open loop).
+	id   int32
 	gen  uint32 // op slot generation: stale events are ignored
 	aseq uint32 // attempt sequence (evReplicaArrive, evResponse)
-	rep  int32  // replica (evReplicaArrive, evServerFree) or client (evArrival)
 	kind evKind
 	sub  uint8 // leg (attempt events) or timer kind (evTimer)
 }
 
+// notResponse is event.ord's kind bit.
+const notResponse = 1 << 63
+
 func (a *event) less(b *event) bool {
-	if a.at != b.at {
-		return a.at < b.at
-	}
-	// At one instant a response is seen before a timer (spec §6.4: the
-	// primary arm is polled before the threshold timer), then insertion order.
-	if ar, br := a.kind == evResponse, b.kind == evResponse; ar != br {
-		return ar
-	}
-	return a.seq < b.seq
+	return a.at < b.at || a.at == b.at && a.ord < b.ord
 }
 
 // eventQueue orders events by (at, responses first, seq). It is a 4-ary
@@ -51,9 +52,25 @@ type eventQueue struct {
 
 func (q *eventQueue) Len() int { return len(q.ev) + len(q.fifo) - q.head }
 
-func (q *eventQueue) push(e event) {
+// stamp assigns e the next insertion sequence, fixing its place among
+// events of the same instant. push stamps; a caller that holds an event
+// back and pushes it later (see sim.park) stamps it when it would have been
+// pushed, so the order is the same as if it had been pushed then.
+func (q *eventQueue) stamp(e *event) {
 	q.seq++
-	e.seq = q.seq
+	e.ord = q.seq
+	if e.kind != evResponse {
+		e.ord |= notResponse
+	}
+}
+
+func (q *eventQueue) push(e event) {
+	q.stamp(&e)
+	q.pushStamped(e)
+}
+
+// pushStamped queues an event stamped earlier by stamp.
+func (q *eventQueue) pushStamped(e event) {
 	if e.kind != evResponse {
 		if n := len(q.fifo); n == q.head || !e.less(&q.fifo[n-1]) {
 			if q.head > 0 && q.head == n {
@@ -82,47 +99,64 @@ func (q *eventQueue) pop() event {
 func (q *eventQueue) pushHeap(e event) {
 	q.ev = append(q.ev, e)
 	// Sift the hole up, moving parents down, then place e.
-	i := len(q.ev) - 1
+	h := q.ev
+	i := len(h) - 1
 	for i > 0 {
 		p := (i - 1) / 4
-		if !e.less(&q.ev[p]) {
+		if !e.less(&h[p]) {
 			break
 		}
-		q.ev[i] = q.ev[p]
+		h[i] = h[p]
 		i = p
 	}
-	q.ev[i] = e
+	h[i] = e
 }
 
 func (q *eventQueue) popHeap() event {
-	top := q.ev[0]
-	n := len(q.ev) - 1
-	x := q.ev[n]
-	q.ev = q.ev[:n]
-	if n == 0 {
-		return top
-	}
+	h := q.ev
+	top := h[0]
+	n := len(h) - 1
+	x := h[n]
+	h = h[:n]
+	q.ev = h
 	// Sift the hole at the root down, moving the smallest child up, then
 	// place the former last element.
 	i := 0
 	for {
 		c := 4*i + 1
-		if c >= n {
-			break
-		}
-		m := c
-		end := min(c+4, n)
-		for j := c + 1; j < end; j++ {
-			if q.ev[j].less(&q.ev[m]) {
-				m = j
+		var m int
+		if c+4 <= n {
+			// A full family: a two-round tournament, no loop.
+			f := h[c : c+4 : c+4]
+			a, b := 0, 2
+			if f[1].less(&f[0]) {
+				a = 1
 			}
-		}
-		if !q.ev[m].less(&x) {
+			if f[3].less(&f[2]) {
+				b = 3
+			}
+			if f[b].less(&f[a]) {
+				a = b
+			}
+			m = c + a
+		} else if c < n {
+			m = c
+			for j := c + 1; j < n; j++ {
+				if h[j].less(&h[m]) {
+					m = j
+				}
+			}
+		} else {
 			break
 		}
-		q.ev[i] = q.ev[m]
+		if !h[m].less(&x) {
+			break
+		}
+		h[i] = h[m]
 		i = m
 	}
-	q.ev[i] = x
+	if n > 0 {
+		h[i] = x
+	}
 	return top
 }

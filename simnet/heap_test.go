@@ -48,7 +48,10 @@ func TestEventQueueOrder(t *testing.T) {
 			e = event{at: now + time.Duration(r.IntN(50)), kind: evReplicaArrive}
 		}
 		q.push(e)
-		e.seq = q.seq
+		e.ord = q.seq | notResponse
+		if e.kind == evResponse {
+			e.ord = q.seq
+		}
 		pending = append(pending, e)
 	}
 }
