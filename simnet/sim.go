@@ -173,6 +173,10 @@ type sim struct {
 	free       []int32
 	reps       []replicaRT
 	repByKey   map[string]int32
+	// epKeys are the client's endpoint keys and epReps their replicas (-1:
+	// none), for replicaOf.
+	epKeys []string
+	epReps []int32
 	hub        int32
 	parts      []string
 	logs       []partitionLog
@@ -262,6 +266,7 @@ func newSim(cfg *Config, strategy hedging.AvailabilityStrategy, seed uint64) (*s
 	var hedgeEndpoints []hedging.Endpoint
 	for _, e := range cfg.Endpoints {
 		hedgeEndpoints = append(hedgeEndpoints, hedging.Endpoint{Region: hedging.Region(e.Region), Key: e.Replica})
+		s.epKeys = append(s.epKeys, e.Replica)
 		if e.Region == writeRegion {
 			hubReplica = e.Replica
 		}
@@ -306,6 +311,14 @@ func newSim(cfg *Config, strategy hedging.AvailabilityStrategy, seed uint64) (*s
 		if r.Name == hubReplica {
 			s.hub = int32(i)
 		}
+	}
+
+	for _, k := range s.epKeys {
+		ri, ok := s.repByKey[k]
+		if !ok {
+			ri = -1
+		}
+		s.epReps = append(s.epReps, ri)
 	}
 
 	w := cfg.Workload
@@ -406,6 +419,20 @@ func newSim(cfg *Config, strategy hedging.AvailabilityStrategy, seed uint64) (*s
 // bound.
 const MaxDelay = 1000 * time.Hour
 
+// replicaOf returns the replica an endpoint key names. The attempts' keys
+// are the client's endpoint strings, so a scan of those few keys (string
+// comparison short-cuts on the shared pointer) finds them without hashing;
+// any other key goes to the map.
+func (s *sim) replicaOf(key string) (int32, bool) {
+	for i, k := range s.epKeys {
+		if k == key {
+			return s.epReps[i], s.epReps[i] >= 0
+		}
+	}
+	ri, ok := s.repByKey[key]
+	return ri, ok
+}
+
 // msDur converts a sampled delay in ms to a duration in [0, MaxDelay].
 func msDur(ms float64) time.Duration {
 	d := ms * float64(time.Millisecond)
@@ -449,7 +476,8 @@ func (s *sim) run() {
 					st.respQueued = false
 					if !st.cancelled {
 						st.phase = attAnswered
-						s.perform(ev.id, o.race.Responded(s.now, st.a, st.res))
+						e := o.race.Responded(s.now, st.a, st.res)
+						s.perform(ev.id, &e)
 					}
 				}
 				if o.nparked > 0 && o.parkLeg == ev.sub && o.parkSeq == ev.aseq {
@@ -458,7 +486,8 @@ func (s *sim) run() {
 			}
 		case evTimer:
 			if o := &s.ops[ev.id]; o.gen == ev.gen {
-				s.perform(ev.id, o.race.TimerFired(s.now, hedging.TimerKind(ev.sub)))
+				e := o.race.TimerFired(s.now, hedging.TimerKind(ev.sub))
+				s.perform(ev.id, &e)
 			}
 		case evServerFree:
 			s.reps[ev.id].wake = false
@@ -534,10 +563,11 @@ func (s *sim) startOp(client int32) {
 	if disabled {
 		o.op.Strategy = hedging.Disabled
 	}
-	s.perform(slot, s.client.Begin(&o.race, s.now, &o.op))
+	e := s.client.Begin(&o.race, s.now, &o.op)
+	s.perform(slot, &e)
 }
 
-func (s *sim) perform(slot int32, e hedging.Effects) {
+func (s *sim) perform(slot int32, e *hedging.Effects) {
 	o := &s.ops[slot]
 	for i := 0; i < e.Len(); i++ {
 		a := e.At(i)
@@ -621,7 +651,7 @@ func (s *sim) send(slot int32, o *opState, a hedging.Attempt) {
 		s.queueResponse(slot, o, st, s.now)
 		return
 	}
-	ri, ok := s.repByKey[a.Endpoint.Key]
+	ri, ok := s.replicaOf(a.Endpoint.Key)
 	if !ok {
 		st.res = hedging.Result{Err: fmt.Errorf("simnet: no replica for endpoint %q", a.Endpoint.Key)}
 		s.queueResponse(slot, o, st, s.now)
@@ -916,7 +946,7 @@ func (s *sim) complete(slot int32, o *opState) {
 			st.FinalErrorResponses++
 		}
 		if w, ok := r.Winner(); ok {
-			if ri, ok := s.repByKey[r.Endpoint(w).Key]; ok {
+			if ri, ok := s.replicaOf(r.Endpoint(w).Key); ok {
 				st.ReplicaAnswers[ri]++
 			}
 		}
