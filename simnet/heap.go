@@ -1,6 +1,10 @@
 package simnet
 
-import "time"
+import (
+	"math"
+	"math/bits"
+	"time"
+)
 
 type evKind uint8
 
@@ -38,19 +42,45 @@ func (a *event) less(b *event) bool {
 	return a.at < b.at || a.at == b.at && a.ord < b.ord
 }
 
-// eventQueue orders events by (at, responses first, seq). It is a 4-ary
-// min-heap plus a FIFO run: most timers (a static threshold, arrivals) are
-// pushed in non-decreasing time order, and an event no earlier than the
-// FIFO's tail goes there in O(1) instead of into the heap; pop takes the
-// smaller of the two heads. The order is exactly the heap's.
+// eventQueue orders events by (at, responses first, seq). Three stores
+// hold the pending events, and pop takes the smallest of their heads:
+//
+//   - a FIFO run: most timers (a static threshold, arrivals) are pushed in
+//     non-decreasing time order, and an event no earlier than the FIFO's
+//     tail goes there in O(1);
+//   - a 4-ary min-heap, the near heap, of the events due before horizon;
+//   - a calendar of the events due at or after horizon: a ring of buckets
+//     of width 2^bucketShift ns, unsorted, covering calendarSpan, with an
+//     overflow heap beyond it. When the near heap and the FIFO hold nothing
+//     due before horizon, the next non-empty bucket is moved into the near
+//     heap and horizon moves past it.
+//
+// So the heap that pop sifts through holds only the events of the next
+// bucket or so, not every response in flight (a slow tail puts thousands
+// of them hundreds of milliseconds ahead). The order is exactly that of
+// one heap.
 type eventQueue struct {
-	ev   []event
+	ev   []event // the near heap: events due before horizon
 	fifo []event
 	head int
 	seq  uint64
+
+	horizon  time.Duration // a multiple of the bucket width
+	buckets  [][]event     // buckets[i] holds events due in bucket i (mod the ring)
+	full     []uint64      // bit i: buckets[i] is not empty
+	inRing   int           // events in buckets
+	overflow []event       // a 4-ary heap of the events due at or after horizon+calendarSpan
 }
 
-func (q *eventQueue) Len() int { return len(q.ev) + len(q.fifo) - q.head }
+const (
+	bucketShift  = 17 // bucket width 2^17 ns ≈ 131 µs
+	ringBuckets  = 1 << 13
+	calendarSpan = ringBuckets << bucketShift // ≈ 1.07 s
+)
+
+func (q *eventQueue) Len() int {
+	return len(q.ev) + len(q.fifo) - q.head + q.inRing + len(q.overflow)
+}
 
 // stamp assigns e the next insertion sequence, fixing its place among
 // events of the same instant. push stamps; a caller that holds an event
@@ -80,10 +110,95 @@ func (q *eventQueue) pushStamped(e event) {
 			return
 		}
 	}
-	q.pushHeap(e)
+	q.pushLater(e)
+}
+
+// pushLater queues e in the near heap, the calendar or the overflow heap.
+func (q *eventQueue) pushLater(e event) {
+	switch {
+	case e.at < q.horizon:
+		q.ev = pushHeap4(q.ev, e)
+	case e.at-q.horizon < calendarSpan:
+		if q.buckets == nil {
+			q.buckets = make([][]event, ringBuckets)
+			q.full = make([]uint64, ringBuckets/64)
+		}
+		i := int(e.at>>bucketShift) & (ringBuckets - 1)
+		q.buckets[i] = append(q.buckets[i], e)
+		q.full[i/64] |= 1 << (i % 64)
+		q.inRing++
+	default:
+		q.overflow = pushHeap4(q.overflow, e)
+	}
+}
+
+// advance moves the next non-empty bucket into the near heap and horizon
+// past it, then brings overflow events now within the ring's span into it.
+// It does nothing and reports false when the calendar and the overflow
+// heap are empty or the next bucket starts after limit.
+func (q *eventQueue) advance(limit time.Duration) bool {
+	if q.inRing == 0 {
+		if len(q.overflow) == 0 || q.overflow[0].at > limit {
+			return false
+		}
+		// Nothing in the ring: jump to the first overflow event's bucket.
+		q.horizon = q.overflow[0].at >> bucketShift << bucketShift
+		q.migrate()
+	}
+	// The first non-empty bucket at or after horizon, scanning the ring's
+	// occupancy bits from horizon's bucket around.
+	i := int(q.horizon>>bucketShift) & (ringBuckets - 1)
+	n := 0 // buckets skipped
+	for {
+		w := q.full[i/64] >> (i % 64)
+		if w != 0 {
+			k := bits.TrailingZeros64(w)
+			i += k
+			n += k
+			break
+		}
+		k := 64 - i%64
+		i = (i + k) & (ringBuckets - 1)
+		n += k
+	}
+	if q.horizon+time.Duration(n)<<bucketShift > limit {
+		return false
+	}
+	b := q.buckets[i]
+	for _, e := range b {
+		q.ev = pushHeap4(q.ev, e)
+	}
+	q.inRing -= len(b)
+	q.buckets[i] = b[:0]
+	q.full[i/64] &^= 1 << (i % 64)
+	q.horizon += time.Duration(n+1) << bucketShift
+	q.migrate()
+	return true
+}
+
+// migrate moves overflow events due before horizon+calendarSpan into the
+// ring.
+func (q *eventQueue) migrate() {
+	for len(q.overflow) > 0 && q.overflow[0].at-q.horizon < calendarSpan {
+		var e event
+		q.overflow, e = popHeap4(q.overflow)
+		q.pushLater(e)
+	}
 }
 
 func (q *eventQueue) pop() event {
+	// Everything in the calendar is due at or after horizon, and at or
+	// after the start of its bucket: with the near heap empty, move the
+	// next bucket into it unless the FIFO's head comes before that bucket.
+	for len(q.ev) == 0 {
+		limit := time.Duration(math.MaxInt64)
+		if q.head < len(q.fifo) {
+			limit = q.fifo[q.head].at
+		}
+		if limit < q.horizon || !q.advance(limit) {
+			break
+		}
+	}
 	if q.head < len(q.fifo) && (len(q.ev) == 0 || q.fifo[q.head].less(&q.ev[0])) {
 		e := q.fifo[q.head]
 		q.head++
@@ -93,13 +208,15 @@ func (q *eventQueue) pop() event {
 		}
 		return e
 	}
-	return q.popHeap()
+	var e event
+	q.ev, e = popHeap4(q.ev)
+	return e
 }
 
-func (q *eventQueue) pushHeap(e event) {
-	q.ev = append(q.ev, e)
+// pushHeap4 adds e to the 4-ary min-heap h.
+func pushHeap4(h []event, e event) []event {
+	h = append(h, e)
 	// Sift the hole up, moving parents down, then place e.
-	h := q.ev
 	i := len(h) - 1
 	for i > 0 {
 		p := (i - 1) / 4
@@ -110,15 +227,15 @@ func (q *eventQueue) pushHeap(e event) {
 		i = p
 	}
 	h[i] = e
+	return h
 }
 
-func (q *eventQueue) popHeap() event {
-	h := q.ev
+// popHeap4 removes and returns the minimum of the non-empty 4-ary min-heap h.
+func popHeap4(h []event) ([]event, event) {
 	top := h[0]
 	n := len(h) - 1
 	x := h[n]
 	h = h[:n]
-	q.ev = h
 	// Sift the hole at the root down, moving the smallest child up, then
 	// place the former last element.
 	i := 0
@@ -158,5 +275,5 @@ func (q *eventQueue) popHeap() event {
 	if n > 0 {
 		h[i] = x
 	}
-	return top
+	return h, top
 }

@@ -35,15 +35,25 @@ func TestEventQueueOrder(t *testing.T) {
 			continue
 		}
 		var e event
-		switch r.IntN(5) {
+		switch r.IntN(8) {
 		case 0: // monotone timers
 			mono = max(mono, now) + time.Duration(r.IntN(3))
 			e = event{at: mono, kind: evTimer}
 		case 1:
 			e = event{at: now + time.Duration(r.IntN(50)), kind: evResponse}
-		case 3:
-			// far-future responses, beyond the near heap's window
+		case 2:
+			// far-future responses, in the calendar's ring
 			e = event{at: now + time.Duration(r.IntN(200))*time.Millisecond, kind: evResponse}
+		case 3:
+			// beyond the ring's span: the overflow heap
+			e = event{at: now + time.Duration(r.IntN(5000))*time.Millisecond, kind: evResponse}
+		case 4:
+			// ties at a bucket boundary, of both orders of kind
+			kind := evResponse
+			if r.IntN(2) == 0 {
+				kind = evTimer
+			}
+			e = event{at: (now>>bucketShift + time.Duration(r.IntN(3))) << bucketShift, kind: kind}
 		default:
 			e = event{at: now + time.Duration(r.IntN(50)), kind: evReplicaArrive}
 		}

@@ -164,19 +164,19 @@ type RunOptions struct {
 }
 
 type sim struct {
-	cfg        *Config
-	seed       uint64
-	client     *hedging.Client
-	now        time.Duration
-	q          eventQueue
-	ops        []opState
-	free       []int32
-	reps       []replicaRT
-	repByKey   map[string]int32
+	cfg      *Config
+	seed     uint64
+	client   *hedging.Client
+	now      time.Duration
+	q        eventQueue
+	ops      []opState
+	free     []int32
+	reps     []replicaRT
+	repByKey map[string]int32
 	// epKeys are the client's endpoint keys and epReps their replicas (-1:
 	// none), for replicaOf.
-	epKeys []string
-	epReps []int32
+	epKeys     []string
+	epReps     []int32
 	hub        int32
 	parts      []string
 	logs       []partitionLog

@@ -47,58 +47,108 @@ type Options struct {
 // order, so the output is independent of scheduling. It returns the first
 // error in (policy, replication) order.
 func Simulate(cfg *simnet.Config, policies []simnet.Policy, replications int, opts Options) (*Result, error) {
-	if replications < 1 {
-		return nil, fmt.Errorf("replications must be >= 1, got %d", replications)
+	res, err := SimulateAll([]Input{{Config: cfg, Policies: policies, Replications: replications}}, opts)
+	if err != nil {
+		return nil, err
 	}
-	if len(policies) == 0 {
-		return nil, fmt.Errorf("no policies to simulate")
+	return res[0], nil
+}
+
+// Input is one simulation of SimulateAll: a scenario's configuration, its
+// policies and its number of replications.
+type Input struct {
+	Config       *simnet.Config
+	Policies     []simnet.Policy
+	Replications int
+	// Label, when set, prefixes this input's errors (e.g. a sweep point).
+	Label string
+}
+
+// SimulateAll is [Simulate] for several inputs at once, such as the points
+// of a sweep: every (input, policy, replication) run goes to one pool of
+// opts.Parallel workers, so a sweep of single runs keeps every worker busy.
+// It returns one Result per input, in input order, each exactly what
+// Simulate returns for that input, and the first error in (input, policy,
+// replication) order.
+func SimulateAll(inputs []Input, opts Options) ([]*Result, error) {
+	for _, in := range inputs {
+		var err error
+		switch {
+		case in.Replications < 1:
+			err = fmt.Errorf("replications must be >= 1, got %d", in.Replications)
+		case len(in.Policies) == 0:
+			err = fmt.Errorf("no policies to simulate")
+		}
+		if err != nil {
+			return nil, labelled(in.Label, err)
+		}
 	}
 	workers := opts.Parallel
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	type job struct{ p, r int }
-	stats := make([][]*simnet.Stats, len(policies))
-	errs := make([][]error, len(policies))
-	for i := range stats {
-		stats[i] = make([]*simnet.Stats, replications)
-		errs[i] = make([]error, replications)
+	type job struct{ in, p, r int }
+	stats := make([][][]*simnet.Stats, len(inputs))
+	errs := make([][][]error, len(inputs))
+	njobs := 0
+	for i, in := range inputs {
+		stats[i] = make([][]*simnet.Stats, len(in.Policies))
+		errs[i] = make([][]error, len(in.Policies))
+		for p := range in.Policies {
+			stats[i][p] = make([]*simnet.Stats, in.Replications)
+			errs[i][p] = make([]error, in.Replications)
+		}
+		njobs += len(in.Policies) * in.Replications
 	}
 	jobs := make(chan job)
 	var wg sync.WaitGroup
-	for w := 0; w < min(workers, len(policies)*replications); w++ {
+	for w := 0; w < min(workers, njobs); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				stats[j.p][j.r], errs[j.p][j.r] = simnet.Run(cfg, policies[j.p], j.r, simnet.RunOptions{Progress: opts.Progress})
+				in := &inputs[j.in]
+				stats[j.in][j.p][j.r], errs[j.in][j.p][j.r] = simnet.Run(in.Config, in.Policies[j.p], j.r, simnet.RunOptions{Progress: opts.Progress})
 			}
 		}()
 	}
-	for r := 0; r < replications; r++ {
-		for p := range policies {
-			jobs <- job{p, r}
+	for i, in := range inputs {
+		for r := 0; r < in.Replications; r++ {
+			for p := range in.Policies {
+				jobs <- job{i, p, r}
+			}
 		}
 	}
 	close(jobs)
 	wg.Wait()
-	res := &Result{Replications: replications}
-	for p, pol := range policies {
-		for r := 0; r < replications; r++ {
-			if errs[p][r] != nil {
-				return nil, errs[p][r]
+	out := make([]*Result, len(inputs))
+	for i, in := range inputs {
+		res := &Result{Replications: in.Replications}
+		for p, pol := range in.Policies {
+			for r := 0; r < in.Replications; r++ {
+				if err := errs[i][p][r]; err != nil {
+					return nil, labelled(in.Label, err)
+				}
 			}
+			merged := &simnet.Stats{Policy: pol.Name, Latency: simnet.NewLatencyHistogram(), WindowWidth: stats[i][p][0].WindowWidth}
+			for _, s := range stats[i][p] {
+				merged.Merge(s)
+			}
+			if merged.Ops == 0 {
+				return nil, labelled(in.Label, fmt.Errorf("policy %q: no operation arrived (raise the rate, the duration or max_ops)", pol.Name))
+			}
+			res.Policies = append(res.Policies, PolicyResult{Name: pol.Name, Merged: merged, PerRep: stats[i][p]})
 		}
-		merged := &simnet.Stats{Policy: pol.Name, Latency: simnet.NewLatencyHistogram(), WindowWidth: stats[p][0].WindowWidth}
-		for _, s := range stats[p] {
-			merged.Merge(s)
-		}
-		if merged.Ops == 0 {
-			return nil, fmt.Errorf("policy %q: no operation arrived (raise the rate, the duration or max_ops)", pol.Name)
-		}
-		res.Policies = append(res.Policies, PolicyResult{Name: pol.Name, Merged: merged, PerRep: stats[p]})
+		out[i] = res
 	}
-	return res, nil
+	return out, nil
+}
+
+func labelled(label string, err error) error {
+	if label == "" {
+		return err
+	}
+	return fmt.Errorf("%s: %w", label, err)
 }
 
 // figureNames are the CI95 keys, in report order.
