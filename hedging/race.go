@@ -208,8 +208,9 @@ type Race struct {
 // location marks, tripped partitions) and the distinctness check (§6.4.1)
 // happen here, once. op must stay valid and unmodified until the race is
 // done, except that the race may set op.HubRegionProcessingOnly.
-func (c *Client) Begin(r *Race, now time.Duration, op *Operation) Effects {
-	return c.BeginDeadline(r, now, op, 0)
+func (c *Client) Begin(r *Race, now time.Duration, op *Operation) (e Effects) {
+	c.begin(&e, r, now, op, 0)
+	return e
 }
 
 // BeginDeadline is [Client.Begin] with an extra absolute deadline (on the
@@ -217,12 +218,18 @@ func (c *Client) Begin(r *Race, now time.Duration, op *Operation) Effects {
 // deadline, such as a context's: the race's deadline is the earlier of it
 // and now+op.Timeout, shared by both legs (§9.4), and a threshold at or after
 // it arms no alternate (§14.3).
-func (c *Client) BeginDeadline(r *Race, now time.Duration, op *Operation, deadline time.Duration) Effects {
+func (c *Client) BeginDeadline(r *Race, now time.Duration, op *Operation, deadline time.Duration) (e Effects) {
+	c.begin(&e, r, now, op, deadline)
+	return e
+}
+
+// begin is Begin and BeginDeadline, writing the effects into e (which the
+// callers return as is: no copy of Effects on the hot path).
+func (c *Client) begin(e *Effects, r *Race, now time.Duration, op *Operation, deadline time.Duration) {
 	// Attempt sequence numbers keep growing across reuse of r, so a result
 	// of an earlier race on the same value is recognised as stale.
 	seq := r.seq
 	*r = Race{c: c, op: op, start: now, seq: seq}
-	var e Effects
 	if op.Timeout > 0 {
 		r.deadline, r.hasDeadline = now+op.Timeout, true
 	}
@@ -254,8 +261,8 @@ func (c *Client) BeginDeadline(r *Race, now time.Duration, op *Operation, deadli
 		p.candidates = r.regionBuf[7:8]
 		p.candidates[0] = c.write
 	case len(r.regions) == 0:
-		r.finishError(&e, now, Status{}, ErrNoRegion)
-		return e
+		r.finishError(e, now, Status{}, ErrNoRegion)
+		return
 	case ok:
 		p.candidates = r.regions[:1] // inside a race both legs retry locally (§8.4)
 	default:
@@ -274,14 +281,13 @@ func (c *Client) BeginDeadline(r *Race, now time.Duration, op *Operation, deadli
 				slog.Int64("threshold_ms", r.threshold.Get().Milliseconds()), slog.Int("region_count", len(r.regions)))
 		}
 	}
-	r.send(&e, now, Primary)
+	r.send(e, now, Primary)
 	if r.hedged && (!r.hasDeadline || now+r.threshold.Get() < r.deadline) {
 		e.add(Action{Kind: ActTimer, Timer: TimerThreshold, At: now + r.threshold.Get()})
 	}
 	if r.hasDeadline {
 		e.add(Action{Kind: ActTimer, Timer: TimerDeadline, At: r.deadline})
 	}
-	return e
 }
 
 // orderRegions returns the applicable regions with every endpoint that is

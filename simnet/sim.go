@@ -43,31 +43,20 @@ func ReplicationSeed(seed uint64, r int) uint64 {
 	return mix64(seed ^ mix64(uint64(r)))
 }
 
-type attemptPhase uint8
-
-const (
-	attIdle attemptPhase = iota
-	attTraveling
-	attQueued
-	attInService
-	attAnswered
-)
-
 type attemptState struct {
-	a         hedging.Attempt
-	res       hedging.Result
-	rep       int32
-	back      time.Duration
-	phase     attemptPhase
-	cancelled bool
+	a    hedging.Attempt
+	res  hedging.Result
+	back time.Duration // the response's way back (the other half of the RTT)
 	// cancelAt is when the cancellation reaches the replica (it travels
 	// behind the request, one way): a request queued then is removed.
 	cancelAt time.Duration
 	// respAt is when the attempt's response reaches the client; respQueued
 	// is set while that response event is in the queue.
 	respAt     time.Duration
-	respQueued bool
+	rep        int32
 	n          uint16 // attempt number within the leg (CRN key)
+	cancelled  bool
+	respQueued bool
 }
 
 type opState struct {
@@ -475,7 +464,6 @@ func (s *sim) run() {
 				if st := &o.att[ev.sub]; st.a.Seq == ev.aseq {
 					st.respQueued = false
 					if !st.cancelled {
-						st.phase = attAnswered
 						e := o.race.Responded(s.now, st.a, st.res)
 						s.perform(ev.id, &e)
 					}
@@ -647,7 +635,6 @@ func (s *sim) send(slot int32, o *opState, a hedging.Attempt) {
 	if tc := s.cfg.ThroughputControl; tc != nil && !s.tc.take(s.now, tc.RUPerSec, tc.Burst, s.ru[kind]) {
 		s.stats.LocalThrottles++
 		st.res = hedging.Result{Status: hedging.Status{Code: 429}, LocalThrottle: true}
-		st.phase = attTraveling
 		s.queueResponse(slot, o, st, s.now)
 		return
 	}
@@ -666,7 +653,6 @@ func (s *sim) send(slot int32, o *opState, a hedging.Attempt) {
 	}
 	rtt := msDur(rttMs)
 	st.back = rtt - rtt/2
-	st.phase = attTraveling
 	o.pending++
 	ev := event{at: s.now + rtt/2, kind: evReplicaArrive, id: slot, gen: o.gen, aseq: a.Seq, sub: uint8(a.Leg)}
 	if rep.servers == 0 && s.delayLine {
@@ -740,7 +726,9 @@ func (s *sim) episodeEffect(rep *replicaRT, u float64) (factor, addMs, failRate 
 // was reused, or the leg has sent a newer attempt), and nil with cancelled
 // set when the attempt's cancellation got there first (the attempt is then
 // settled). Otherwise it returns the attempt's state and its fault and
-// episode draws, in that order.
+// episode draws, in that order (zero when the replica has no fault rule and
+// no episode to read them: keyed draws need not be made to keep others in
+// step).
 func (s *sim) reach(slot int32, gen uint32, leg uint8, aseq uint32) (st *attemptState, uFault, uEpisode float64, cancelled bool) {
 	o := &s.ops[slot]
 	if o.gen != gen {
@@ -753,6 +741,9 @@ func (s *sim) reach(slot int32, gen uint32, leg uint8, aseq uint32) (st *attempt
 	if st.cancelled && s.now >= st.cancelAt {
 		s.settle(slot, o)
 		return nil, 0, 0, true
+	}
+	if rep := &s.reps[st.rep]; len(rep.faults) == 0 && len(rep.episodes) == 0 {
+		return st, 0, 0, false // no fault rule or episode reads the draws
 	}
 	rng := s.draw(purposeFault, o.idx, uint64(st.rep), uint64(st.n))
 	uFault = rng.Float64()
@@ -821,7 +812,6 @@ func (s *sim) replicaArrive(ev event) {
 			return
 		}
 	}
-	st.phase = attQueued
 	rep.queue = append(rep.queue, queued{op: ev.id, gen: ev.gen, aseq: ev.aseq, leg: ev.sub})
 	s.scheduleWake(ri, rep)
 }
@@ -832,7 +822,6 @@ func (s *sim) answer(ev event, st *attemptState, res hedging.Result, after time.
 		s.stats.SessionNotAvailable++
 	}
 	st.res = res
-	st.phase = attInService
 	s.queueResponse(ev.id, &s.ops[ev.id], st, s.now+after+st.back)
 }
 
@@ -920,7 +909,6 @@ func (s *sim) serve(slot int32, o *opState, st *attemptState, rep *replicaRT, uE
 		res.SessionLSN = log.visible(s.now, rep.lagNs)
 	}
 	st.res = res
-	st.phase = attInService
 	s.queueResponse(slot, o, st, finish+st.back)
 	return finish
 }
