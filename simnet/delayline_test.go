@@ -101,3 +101,30 @@ func TestDelayLineMatchesEventPath(t *testing.T) {
 func TestParkedTimersMatchQueuedTimers(t *testing.T) {
 	runBothWays(t, mixedConfig(t), func(s *sim) { s.parking = false })
 }
+
+// A run ends when its last event falls due, even a dead timer that is no
+// longer queued: a sparse run whose last operation answers before its
+// threshold ends at that threshold either way.
+func TestParkedTimersKeepTheEnd(t *testing.T) {
+	cfg := mixedConfig(t)
+	cfg.Workload.RatePerSec, cfg.Duration, cfg.OperationTimeout = 5, 4*time.Second, 0
+	cfg.Episodes, cfg.Faults = nil, nil
+	cfg.Replicas = slices.Clone(cfg.Replicas)
+	cfg.Replicas[0].Default = cfg.Replicas[1].Default // no slow tail
+	var end [2]time.Duration
+	for i, parking := range []bool{true, false} {
+		s, err := newSim(cfg, hedging.Hedging(hedging.NewHedgingStrategy(hedging.MustThreshold(20*time.Millisecond))), cfg.Seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.parking = parking
+		s.run()
+		end[i] = s.stats.End
+		if parking && s.deadEnd != s.stats.End {
+			t.Errorf("the last event should be a dropped threshold timer: End %v, latest dropped timer %v", s.stats.End, s.deadEnd)
+		}
+	}
+	if end[0] != end[1] {
+		t.Errorf("End with parked timers %v, with queued timers %v", end[0], end[1])
+	}
+}

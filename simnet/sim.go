@@ -194,6 +194,10 @@ type sim struct {
 	// parking enables keeping provably dead timers out of the queue (see
 	// park); always on except in the test that compares both paths.
 	parking bool
+	// deadEnd is the latest time of a dropped parked timer: the run ends
+	// (Stats.End) when its last event, fired or not, falls due, as it did
+	// when dead timers were queued and popped.
+	deadEnd time.Duration
 }
 
 // Run simulates cfg under policy p for replication number replication
@@ -482,7 +486,7 @@ func (s *sim) run() {
 			s.drain(ev.id)
 		}
 	}
-	s.stats.End = s.now
+	s.stats.End = max(s.now, s.deadEnd)
 }
 
 func (s *sim) interarrival() time.Duration {
@@ -607,8 +611,10 @@ func (s *sim) park(o *opState, ev *event) bool {
 // unpark queues o's parked timers if its race still runs, and drops them
 // if it is done.
 func (s *sim) unpark(o *opState) {
-	if !o.race.Done() {
-		for _, ev := range o.parked[:o.nparked] {
+	for _, ev := range o.parked[:o.nparked] {
+		if o.race.Done() {
+			s.deadEnd = max(s.deadEnd, ev.at)
+		} else {
 			s.q.pushStamped(ev)
 		}
 	}
