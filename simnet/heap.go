@@ -48,19 +48,20 @@ func (a *event) less(b *event) bool {
 //   - a FIFO run: most timers (a static threshold, arrivals) are pushed in
 //     non-decreasing time order, and an event no earlier than the FIFO's
 //     tail goes there in O(1);
-//   - a 4-ary min-heap, the near heap, of the events due before horizon;
-//   - a calendar of the events due at or after horizon: a ring of buckets
-//     of width 2^bucketShift ns, unsorted, covering calendarSpan, with an
-//     overflow heap beyond it. When the near heap and the FIFO hold nothing
-//     due before horizon, the next non-empty bucket is moved into the near
-//     heap and horizon moves past it.
+//   - a 4-ary min-heap, the near heap, which takes every event due before
+//     horizon, and any event while fewer than calendarMin are pending;
+//   - a calendar of the other events, all due at or after horizon: a ring
+//     of buckets of width 2^bucketShift ns, unsorted, covering
+//     calendarSpan, with an overflow heap beyond it. Before an event due at
+//     or after horizon is popped, the calendar's buckets up to it are moved
+//     into the near heap, and horizon past them.
 //
-// So the heap that pop sifts through holds only the events of the next
-// bucket or so, not every response in flight (a slow tail puts thousands
-// of them hundreds of milliseconds ahead). The order is exactly that of
-// one heap.
+// So under load the heap that pop sifts through holds only the events of
+// the next bucket or so, not every response in flight (a slow tail puts
+// thousands of them hundreds of milliseconds ahead), and at low rates the
+// calendar stays empty. The order is exactly that of one heap.
 type eventQueue struct {
-	ev   []event // the near heap: events due before horizon
+	ev   []event // the near heap
 	fifo []event
 	head int
 	seq  uint64
@@ -73,7 +74,8 @@ type eventQueue struct {
 }
 
 const (
-	bucketShift  = 17 // bucket width 2^17 ns ≈ 131 µs
+	calendarMin  = 512 // pending events below which everything goes to the near heap
+	bucketShift  = 17  // bucket width 2^17 ns ≈ 131 µs
 	ringBuckets  = 1 << 13
 	calendarSpan = ringBuckets << bucketShift // ≈ 1.07 s
 )
@@ -116,7 +118,7 @@ func (q *eventQueue) pushStamped(e event) {
 // pushLater queues e in the near heap, the calendar or the overflow heap.
 func (q *eventQueue) pushLater(e event) {
 	switch {
-	case e.at < q.horizon:
+	case e.at < q.horizon || q.Len() < calendarMin:
 		q.ev = pushHeap4(q.ev, e)
 	case e.at-q.horizon < calendarSpan:
 		if q.buckets == nil {
@@ -144,6 +146,9 @@ func (q *eventQueue) advance(limit time.Duration) bool {
 		// Nothing in the ring: jump to the first overflow event's bucket.
 		q.horizon = q.overflow[0].at >> bucketShift << bucketShift
 		q.migrate()
+		if q.inRing == 0 {
+			return true // all of it went into the near heap
+		}
 	}
 	// The first non-empty bucket at or after horizon, scanning the ring's
 	// occupancy bits from horizon's bucket around.
@@ -188,14 +193,18 @@ func (q *eventQueue) migrate() {
 
 func (q *eventQueue) pop() event {
 	// Everything in the calendar is due at or after horizon, and at or
-	// after the start of its bucket: with the near heap empty, move the
-	// next bucket into it unless the FIFO's head comes before that bucket.
-	for len(q.ev) == 0 {
-		limit := time.Duration(math.MaxInt64)
-		if q.head < len(q.fifo) {
-			limit = q.fifo[q.head].at
+	// after the start of its bucket: unless the near heap's or the FIFO's
+	// head comes before horizon, move the calendar's buckets that start no
+	// later than that head into the near heap.
+	for q.inRing+len(q.overflow) > 0 && (len(q.ev) == 0 || q.ev[0].at >= q.horizon) {
+		next := time.Duration(math.MaxInt64)
+		if len(q.ev) > 0 {
+			next = q.ev[0].at
 		}
-		if limit < q.horizon || !q.advance(limit) {
+		if q.head < len(q.fifo) {
+			next = min(next, q.fifo[q.head].at)
+		}
+		if next < q.horizon || !q.advance(next) {
 			break
 		}
 	}
