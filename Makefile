@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: all build test race bench lint run results notebooks clean
+.PHONY: all build test race bench bench-sim lint run results notebooks clean
 
 all: lint test build
 
@@ -17,6 +17,11 @@ race:
 # and the default scenario's wall time and peak memory (BenchmarkDefaultScenario).
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# The simulator against the bare reference model ../shared/bench/simref,
+# alternately three times, side by side: prints the best ratio.
+bench-sim:
+	./scripts/bench-sim.sh
 
 # Lint as CI does (.ci/run): tidy go.mod, gofmt, vet, staticcheck (pinned).
 lint:

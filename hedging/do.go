@@ -172,7 +172,8 @@ func (c *Client) Do(ctx context.Context, op *Operation) (*Response, error) {
 			s.dl, s.hasDL = dl, true
 		}
 	}
-	e := c.begin(ctx, &s.race, now, op, deadline)
+	var e Effects
+	c.begin(ctx, &e, &s.race, now, op, deadline)
 	if !s.race.Done() {
 		s.perform(e)
 		s.loop()

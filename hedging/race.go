@@ -293,22 +293,23 @@ type Race struct {
 // location marks, tripped partitions) and the distinctness check (§6.4.1)
 // happen here, once. op must stay valid and unmodified until the race is
 // done, except that the race may set op.HubRegionProcessingOnly.
-func (c *Client) Begin(r *Race, now time.Duration, op *Operation) Effects {
-	return c.begin(context.Background(), r, now, op, 0)
+func (c *Client) Begin(r *Race, now time.Duration, op *Operation) (e Effects) {
+	c.begin(context.Background(), &e, r, now, op, 0)
+	return e
 }
 
 // begin is Begin with the context the race's slog events are logged with
-// and an extra absolute deadline (on the same
-// clock as now; 0 = none), for drivers whose caller carries its own
-// deadline, such as Client.Do's context: the race's deadline is the earlier
-// of it and now+op.Timeout, shared by both legs (§9.4), and a threshold at
-// or after it arms no alternate (§14.3).
-func (c *Client) begin(ctx context.Context, r *Race, now time.Duration, op *Operation, deadline time.Duration) Effects {
+// and an extra absolute deadline (on the same clock as now; 0 = none), for
+// drivers whose caller carries its own deadline, such as Client.Do's
+// context: the race's deadline is the earlier of it and now+op.Timeout,
+// shared by both legs (§9.4), and a threshold at or after it arms no
+// alternate (§14.3). It writes the effects into e (which Begin returns as
+// is: no copy of Effects on the hot path).
+func (c *Client) begin(ctx context.Context, e *Effects, r *Race, now time.Duration, op *Operation, deadline time.Duration) {
 	// Attempt sequence numbers keep growing across reuse of r, so a result
 	// of an earlier race on the same value is recognised as stale.
 	seq := r.seq
 	*r = Race{c: c, op: op, start: now, seq: seq, ctx: ctx}
-	var e Effects
 	if op.Timeout > 0 {
 		r.deadline, r.hasDeadline = now+op.Timeout, true
 	}
@@ -340,8 +341,8 @@ func (c *Client) begin(ctx context.Context, r *Race, now time.Duration, op *Oper
 		p.candidates = r.regionBuf[7:8]
 		p.candidates[0] = c.write
 	case len(r.regions) == 0:
-		r.finishError(&e, now, Status{}, ErrNoRegion)
-		return e
+		r.finishError(e, now, Status{}, ErrNoRegion)
+		return
 	case ok:
 		p.candidates = r.regions[:1] // inside a race both legs retry locally (§8.4)
 	default:
@@ -360,14 +361,13 @@ func (c *Client) begin(ctx context.Context, r *Race, now time.Duration, op *Oper
 				slog.Int64("threshold_ms", r.threshold.Get().Milliseconds()), slog.Int("region_count", len(r.regions)))
 		}
 	}
-	r.send(&e, now, Primary)
+	r.send(e, now, Primary)
 	if r.hedged && (!r.hasDeadline || now+r.threshold.Get() < r.deadline) {
 		e.add(Action{Kind: ActTimer, Timer: TimerThreshold, At: now + r.threshold.Get()})
 	}
 	if r.hasDeadline {
 		e.add(Action{Kind: ActTimer, Timer: TimerDeadline, At: r.deadline})
 	}
-	return e
 }
 
 // orderRegions returns the applicable regions with every endpoint that is

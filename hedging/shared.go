@@ -53,6 +53,31 @@ type HedgeWinTracker struct {
 	// tripped indexes the pairs holding a trip by partition, so routing
 	// checks every region of a partition with one lookup.
 	tripped map[string][]Region
+	// demoted is a copy of tripped with each pair's end of demotion,
+	// replaced (never modified) under mu whenever a trip starts, is renewed
+	// or ends, so that routing (unhealthyMask, on every Begin) reads it
+	// without taking the lock.
+	demoted atomic.Pointer[map[string][]demotion]
+}
+
+// demotion is one tripped region of a partition and when its demotion
+// ends.
+type demotion struct {
+	region Region
+	until  time.Duration
+}
+
+// publish replaces demoted with the current trips; t.mu must be held.
+func (t *HedgeWinTracker) publish() {
+	m := make(map[string][]demotion, len(t.tripped))
+	for p, rs := range t.tripped {
+		for _, r := range rs {
+			if s := t.pairs[winKey{p, r}]; s != nil {
+				m[p] = append(m[p], demotion{r, s.unhealthyUntil})
+			}
+		}
+	}
+	t.demoted.Store(&m)
 }
 
 // newHedgeWinTracker returns a tracker that trips after threshold
@@ -98,6 +123,7 @@ func (t *HedgeWinTracker) recordHedgeWin(now time.Duration, partition string, pr
 		s.consecutive = t.threshold - 1 // probing: one more win re-trips
 		s.trips++
 		t.trips++
+		t.publish()
 		return true
 	}
 	return false
@@ -131,6 +157,10 @@ func (t *HedgeWinTracker) recordPrimaryFinal(now time.Duration, partition string
 		} else {
 			t.tripped[partition] = rs
 		}
+		delete(t.pairs, k)
+		t.npairs.Store(int64(len(t.pairs)))
+		t.publish()
+		return
 	}
 	delete(t.pairs, k)
 	t.npairs.Store(int64(len(t.pairs)))
@@ -160,22 +190,23 @@ func (t *HedgeWinTracker) Unhealthy(now time.Duration, partition string, region 
 }
 
 // unhealthyMask returns a bit set of the regions (by index, first 64) that
-// Unhealthy would report for partition at now, with one lock and one
-// lookup.
+// Unhealthy would report for partition at now, with one lookup in the
+// published demotions and no lock.
 func (t *HedgeWinTracker) unhealthyMask(now time.Duration, partition string, regions []Endpoint) uint64 {
 	if t.ntripped.Load() == 0 {
 		return 0
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
+	m := t.demoted.Load()
+	if m == nil {
+		return 0
+	}
 	var mask uint64
-	for _, tr := range t.tripped[partition] {
-		s := t.pairs[winKey{partition, tr}]
-		if s == nil || now >= s.unhealthyUntil {
+	for _, d := range (*m)[partition] {
+		if now >= d.until {
 			continue
 		}
 		for i, e := range regions {
-			if i < 64 && e.Region == tr {
+			if i < 64 && e.Region == d.region {
 				mask |= 1 << i
 			}
 		}

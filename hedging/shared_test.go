@@ -429,3 +429,50 @@ func TestSessionTokensMaxMergeProperty(t *testing.T) {
 		}
 	})
 }
+
+// Routing reads the tracker's demotions without its lock (a copy published
+// on every trip, re-trip and end of a trip): whatever the sequence of wins
+// and primary finals, Begin's primary for a partition is the first region
+// that Unhealthy (which takes the lock) does not report.
+func TestRoutingFollowsTrackerProperty(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		cfg := htCfg(20*time.Millisecond, "A", "B", "C")
+		cfg.ConsecutiveHedgeWinThreshold = rapid.IntRange(1, 3).Draw(rt, "threshold")
+		cfg.ProbeInterval = time.Duration(rapid.IntRange(1, 5).Draw(rt, "probe_s")) * time.Second
+		c, err := hedging.NewClient(cfg)
+		if err != nil {
+			rt.Fatal(err)
+		}
+		tr := c.HedgeWinTracker()
+		parts := []string{"p0", "p1"}
+		regions := []hedging.Region{"A", "B", "C"}
+		var now time.Duration
+		for i := range rapid.IntRange(1, 60).Draw(rt, "steps") {
+			now += time.Duration(rapid.IntRange(0, 2000).Draw(rt, fmt.Sprintf("dt%d", i))) * time.Millisecond
+			p := rapid.SampledFrom(parts).Draw(rt, fmt.Sprintf("part%d", i))
+			r := rapid.SampledFrom(regions).Draw(rt, fmt.Sprintf("region%d", i))
+			if rapid.Bool().Draw(rt, fmt.Sprintf("win%d", i)) {
+				tr.RecordHedgeWin(now, p, r)
+			} else {
+				tr.RecordPrimaryFinal(now, p, r)
+			}
+			for _, q := range parts {
+				want := hedging.Region("")
+				for _, reg := range regions {
+					if !tr.Unhealthy(now, q, reg) {
+						want = reg
+						break
+					}
+				}
+				if want == "" {
+					want = "A" // all demoted: the order is kept
+				}
+				var race hedging.Race
+				e := c.Begin(&race, now, &hedging.Operation{Kind: hedging.PointRead, Partition: q})
+				if got := e.At(0).Attempt.Endpoint.Region; got != want {
+					rt.Fatalf("step %d at %v: partition %s reads from %s, want %s", i, now, q, got, want)
+				}
+			}
+		}
+	})
+}

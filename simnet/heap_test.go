@@ -7,9 +7,9 @@ import (
 )
 
 // TestEventQueueOrder pushes random events (some in time order, as timers
-// are, some not) interleaved with pops and checks that every pop returns the
-// minimum, by (at, responses first, seq), of the events pending at that
-// moment.
+// are, some not; up to 1200 pending, so the calendar is used) interleaved
+// with pops and checks that every pop returns the minimum, by (at,
+// responses first, seq), of the events pending at that moment.
 func TestEventQueueOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 1))
 	var q eventQueue
@@ -19,7 +19,13 @@ func TestEventQueueOrder(t *testing.T) {
 		if q.Len() != len(pending) {
 			t.Fatalf("Len %d, want %d", q.Len(), len(pending))
 		}
-		if len(pending) > 0 && (r.IntN(2) == 0 || len(pending) > 300) {
+		// Phases that let the queue grow (past calendarMin: the calendar
+		// is used) alternate with phases that drain it.
+		popOdds := 2
+		if i/20000%2 == 1 {
+			popOdds = 3
+		}
+		if len(pending) > 0 && (r.IntN(5) < popOdds || len(pending) > 1200) {
 			e := q.pop()
 			mi := 0
 			for j := range pending {
@@ -35,20 +41,33 @@ func TestEventQueueOrder(t *testing.T) {
 			continue
 		}
 		var e event
-		switch r.IntN(5) {
+		switch r.IntN(8) {
 		case 0: // monotone timers
 			mono = max(mono, now) + time.Duration(r.IntN(3))
 			e = event{at: mono, kind: evTimer}
 		case 1:
 			e = event{at: now + time.Duration(r.IntN(50)), kind: evResponse}
-		case 3:
-			// far-future responses, beyond the near heap's window
+		case 2:
+			// far-future responses, in the calendar's ring
 			e = event{at: now + time.Duration(r.IntN(200))*time.Millisecond, kind: evResponse}
+		case 3:
+			// beyond the ring's span: the overflow heap
+			e = event{at: now + time.Duration(r.IntN(5000))*time.Millisecond, kind: evResponse}
+		case 4:
+			// ties at a bucket boundary, of both orders of kind
+			kind := evResponse
+			if r.IntN(2) == 0 {
+				kind = evTimer
+			}
+			e = event{at: (now>>bucketShift + time.Duration(r.IntN(3))) << bucketShift, kind: kind}
 		default:
 			e = event{at: now + time.Duration(r.IntN(50)), kind: evReplicaArrive}
 		}
 		q.push(e)
-		e.seq = q.seq
+		e.ord = q.seq | notResponse
+		if e.kind == evResponse {
+			e.ord = q.seq
+		}
 		pending = append(pending, e)
 	}
 }

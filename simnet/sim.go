@@ -44,27 +44,20 @@ func ReplicationSeed(seed uint64, r int) uint64 {
 	return mix64(seed ^ mix64(uint64(r)))
 }
 
-type attemptPhase uint8
-
-const (
-	attIdle attemptPhase = iota
-	attTraveling
-	attQueued
-	attInService
-	attAnswered
-)
-
 type attemptState struct {
-	a         hedging.Attempt
-	res       hedging.Result
-	rep       int32
-	back      time.Duration
-	phase     attemptPhase
-	cancelled bool
+	a    hedging.Attempt
+	res  hedging.Result
+	back time.Duration // the response's way back (the other half of the RTT)
 	// cancelAt is when the cancellation reaches the replica (it travels
 	// behind the request, one way): a request queued then is removed.
 	cancelAt time.Duration
-	n        uint16 // attempt number within the leg (CRN key)
+	// respAt is when the attempt's response reaches the client; respQueued
+	// is set while that response event is in the queue.
+	respAt     time.Duration
+	rep        int32
+	n          uint16 // attempt number within the leg (CRN key)
+	cancelled  bool
+	respQueued bool
 }
 
 type opState struct {
@@ -81,6 +74,15 @@ type opState struct {
 	// charged) unless it is still queued when the cancellation arrives.
 	pending int32
 	done    bool
+	// parked holds race timers kept out of the queue because a queued
+	// response of this op (leg parkLeg, attempt parkSeq) comes first: when
+	// that response has been handled they are queued if the race still
+	// runs, and dropped if it is done (a done race ignores every timer).
+	// See park.
+	parked  [2]event
+	nparked uint8
+	parkLeg uint8
+	parkSeq uint32
 }
 
 type queued struct {
@@ -160,15 +162,19 @@ type RunOptions struct {
 const cancelCheckEvents = 1 << 14
 
 type sim struct {
-	cfg        *Config
-	seed       uint64
-	client     *hedging.Client
-	now        time.Duration
-	q          eventQueue
-	ops        []opState
-	free       []int32
-	reps       []replicaRT
-	repByKey   map[string]int32
+	cfg      *Config
+	seed     uint64
+	client   *hedging.Client
+	now      time.Duration
+	q        eventQueue
+	ops      []opState
+	free     []int32
+	reps     []replicaRT
+	repByKey map[string]int32
+	// epKeys are the client's endpoint keys and epReps their replicas (-1:
+	// none), for replicaOf.
+	epKeys     []string
+	epReps     []int32
 	hub        int32
 	parts      []string
 	logs       []partitionLog
@@ -195,6 +201,13 @@ type sim struct {
 	// time (see send): true when nothing at a replica depends on the order
 	// of arrivals (no RU budget, no writes in the mix).
 	delayLine bool
+	// parking enables keeping provably dead timers out of the queue (see
+	// park); always on except in the test that compares both paths.
+	parking bool
+	// deadEnd is the latest time of a dropped parked timer: the run ends
+	// (Stats.End) when its last event, fired or not, falls due, as it did
+	// when dead timers were queued and popped.
+	deadEnd time.Duration
 }
 
 // Run simulates cfg under policy p for replication number replication
@@ -230,7 +243,7 @@ func Run(cfg *Config, p Policy, replication int, opts RunOptions) (*Stats, error
 }
 
 func newSim(cfg *Config, strategy hedging.AvailabilityStrategy, seed uint64) (*sim, error) {
-	s := &sim{cfg: cfg, seed: seed, repByKey: map[string]int32{}}
+	s := &sim{cfg: cfg, seed: seed, repByKey: map[string]int32{}, parking: true}
 	s.rng = rand.New(&s.pcg)
 	s.arrPCG.Seed(seed, 0xa77)
 	s.arr = rand.New(&s.arrPCG)
@@ -265,6 +278,7 @@ func newSim(cfg *Config, strategy hedging.AvailabilityStrategy, seed uint64) (*s
 	var hedgeEndpoints []hedging.Endpoint
 	for _, e := range cfg.Endpoints {
 		hedgeEndpoints = append(hedgeEndpoints, hedging.Endpoint{Region: hedging.Region(e.Region), Key: e.Replica})
+		s.epKeys = append(s.epKeys, e.Replica)
 		if e.Region == writeRegion {
 			hubReplica = e.Replica
 		}
@@ -309,6 +323,14 @@ func newSim(cfg *Config, strategy hedging.AvailabilityStrategy, seed uint64) (*s
 		if r.Name == hubReplica {
 			s.hub = int32(i)
 		}
+	}
+
+	for _, k := range s.epKeys {
+		ri, ok := s.repByKey[k]
+		if !ok {
+			ri = -1
+		}
+		s.epReps = append(s.epReps, ri)
 	}
 
 	w := cfg.Workload
@@ -422,6 +444,20 @@ const MaxGrownWindows = 1000
 // bound.
 const MaxDelay = 1000 * time.Hour
 
+// replicaOf returns the replica an endpoint key names. The attempts' keys
+// are the client's endpoint strings, so a scan of those few keys (string
+// comparison short-cuts on the shared pointer) finds them without hashing;
+// any other key goes to the map.
+func (s *sim) replicaOf(key string) (int32, bool) {
+	for i, k := range s.epKeys {
+		if k == key {
+			return s.epReps[i], s.epReps[i] >= 0
+		}
+	}
+	ri, ok := s.repByKey[key]
+	return ri, ok
+}
+
 // msDur converts a sampled delay in ms to a duration in [0, MaxDelay].
 func msDur(ms float64) time.Duration {
 	d := ms * float64(time.Millisecond)
@@ -446,11 +482,11 @@ func (s *sim) draw(purpose, a, b, c uint64) *rand.Rand {
 func (s *sim) run(done <-chan struct{}) bool {
 	w := &s.cfg.Workload
 	if w.RatePerSec > 0 {
-		s.q.push(event{at: s.interarrival(), kind: evArrival, rep: -1})
+		s.q.push(event{at: s.interarrival(), kind: evArrival, id: -1})
 	} else {
 		for c := 0; c < w.Clients; c++ {
 			think := msDur(w.Think.Sample(s.draw(purposeThink, uint64(c), 0, 0)))
-			s.q.push(event{at: think, kind: evArrival, rep: int32(c)})
+			s.q.push(event{at: think, kind: evArrival, id: int32(c)})
 		}
 	}
 	for s.q.Len() > 0 {
@@ -470,23 +506,29 @@ func (s *sim) run(done <-chan struct{}) bool {
 		case evReplicaArrive:
 			s.replicaArrive(ev)
 		case evResponse:
-			if o := &s.ops[ev.op]; o.gen == ev.gen {
-				st := &o.att[ev.sub]
-				if st.a.Seq == ev.aseq && !st.cancelled {
-					st.phase = attAnswered
-					s.perform(ev.op, o.race.Responded(s.now, st.a, st.res))
+			if o := &s.ops[ev.id]; o.gen == ev.gen {
+				if st := &o.att[ev.sub]; st.a.Seq == ev.aseq {
+					st.respQueued = false
+					if !st.cancelled {
+						e := o.race.Responded(s.now, st.a, st.res)
+						s.perform(ev.id, &e)
+					}
+				}
+				if o.nparked > 0 && o.parkLeg == ev.sub && o.parkSeq == ev.aseq {
+					s.unpark(o)
 				}
 			}
 		case evTimer:
-			if o := &s.ops[ev.op]; o.gen == ev.gen {
-				s.perform(ev.op, o.race.TimerFired(s.now, hedging.TimerKind(ev.sub)))
+			if o := &s.ops[ev.id]; o.gen == ev.gen {
+				e := o.race.TimerFired(s.now, hedging.TimerKind(ev.sub))
+				s.perform(ev.id, &e)
 			}
 		case evServerFree:
-			s.reps[ev.rep].wake = false
-			s.drain(ev.rep)
+			s.reps[ev.id].wake = false
+			s.drain(ev.id)
 		}
 	}
-	s.stats.End = s.now
+	s.stats.End = max(s.now, s.deadEnd)
 	s.stats.ArrivalsEnd = s.lastStart
 	if s.cfg.Duration > 0 && (s.cfg.MaxOps <= 0 || s.nextIdx < uint64(s.cfg.MaxOps)) {
 		s.stats.ArrivalsEnd = s.cfg.Duration // arrivals ran until Duration
@@ -509,13 +551,13 @@ func (s *sim) arrival(ev event) {
 	if !s.acceptingArrivals(s.now) {
 		return
 	}
-	if ev.rep < 0 {
+	if ev.id < 0 {
 		next := s.now + s.interarrival()
 		if s.acceptingArrivals(next) && (s.cfg.MaxOps <= 0 || s.nextIdx+1 < uint64(s.cfg.MaxOps)) {
-			s.q.push(event{at: next, kind: evArrival, rep: -1})
+			s.q.push(event{at: next, kind: evArrival, id: -1})
 		}
 	}
-	s.startOp(ev.rep)
+	s.startOp(ev.id)
 }
 
 func (s *sim) startOp(client int32) {
@@ -533,7 +575,7 @@ func (s *sim) startOp(client int32) {
 	s.lastStart = s.now
 	o.client = client
 	o.att = [2]attemptState{}
-	o.pending, o.done = 0, false
+	o.pending, o.done, o.nparked = 0, false, 0
 	// Operation attributes come from the sequential workload stream, so every
 	// policy sees the same sequence.
 	w := &s.cfg.Workload
@@ -561,10 +603,11 @@ func (s *sim) startOp(client int32) {
 	if disabled {
 		o.op.Strategy = hedging.Disabled
 	}
-	s.perform(slot, s.client.Begin(&o.race, s.now, &o.op))
+	e := s.client.Begin(&o.race, s.now, &o.op)
+	s.perform(slot, &e)
 }
 
-func (s *sim) perform(slot int32, e hedging.Effects) {
+func (s *sim) perform(slot int32, e *hedging.Effects) {
 	o := &s.ops[slot]
 	for i := 0; i < e.Len(); i++ {
 		a := e.At(i)
@@ -574,7 +617,9 @@ func (s *sim) perform(slot int32, e hedging.Effects) {
 		case hedging.ActCancel:
 			s.cancel(o, a.Leg)
 		case hedging.ActTimer:
-			s.q.push(event{at: a.At, kind: evTimer, op: slot, gen: o.gen, sub: uint8(a.Timer)})
+			if ev := (event{at: a.At, kind: evTimer, id: slot, gen: o.gen, sub: uint8(a.Timer)}); !s.park(o, &ev) {
+				s.q.push(ev)
+			}
 		}
 	}
 	if o.race.Done() {
@@ -582,10 +627,59 @@ func (s *sim) perform(slot int32, e hedging.Effects) {
 	}
 }
 
+// park keeps timer ev of o out of the queue, and reports so, when a
+// response of o already in the queue is due no later than the timer (at
+// one instant responses come first), so that response is handled before
+// the timer could fire: the timer is queued then, with the place in the
+// order it has now, if the race still runs (unpark). In the common case —
+// the primary's answer, known at send time on a delay-line replica, comes
+// before the threshold — the race is done by then and the timer never
+// enters the queue.
+func (s *sim) park(o *opState, ev *event) bool {
+	if !s.parking || int(o.nparked) == len(o.parked) {
+		return false
+	}
+	for l := range o.att {
+		st := &o.att[l]
+		if !st.respQueued || st.respAt > ev.at {
+			continue
+		}
+		if o.nparked > 0 && (o.parkLeg != uint8(l) || o.parkSeq != st.a.Seq) {
+			return false
+		}
+		s.q.stamp(ev)
+		o.parked[o.nparked] = *ev
+		o.nparked++
+		o.parkLeg, o.parkSeq = uint8(l), st.a.Seq
+		return true
+	}
+	return false
+}
+
+// unpark queues o's parked timers if its race still runs, and drops them
+// if it is done.
+func (s *sim) unpark(o *opState) {
+	for _, ev := range o.parked[:o.nparked] {
+		if o.race.Done() {
+			s.deadEnd = max(s.deadEnd, ev.at)
+		} else {
+			s.q.pushStamped(ev)
+		}
+	}
+	o.nparked = 0
+}
+
+// queueResponse schedules st's response to reach the client at at.
+func (s *sim) queueResponse(slot int32, o *opState, st *attemptState, at time.Duration) {
+	st.respAt, st.respQueued = at, true
+	s.q.push(event{at: at, kind: evResponse, id: slot, gen: o.gen, aseq: st.a.Seq, sub: uint8(st.a.Leg)})
+}
+
 func (s *sim) send(slot int32, o *opState, a hedging.Attempt) {
 	st := &o.att[a.Leg]
 	st.a = a
 	st.cancelled = false
+	st.respQueued = false
 	st.n++
 	s.stats.Attempts++
 	if a.HubRegionProcessingOnly {
@@ -595,14 +689,13 @@ func (s *sim) send(slot int32, o *opState, a hedging.Attempt) {
 	if tc := s.cfg.ThroughputControl; tc != nil && !s.tc.take(s.now, tc.RUPerSec, tc.Burst, s.ru[kind]) {
 		s.stats.LocalThrottles++
 		st.res = hedging.Result{Status: hedging.Status{Code: 429}, LocalThrottle: true}
-		st.phase = attTraveling
-		s.q.push(event{at: s.now, kind: evResponse, op: slot, gen: o.gen, aseq: a.Seq, sub: uint8(a.Leg)})
+		s.queueResponse(slot, o, st, s.now)
 		return
 	}
-	ri, ok := s.repByKey[a.Endpoint.Key]
+	ri, ok := s.replicaOf(a.Endpoint.Key)
 	if !ok {
 		st.res = hedging.Result{Err: fmt.Errorf("simnet: no replica for endpoint %q", a.Endpoint.Key)}
-		s.q.push(event{at: s.now, kind: evResponse, op: slot, gen: o.gen, aseq: a.Seq, sub: uint8(a.Leg)})
+		s.queueResponse(slot, o, st, s.now)
 		return
 	}
 	rep := &s.reps[ri]
@@ -614,9 +707,8 @@ func (s *sim) send(slot int32, o *opState, a hedging.Attempt) {
 	}
 	rtt := msDur(rttMs)
 	st.back = rtt - rtt/2
-	st.phase = attTraveling
 	o.pending++
-	ev := event{at: s.now + rtt/2, kind: evReplicaArrive, op: slot, gen: o.gen, aseq: a.Seq, sub: uint8(a.Leg), rep: ri}
+	ev := event{at: s.now + rtt/2, kind: evReplicaArrive, id: slot, gen: o.gen, aseq: a.Seq, sub: uint8(a.Leg)}
 	if rep.servers == 0 && s.delayLine {
 		// A replica without a queue is a pure delay line: what happens at
 		// its arrival time depends only on that time (no RU budget, no write
@@ -682,23 +774,45 @@ func (s *sim) episodeEffect(rep *replicaRT, u float64) (factor, addMs, failRate 
 	return
 }
 
-func (s *sim) replicaArrive(ev event) {
-	o := &s.ops[ev.op]
-	if o.gen != ev.gen {
-		return
+// reach is the one check of an attempt arriving at its replica, by event
+// or from the replica's queue, and the one place its keyed draws there are
+// made. It returns nil when the event or queue entry is stale (the op slot
+// was reused, or the leg has sent a newer attempt), and nil with cancelled
+// set when the attempt's cancellation got there first (the attempt is then
+// settled). Otherwise it returns the attempt's state and its fault and
+// episode draws, in that order (zero when the replica has no fault rule and
+// no episode to read them: keyed draws need not be made to keep others in
+// step).
+func (s *sim) reach(slot int32, gen uint32, leg uint8, aseq uint32) (st *attemptState, uFault, uEpisode float64, cancelled bool) {
+	o := &s.ops[slot]
+	if o.gen != gen {
+		return nil, 0, 0, false
 	}
-	st := &o.att[ev.sub]
-	if st.a.Seq != ev.aseq {
-		return
+	st = &o.att[leg]
+	if st.a.Seq != aseq {
+		return nil, 0, 0, false
 	}
 	if st.cancelled && s.now >= st.cancelAt {
-		s.settle(ev.op, o) // the cancellation got there first
+		s.settle(slot, o)
+		return nil, 0, 0, true
+	}
+	if rep := &s.reps[st.rep]; len(rep.faults) == 0 && len(rep.episodes) == 0 {
+		return st, 0, 0, false // no fault rule or episode reads the draws
+	}
+	rng := s.draw(purposeFault, o.idx, uint64(st.rep), uint64(st.n))
+	uFault = rng.Float64()
+	return st, uFault, rng.Float64(), false
+}
+
+func (s *sim) replicaArrive(ev event) {
+	st, uFault, uEpisode, _ := s.reach(ev.id, ev.gen, ev.sub, ev.aseq)
+	if st == nil {
 		return
 	}
-	rep := &s.reps[ev.rep]
+	o := &s.ops[ev.id]
+	ri := st.rep
+	rep := &s.reps[ri]
 	kind := o.op.Kind
-	rng := s.draw(purposeFault, o.idx, uint64(ev.rep), uint64(st.n))
-	uFault, uEpisode := rng.Float64(), rng.Float64()
 	// Fault rules, in order; the first that fires answers.
 	for _, f := range rep.faults {
 		if s.now < f.Start || (f.End > 0 && s.now >= f.End) || (len(f.Kinds) > 0 && !slices.Contains(f.Kinds, kind)) {
@@ -721,7 +835,7 @@ func (s *sim) replicaArrive(ev event) {
 		uFault = (uFault - f.Probability) / (1 - f.Probability) // reuse the draw for the next rule
 	}
 	if _, _, failRate, fail := s.episodeEffect(rep, uEpisode); failRate > 0 {
-		if u := s.draw(purposeEpisode, o.idx, uint64(ev.rep), uint64(st.n)).Float64(); u < failRate {
+		if u := s.draw(purposeEpisode, o.idx, uint64(ri), uint64(st.n)).Float64(); u < failRate {
 			if fail.Code == 0 {
 				fail = hedging.Status{Code: 503}
 			}
@@ -741,30 +855,28 @@ func (s *sim) replicaArrive(ev event) {
 		return
 	}
 	if rep.servers == 0 {
-		s.serve(ev.op, o, st, rep, uEpisode)
-		s.settle(ev.op, o)
+		s.serve(ev.id, o, st, rep, uEpisode)
+		s.settle(ev.id, o)
 		return
 	}
 	for k := range rep.busy {
 		if rep.busy[k] <= s.now && rep.qhead == len(rep.queue) {
-			s.serveOn(ev.op, o, st, rep, k, uEpisode)
-			s.settle(ev.op, o)
+			s.serveOn(ev.id, o, st, rep, k, uEpisode)
+			s.settle(ev.id, o)
 			return
 		}
 	}
-	st.phase = attQueued
-	rep.queue = append(rep.queue, queued{op: ev.op, gen: ev.gen, aseq: ev.aseq, leg: ev.sub})
-	s.scheduleWake(ev.rep, rep)
+	rep.queue = append(rep.queue, queued{op: ev.id, gen: ev.gen, aseq: ev.aseq, leg: ev.sub})
+	s.scheduleWake(ri, rep)
 }
 
 func (s *sim) answer(ev event, st *attemptState, res hedging.Result, after time.Duration) {
-	defer s.settle(ev.op, &s.ops[ev.op])
+	defer s.settle(ev.id, &s.ops[ev.id])
 	if res.Status.Code == 404 && res.Status.SubStatus == hedging.SubStatusReadSessionNotAvailable {
 		s.stats.SessionNotAvailable++
 	}
 	st.res = res
-	st.phase = attInService
-	s.q.push(event{at: s.now + after + st.back, kind: evResponse, op: ev.op, gen: ev.gen, aseq: ev.aseq, sub: ev.sub})
+	s.queueResponse(ev.id, &s.ops[ev.id], st, s.now+after+st.back)
 }
 
 func (s *sim) scheduleWake(ri int32, rep *replicaRT) {
@@ -776,7 +888,7 @@ func (s *sim) scheduleWake(ri int32, rep *replicaRT) {
 		next = min(next, b)
 	}
 	rep.wake = true
-	s.q.push(event{at: max(next, s.now), kind: evServerFree, rep: ri})
+	s.q.push(event{at: max(next, s.now), kind: evServerFree, id: ri})
 }
 
 // drain starts queued requests on every free server of rep.
@@ -795,22 +907,15 @@ func (s *sim) drain(ri int32) {
 		}
 		q := rep.queue[rep.qhead]
 		rep.qhead++
+		st, _, uEpisode, cancelled := s.reach(q.op, q.gen, q.leg, q.aseq)
+		if st == nil {
+			if cancelled {
+				s.stats.Removed++ // removed by cancellation (§14.2)
+			}
+			continue
+		}
 		o := &s.ops[q.op]
-		if o.gen != q.gen {
-			continue
-		}
-		st := &o.att[q.leg]
-		if st.a.Seq != q.aseq {
-			continue
-		}
-		if st.cancelled && s.now >= st.cancelAt {
-			s.stats.Removed++ // removed by cancellation (§14.2)
-			s.settle(q.op, o)
-			continue
-		}
-		u := s.draw(purposeFault, o.idx, uint64(st.rep), uint64(st.n))
-		u.Float64()
-		s.serveOn(q.op, o, st, rep, k, u.Float64())
+		s.serveOn(q.op, o, st, rep, k, uEpisode)
 		s.settle(q.op, o)
 	}
 	if rep.qhead == len(rep.queue) {
@@ -858,8 +963,7 @@ func (s *sim) serve(slot int32, o *opState, st *attemptState, rep *replicaRT, uE
 		res.SessionLSN = log.visible(s.now, rep.lagNs)
 	}
 	st.res = res
-	st.phase = attInService
-	s.q.push(event{at: finish + st.back, kind: evResponse, op: slot, gen: o.gen, aseq: st.a.Seq, sub: uint8(st.a.Leg)})
+	s.queueResponse(slot, o, st, finish+st.back)
 	return finish
 }
 
@@ -887,7 +991,7 @@ func (s *sim) complete(slot int32, o *opState) {
 			st.FinalErrorResponses++
 		}
 		if w, ok := r.Winner(); ok {
-			if ri, ok := s.repByKey[r.Endpoint(w).Key]; ok {
+			if ri, ok := s.replicaOf(r.Endpoint(w).Key); ok {
 				st.ReplicaAnswers[ri]++
 			}
 		}
@@ -927,7 +1031,7 @@ func (s *sim) complete(slot int32, o *opState) {
 		w := &s.cfg.Workload
 		think := msDur(w.Think.Sample(s.draw(purposeThink, uint64(client), s.nextIdx, 1)))
 		if s.acceptingArrivals(s.now + think) {
-			s.q.push(event{at: s.now + think, kind: evArrival, rep: client})
+			s.q.push(event{at: s.now + think, kind: evArrival, id: client})
 		}
 	}
 }

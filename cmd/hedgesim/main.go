@@ -378,9 +378,15 @@ func expectedOps(cfg *simnet.Config, policies, reps int) int64 {
 	return int64(n) * int64(policies) * int64(reps)
 }
 
-func simulate(ctx context.Context, cfg *simnet.Config, pols []simnet.Policy, reps int, f *runFlags, stderr io.Writer, label string) (*study.Result, error) {
+// simulate runs inputs (one scenario, or every point of a sweep) on one
+// pool of f.parallel workers, with a progress bar on a terminal, and
+// returns their results in input order.
+func simulate(ctx context.Context, inputs []study.Input, f *runFlags, stderr io.Writer, label string) ([]*study.Result, error) {
 	var progress atomic.Int64
-	total := expectedOps(cfg, len(pols), reps)
+	var total int64
+	for _, in := range inputs {
+		total += expectedOps(in.Config, len(in.Policies), in.Replications)
+	}
 	done := make(chan struct{})
 	if !f.quiet && isTerminal(stderr) && total > 2_000_000 {
 		bar := progressbar.NewOptions64(total,
@@ -401,7 +407,7 @@ func simulate(ctx context.Context, cfg *simnet.Config, pols []simnet.Policy, rep
 			}
 		}()
 	}
-	res, err := study.Simulate(cfg, pols, reps, study.Options{Parallel: f.parallel, Progress: &progress, Context: ctx})
+	res, err := study.SimulateAll(inputs, study.Options{Parallel: f.parallel, Progress: &progress, Context: ctx})
 	close(done)
 	if err != nil && ctx.Err() != nil {
 		return nil, errInterrupted
@@ -414,11 +420,11 @@ func runOne(ctx context.Context, s *scenarios.Scenario, f *runFlags, stdout, std
 	if err != nil {
 		return err
 	}
-	res, err := simulate(ctx, cfg, pols, reps, f, stderr, s.Name)
+	res, err := simulate(ctx, []study.Input{{Config: cfg, Policies: pols, Replications: reps}}, f, stderr, s.Name)
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.Name, err)
 	}
-	rep := study.Report(s.Name, s.Description, cfg, res)
+	rep := study.Report(s.Name, s.Description, cfg, res[0])
 	dir := outDir(f, s.Name)
 	paths, err := report.WriteRun(dir, rep)
 	if err != nil {
@@ -427,7 +433,7 @@ func runOne(ctx context.Context, s *scenarios.Scenario, f *runFlags, stdout, std
 	if f.quiet {
 		return nil
 	}
-	fmt.Fprintf(stdout, "%s: seed %d, %d replication(s), %s of virtual time\n", s.Name, cfg.Seed, reps, study.RunLength(cfg, res).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "%s: seed %d, %d replication(s), %s of virtual time\n", s.Name, cfg.Seed, reps, study.RunLength(cfg, res[0]).Round(time.Millisecond))
 	if err := printTable(stdout, rep.Policies, reps); err != nil {
 		return err
 	}
@@ -618,8 +624,11 @@ func sweepOne(ctx context.Context, name, path string, values []float64, f *runFl
 		return err
 	}
 	printWarnings(stderr, base)
+	// All points run at once on one pool of workers: a sweep of single
+	// runs keeps every worker busy. Results come back in point order.
 	sw := &report.Sweep{Scenario: base.Name, Param: path}
 	var rows []sweepRow
+	inputs := make([]study.Input, len(values))
 	for i, v := range values {
 		cfg, pols, reps, err := prepare(points[i], f, len(values))
 		if err != nil {
@@ -629,10 +638,14 @@ func sweepOne(ctx context.Context, name, path string, values []float64, f *runFl
 			pols = slices.DeleteFunc(pols, func(p simnet.Policy) bool { return p.Name != only })
 		}
 		sw.Seed, sw.Replications = cfg.Seed, reps
-		res, err := simulate(ctx, cfg, pols, reps, f, stderr, fmt.Sprintf("%s=%g", path, v))
-		if err != nil {
-			return fmt.Errorf("%s (%s=%g): %w", base.Name, path, v, err)
-		}
+		inputs[i] = study.Input{Config: cfg, Policies: pols, Replications: reps, Label: fmt.Sprintf("%s (%s=%g)", base.Name, path, v)}
+	}
+	results, err := simulate(ctx, inputs, f, stderr, fmt.Sprintf("%s sweep", base.Name))
+	if err != nil {
+		return err
+	}
+	for i, v := range values {
+		res := results[i]
 		pt := report.SweepPoint{Value: v}
 		for _, p := range res.Policies {
 			pr := study.Policy(p)

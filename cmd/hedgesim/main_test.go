@@ -84,6 +84,30 @@ func TestOutputIndependentOfParallelism(t *testing.T) {
 	}
 }
 
+// A sweep runs its points in parallel and still writes the same files,
+// byte for byte, with --parallel 1 and 4.
+func TestSweepIndependentOfParallelism(t *testing.T) {
+	a, b := t.TempDir(), t.TempDir()
+	for _, c := range []struct {
+		dir, par string
+	}{{a, "1"}, {b, "4"}} {
+		if _, stderr, code := runCLI(t, "sweep", tinyScenario(t), "--param", "policies.static-20ms.threshold_ms=10:40:10", "--out", c.dir, "-q", "--parallel", c.par, "--replications", "2"); code != 0 {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(a, "*"))
+	if len(files) < 4 {
+		t.Fatalf("only %d files written", len(files))
+	}
+	for _, fa := range files {
+		x, _ := os.ReadFile(fa)
+		y, err := os.ReadFile(filepath.Join(b, filepath.Base(fa)))
+		if err != nil || !bytes.Equal(x, y) {
+			t.Errorf("%s differs between --parallel 1 and 4", filepath.Base(fa))
+		}
+	}
+}
+
 // TestBinaryEndToEnd builds the real binary, runs it on the tiny scenario
 // and checks that every output file exists and parses.
 func TestBinaryEndToEnd(t *testing.T) {

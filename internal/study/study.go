@@ -88,11 +88,42 @@ func (m *merger) add(r int, s *simnet.Stats) {
 // (policy, replication) order, or the context's error when opts.Context is
 // cancelled.
 func Simulate(cfg *simnet.Config, policies []simnet.Policy, replications int, opts Options) (*Result, error) {
-	if replications < 1 {
-		return nil, fmt.Errorf("replications must be >= 1, got %d", replications)
+	res, err := SimulateAll([]Input{{Config: cfg, Policies: policies, Replications: replications}}, opts)
+	if err != nil {
+		return nil, err
 	}
-	if len(policies) == 0 {
-		return nil, fmt.Errorf("no policies to simulate")
+	return res[0], nil
+}
+
+// Input is one simulation of SimulateAll: a scenario's configuration, its
+// policies and its number of replications.
+type Input struct {
+	Config       *simnet.Config
+	Policies     []simnet.Policy
+	Replications int
+	// Label, when set, prefixes this input's errors (e.g. a sweep point).
+	Label string
+}
+
+// SimulateAll is [Simulate] for several inputs at once, such as the points
+// of a sweep: every (input, policy, replication) run goes to one pool of
+// opts.Parallel workers, so a sweep of single runs keeps every worker busy.
+// It returns one Result per input, in input order, each exactly what
+// Simulate returns for that input, and the first error in (input, policy,
+// replication) order, or the context's error when opts.Context is
+// cancelled. Replications are merged as they finish (see Simulate).
+func SimulateAll(inputs []Input, opts Options) ([]*Result, error) {
+	for _, in := range inputs {
+		var err error
+		switch {
+		case in.Replications < 1:
+			err = fmt.Errorf("replications must be >= 1, got %d", in.Replications)
+		case len(in.Policies) == 0:
+			err = fmt.Errorf("no policies to simulate")
+		}
+		if err != nil {
+			return nil, labelled(in.Label, err)
+		}
 	}
 	ctx := opts.Context
 	if ctx == nil {
@@ -102,43 +133,52 @@ func Simulate(cfg *simnet.Config, policies []simnet.Policy, replications int, op
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	type job struct{ p, r int }
-	mergers := make([]*merger, len(policies))
-	errs := make([][]error, len(policies))
-	for i, pol := range policies {
-		mergers[i] = &merger{
-			merged:  &simnet.Stats{Policy: pol.Name, Latency: simnet.NewLatencyHistogram()},
-			perRep:  make([][]float64, replications),
-			pending: map[int]*simnet.Stats{},
+	type job struct{ in, p, r int }
+	mergers := make([][]*merger, len(inputs))
+	errs := make([][][]error, len(inputs))
+	njobs := 0
+	for i, in := range inputs {
+		mergers[i] = make([]*merger, len(in.Policies))
+		errs[i] = make([][]error, len(in.Policies))
+		for p, pol := range in.Policies {
+			mergers[i][p] = &merger{
+				merged:  &simnet.Stats{Policy: pol.Name, Latency: simnet.NewLatencyHistogram()},
+				perRep:  make([][]float64, in.Replications),
+				pending: map[int]*simnet.Stats{},
+			}
+			errs[i][p] = make([]error, in.Replications)
 		}
-		errs[i] = make([]error, replications)
+		njobs += len(in.Policies) * in.Replications
 	}
 	var mu sync.Mutex
 	jobs := make(chan job)
 	var wg sync.WaitGroup
-	for w := 0; w < min(workers, len(policies)*replications); w++ {
+	for w := 0; w < min(workers, njobs); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				st, err := simnet.Run(cfg, policies[j.p], j.r, simnet.RunOptions{Progress: opts.Progress, Context: ctx})
+				in := &inputs[j.in]
+				st, err := simnet.Run(in.Config, in.Policies[j.p], j.r, simnet.RunOptions{Progress: opts.Progress, Context: ctx})
 				mu.Lock()
 				if err != nil {
-					errs[j.p][j.r] = err
+					errs[j.in][j.p][j.r] = err
 				} else {
-					mergers[j.p].add(j.r, st)
+					mergers[j.in][j.p].add(j.r, st)
 				}
 				mu.Unlock()
 			}
 		}()
 	}
 feed:
-	for r := 0; r < replications; r++ {
-		for p := range policies {
-			select {
-			case jobs <- job{p, r}:
-			case <-ctx.Done():
-				break feed
+	for i, in := range inputs {
+		for r := 0; r < in.Replications; r++ {
+			for p := range in.Policies {
+				select {
+				case jobs <- job{i, p, r}:
+				case <-ctx.Done():
+					break feed
+				}
 			}
 		}
 	}
@@ -147,20 +187,31 @@ feed:
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	res := &Result{Replications: replications}
-	for p, pol := range policies {
-		for r := 0; r < replications; r++ {
-			if errs[p][r] != nil {
-				return nil, errs[p][r]
+	out := make([]*Result, len(inputs))
+	for i, in := range inputs {
+		res := &Result{Replications: in.Replications}
+		for p, pol := range in.Policies {
+			for r := 0; r < in.Replications; r++ {
+				if err := errs[i][p][r]; err != nil {
+					return nil, labelled(in.Label, err)
+				}
 			}
+			merged := mergers[i][p].merged
+			if merged.Ops == 0 {
+				return nil, labelled(in.Label, fmt.Errorf("policy %q: no operation arrived (raise the rate, the duration or max_ops)", pol.Name))
+			}
+			res.Policies = append(res.Policies, PolicyResult{Name: pol.Name, Merged: merged, PerRep: mergers[i][p].perRep})
 		}
-		merged := mergers[p].merged
-		if merged.Ops == 0 {
-			return nil, fmt.Errorf("policy %q: no operation arrived (raise the rate, the duration or max_ops)", pol.Name)
-		}
-		res.Policies = append(res.Policies, PolicyResult{Name: pol.Name, Merged: merged, PerRep: mergers[p].perRep})
+		out[i] = res
 	}
-	return res, nil
+	return out, nil
+}
+
+func labelled(label string, err error) error {
+	if label == "" {
+		return err
+	}
+	return fmt.Errorf("%s: %w", label, err)
 }
 
 // figureNames are the CI95 keys, in report order.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -49,6 +50,44 @@ func scenario(t testing.TB) (*simnet.Config, []simnet.Policy) {
 		{Name: "3ms", New: func() (hedging.AvailabilityStrategy, error) {
 			return hedging.Hedging(hedging.NewHedgingStrategy(th)), nil
 		}},
+	}
+}
+
+// SimulateAll runs several inputs on one pool and gives each exactly what
+// Simulate gives it alone; errors name the failing input.
+func TestSimulateAllMatchesSimulate(t *testing.T) {
+	cfg, pols := scenario(t)
+	other := *cfg
+	other.Seed++
+	inputs := []study.Input{
+		{Config: cfg, Policies: pols, Replications: 2},
+		{Config: &other, Policies: pols[1:], Replications: 3},
+	}
+	all, err := study.SimulateAll(inputs, study.Options{Parallel: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, in := range inputs {
+		one, err := study.Simulate(in.Config, in.Policies, in.Replications, study.Options{Parallel: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(all[i].Policies) != len(one.Policies) || all[i].Replications != one.Replications {
+			t.Fatalf("input %d: %d policies, %d replications; alone %d, %d", i, len(all[i].Policies), all[i].Replications, len(one.Policies), one.Replications)
+		}
+		for p := range one.Policies {
+			a, b := all[i].Policies[p], one.Policies[p]
+			if a.Name != b.Name || !a.Merged.Latency.Equals(b.Merged.Latency) || a.Merged.Ops != b.Merged.Ops || a.Merged.RUCharged != b.Merged.RUCharged {
+				t.Errorf("input %d policy %s differs from running it alone", i, b.Name)
+			}
+		}
+	}
+	if all[0].Policies[1].Merged.Latency.Equals(all[1].Policies[0].Merged.Latency) {
+		t.Error("different seeds gave identical histograms")
+	}
+	inputs[1].Label, inputs[1].Replications = "point 2", 0
+	if _, err := study.SimulateAll(inputs, study.Options{}); err == nil || !strings.HasPrefix(err.Error(), "point 2: replications") {
+		t.Errorf("error %v, want it to name point 2", err)
 	}
 }
 

@@ -1,0 +1,52 @@
+#!/bin/sh
+# bench-sim.sh: the simulator's speed against the bare reference model.
+#
+# Runs simnet's BenchmarkSimulatedPointReads (one core) and simref, the bare
+# model of the same workload in ../shared/bench/simref, alternately ROUNDS
+# times (default 3), each for OPS operations (default 1000000), and prints
+# every round's figures and the best ratio simnet / simref, against simref
+# with eager timers and with -lazy. On a shared machine absolute figures
+# move a lot between runs; the ratio of runs made side by side is the
+# figure to quote.
+#
+# Usage: scripts/bench-sim.sh            (or: make bench-sim)
+#        OPS=2000000 ROUNDS=5 scripts/bench-sim.sh
+# HEDGELAB_SHARED overrides the location of ../shared.
+set -eu
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+shared=${HEDGELAB_SHARED:-$root/../shared}
+simref_src=$shared/bench/simref
+ops=${OPS:-1000000}
+rounds=${ROUNDS:-3}
+go=${GO:-go}
+
+if [ ! -f "$simref_src/main.go" ]; then
+	echo "bench-sim: the reference model is not there: $simref_src/main.go is missing." >&2
+	echo "bench-sim: it lives in ../shared/bench/simref beside the repository (or set HEDGELAB_SHARED); nothing to compare against." >&2
+	exit 2
+fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+(cd "$simref_src" && "$go" build -o "$tmp/simref" .)
+(cd "$root" && "$go" test -c -o "$tmp/simnet.test" ./simnet)
+
+# figure NAME: the number before " NAME" on stdin (e.g. "812345 ops/s").
+figure() { awk -v u="$1" '{ for (i = 2; i <= NF; i++) if ($i == u || $i == u ",") { v = $(i-1) } } END { printf "%d\n", v }'; }
+
+best=0
+bestlazy=0
+i=1
+while [ "$i" -le "$rounds" ]; do
+	sim=$("$tmp/simnet.test" -test.run '^$' -test.bench '^BenchmarkSimulatedPointReads$' -test.cpu 1 -test.benchtime "${ops}x" | figure ops/s)
+	ref=$("$tmp/simref" -ops "$ops" | figure ops/s)
+	lazy=$("$tmp/simref" -ops "$ops" -lazy | figure ops/s)
+	r=$(echo "$sim $ref" | awk '{ printf "%.2f", $1 / $2 }')
+	rl=$(echo "$sim $lazy" | awk '{ printf "%.2f", $1 / $2 }')
+	echo "round $i: simnet $sim ops/s; simref $ref ops/s (ratio $r); simref -lazy $lazy ops/s (ratio $rl)"
+	best=$(echo "$best $r" | awk '{ print ($2 > $1) ? $2 : $1 }')
+	bestlazy=$(echo "$bestlazy $rl" | awk '{ print ($2 > $1) ? $2 : $1 }')
+	i=$((i + 1))
+done
+echo "best ratio simnet/simref over $rounds rounds of $ops ops: $best (eager timers), $bestlazy (-lazy)"
