@@ -337,7 +337,7 @@ func (c *Client) begin(ctx context.Context, e *Effects, r *Race, now time.Durati
 	p := &r.legs[Primary]
 	p.started, p.startAt, p.excluded = true, now, op.ExcludeRegions
 	switch {
-	case op.Kind.IsWrite() && c.write.Region != "":
+	case c.writesToHub(op.Kind):
 		p.candidates = r.regionBuf[7:8]
 		p.candidates[0] = c.write
 	case len(r.regions) == 0:
@@ -368,6 +368,32 @@ func (c *Client) begin(ctx context.Context, e *Effects, r *Race, now time.Durati
 	if r.hasDeadline {
 		e.add(Action{Kind: ActTimer, Timer: TimerDeadline, At: r.deadline})
 	}
+}
+
+// writesToHub reports whether an operation of kind sends its primary
+// attempt to the single write region rather than to the first applicable
+// read region: a write on a single-master account (never hedged, spec §13).
+func (c *Client) writesToHub(kind OperationKind) bool {
+	return kind.IsWrite() && c.write.Region != ""
+}
+
+// PrimaryEndpoint returns the endpoint the primary attempt of an
+// operation of kind with ExcludeRegions excluded goes to while no region
+// is marked unavailable and no partition breaker has tripped (the steady
+// state a capacity estimate needs): the write region for a write on a
+// single-master account, otherwise the first preferred region not in
+// excluded (spec §6.2, §6.3: regions[0], normal routing). ok is false when every region is excluded
+// (the operation fails with [ErrNoRegion]). It is the routing [Client.Begin]
+// uses, without the unavailability marks.
+func (c *Client) PrimaryEndpoint(kind OperationKind, excluded []Region) (e Endpoint, ok bool) {
+	if c.writesToHub(kind) {
+		return c.write, true
+	}
+	regions := applicableRegions(c.cfg.Regions, excluded)
+	if len(regions) == 0 {
+		return Endpoint{}, false
+	}
+	return regions[0], true
 }
 
 // orderRegions returns the applicable regions with every endpoint that is

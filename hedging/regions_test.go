@@ -133,3 +133,48 @@ func TestDistinct(t *testing.T) {
 		})
 	}
 }
+
+// PrimaryEndpoint is Begin's steady-state routing of the primary attempt:
+// the first preferred region not excluded, or the write region for a
+// single-master write (spec §6.2, §6.3, §13).
+func TestPrimaryEndpoint(t *testing.T) {
+	all := htRegions("A", "B", "C")
+	for _, c := range []struct {
+		name     string
+		write    hedging.Region
+		multi    bool
+		kind     hedging.OperationKind
+		excluded []hedging.Region
+		want     hedging.Region // "" = no region
+	}{
+		{"read", "", false, hedging.PointRead, nil, "A"},
+		{"read excluding the first", "", false, hedging.PointRead, []hedging.Region{"A"}, "B"},
+		{"read excluding two", "", false, hedging.QueryPage, []hedging.Region{"B", "A"}, "C"},
+		{"read excluding all", "", false, hedging.PointRead, []hedging.Region{"A", "B", "C"}, ""},
+		{"single-master write", "B", false, hedging.Create, nil, "B"},
+		{"single-master write ignores exclusions", "B", false, hedging.Upsert, []hedging.Region{"B"}, "B"},
+		{"single-master read", "B", false, hedging.PointRead, nil, "A"},
+		{"multi-master write", "B", true, hedging.Create, []hedging.Region{"A"}, "B"},
+		{"multi-master write, first region", "C", true, hedging.Create, nil, "A"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cl, err := hedging.NewClient(hedging.Config{Regions: all, WriteRegion: c.write, MultiMaster: c.multi})
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, ok := cl.PrimaryEndpoint(c.kind, c.excluded)
+			if ok != (c.want != "") || e.Region != c.want {
+				t.Errorf("PrimaryEndpoint = %v, %v; want %q", e, ok, c.want)
+			}
+			if !ok {
+				return
+			}
+			// Begin sends the primary attempt to the same endpoint.
+			var r hedging.Race
+			eff := cl.Begin(&r, 0, &hedging.Operation{Kind: c.kind, Partition: "p", ExcludeRegions: c.excluded})
+			if eff.Len() == 0 || eff.At(0).Kind != hedging.ActSend || eff.At(0).Attempt.Endpoint != e {
+				t.Errorf("Begin's first action %+v, want a send to %v", eff.At(0), e)
+			}
+		})
+	}
+}

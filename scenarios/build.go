@@ -53,9 +53,10 @@ func (p fpath) elem(i int, name string) fpath {
 func (p fpath) String() string { return strings.Join(p.disp, ".") }
 
 // builder validates a File and builds the simnet input. It records every
-// error it reaches (up to MaxErrors); e is the first, and later checks that
-// would only repeat an earlier problem test it. Sections of the file that
-// depend on an earlier section with errors are not checked.
+// error it reaches (up to MaxErrors); e is the first. Every section is
+// checked whatever errors other sections have; a check is skipped only
+// when it depends on a value that is itself in error (or missing), since
+// it would only repeat that problem: see [builder.run] for which.
 type builder struct {
 	src  string
 	loc  *locator
@@ -127,8 +128,9 @@ func (b *builder) posDur(p fpath, v float64, unit time.Duration) time.Duration {
 		b.fail(p, "must be > 0, got %g", v)
 		return 0
 	}
+	m := b.n
 	d := b.dur(p, v, unit)
-	if d <= 0 && b.e == nil {
+	if d <= 0 && b.n == m {
 		b.fail(p, "must be at least 1 ns, got %g", v)
 	}
 	return d
@@ -240,7 +242,9 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 		b.fail(root.key("seed"), "must be >= 0, got %d", f.Seed)
 	}
 	cfg.Seed = uint64(f.Seed)
+	durationOK := b.n
 	cfg.Duration = b.dur(root.key("duration_s"), f.DurationS, time.Second)
+	durationBad := b.n > durationOK
 	if f.MaxOps < 0 {
 		b.fail(root.key("max_ops"), "must be >= 0, got %d", f.MaxOps)
 	}
@@ -257,8 +261,9 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 	}
 	if f.TimelineWindowS != nil {
 		p := root.key("timeline_window_s")
+		m := b.n
 		cfg.TimelineWindow = b.posDur(p, *f.TimelineWindowS, time.Second)
-		if n := math.Ceil(f.DurationS / *f.TimelineWindowS); b.e == nil && n > MaxTimelineWindows {
+		if n := math.Ceil(f.DurationS / *f.TimelineWindowS); !durationBad && b.n == m && n > MaxTimelineWindows {
 			b.fail(p, "%g s windows over duration_s = %g would make %.0f timeline windows; the limit is %d: raise timeline_window_s",
 				*f.TimelineWindowS, f.DurationS, n, MaxTimelineWindows)
 		}
@@ -293,21 +298,31 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 		ThrottleBackoff: b.dur(cp.key("retry_throttle_backoff_ms"), c.RetryThrottleBackoffMs, time.Millisecond),
 	}
 
-	// The sections below depend on each other (endpoints name replicas,
-	// the network and episodes name their regions, the workload names
-	// endpoints) but not on the sections above: they are checked even when
-	// the top level or [client] has errors, and each stops only on errors
-	// of its own or an earlier section below this mark.
-	mark := b.n
-	broken := func() bool { return b.n > mark }
+	// The sections below name each other (endpoints name replicas, the
+	// network, episodes and faults name replica names and regions, the
+	// workload names endpoint regions), but only by those names: a replica
+	// with a bad service time still has its name and region. So every
+	// section is checked whatever errors the others have, and a check
+	// that looks a name up is skipped only when the list it looks in is
+	// incomplete (an entry without its name or region, or no entries,
+	// already reported), where it could only report a false "unknown".
+	// The final checks (resource limit, simnet's Validate) need a complete
+	// configuration and run only on a file without errors.
 
 	// [[replicas]]
 	replicaNames, replicaRegions := map[string]bool{}, map[string]bool{}
 	if len(f.Replicas) == 0 {
 		b.fail(root.key("replicas"), "at least one [[replicas]] entry is required")
 	}
+	// replicasKnown: every replica has a name and a region, so the lists
+	// of replica names and regions are complete.
+	replicasKnown := len(f.Replicas) > 0
 	seen := map[string]fpath{}
 	for i, r := range f.Replicas {
+		// A duplicate name hides the replica the file meant (a copy not
+		// renamed): endpoints naming it would get a false "unknown".
+		_, dup := seen[r.Name]
+		replicasKnown = replicasKnown && r.Name != "" && r.Region != "" && !dup
 		rp := root.key("replicas").elem(i, r.Name)
 		b.checkID(rp.key("name"), "replica name", r.Name, seen)
 		if r.Region == "" {
@@ -322,20 +337,23 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 		}
 		bp := rp.key("service_by_op")
 		for _, k := range keysByLine(b, bp, r.ServiceByOp) {
+			m := b.n
 			kind := b.kind(bp.key(k), k)
 			d := b.dist(bp.key(k), r.ServiceByOp[k])
-			if broken() {
-				break
+			if b.n > m {
+				continue
 			}
 			if rep.Service == nil {
 				rep.Service = map[hedging.OperationKind]dist.Sampler{}
 			}
 			rep.Service[kind] = d
 		}
-		if broken() {
-			return nil, nil
+		if r.Name != "" {
+			replicaNames[r.Name] = true
 		}
-		replicaNames[r.Name], replicaRegions[r.Region] = true, true
+		if r.Region != "" {
+			replicaRegions[r.Region] = true
+		}
 		cfg.Replicas = append(cfg.Replicas, rep)
 	}
 
@@ -343,10 +361,14 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 	if len(f.Endpoints) == 0 {
 		b.fail(root.key("endpoints"), "at least one [[endpoints]] entry is required")
 	}
+	// endpointsKnown: every endpoint has a region, so endpointRegions is
+	// complete.
+	endpointsKnown := len(f.Endpoints) > 0
 	endpointRegions := map[string]bool{}
 	replicaOf := map[string]string{}
 	seen = map[string]fpath{}
 	for i, e := range f.Endpoints {
+		endpointsKnown = endpointsKnown && e.Region != ""
 		ep := root.key("endpoints").elem(i, e.Region)
 		if e.Region == "" {
 			b.fail(ep.key("region"), "required")
@@ -357,19 +379,20 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 		switch {
 		case e.Replica == "":
 			b.fail(ep.key("replica"), "required (a [[replicas]] name)")
-		case !replicaNames[e.Replica]:
+		case replicasKnown && !replicaNames[e.Replica]:
 			b.fail(ep.key("replica"), "unknown replica %q (replicas: %s)", e.Replica, list(replicaNames))
 		}
-		endpointRegions[e.Region] = true
-		replicaOf[e.Region] = e.Replica
+		if e.Region != "" {
+			endpointRegions[e.Region] = true
+		}
+		if _, dup := replicaOf[e.Region]; !dup {
+			replicaOf[e.Region] = e.Replica
+		}
 		cfg.Endpoints = append(cfg.Endpoints, simnet.Endpoint{Region: e.Region, Replica: e.Replica})
-	}
-	if broken() {
-		return nil, nil
 	}
 
 	// [account]
-	if w := f.Account.WriteRegion; w != "" && !endpointRegions[w] {
+	if w := f.Account.WriteRegion; w != "" && endpointsKnown && !endpointRegions[w] {
 		b.fail(root.key("account", "write_region"), "%q is not an endpoint region (endpoints: %s)", w, list(endpointRegions))
 	}
 	cfg.WriteRegion = f.Account.WriteRegion
@@ -392,12 +415,14 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 	}
 	inRTT := false
 	rp := np.key("rtt_ms")
+	// An incomplete list of replica regions (reported above) would make
+	// "undeclared" and "missing RTT" errors that only repeat it.
 	for _, from := range keysByLine(b, rp, n.RTTMs) {
-		if !declared[from] {
+		if replicasKnown && !declared[from] {
 			b.fail(rp.key(from), "undeclared region %q (not a replica region or the client region)", from)
 		}
 		for _, to := range keysByLine(b, rp.key(from), n.RTTMs[from]) {
-			if !declared[to] {
+			if replicasKnown && !declared[to] {
 				b.fail(rp.key(from, to), "undeclared region %q (not a replica region or the client region)", to)
 			}
 			b.dur(rp.key(from, to), n.RTTMs[from][to], time.Millisecond)
@@ -405,12 +430,12 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 		}
 	}
 	cfg.RTTMs = n.RTTMs
-	if !replicaRegions[c.Region] && !inRTT {
+	if c.Region != "" && replicasKnown && !replicaRegions[c.Region] && !inRTT {
 		b.fail(cp.key("region"), "unknown region %q: not the region of any replica and not in network.rtt_ms", c.Region)
 	}
 	lp := np.key("replication_lag_ms")
 	for _, r := range keysByLine(b, lp, n.ReplicationLagMs) {
-		if !replicaRegions[r] {
+		if replicasKnown && !replicaRegions[r] {
 			b.fail(lp.key(r), "unknown region %q (replica regions: %s)", r, list(replicaRegions))
 		}
 		b.dur(lp.key(r), n.ReplicationLagMs[r], time.Millisecond)
@@ -422,7 +447,7 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 		return a == z || ok1 || ok2
 	}
 	writeRegion := f.Account.WriteRegion
-	if writeRegion == "" {
+	if writeRegion == "" && len(f.Endpoints) > 0 {
 		writeRegion = f.Endpoints[0].Region
 	}
 	hubRegion := ""
@@ -431,21 +456,18 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 			hubRegion = r.Region
 		}
 	}
-	// An unknown client or write region was reported above: its missing
-	// RTTs would only repeat that.
-	clientKnown := replicaRegions[c.Region] || inRTT
+	// An unknown client or write region, or a replica without a region,
+	// was reported above: its missing RTTs would only repeat that.
+	clientKnown := c.Region != "" && (replicaRegions[c.Region] || inRTT)
 	for _, r := range f.Replicas {
-		if clientKnown && !hasRTT(c.Region, r.Region) {
+		if r.Region != "" && clientKnown && !hasRTT(c.Region, r.Region) {
 			b.fail(rp, "missing the RTT between the client region %q and %q (region of replica %s)", c.Region, r.Region, r.Name)
 		}
 	}
 	for _, r := range f.Replicas {
-		if hubRegion != "" && !hasRTT(r.Region, hubRegion) {
+		if r.Region != "" && hubRegion != "" && !hasRTT(r.Region, hubRegion) {
 			b.fail(rp, "missing the RTT between %q (region of replica %s) and the write region's replica region %q (hub forwarding)", r.Region, r.Name, hubRegion)
 		}
-	}
-	if broken() {
-		return nil, nil
 	}
 
 	// [[episodes]]
@@ -461,7 +483,7 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 		switch {
 		case e.Target == "":
 			b.fail(ep.key("target"), "required (a replica name or physical region)")
-		case !targets[e.Target]:
+		case replicasKnown && !targets[e.Target]:
 			b.fail(ep.key("target"), "unknown target %q (want a replica name or region: %s)", e.Target, list(targets))
 		}
 		ev := simnet.Episode{Label: e.Label, Target: e.Target, AddMs: e.AddMs, Fraction: e.Fraction, FailRate: e.FailRate,
@@ -469,14 +491,17 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 		if ev.Label == "" {
 			ev.Label = fmt.Sprintf("episode %d", i)
 		}
+		m := b.n
 		ev.Start = b.dur(ep.key("start_s"), e.StartS, time.Second)
 		ev.End = b.dur(ep.key("end_s"), e.EndS, time.Second)
-		if b.e == nil && e.EndS <= e.StartS {
+		windowOK := b.n == m // start_s and end_s are valid numbers
+		if windowOK && e.EndS <= e.StartS {
 			b.fail(ep.key("end_s"), "must be > start_s (%g), got %g", e.StartS, e.EndS)
 		}
+		windowOK = b.n == m
 		ev.RampUp = b.dur(ep.key("ramp_up_s"), e.RampUpS, time.Second)
 		ev.RampDown = b.dur(ep.key("ramp_down_s"), e.RampDownS, time.Second)
-		if b.e == nil && e.RampUpS+e.RampDownS > e.EndS-e.StartS {
+		if windowOK && b.n == m && e.RampUpS+e.RampDownS > e.EndS-e.StartS {
 			b.fail(ep.key("ramp_up_s"), "ramp_up_s + ramp_down_s (%g) must be <= end_s - start_s (%g)", e.RampUpS+e.RampDownS, e.EndS-e.StartS)
 		}
 		if e.Factor != nil {
@@ -511,7 +536,7 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 		}
 		fr.Partitions = fl.Partitions
 		for j, t := range fl.Targets {
-			if !targets[t] {
+			if replicasKnown && !targets[t] {
 				b.fail(fp.key("targets", strconv.Itoa(j)), "unknown target %q (want a replica name or region: %s)", t, list(targets))
 			}
 		}
@@ -519,16 +544,14 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 		for j, op := range fl.Operations {
 			fr.Kinds = append(fr.Kinds, b.kind(fp.key("operations", strconv.Itoa(j)), op))
 		}
+		m := b.n
 		fr.Start = b.dur(fp.key("start_s"), fl.StartS, time.Second)
 		fr.End = b.dur(fp.key("end_s"), fl.EndS, time.Second)
-		if b.e == nil && fl.EndS != 0 && fl.EndS <= fl.StartS {
+		if b.n == m && fl.EndS != 0 && fl.EndS <= fl.StartS {
 			b.fail(fp.key("end_s"), "must be 0 (forever) or > start_s (%g), got %g", fl.StartS, fl.EndS)
 		}
 		b.dur(fp.key("latency_ms"), fl.LatencyMs, time.Millisecond)
 		cfg.Faults = append(cfg.Faults, fr)
-	}
-	if broken() {
-		return nil, nil
 	}
 
 	// [workload]
@@ -567,7 +590,7 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 	}
 	b.unit(wp.key("exclude_fraction"), w.ExcludeFraction)
 	for j, r := range w.ExcludeRegions {
-		if !endpointRegions[r] {
+		if endpointsKnown && !endpointRegions[r] {
 			b.fail(wp.key("exclude_regions", strconv.Itoa(j)), "%q is not an endpoint region (endpoints: %s)", r, list(endpointRegions))
 		}
 	}
@@ -732,6 +755,7 @@ var policyTypes = []policyType{
 		keys: keys([]string{"max_extra_load", "min_backups_per_s", "hedge_budget_burst"},
 			slices.DeleteFunc(slices.Clone(quantileKeys), func(k string) bool { return k == "quantile" })),
 		build: func(b *builder, pp fpath, p *Policy, rt time.Duration) func() (hedging.AvailabilityStrategy, error) {
+			n0 := b.n
 			load, minRate, burst := 0.05, 1.0, 100.0
 			if p.MaxExtraLoad != nil {
 				load = *p.MaxExtraLoad
@@ -752,7 +776,7 @@ var policyTypes = []policyType{
 				}
 			}
 			pc, ok := b.p99(pp, p, hedging.P99DynamicConfig{Quantile: 1 - load, Min: time.Millisecond, Ceiling: hedging.CeilingNone})
-			if !ok || b.e != nil {
+			if !ok || b.n > n0 {
 				return nil
 			}
 			bc := hedging.BudgetConfig{Ratio: load, Burst: burst, PerSecond: minRate, Fallback: hedging.DriverDefaultThreshold(rt)}
@@ -761,6 +785,7 @@ var policyTypes = []policyType{
 	{name: "retry_throttle", doc: "threshold_ms while a token bucket in [0, max_tokens] holds more than half: gRPC's retry throttling (A6)",
 		keys: []string{"threshold_ms", "max_tokens", "token_ratio"},
 		build: func(b *builder, pp fpath, p *Policy, rt time.Duration) func() (hedging.AvailabilityStrategy, error) {
+			n0 := b.n
 			th, ok := b.threshold(pp, p)
 			if !ok {
 				return nil
@@ -778,7 +803,7 @@ var policyTypes = []policyType{
 					b.fail(pp.key("token_ratio"), "must be in (0, 1], got %g", ratio)
 				}
 			}
-			if b.e != nil {
+			if b.n > n0 {
 				return nil
 			}
 			bc := hedging.BudgetConfig{Ratio: ratio, Burst: maxTokens, Reserve: maxTokens / 2, ChargeFailover: true,
@@ -863,7 +888,7 @@ func (b *builder) policy(pp fpath, p *Policy, requestTimeout time.Duration, seen
 		return out
 	}
 	out.New = t.build(b, pp, p, requestTimeout)
-	if b.e != nil {
+	if b.n > n0 {
 		out.New = nil
 	}
 	return out
@@ -875,14 +900,16 @@ func (b *builder) threshold(pp fpath, p *Policy) (hedging.Threshold, bool) {
 		b.fail(pp.key("threshold_ms"), "required for type %q (ms, > 0)", p.Type)
 		return hedging.Threshold{}, false
 	}
+	m := b.n
 	th, _ := hedging.NewThreshold(b.posDur(pp.key("threshold_ms"), *p.ThresholdMs, time.Millisecond))
-	return th, b.e == nil
+	return th, b.n == m
 }
 
 // budgeted returns a constructor of the policy newPol makes, wrapped in the
 // hedge budget the entry's hedge_budget keys ask for (none without
 // hedge_budget).
 func (b *builder) budgeted(pp fpath, p *Policy, requestTimeout time.Duration, newPol func() (hedging.ThresholdPolicy, error)) func() (hedging.AvailabilityStrategy, error) {
+	n0 := b.n
 	if p.HedgeBudget == nil {
 		for _, k := range []struct {
 			key string
@@ -912,7 +939,7 @@ func (b *builder) budgeted(pp fpath, p *Policy, requestTimeout time.Duration, ne
 	if p.HedgeBudgetDebt != nil {
 		bc.Debt = *p.HedgeBudgetDebt
 	}
-	if b.e != nil {
+	if b.n > n0 {
 		return nil
 	}
 	return budgetedNew(newPol, &bc)
@@ -966,6 +993,7 @@ func option[T any](b *builder, pp fpath, key string, v *string, opts map[string]
 // (zero fields take the hedging defaults) on top of base, the type's own
 // defaults.
 func (b *builder) p99(pp fpath, p *Policy, base hedging.P99DynamicConfig) (hedging.P99DynamicConfig, bool) {
+	n0 := b.n // this entry's own errors are those past n0
 	pc := base
 	if p.Preset != nil {
 		if *p.Preset != presetTPSValue {
@@ -1010,13 +1038,13 @@ func (b *builder) p99(pp fpath, p *Policy, base hedging.P99DynamicConfig) (hedgi
 	}
 	if p.Buckets != nil || p.WindowS != nil {
 		window, buckets := cmp0(pc.Window, 60*time.Second), cmp0(pc.Buckets, 6)
-		if b.e == nil && window/time.Duration(buckets) < time.Millisecond {
+		if b.n == n0 && window/time.Duration(buckets) < time.Millisecond {
 			b.fail(pp.key("window_s"), "window_s / buckets must be at least 1 ms, got %g s / %d", window.Seconds(), buckets)
 		}
 	}
 	pc.Min = pos("min_ms", p.MinMs, time.Millisecond, pc.Min)
 	pc.Max = pos("max_ms", p.MaxMs, time.Millisecond, pc.Max)
-	if lo, hi := cmp0(pc.Min, 50*time.Millisecond), cmp0(pc.Max, 4000*time.Millisecond); b.e == nil && hi < lo {
+	if lo, hi := cmp0(pc.Min, 50*time.Millisecond), cmp0(pc.Max, 4000*time.Millisecond); b.n == n0 && hi < lo {
 		switch {
 		case p.MaxMs != nil:
 			b.fail(pp.key("max_ms"), "must be >= min_ms (%g), got %g", float64(lo)/1e6, *p.MaxMs)
@@ -1032,7 +1060,7 @@ func (b *builder) p99(pp fpath, p *Policy, base hedging.P99DynamicConfig) (hedgi
 		pc.MinSamples = *p.MinSamples
 	}
 	pc.Refresh = pos("refresh_s", p.RefreshS, time.Second, pc.Refresh)
-	if b.e != nil {
+	if b.n > n0 {
 		return pc, false
 	}
 	if err := pc.Validate(); err != nil { // backstop

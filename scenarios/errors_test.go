@@ -150,7 +150,7 @@ func TestParseErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ name, edit, with, want string }{
-		{"empty file", "", "", "x.toml:1: name: required\nx.toml:1: duration_s: need duration_s > 0 or max_ops > 0\nx.toml:1: client.region: required (the physical region of the client)\nx.toml:1: replicas: at least one [[replicas]] entry is required\nx.toml:1: endpoints: at least one [[endpoints]] entry is required"},
+		{"empty file", "", "", "x.toml:1: name: required\nx.toml:1: duration_s: need duration_s > 0 or max_ops > 0\nx.toml:1: client.region: required (the physical region of the client)\nx.toml:1: replicas: at least one [[replicas]] entry is required\nx.toml:1: endpoints: at least one [[endpoints]] entry is required\nx.toml:1: workload.rate_per_s: required: rate_per_s > 0 (open loop) or clients > 0 (closed loop)\nx.toml:1: policies: at least one [[policies]] entry is required"},
 		{"missing type", `type = "disabled"`, ``, `x.toml:34: policies.disabled.type: required (disabled, static, driver_default, p99_dynamic, capped_quantile, backup_requests or retry_throttle)`},
 		{"static without threshold", `threshold_ms = 50`, ``, `x.toml:38: policies.static-50ms.threshold_ms: required for type "static" (ms, > 0)`},
 		{"p99 field on static", `threshold_ms = 50`, "threshold_ms = 50\nwindow_s = 5", `x.toml:42: policies.static-50ms.window_s: applies only to types "p99_dynamic", "capped_quantile", "backup_requests", not "static"`},
@@ -215,5 +215,81 @@ x.toml:41: policies.static-50ms.type: unknown policy type "statik" (want disable
 	var es Errors
 	if !errors.As(err, &es) || len(es) != 3 {
 		t.Errorf("want a scenarios.Errors of 3, got %T", err)
+	}
+}
+
+// A newcomer's file with five errors in four sections (a replica's service
+// time, an endpoint, the workload, two policies) got only the first; each
+// fix revealed the next. All five are independent, so all are reported.
+func TestErrorsAllSections(t *testing.T) {
+	base, err := os.ReadFile("testdata/valid.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(base)
+	for _, e := range [][2]string{
+		{`median_ms = 4.0, p99_ms = 8.0`, `median_ms = 4.0, p99_ms = 3.0`},
+		{`replica = "westus"`, `replica = "westus3"`},
+		{`rate_per_s = 100`, `rate_per_s = -5`},
+		{"threshold_ms = 50\n", ""},
+		{`name = "static-50ms"`, `name = "disabled"`},
+	} {
+		if strings.Count(src, e[0]) != 1 {
+			t.Fatalf("edit %q matches %d times", e[0], strings.Count(src, e[0]))
+		}
+		src = strings.Replace(src, e[0], e[1], 1)
+	}
+	_, err = Parse("x.toml", []byte(src))
+	want := `x.toml:20: replicas.eastus.service: lognormal: p99_ms (3) must be greater than median_ms (4)
+x.toml:15: endpoints.West US.replica: unknown replica "westus3" (replicas: eastus, westus)
+x.toml:32: workload.rate_per_s: must be >= 0, got -5
+x.toml:39: policies.disabled.name: duplicate policy name "disabled" (already used on line 35)
+x.toml:38: policies.disabled.threshold_ms: required for type "static" (ms, > 0)`
+	if err == nil || err.Error() != want {
+		t.Errorf("error\n got: %v\nwant: %s", err, want)
+	}
+}
+
+// Checks that look a name up in an incomplete list are skipped (they could
+// only report a false "unknown"); checks inside a section run whatever
+// errors other sections have.
+func TestErrorsDependentChecks(t *testing.T) {
+	base, err := os.ReadFile("testdata/valid.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		edits []string
+		want  string
+	}{
+		{"replica without a region: its RTTs are not undeclared", []string{"region = \"West US\"\nservers = 4", "servers = 4"},
+			`x.toml:22: replicas.westus.region: required (the physical region of the replica)`},
+		{"replica without a name: endpoints naming it are not unknown", []string{`name = "westus"`, ``},
+			`x.toml:22: replicas.1.name: required`},
+		{"duplicate replica: the renamed copy is not unknown", []string{`name = "westus"`, `name = "eastus"`},
+			`x.toml:23: replicas.eastus.name: duplicate replica name "eastus" (already used on line 18)`},
+		{"endpoint without a region: exclude_regions not checked", []string{"region = \"West US\"\nreplica", "replica", "rate_per_s = 100", "rate_per_s = 100\nexclude_regions = [\"West US\"]\nexclude_fraction = 0.5"},
+			`x.toml:13: endpoints.1.region: required`},
+		{"replica error, then cross-field policy checks", []string{`median_ms = 4.0, p99_ms = 8.0`, `median_ms = 4.0, p99_ms = 3.0`,
+			"[[policies]]\nname = \"disabled\"", "[[policies]]\nname = \"p99\"\ntype = \"p99_dynamic\"\nmin_ms = 100\nmax_ms = 10\n\n[[policies]]\nname = \"disabled\""},
+			"x.toml:20: replicas.eastus.service: lognormal: p99_ms (3) must be greater than median_ms (4)\nx.toml:38: policies.p99.max_ms: must be >= min_ms (100), got 10"},
+		{"replica error, then an episode window", []string{`median_ms = 4.0, p99_ms = 8.0`, `median_ms = 4.0, p99_ms = 3.0`,
+			"rate_per_s = 100", "rate_per_s = 100\n[[episodes]]\ntarget = \"Mars\"\nstart_s = 5\nend_s = 2"},
+			"x.toml:20: replicas.eastus.service: lognormal: p99_ms (3) must be greater than median_ms (4)\nx.toml:34: episodes.0.target: unknown target \"Mars\" (want a replica name or region: East US, West US, eastus, westus)\nx.toml:36: episodes.0.end_s: must be > start_s (5), got 2"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := string(base)
+			for i := 0; i+1 < len(c.edits); i += 2 {
+				if n := strings.Count(s, c.edits[i]); n != 1 {
+					t.Fatalf("edit %q matches %d times", c.edits[i], n)
+				}
+				s = strings.Replace(s, c.edits[i], c.edits[i+1], 1)
+			}
+			_, err := Parse("x.toml", []byte(s))
+			if err == nil || err.Error() != c.want {
+				t.Errorf("error\n got: %v\nwant: %s", err, c.want)
+			}
+		})
 	}
 }

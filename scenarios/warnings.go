@@ -19,10 +19,13 @@ import (
 //     direction by a few percent, and the simulator uses each direction
 //     as written);
 //   - an episode that starts at or after duration_s, so it never applies;
-//   - an open-loop workload that offers the primary replica more load
-//     than its servers can serve (rate_per_s × mean service time >
-//     servers) while no operation_timeout_ms bounds the wait: its FIFO
-//     queue, and the run's memory, grow without limit.
+//   - an open-loop workload that sends a replica with finite servers more
+//     primary attempts than it can serve (Σ rate_k × mean service time_k
+//     > servers, each operation kind counted where it is routed, after
+//     the workload's ExcludeRegions share and the single-master write
+//     region) while no operation_timeout_ms bounds the wait: its FIFO
+//     queue, and the run's memory, grow without limit. Hedges and retries
+//     are not counted.
 //
 // A scenario from [Parse] always builds; Warnings returns nil otherwise.
 func (s *Scenario) Warnings() []*Error {
@@ -70,45 +73,118 @@ func (s *Scenario) Warnings() []*Error {
 	}
 
 	// Overload with an unbounded queue and no deadline.
-	if w := cfg.Workload; w.RatePerSec > 0 && cfg.OperationTimeout == 0 && len(cfg.Endpoints) > 0 {
-		primary := cfg.Endpoints[0].Replica
-		for i, r := range cfg.Replicas {
-			if r.Name != primary || r.Servers == 0 {
-				continue
+	if cfg.Workload.RatePerSec > 0 && cfg.OperationTimeout == 0 {
+		for _, o := range primaryOverloads(cfg) {
+			i := o.index
+			r := cfg.Replicas[i]
+			share := ""
+			if o.offered < cfg.Workload.RatePerSec {
+				share = fmt.Sprintf(" (of rate_per_s = %g, after ExcludeRegions and write routing)", cfg.Workload.RatePerSec)
 			}
-			meanMs := meanServiceMs(r, w)
-			capacity := float64(r.Servers) / (meanMs / 1000) // operations per second
-			if meanMs > 0 && !math.IsInf(meanMs, 1) && w.RatePerSec > capacity {
-				warn(loc.line("replicas", strconv.Itoa(i), "servers"), "replicas."+r.Name+".servers",
-					"the primary replica %s is offered %g operations/s but its %d servers serve at most %.4g/s (mean service time %.4g ms); with no operation_timeout_ms its queue grows without limit",
-					r.Name, w.RatePerSec, r.Servers, capacity, meanMs)
-			}
+			warn(loc.line("replicas", strconv.Itoa(i), "servers"), "replicas."+r.Name+".servers",
+				"replica %s is offered %.4g primary operations/s%s but its %d servers serve at most %.4g/s (mean service time %.4g ms); with no operation_timeout_ms its queue grows without limit",
+				r.Name, o.offered, share, r.Servers, float64(r.Servers)/(o.meanMs/1000), o.meanMs)
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Line < out[j].Line })
 	return out
 }
 
-// meanServiceMs is a replica's mean service time in ms over the workload's
-// operation mix (point reads when the mix is empty); 0 when unknown (NaN),
-// +Inf for a heavy tail without a mean.
-func meanServiceMs(r simnet.Replica, w simnet.Workload) float64 {
-	service := func(k hedging.OperationKind) float64 {
-		if d, ok := r.Service[k]; ok {
-			return d.Mean()
-		}
-		return r.Default.Mean()
+// overload is a replica with finite servers whose primary attempts alone
+// need more than its servers: index into Config.Replicas, the offered rate
+// (operations/s) and the mean service time (ms) over the kinds it gets.
+type overload struct {
+	index   int
+	offered float64
+	meanMs  float64
+}
+
+// primaryOverloads returns the replicas (in Config.Replicas order) whose
+// servers cannot keep up with the primary attempts an open-loop workload
+// sends them, before any hedge or retry: each operation kind of the mix,
+// with and without the workload's ExcludeRegions (ExcludeFraction), goes
+// where [hedging.Client.PrimaryEndpoint] routes it (the first preferred
+// region not excluded; the write region for a single-master write), so
+// load that exclusions or writes move off the first preferred region counts
+// where it lands. A replica is overloaded when Σ rate_k × mean service
+// time_k > servers. Kinds whose service time has no known finite mean are
+// left out of the sum. nil when the routing cannot be built.
+func primaryOverloads(cfg *simnet.Config) []overload {
+	w := cfg.Workload
+	if len(cfg.Endpoints) == 0 {
+		return nil
 	}
-	if len(w.Mix) == 0 {
-		return service(hedging.PointRead)
+	writeRegion := cfg.WriteRegion
+	if writeRegion == "" {
+		writeRegion = cfg.Endpoints[0].Region
 	}
-	sum, total := 0.0, 0.0
-	for _, m := range w.Mix {
-		sum += m.Weight * service(m.Kind)
+	var regions []hedging.Endpoint
+	for _, e := range cfg.Endpoints {
+		regions = append(regions, hedging.Endpoint{Region: hedging.Region(e.Region), Key: e.Replica})
+	}
+	client, err := hedging.NewClient(hedging.Config{Regions: regions, WriteRegion: hedging.Region(writeRegion), MultiMaster: cfg.MultiMaster})
+	if err != nil {
+		return nil
+	}
+	mix := w.Mix
+	if len(mix) == 0 {
+		mix = []simnet.MixEntry{{Kind: hedging.PointRead, Weight: 1}}
+	}
+	total := 0.0
+	for _, m := range mix {
 		total += m.Weight
 	}
-	if total == 0 || math.IsNaN(sum) {
-		return 0
+	if total <= 0 {
+		return nil
 	}
-	return sum / total
+	var excluded []hedging.Region
+	for _, r := range w.Exclude {
+		excluded = append(excluded, hedging.Region(r))
+	}
+	classes := []struct {
+		fraction float64
+		excluded []hedging.Region
+	}{{1 - w.ExcludeFraction, nil}, {w.ExcludeFraction, excluded}}
+	offered := make(map[string]float64) // replica name -> operations/s
+	busy := make(map[string]float64)    // replica name -> busy servers (rate × mean service time)
+	for _, c := range classes {
+		if c.fraction <= 0 {
+			continue
+		}
+		for _, m := range mix {
+			e, ok := client.PrimaryEndpoint(m.Kind, c.excluded)
+			if !ok {
+				continue
+			}
+			for _, r := range cfg.Replicas {
+				if r.Name != e.Key {
+					continue
+				}
+				rate := w.RatePerSec * c.fraction * m.Weight / total
+				mean := serviceMeanMs(r, m.Kind)
+				if rate <= 0 || math.IsNaN(mean) || math.IsInf(mean, 0) {
+					continue
+				}
+				offered[r.Name] += rate
+				busy[r.Name] += rate * mean / 1000
+			}
+		}
+	}
+	var out []overload
+	for i, r := range cfg.Replicas {
+		if r.Servers == 0 || offered[r.Name] == 0 || busy[r.Name] <= float64(r.Servers) {
+			continue
+		}
+		out = append(out, overload{index: i, offered: offered[r.Name], meanMs: busy[r.Name] / offered[r.Name] * 1000})
+	}
+	return out
+}
+
+// serviceMeanMs is a replica's mean service time in ms for one operation
+// kind: NaN when unknown, +Inf for a heavy tail without a mean.
+func serviceMeanMs(r simnet.Replica, k hedging.OperationKind) float64 {
+	if d, ok := r.Service[k]; ok {
+		return d.Mean()
+	}
+	return r.Default.Mean()
 }

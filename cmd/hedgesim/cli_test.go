@@ -164,3 +164,41 @@ func firstReplica(t *testing.T, src string) string {
 	name, _, _ := strings.Cut(rest, `"`)
 	return name
 }
+
+// A newcomer's review of the CLI help: each reported input with its right
+// answer.
+func TestCLIHelpAndMissingArguments(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string // substring of stdout ("" = empty stdout)
+		stderr string // prefix of stderr ("" = empty stderr)
+	}{
+		{"sweep -h gives sweep's default --out", []string{"sweep", "-h"}, exitOK, "output directory (default results/<scenario-name>-sweep-<param>)", ""},
+		{"run -h: --out needs one scenario", []string{"run", "-h"}, exitOK, "output directory, only with one scenario (default results/<scenario-name>)", ""},
+		{"version -h", []string{"version", "-h"}, exitOK, "Usage: hedgesim version", ""},
+		{"version --help", []string{"version", "--help"}, exitOK, "Usage: hedgesim version", ""},
+		{"--version -h", []string{"--version", "-h"}, exitOK, "Usage: hedgesim version", ""},
+		{"version extra", []string{"version", "extra"}, exitUsage, "", "hedgesim: version takes no arguments, got [\"extra\"]\n\nUsage: hedgesim version"},
+		{"run without a scenario", []string{"run"}, exitUsage, "", "hedgesim: run needs at least one scenario (a FILE or an embedded NAME; hedgesim list shows them)\n\nUsage: hedgesim run"},
+		{"run with flags only", []string{"run", "-q"}, exitUsage, "", "hedgesim: run needs at least one scenario"},
+		{"validate without a scenario", []string{"validate"}, exitUsage, "", "hedgesim: validate needs at least one scenario (a FILE or an embedded NAME; hedgesim list shows them)\n\nUsage: hedgesim validate"},
+		{"sweep without a scenario", []string{"sweep", "--param", "seed=1:2:1"}, exitUsage, "", "hedgesim: sweep needs one scenario (a FILE or an embedded NAME), got none\n\nUsage: hedgesim sweep"},
+		{"sweep with two scenarios", []string{"sweep", "tiny", "default", "--param", "seed=1:2:1"}, exitUsage, "", "hedgesim: sweep needs one scenario (a FILE or an embedded NAME), got 2: [\"tiny\" \"default\"]\n\nUsage: hedgesim sweep"},
+		{"sweep without --param", []string{"sweep", "tiny"}, exitUsage, "", "hedgesim: sweep needs --param PATH=FROM:TO:STEP\n\nUsage: hedgesim sweep"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, errOut, code := runCLI(t, c.args...)
+			if code != c.code {
+				t.Errorf("exit %d, want %d; stderr %q", code, c.code, errOut)
+			}
+			if c.stdout == "" && out != "" || !strings.Contains(out, c.stdout) {
+				t.Errorf("stdout %q, want it to contain %q", out, c.stdout)
+			}
+			if c.stderr == "" && errOut != "" || !strings.HasPrefix(errOut, c.stderr) {
+				t.Errorf("stderr %q, want it to start with %q", errOut, c.stderr)
+			}
+		})
+	}
+}

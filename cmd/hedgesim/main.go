@@ -163,9 +163,21 @@ func version() string {
 	return v + " " + info.GoVersion
 }
 
+// versionUsage is the help of version.
+const versionUsage = `Usage: hedgesim version (or: hedgesim --version)
+
+Prints the module version, the VCS revision the binary was built from
+(with +dirty for uncommitted changes) and the Go version, as far as the Go
+toolchain recorded them.
+`
+
 func cmdVersion(args []string, stdout, stderr io.Writer) int {
+	if wantsHelp(args) {
+		fmt.Fprint(stdout, versionUsage)
+		return exitOK
+	}
 	if len(args) > 0 {
-		fmt.Fprintf(stderr, "hedgesim: version takes no arguments, got %q\n", args)
+		fmt.Fprintf(stderr, "hedgesim: version takes no arguments, got %q\n\n%s", args, versionUsage)
 		return exitUsage
 	}
 	fmt.Fprintf(stdout, "hedgesim %s\n", version())
@@ -182,8 +194,9 @@ type runFlags struct {
 	seedSet      bool
 }
 
-func (f *runFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.out, "out", "", "output directory (default results/<scenario-name>); replaced as a whole by the results")
+// register defines the flags on fs; outHelp describes --out.
+func (f *runFlags) register(fs *flag.FlagSet, outHelp string) {
+	fs.StringVar(&f.out, "out", "", outHelp)
 	fs.IntVar(&f.parallel, "parallel", runtime.GOMAXPROCS(0), "worker goroutines; the output does not depend on it")
 	fs.BoolVar(&f.quiet, "q", false, "quiet: no progress bar, no table")
 	fs.Func("replications", "override the scenario's replications (>= 1)", func(s string) error {
@@ -251,7 +264,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, top bo
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f runFlags
-	f.register(fs)
+	f.register(fs, "output directory, only with one scenario (default results/<scenario-name>); replaced as a whole by the results")
 	printUsage := func(w io.Writer) {
 		if top {
 			fmt.Fprint(w, usage)
@@ -272,6 +285,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, top bo
 		return flagExit(err)
 	}
 	if len(names) == 0 {
+		fmt.Fprintf(stderr, "hedgesim: run needs at least one scenario (%s)\n\n", scenarioArg)
 		fs.Usage()
 		return exitUsage
 	}
@@ -319,6 +333,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, top bo
 	}
 	return exitOK
 }
+
+// scenarioArg says what a FILE|NAME argument is, for usage errors.
+const scenarioArg = "a FILE or an embedded NAME; hedgesim list shows them"
 
 // outDir is where a run of the scenario called name writes.
 func outDir(f *runFlags, name string) string {
@@ -492,7 +509,7 @@ func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f runFlags
-	f.register(fs)
+	f.register(fs, "output directory (default results/<scenario-name>-sweep-<param>); replaced as a whole by the results")
 	var param string
 	fs.Func("param", "PATH=FROM:TO:STEP, e.g. policies.static-100ms.threshold_ms=50:1000:50 (once)", func(v string) error {
 		if param != "" {
@@ -516,7 +533,17 @@ func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err != nil {
 		return flagExit(err)
 	}
-	if len(names) != 1 || param == "" {
+	switch {
+	case len(names) == 0:
+		fmt.Fprintf(stderr, "hedgesim: sweep needs one scenario (a FILE or an embedded NAME), got none\n\n")
+		fs.Usage()
+		return exitUsage
+	case len(names) > 1:
+		fmt.Fprintf(stderr, "hedgesim: sweep needs one scenario (a FILE or an embedded NAME), got %d: %q\n\n", len(names), names)
+		fs.Usage()
+		return exitUsage
+	case param == "":
+		fmt.Fprintf(stderr, "hedgesim: sweep needs --param PATH=FROM:TO:STEP\n\n")
 		fs.Usage()
 		return exitUsage
 	}
@@ -744,6 +771,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 		return flagExit(err)
 	}
 	if len(files) == 0 {
+		fmt.Fprintf(stderr, "hedgesim: validate needs at least one scenario (%s)\n\n", scenarioArg)
 		fs.Usage()
 		return exitUsage
 	}
