@@ -110,11 +110,14 @@ type Window struct {
 type PolicyResult struct {
 	Figures
 	// CCDF is the latency complementary CDF: X = latency in ms,
-	// Y = P(T > X). Already downsampled (≤ ~400 points). Points with
-	// X ≤ 0 or Y ≤ 0 are dropped from the (log-log) chart.
+	// Y = P(T > X). Already downsampled (≤ ~400 points); its last point
+	// is the maximum latency (Figures.Max) at Y = 1/Ops, the CCDF's value
+	// just below the maximum. Points with X ≤ 0 or Y ≤ 0 are dropped from
+	// the (log-log) chart.
 	CCDF []Point
 	// Quantiles is the quantile table, e.g. q = 0.5, 0.9, 0.99, 0.999,
-	// 0.9999 and a fine grid; latencies in ms.
+	// 0.9999 and a fine grid, ending with q = 1 at the maximum
+	// (Figures.Max); latencies in ms.
 	Quantiles []QuantileRow
 	// Timeline is the windowed view over virtual time.
 	Timeline []Window
