@@ -352,14 +352,47 @@ func (w *whiskers) Plot(c draw.Canvas, plt *plot.Plot) {
 	}
 }
 
-// whiskerThumb is a legend thumbnail: a vertical whisker with caps.
-type whiskerThumb struct{ c color.Color }
+// hasVertical reports whether any whisker is vertical (a latency CI).
+func (w *whiskers) hasVertical() bool {
+	for _, s := range w.segs {
+		if s.x0 == s.x1 {
+			return true
+		}
+	}
+	return false
+}
+
+// hasHorizontal reports whether any whisker is horizontal (an RU CI).
+func (w *whiskers) hasHorizontal() bool {
+	for _, s := range w.segs {
+		if s.x0 != s.x1 {
+			return true
+		}
+	}
+	return false
+}
+
+// whiskerThumb is a legend thumbnail: a whisker with end caps in each
+// orientation the chart draws (vertical, horizontal, or both as a cross),
+// so the legend icon matches the whiskers.
+type whiskerThumb struct {
+	c                    color.Color
+	vertical, horizontal bool
+}
 
 func (t whiskerThumb) Thumbnail(c *draw.Canvas) {
 	sty := draw.LineStyle{Color: t.c, Width: vg.Points(1)}
 	m := c.Center()
 	h := (c.Max.Y - c.Min.Y) / 2
-	c.StrokeLine2(sty, m.X, m.Y-h, m.X, m.Y+h)
-	c.StrokeLine2(sty, m.X-vg.Points(3), m.Y-h, m.X+vg.Points(3), m.Y-h)
-	c.StrokeLine2(sty, m.X-vg.Points(3), m.Y+h, m.X+vg.Points(3), m.Y+h)
+	cp := vg.Points(3)
+	if t.vertical || !t.horizontal {
+		c.StrokeLine2(sty, m.X, m.Y-h, m.X, m.Y+h)
+		c.StrokeLine2(sty, m.X-cp, m.Y-h, m.X+cp, m.Y-h)
+		c.StrokeLine2(sty, m.X-cp, m.Y+h, m.X+cp, m.Y+h)
+	}
+	if t.horizontal {
+		c.StrokeLine2(sty, m.X-h, m.Y, m.X+h, m.Y)
+		c.StrokeLine2(sty, m.X-h, m.Y-cp, m.X-h, m.Y+cp)
+		c.StrokeLine2(sty, m.X+h, m.Y-cp, m.X+h, m.Y+cp)
+	}
 }
