@@ -1,6 +1,9 @@
 package report
 
 import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"image/color"
 	"math"
@@ -557,5 +560,119 @@ func TestPaletteDistinct(t *testing.T) {
 			t.Errorf("policies %d and %d share colour and dash pattern", j, i)
 		}
 		seen[key] = i
+	}
+}
+
+// thresholdSweep mirrors `hedgesim sweep default --param
+// policies.static-100ms.threshold_ms=50:150:50 --replications 3`: one
+// policy, still named static-100ms, RU 1.0989–1.0996 with CIs ±0.001.
+func thresholdSweep() *Sweep {
+	s := &Sweep{Scenario: "default", Param: "policies.static-100ms.threshold_ms", Seed: 1, Replications: 3}
+	for i, v := range []float64{50, 100, 150} {
+		ru := 1.0996 - 0.00035*float64(i)
+		p99 := 60 + v
+		f := Figures{Policy: "static-100ms", Ops: 30000, P50: 1, P99: p99, P999: p99 + 2, RUMultiplier: ru,
+			CI95: map[string][2]float64{"ru_multiplier": {ru - 0.001, ru + 0.001}, "p99_ms": {p99 - 0.5, p99 + 0.5}}}
+		s.Points = append(s.Points, SweepPoint{Value: v, Policies: []PolicyResult{{Figures: f}}})
+	}
+	return s
+}
+
+// TestSweepCostAxisAndWhiskers (fixA item 3): sweep_cost spanned RU
+// 1.0989–1.0996 without whiskers while each point's RU CI is ±0.001, so
+// noise looked like a trend. The chart draws the CIs and its RU axis
+// holds every whisker and spans at least sweepCostMinSpan.
+func TestSweepCostAxisAndWhiskers(t *testing.T) {
+	s := thresholdSweep()
+	ch := sweepCostChart(s)
+	if span := ch.p.X.Max - ch.p.X.Min; span < sweepCostMinSpan {
+		t.Errorf("RU axis [%v, %v] spans %v, want at least %v", ch.p.X.Min, ch.p.X.Max, span, sweepCostMinSpan)
+	}
+	for _, pt := range s.Points {
+		ci := pt.Policies[0].CI95["ru_multiplier"]
+		if ch.p.X.Min > ci[0] || ch.p.X.Max < ci[1] {
+			t.Errorf("RU axis [%v, %v] cuts the CI %v", ch.p.X.Min, ch.p.X.Max, ci)
+		}
+	}
+	var vert, horiz int
+	if ch.costWhiskers != nil {
+		for _, w := range ch.costWhiskers.segs {
+			if w.x0 == w.x1 {
+				vert++
+			} else {
+				horiz++
+			}
+		}
+	}
+	if vert != 3 || horiz != 3 {
+		t.Errorf("%d p99 and %d RU whiskers, want 3 and 3", vert, horiz)
+	}
+	if !slices.Contains(legendTexts(ch), "95% CI") {
+		t.Errorf("legend %q has no 95%% CI entry", legendTexts(ch))
+	}
+	// One replication, points 0.0007 RU apart: still at least the minimum span.
+	s1 := thresholdSweep()
+	for _, pt := range s1.Points {
+		pt.Policies[0].CI95 = nil
+	}
+	s1.Replications = 1
+	if ch := sweepCostChart(s1); ch.p.X.Max-ch.p.X.Min < sweepCostMinSpan {
+		t.Errorf("without CIs the RU axis spans %v, want at least %v", ch.p.X.Max-ch.p.X.Min, sweepCostMinSpan)
+	}
+}
+
+// TestSweepLabelsBySweptValue (fixA item 3): the legends, sweep.csv and
+// sweep.json called every point "static-100ms" even at thresholds 50
+// and 150, while hedgesim's table says threshold_ms=50. The swept policy
+// is labelled by its swept value everywhere; the policy column stays.
+func TestSweepLabelsBySweptValue(t *testing.T) {
+	s := thresholdSweep()
+	for _, ch := range []*chart{sweepCostChart(s), sweepP99Chart(s)} {
+		legend := legendTexts(ch)
+		if !slices.Contains(legend, "threshold_ms=50…150") || slices.Contains(legend, "static-100ms") {
+			t.Errorf("%s: legend %q, want threshold_ms=50…150 and no static-100ms", ch.p.Title.Text, legend)
+		}
+	}
+	data, err := sweepCSV(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows[0][len(rows[0])-1] != "label" || rows[0][1] != "policy" {
+		t.Fatalf("sweep.csv header %v: want policy second and label last", rows[0])
+	}
+	for i, want := range []string{"threshold_ms=50", "threshold_ms=100", "threshold_ms=150"} {
+		row := rows[1+i]
+		if row[len(row)-1] != want || row[1] != "static-100ms" {
+			t.Errorf("sweep.csv row %d: policy %q label %q, want static-100ms and %q", i, row[1], row[len(row)-1], want)
+		}
+	}
+	data, err = sweepJSON(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var js struct {
+		Points []struct {
+			Policies []struct{ Policy, Label string }
+		}
+	}
+	if err := json.Unmarshal(data, &js); err != nil {
+		t.Fatal(err)
+	}
+	if got := js.Points[1].Policies[0]; got.Policy != "static-100ms" || got.Label != "threshold_ms=100" {
+		t.Errorf("sweep.json point 1: %+v", got)
+	}
+	// By index (policies.0.threshold_ms, one policy per point), and a
+	// non-policy parameter: other policies keep their names.
+	s.Param = "policies.0.threshold_ms"
+	if got := sweepLabel(s, &s.Points[0], &s.Points[0].Policies[0]); got != "threshold_ms=50" {
+		t.Errorf("by index: label %q", got)
+	}
+	s.Param = "workload.rate_per_s"
+	if got := sweepLabel(s, &s.Points[0], &s.Points[0].Policies[0]); got != "static-100ms" {
+		t.Errorf("non-policy parameter: label %q", got)
 	}
 }

@@ -210,9 +210,10 @@ type output struct {
 //   - charts: ccdf (log-log, points with X ≤ 0 or Y ≤ 0 dropped; the
 //     probability axis ends at 1 and spans at least a decade),
 //     percentiles (dots p50/p99/p99.9 per policy, log Y when the values
-//     span more than one decade), cost (p99 ● and p99.9 ▲ vs RU
-//     multiplier, labelled by policy, 95% CI whiskers when known,
-//     coincident markers set side by side), threshold (mean threshold per
+//     span more than one decade), cost (p99 ● and p99.9 △ vs RU
+//     multiplier at their true values, labelled by policy, 95% CI
+//     whiskers when known; policies on the same spot fanned out by less
+//     than a marker radius on the page), threshold (mean threshold per
 //     window, log Y; policies that never chose one are left out),
 //     hedge_rate (percent per window), timeline (windowed p99, log Y;
 //     windows with no ops or p99 ≤ 0 break the line; episodes shaded,
@@ -245,12 +246,18 @@ func WriteRun(dir string, r *Run) ([]string, error) {
 
 // WriteSweep writes the output files of a parameter sweep into dir (created
 // with MkdirAll) and returns the paths written, sorted: sweep.csv (value,
-// then the summary.csv columns), sweep.json ({"scenario","param","seed",
-// "replications","points":[{"value","policies":[…]}]}, policy objects as in
-// summary.json) and the charts sweep_p99 (p99 solid/● and p99.9 dashed/▲
-// vs the parameter value, one colour per policy) and sweep_cost (p99 vs RU
-// multiplier, one curve per policy, points labelled with the parameter
-// value) as .png and .svg. Policies are matched across points by name.
+// then the summary.csv columns, then label), sweep.json ({"scenario",
+// "param","seed","replications","points":[{"value","policies":[…]}]},
+// policy objects as in summary.json plus "label") and the charts
+// sweep_p99 (p99 solid/● and p99.9 dashed/△ vs the parameter value, one
+// colour per policy) and sweep_cost (p99 vs RU multiplier, one curve per
+// policy, points labelled with the parameter value, 95% CI whiskers when
+// known, the RU axis at least 0.02 wide) as .png and .svg. Policies are
+// matched across points by name. When Param is a policy's parameter
+// ("policies.NAME.KEY", or "policies.INDEX.KEY" with one policy per
+// point) that policy is labelled "KEY=VALUE" (e.g. "threshold_ms=50")
+// in label and, as "KEY=FIRST…LAST", in the legends, since its name
+// states the value it was defined with; other policies by their name.
 // Error handling and atomicity are as for [WriteRun].
 func WriteSweep(dir string, s *Sweep) ([]string, error) {
 	if s == nil {

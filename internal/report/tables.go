@@ -182,14 +182,25 @@ func summaryJSON(r *Run) ([]byte, error) {
 	}{r.Scenario, r.Seed, r.Replications, num{r.DurationS, precS}, policiesJSON(r.Policies)})
 }
 
+// sweepPolicyJSON is a policy object of sweep.json: summary.json's keys
+// and "label", the policy as labelled at this point (see sweepLabel).
+type sweepPolicyJSON struct {
+	policyJSON
+	Label string `json:"label"`
+}
+
 func sweepJSON(s *Sweep) ([]byte, error) {
 	type pointJSON struct {
-		Value    num          `json:"value"`
-		Policies []policyJSON `json:"policies"`
+		Value    num               `json:"value"`
+		Policies []sweepPolicyJSON `json:"policies"`
 	}
 	pts := make([]pointJSON, 0, len(s.Points))
 	for _, p := range s.Points {
-		pts = append(pts, pointJSON{num{p.Value, precS}, policiesJSON(p.Policies)})
+		ps := make([]sweepPolicyJSON, 0, len(p.Policies))
+		for i := range p.Policies {
+			ps = append(ps, sweepPolicyJSON{newPolicyJSON(&p.Policies[i].Figures), sweepLabel(s, &p, &p.Policies[i])})
+		}
+		pts = append(pts, pointJSON{num{p.Value, precS}, ps})
 	}
 	return marshalIndent(struct {
 		Scenario     string      `json:"scenario"`
@@ -275,16 +286,21 @@ func summaryCSV(r *Run) ([]byte, error) {
 	return writeCSV(rows)
 }
 
+// sweepCSV renders sweep.csv: value, the summary.csv columns, then
+// "label", the policy as labelled at this point (see sweepLabel; last, so
+// the earlier columns keep their positions).
 func sweepCSV(s *Sweep) ([]byte, error) {
 	withCI := s.Replications > 1
 	header := append([]string{"value"}, figureHeader...)
 	if withCI {
 		header = append(header, ciHeader()...)
 	}
+	header = append(header, "label")
 	rows := [][]string{header}
 	for _, p := range s.Points {
 		for i := range p.Policies {
 			row := append([]string{fmtNum(p.Value, precS)}, figureRow(&p.Policies[i].Figures, withCI)...)
+			row = append(row, sweepLabel(s, &p, &p.Policies[i]))
 			rows = append(rows, row)
 		}
 	}
