@@ -498,8 +498,9 @@ const (
 )
 
 // separateLines finds policies whose lines would be drawn exactly on top
-// of each other (at least 90% of the windows they share within
-// coincidentPt, e.g. several policies at the same 50 ms threshold clamp)
+// of each other (at least half of the windows they share within
+// coincidentPt, e.g. several policies at the same 50 ms threshold clamp,
+// or a learned threshold that sits on a static one most of the time)
 // and moves each such group apart by lineGap points, centred on the true
 // values, so every line stays visible. It moves the points in segs and
 // returns each policy's offset in points (0 for most).
@@ -529,7 +530,7 @@ func separateLines(segs [][]plotter.XYs, y *plot.Axis) []vg.Length {
 				}
 			}
 		}
-		return shared > 0 && close*10 >= shared*9
+		return shared > 0 && close*2 >= shared
 	}
 	group := make([]int, n)
 	for i := range group {

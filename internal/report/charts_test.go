@@ -676,3 +676,30 @@ func TestSweepLabelsBySweptValue(t *testing.T) {
 		t.Errorf("non-policy parameter: label %q", got)
 	}
 }
+
+// TestThresholdChartSeparatesMostlyCoincidingLines (fixA item 4): in
+// low-rate-client p99-tps-init50 sits on static-50ms's 50 ms line in
+// about 70% of the windows and leaves it in the others; drawn later, it
+// hid static-50ms. Lines that coincide in at least half their windows
+// are drawn side by side.
+func TestThresholdChartSeparatesMostlyCoincidingLines(t *testing.T) {
+	r := timelineRun()
+	p := r.Policies[3] // p99-dynamic: 110 ms in the first window, then 50 ms
+	p.Policy = "p99-tps-init50"
+	p.Timeline = slices.Clone(p.Timeline)
+	n := 0
+	for i := range p.Timeline {
+		if p.Timeline[i].Ops > 0 && i%3 == 0 {
+			p.Timeline[i].MeanThresholdMs = 120 // off the 50 ms line in a third of the windows
+			n++
+		}
+	}
+	r.Policies = append(r.Policies, p)
+	if n == 0 {
+		t.Fatal("test run has no windows")
+	}
+	off := thresholdChart(r).lineOffsets
+	if d := off[3] - off[len(off)-1]; d < lineGap && -d < lineGap {
+		t.Errorf("p99-dynamic and p99-tps-init50 share most windows at 50 ms but are drawn %v pt apart", d)
+	}
+}
