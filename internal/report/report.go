@@ -72,7 +72,10 @@ type Figures struct {
 	// CI95 holds 95% confidence intervals [low, high] when replications > 1,
 	// keyed by the JSON figure name without the suffix: "p50_ms", "p90_ms",
 	// "p99_ms", "p999_ms", "p9999_ms", "max_ms", "mean_ms" (all in ms) and
-	// "ru_multiplier" (dimensionless). Nil otherwise.
+	// "ru_multiplier" (dimensionless). Nil otherwise. A latency's low
+	// end is clamped at 0 by internal/study; the interval is mean ±
+	// (high − mean), so a low end of 0 means it reached 0 or below (see
+	// LatencyCIUnbounded, FormatLatencyCI).
 	CI95 map[string][2]float64
 	// Counters are extra event counts written to summary.json under
 	// "counters" (omitted when nil): attempts, breaker_trips,
