@@ -281,10 +281,15 @@ func costChart(r *Run) *chart {
 			if !finite(w.y) {
 				continue
 			}
-			// A zero-width interval (every replication alike) has no whisker.
-			if valid(w.ci[0]) && valid(w.ci[1]) && w.ci[1] > w.ci[0] {
+			// A zero-width interval (every replication alike) has no
+			// whisker; one reaching 0 on a log axis runs off its bottom.
+			switch {
+			case valid(w.ci[0]) && valid(w.ci[1]) && w.ci[1] > w.ci[0]:
 				wh.add(m.ru, w.ci[0], m.ru, w.ci[1], c)
 				labels.segments = append(labels.segments, [2][2]float64{{m.ru, w.ci[0]}, {m.ru, w.ci[1]}})
+			case isLog && finite(w.ci[0]) && w.ci[0] <= 0 && valid(w.ci[1]) && w.ci[1] > ch.p.Y.Min:
+				wh.addOpenLow(m.ru, ch.p.Y.Min, w.ci[1], c)
+				labels.segments = append(labels.segments, [2][2]float64{{m.ru, ch.p.Y.Min}, {m.ru, w.ci[1]}})
 			}
 			if finite(m.ruCI[0]) && finite(m.ruCI[1]) && m.ruCI[1] > m.ruCI[0] {
 				wh.add(m.ruCI[0], w.y, m.ruCI[1], w.y, c)

@@ -703,3 +703,22 @@ func TestThresholdChartSeparatesMostlyCoincidingLines(t *testing.T) {
 		t.Errorf("p99-dynamic and p99-tps-init50 share most windows at 50 ms but are drawn %v pt apart", d)
 	}
 }
+
+// A latency CI clamped at 0 (few replications; see LatencyCIUnbounded)
+// on a log axis was not drawn at all: it now runs off the axis bottom,
+// uncapped there.
+func TestCostChartWhiskerReachingZero(t *testing.T) {
+	r := defaultLikeRun(true)
+	f := &r.Policies[4].Figures // p99-dynamic, p99.9 69.4 ms
+	f.CI95["p999_ms"] = [2]float64{0, 150}
+	ch := costChart(r)
+	found := false
+	for _, w := range ch.costWhiskers.segs {
+		if w.openLow && w.x0 == f.RUMultiplier && w.y1 == 150 && w.y0 == ch.p.Y.Min {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no open whisker from the axis bottom %v to 150 at RU %v", ch.p.Y.Min, f.RUMultiplier)
+	}
+}
