@@ -450,7 +450,7 @@ func runOne(ctx context.Context, s *scenarios.Scenario, f *runFlags, stdout, std
 	if f.quiet {
 		return nil
 	}
-	fmt.Fprintf(stdout, "%s: seed %d, %d replication(s), %s of virtual time\n", s.Name, cfg.Seed, reps, study.RunLength(cfg, res[0]).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "%s: seed %d, %s, %s of virtual time\n", s.Name, cfg.Seed, report.Replications(reps), study.RunLength(cfg, res[0]).Round(time.Millisecond))
 	if err := printTable(stdout, rep.Policies, reps); err != nil {
 		return err
 	}
@@ -469,7 +469,7 @@ func printTable(w io.Writer, policies []report.PolicyResult, reps int) error {
 	}
 	ci := ""
 	if reps > 1 {
-		ci = fmt.Sprintf("; latencies and RU × are means over %d replications (95%% CIs in summary.json)", reps)
+		ci = report.ReplicationNote(reps, "summary.json")
 	}
 	fmt.Fprintf(w, "ops: operations over all replications; hedge: alternate sent; altwin: alternate's answer returned; RU ×: RU charged / RU returned; trips: partition-breaker trips%s\n\n", ci)
 	return nil
@@ -690,7 +690,7 @@ func sweepOne(ctx context.Context, name, path string, values []float64, f *runFl
 		return err
 	}
 	if !f.quiet {
-		fmt.Fprintf(stdout, "%s: sweep of %s, seed %d, %d replication(s) per point\n", base.Name, path, sw.Seed, sw.Replications)
+		fmt.Fprintf(stdout, "%s: sweep of %s, seed %d, %s per point\n", base.Name, path, sw.Seed, report.Replications(sw.Replications))
 		if err := printSweepTable(stdout, path, rows, sw.Replications); err != nil {
 			return err
 		}
@@ -737,7 +737,7 @@ func printSweepTable(w io.Writer, path string, rows []sweepRow, reps int) error 
 	}
 	ci := ""
 	if reps > 1 {
-		ci = fmt.Sprintf("; latencies and RU × are means over %d replications (95%% CIs in sweep.json)", reps)
+		ci = report.ReplicationNote(reps, "sweep.json")
 	}
 	fmt.Fprintf(w, "one row per value of %s and policy; ops: operations over all replications; hedge: alternate sent; altwin: alternate's answer returned; RU ×: RU charged / RU returned; trips: partition-breaker trips%s\n\n", path, ci)
 	return nil

@@ -48,10 +48,15 @@ func (d *doc) table(header []string, rows [][]string) {
 		d.b.WriteString("---|")
 	}
 	d.b.WriteString("\n")
+	marked := false
 	for _, r := range rows {
 		d.b.WriteString("| " + strings.Join(r, " | ") + " |\n")
+		marked = marked || strings.Contains(strings.Join(r, ""), report.UnboundedCIMark)
 	}
 	d.b.WriteString("\n")
+	if marked {
+		d.b.WriteString(report.UnboundedCINote + "\n\n")
+	}
 }
 
 func (d *doc) write() (string, error) {
@@ -196,11 +201,16 @@ func ms(v float64) string {
 // withCI renders "v [lo, hi]" when a CI exists; an interval that is
 // zero-width at the shown precision reads "v [one bucket]" for a latency
 // (every replication's figure fell in the same histogram bucket) and
-// "v [no spread]" otherwise (e.g. an RU multiplier of exactly 1).
+// "v [no spread]" otherwise (e.g. an RU multiplier of exactly 1). A
+// latency interval reaching 0 ms or below reads "v ± half-width†"
+// (report.FormatLatencyCI; table adds report.UnboundedCINote), never a
+// clamped "[0.00, hi]".
 func withCI(f report.Figures, key string, v float64, format func(float64) string) string {
 	if ci, ok := f.CI95[key]; ok {
 		lo, hi := format(ci[0]), format(ci[1])
 		switch {
+		case strings.HasSuffix(key, "_ms") && report.LatencyCIUnbounded(v, ci):
+			return report.FormatLatencyCI(v, ci, format)
 		case lo != hi:
 			return fmt.Sprintf("%s [%s, %s]", format(v), lo, hi)
 		case strings.HasSuffix(key, "_ms"):
@@ -241,7 +251,7 @@ func better(a, b report.Figures, key string, av, bv float64) bool {
 
 // scenarioLine describes a run for the "setup" paragraph.
 func (r *run) setup() string {
-	return fmt.Sprintf("`%s` (seed %d, %d replications, %s of virtual time)", r.scenario.Name, r.cfg.Seed, r.reps, r.cfg.Duration)
+	return fmt.Sprintf("`%s` (seed %d, %s, %s of virtual time)", r.scenario.Name, r.cfg.Seed, report.Replications(r.reps), r.cfg.Duration)
 }
 
 // loadOnly builds an embedded scenario's configuration without running it.

@@ -109,3 +109,26 @@ func TestWorse(t *testing.T) {
 		}
 	}
 }
+
+// fixA item 5: p99.9 was printed "764 [0.00, 1856]", an interval clamped
+// at 0 read as a measured lower bound. It reads "764 ± 1092†", and the
+// table explains the mark; ordinary intervals are unchanged.
+func TestWithCIUnboundedLatency(t *testing.T) {
+	f := report.Figures{CI95: map[string][2]float64{"p999_ms": {0, 1856}, "p99_ms": {67.6, 67.8}}}
+	if got := withCI(f, "p999_ms", 764, ms); got != "764 ± 1092†" {
+		t.Errorf("p99.9 = %q, want 764 ± 1092†", got)
+	}
+	if got := withCI(f, "p99_ms", 67.7, ms); got != "67.7 [67.6, 67.8]" {
+		t.Errorf("p99 = %q, want 67.7 [67.6, 67.8]", got)
+	}
+	d := &doc{}
+	d.table([]string{"policy", "p99.9"}, [][]string{{"a", withCI(f, "p999_ms", 764, ms)}})
+	if !strings.Contains(d.b.String(), report.UnboundedCINote) {
+		t.Errorf("table with a † lacks the note:\n%s", d.b.String())
+	}
+	d = &doc{}
+	d.table([]string{"policy", "p99"}, [][]string{{"a", withCI(f, "p99_ms", 67.7, ms)}})
+	if strings.Contains(d.b.String(), "†") {
+		t.Errorf("note without a mark:\n%s", d.b.String())
+	}
+}

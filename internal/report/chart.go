@@ -38,8 +38,13 @@ const (
 	lineWidth         = vg.Length(1.8)
 )
 
-// palette is the Okabe–Ito colour-blind-safe palette (yellow replaced by a
-// darker olive so it reads on white). Policy i uses palette[i%len].
+// palette holds 12 distinct colours, so that up to 12 policies never
+// share one: the Okabe–Ito colour-blind-safe palette (yellow replaced by a
+// darker olive so it reads on white) followed by four from Paul Tol's
+// palettes (wine, indigo, brown, light grey) that stay apart from those
+// eight (TestPaletteDistinct). Policy i uses palette[i%len]; with more
+// than 12 policies colours repeat, but colour + dash pattern (see dashes)
+// stays unique up to 12 policies per chart and far beyond.
 var palette = []color.RGBA{
 	{0x00, 0x72, 0xB2, 0xFF}, // blue
 	{0xD5, 0x5E, 0x00, 0xFF}, // vermillion
@@ -49,11 +54,15 @@ var palette = []color.RGBA{
 	{0x56, 0xB4, 0xE9, 0xFF}, // sky blue
 	{0x33, 0x33, 0x33, 0xFF}, // near black
 	{0x99, 0x88, 0x22, 0xFF}, // olive
+	{0x88, 0x22, 0x55, 0xFF}, // wine
+	{0x33, 0x22, 0x88, 0xFF}, // indigo
+	{0x8C, 0x51, 0x0A, 0xFF}, // brown
+	{0xA8, 0xA8, 0xA8, 0xFF}, // light grey
 }
 
 // dashes are the dash patterns (in points); policy i uses dashes[i%len].
-// len(dashes) and len(palette) are coprime-ish (6 vs 8) so colour+dash
-// combinations repeat only after 24 policies.
+// With 12 colours and 7 patterns colour+dash combinations repeat only
+// after 84 policies.
 var dashes = [][]vg.Length{
 	nil,
 	{vg.Points(7), vg.Points(3)},
@@ -61,6 +70,7 @@ var dashes = [][]vg.Length{
 	{vg.Points(9), vg.Points(3), vg.Points(2), vg.Points(3)},
 	{vg.Points(14), vg.Points(4)},
 	{vg.Points(4), vg.Points(2), vg.Points(1), vg.Points(2), vg.Points(1), vg.Points(2)},
+	{vg.Points(1), vg.Points(3)},
 }
 
 var (
@@ -105,8 +115,10 @@ type chart struct {
 	// dots is the percentiles chart's dot plot (nil for other charts),
 	// kept so tests can inspect what is drawn.
 	dots *dotGroups
-	// cost holds the cost chart's markers as placed (nil otherwise).
-	cost []costMark
+	// cost holds the cost chart's markers as placed (nil otherwise);
+	// costWhiskers its CI whiskers.
+	cost         []costMark
+	costWhiskers *whiskers
 	// lineOffsets are the time charts' per-policy offsets in points that
 	// keep coinciding lines apart (see separateLines; nil otherwise).
 	lineOffsets []vg.Length

@@ -3,7 +3,6 @@ package report
 import (
 	"image/color"
 	"math"
-	"sort"
 	"strconv"
 
 	"gonum.org/v1/plot"
@@ -21,7 +20,7 @@ func chartTitle(scenario, what string) string {
 
 var (
 	p99Glyph  = draw.CircleGlyph{}
-	p999Glyph = draw.PyramidGlyph{}
+	p999Glyph = hollowTriangle{}
 )
 
 // ccdfChart: latency CCDF on log-log axes, one line per policy.
@@ -96,19 +95,20 @@ func percentilesChart(r *Run) *chart {
 }
 
 // costMark is one policy on the cost chart: its p99 and p99.9 latency (ms)
-// at RU multiplier ru, drawn at ru+dx99 and ru+dx999 (RU units) so that
-// markers that would cover each other sit side by side, with 95% CI
-// whiskers where the CI is known (NaN bounds otherwise).
+// at RU multiplier ru, with 95% CI whiskers where the CI is known (NaN
+// bounds otherwise). Both markers are drawn at their true RU and latency,
+// shifted only by jx points on the page (|jx| < the marker radius) when
+// another policy's markers sit on the same spot (see jitterCostMarks).
 type costMark struct {
 	policy              int // index into Run.Policies (colour)
 	ru, p99, p999       float64
 	ruCI, p99CI, p999CI [2]float64
-	dx99, dx999         float64
+	jx                  vg.Length
 }
 
-// Approximate size of a chart's data area in points, used to place
-// markers side by side before the chart is drawn (the exact size depends
-// on the legend; the estimate only needs to be close).
+// Approximate size of a chart's data area in points, used to find
+// markers that would cover each other before the chart is drawn (the
+// exact size depends on the legend; the estimate only needs to be close).
 const (
 	approxDataW = vg.Length(400)
 	approxDataH = vg.Length(270)
@@ -126,107 +126,119 @@ func ciOf(f *Figures, key string) [2]float64 {
 	return [2]float64{math.NaN(), math.NaN()}
 }
 
-// dodgeCostMarks sets dx99/dx999 so that no two markers (radius r points)
-// overlap on an approxDataW × approxDataH data area: a policy's p99 and
-// p99.9 sit side by side when they are closer than a marker or their CI
-// whiskers meet (they would run along one line), and policies
-// whose markers overlap (equal or nearly equal RU and latency) are set
-// apart horizontally in RU order, moved as little as possible around
-// their mean position.
-func dodgeCostMarks(ms []costMark, x, y *plot.Axis, r vg.Length) {
-	if len(ms) == 0 || !(x.Max > x.Min) {
+// maxJitter is the largest page offset of a cost marker from its true
+// position, as a fraction of the marker radius: a marker always covers
+// its true value.
+const maxJitter = 0.75
+
+// jitterCostMarks sets jx for policies whose markers would be drawn on
+// the same spot (p99 markers and p99.9 markers each within r points of
+// each other on an approxDataW × approxDataH data area, e.g. policies
+// that never hedge and so equal disabled): such a group is fanned out
+// left to right in policy order, evenly within ±maxJitter·r points, so
+// every colour shows while every marker still covers its true value. The
+// data (RU, latency) are never moved.
+func jitterCostMarks(ms []costMark, x, y *plot.Axis, r vg.Length) {
+	if len(ms) < 2 || !(x.Max > x.Min) || !(y.Max > y.Min) {
 		return
 	}
-	toRU := func(pt vg.Length) float64 { return float64(pt/approxDataW) * (x.Max - x.Min) }
-	u := func(v float64) vg.Length { return vg.Length(axisPos(x, v)) * approxDataW }
-	v := func(lat float64) vg.Length { return vg.Length(axisPos(y, lat)) * approxDataH }
-	type box struct{ x0, x1, y0, y1 vg.Length }
-	boxes := make([]box, len(ms))
-	for i := range ms {
-		m := &ms[i]
-		half := vg.Length(0)
-		// The p99 whisker reaching the p99.9 one would run along it.
-		ciMeet := finite(m.p99CI[1]) && finite(m.p999CI[0]) && m.p99CI[1] >= m.p999CI[0]
-		if finite(m.p99) && finite(m.p999) && (ciMeet || math.Abs(float64(v(m.p99)-v(m.p999))) < float64(2*r+1)) {
-			half = r + vg.Points(1)
-			m.dx99, m.dx999 = -toRU(half), toRU(half)
+	type pos struct{ x, y99, y999 float64 }
+	ps := make([]pos, len(ms))
+	for i, m := range ms {
+		ps[i] = pos{axisPos(x, m.ru) * float64(approxDataW), math.NaN(), math.NaN()}
+		if finite(m.p99) {
+			ps[i].y99 = axisPos(y, m.p99) * float64(approxDataH)
 		}
-		lo, hi := math.Inf(1), math.Inf(-1)
-		for _, lat := range []float64{m.p99, m.p999} {
-			if finite(lat) {
-				lo, hi = math.Min(lo, float64(v(lat))), math.Max(hi, float64(v(lat)))
+		if finite(m.p999) {
+			ps[i].y999 = axisPos(y, m.p999) * float64(approxDataH)
+		}
+	}
+	near := func(a, b float64) bool {
+		return (math.IsNaN(a) && math.IsNaN(b)) || math.Abs(a-b) < float64(r)
+	}
+	coincide := func(i, j int) bool {
+		return math.Abs(ps[i].x-ps[j].x) < float64(r) && near(ps[i].y99, ps[j].y99) && near(ps[i].y999, ps[j].y999)
+	}
+	group := make([]int, len(ms))
+	for i := range group {
+		group[i] = -1
+	}
+	for i := range ms {
+		if group[i] >= 0 {
+			continue
+		}
+		members := []int{i}
+		group[i] = i
+		for j := i + 1; j < len(ms); j++ {
+			if group[j] < 0 && coincide(i, j) {
+				group[j] = i
+				members = append(members, j)
 			}
 		}
-		c := u(m.ru)
-		boxes[i] = box{c - half - r, c + half + r, vg.Length(lo) - r, vg.Length(hi) + r}
-	}
-	// Clusters of overlapping footprints (union-find, deterministic order).
-	parent := make([]int, len(ms))
-	for i := range parent {
-		parent[i] = i
-	}
-	find := func(i int) int {
-		for parent[i] != i {
-			i = parent[i]
-		}
-		return i
-	}
-	for i := range boxes {
-		for j := 0; j < i; j++ {
-			a, b := boxes[i], boxes[j]
-			if a.x0 < b.x1 && b.x0 < a.x1 && a.y0 < b.y1 && b.y0 < a.y1 {
-				parent[find(i)] = find(j)
-			}
-		}
-	}
-	clusters := map[int][]int{}
-	var roots []int
-	for i := range ms {
-		root := find(i)
-		if _, ok := clusters[root]; !ok {
-			roots = append(roots, root)
-		}
-		clusters[root] = append(clusters[root], i)
-	}
-	for _, root := range roots {
-		members := clusters[root]
 		if len(members) < 2 {
 			continue
 		}
-		// Left to right by RU (then policy order), each at least one
-		// footprint from the previous, moved as little as possible: the
-		// cluster keeps its mean position.
-		sort.SliceStable(members, func(a, b int) bool { return ms[members[a]].ru < ms[members[b]].ru })
-		var slot vg.Length
-		for _, i := range members {
-			slot = max(slot, boxes[i].x1-boxes[i].x0)
-		}
-		slot += vg.Points(2)
-		pos := make([]vg.Length, len(members))
-		var shift vg.Length
-		for k, i := range members {
-			pos[k] = u(ms[i].ru)
-			if k > 0 {
-				pos[k] = max(pos[k], pos[k-1]+slot)
-			}
-			shift += pos[k] - u(ms[i].ru)
-		}
-		shift /= vg.Length(len(members))
-		for k, i := range members {
-			off := toRU(pos[k] - shift - u(ms[i].ru))
-			ms[i].dx99 += off
-			ms[i].dx999 += off
+		n := float64(len(members))
+		step := 2 * maxJitter * float64(r) / (n - 1)
+		for k, m := range members {
+			ms[m].jx = vg.Length((float64(k) - (n-1)/2) * step)
 		}
 	}
 }
 
-// costChart: p99 (circle) and p99.9 (triangle) latency against RU
-// multiplier, one colour per policy, each policy labelled by name next to
-// its p99.9 point and joined to its p99 point by a thin line. With
+// hollowTriangle is the p99.9 marker: an outlined triangle, larger than
+// the p99 disc, so a p99 disc inside it (p99 ≈ p99.9) leaves both visible.
+type hollowTriangle struct{}
+
+func (hollowTriangle) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
+	c.SetLineStyle(draw.LineStyle{Color: sty.Color, Width: vg.Points(1.5)})
+	r := sty.Radius
+	p := make(vg.Path, 0, 4)
+	p.Move(vg.Point{X: pt.X, Y: pt.Y + r})
+	p.Line(vg.Point{X: pt.X - r*0.866, Y: pt.Y - r*0.5})
+	p.Line(vg.Point{X: pt.X + r*0.866, Y: pt.Y - r*0.5})
+	p.Close()
+	c.Stroke(p)
+}
+
+// costMarkers draws the cost chart's markers: per policy a thin line from
+// its p99 disc to its p99.9 triangle, both at their true (RU, latency)
+// shifted by jx points on the page.
+type costMarkers struct {
+	marks      []costMark
+	r99, r999  vg.Length
+	colorOf    func(policy int) color.Color
+	validValue func(float64) bool
+}
+
+func (cm *costMarkers) Plot(c draw.Canvas, plt *plot.Plot) {
+	trX, trY := plt.Transforms(&c)
+	for _, m := range cm.marks {
+		col := cm.colorOf(m.policy)
+		px := trX(m.ru) + m.jx
+		ok99, ok999 := cm.validValue(m.p99), cm.validValue(m.p999)
+		if ok99 && ok999 {
+			c.StrokeLine2(draw.LineStyle{Color: col, Width: vg.Points(1)}, px, trY(m.p99), px, trY(m.p999))
+		}
+		if ok99 {
+			c.DrawGlyph(draw.GlyphStyle{Color: col, Radius: cm.r99, Shape: p99Glyph}, vg.Point{X: px, Y: trY(m.p99)})
+		}
+		if ok999 {
+			c.DrawGlyph(draw.GlyphStyle{Color: col, Radius: cm.r999, Shape: p999Glyph}, vg.Point{X: px, Y: trY(m.p999)})
+		}
+	}
+}
+
+// costChart: p99 (filled disc) and p99.9 (larger hollow triangle) latency
+// against RU multiplier, one colour per policy, each policy labelled by
+// name next to its p99.9 point (with a leader line when the label had to
+// move away) and joined to its p99 point by a thin line. With
 // replications the 95% confidence intervals are drawn as whiskers
-// (vertical: latency, horizontal: RU multiplier). Markers that would cover
-// each other are set side by side (see dodgeCostMarks); the axes fit the
-// data and the whiskers.
+// (vertical: latency, horizontal: RU multiplier). Every marker and
+// whisker is drawn at its true RU and latency; policies whose markers
+// would cover each other exactly are fanned out by less than a marker
+// radius on the page (see jitterCostMarks). The axes fit the data and
+// the whiskers.
 func costChart(r *Run) *chart {
 	ch := newChart(chartTitle(r.Scenario, "tail latency vs cost"), "RU multiplier (×)", "latency (ms)")
 	ch.p.Add(newGrid(true))
@@ -255,62 +267,60 @@ func costChart(r *Run) *chart {
 		}
 	}
 	markerR := vg.Points(4)
-	dodgeCostMarks(marks, &ch.p.X, &ch.p.Y, markerR)
+	triR := vg.Points(8.5) // inscribed radius 4.25: a p99 disc at the same spot fits inside
+	jitterCostMarks(marks, &ch.p.X, &ch.p.Y, markerR)
 	ch.cost = marks
 	wh := &whiskers{cap: vg.Points(3)}
-	labels := &pointLabels{markerR: markerR + vg.Points(1), style: textStyle(10, color.Black)}
+	labels := &pointLabels{markerR: triR, style: textStyle(10, color.Black)}
 	for _, m := range marks {
 		c := policyColor(m.policy)
-		x99, x999 := m.ru+m.dx99, m.ru+m.dx999
 		for _, w := range []struct {
-			x, y float64
-			ci   [2]float64
-		}{{x99, m.p99, m.p99CI}, {x999, m.p999, m.p999CI}} {
+			y  float64
+			ci [2]float64
+		}{{m.p99, m.p99CI}, {m.p999, m.p999CI}} {
 			if !finite(w.y) {
 				continue
 			}
-			if valid(w.ci[0]) && valid(w.ci[1]) {
-				wh.add(w.x, w.ci[0], w.x, w.ci[1], c)
-				labels.segments = append(labels.segments, [2][2]float64{{w.x, w.ci[0]}, {w.x, w.ci[1]}})
+			// A zero-width interval (every replication alike) has no
+			// whisker; one reaching 0 on a log axis runs off its bottom.
+			switch {
+			case valid(w.ci[0]) && valid(w.ci[1]) && w.ci[1] > w.ci[0]:
+				wh.add(m.ru, w.ci[0], m.ru, w.ci[1], c)
+				labels.segments = append(labels.segments, [2][2]float64{{m.ru, w.ci[0]}, {m.ru, w.ci[1]}})
+			case isLog && finite(w.ci[0]) && w.ci[0] <= 0 && valid(w.ci[1]) && w.ci[1] > ch.p.Y.Min:
+				wh.addOpenLow(m.ru, ch.p.Y.Min, w.ci[1], c)
+				labels.segments = append(labels.segments, [2][2]float64{{m.ru, ch.p.Y.Min}, {m.ru, w.ci[1]}})
 			}
-			if finite(m.ruCI[0]) && finite(m.ruCI[1]) {
-				off := w.x - m.ru
-				wh.add(m.ruCI[0]+off, w.y, m.ruCI[1]+off, w.y, c)
-				labels.segments = append(labels.segments, [2][2]float64{{m.ruCI[0] + off, w.y}, {m.ruCI[1] + off, w.y}})
+			if finite(m.ruCI[0]) && finite(m.ruCI[1]) && m.ruCI[1] > m.ruCI[0] {
+				wh.add(m.ruCI[0], w.y, m.ruCI[1], w.y, c)
+				labels.segments = append(labels.segments, [2][2]float64{{m.ruCI[0], w.y}, {m.ruCI[1], w.y}})
 			}
 		}
 		if finite(m.p99) && finite(m.p999) {
-			addLine(ch.p, plotter.XYs{{X: x99, Y: m.p99}, {X: x999, Y: m.p999}}, draw.LineStyle{Color: c, Width: vg.Points(1)})
-			labels.segments = append(labels.segments, [2][2]float64{{x99, m.p99}, {x999, m.p999}})
+			labels.segments = append(labels.segments, [2][2]float64{{m.ru, m.p99}, {m.ru, m.p999}})
+		}
+		for _, y := range []float64{m.p99, m.p999} {
+			if finite(y) {
+				labels.obstacles = append(labels.obstacles, [2]float64{m.ru, y})
+			}
+		}
+		// Label next to the upper point (p99.9, else p99).
+		ly := m.p999
+		if !finite(ly) {
+			ly = m.p99
+		}
+		if finite(ly) {
+			labels.pts = append(labels.pts, labelPoint{x: m.ru, y: ly, text: truncate(r.Policies[m.policy].Policy, pointLabelMaxRune), color: c})
 		}
 	}
 	ch.p.Add(wh)
-	for _, m := range marks {
-		c := policyColor(m.policy)
-		for _, g := range []struct {
-			x, y  float64
-			glyph draw.GlyphDrawer
-		}{{m.ru + m.dx99, m.p99, p99Glyph}, {m.ru + m.dx999, m.p999, p999Glyph}} {
-			if !finite(g.y) {
-				continue
-			}
-			ch.p.Add(&plotter.Scatter{XYs: plotter.XYs{{X: g.x, Y: g.y}}, GlyphStyle: draw.GlyphStyle{Color: c, Radius: markerR, Shape: g.glyph}})
-			labels.obstacles = append(labels.obstacles, [2]float64{g.x, g.y})
-		}
-		// Label next to the upper point (p99.9, else p99).
-		lx, ly := m.ru+m.dx999, m.p999
-		if !finite(ly) {
-			lx, ly = m.ru+m.dx99, m.p99
-		}
-		if finite(ly) {
-			labels.pts = append(labels.pts, labelPoint{x: lx, y: ly, text: truncate(r.Policies[m.policy].Policy, pointLabelMaxRune), color: c})
-		}
-	}
+	ch.costWhiskers = wh
+	ch.p.Add(&costMarkers{marks: marks, r99: markerR, r999: triR, colorOf: policyColor, validValue: finite})
 	ch.p.Add(labels)
 	ch.addLegend("p99", glyphThumb{draw.GlyphStyle{Color: color.Black, Radius: markerR, Shape: p99Glyph}})
-	ch.addLegend("p99.9", glyphThumb{draw.GlyphStyle{Color: color.Black, Radius: markerR, Shape: p999Glyph}})
+	ch.addLegend("p99.9", glyphThumb{draw.GlyphStyle{Color: color.Black, Radius: triR, Shape: p999Glyph}})
 	if len(wh.segs) > 0 {
-		ch.addLegend("95% CI", whiskerThumb{color.Black})
+		ch.addLegend("95% CI", whiskerThumb{c: color.Black, vertical: wh.hasVertical(), horizontal: wh.hasHorizontal()})
 	}
 	for i, p := range r.Policies {
 		ch.addLegend(p.Policy, colorBox{policyColor(i)})
@@ -493,8 +503,9 @@ const (
 )
 
 // separateLines finds policies whose lines would be drawn exactly on top
-// of each other (at least 90% of the windows they share within
-// coincidentPt, e.g. several policies at the same 50 ms threshold clamp)
+// of each other (at least half of the windows they share within
+// coincidentPt, e.g. several policies at the same 50 ms threshold clamp,
+// or a learned threshold that sits on a static one most of the time)
 // and moves each such group apart by lineGap points, centred on the true
 // values, so every line stays visible. It moves the points in segs and
 // returns each policy's offset in points (0 for most).
@@ -524,7 +535,7 @@ func separateLines(segs [][]plotter.XYs, y *plot.Axis) []vg.Length {
 				}
 			}
 		}
-		return shared > 0 && close*10 >= shared*9
+		return shared > 0 && close*2 >= shared
 	}
 	group := make([]int, n)
 	for i := range group {

@@ -102,6 +102,62 @@ func paramLabel(path string) string {
 
 func fmtParam(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
 
+// sweptPolicy returns the name of the policy whose parameter Param sweeps
+// ("policies.NAME.KEY", or "policies.INDEX.KEY" when the points hold that
+// one policy only, as hedgesim sweeps a policy's parameter) among ps, and
+// KEY; "" when Param is not a policy's parameter or names none of ps.
+func sweptPolicy(param string, ps []PolicyResult) (name, key string) {
+	rest, ok := strings.CutPrefix(param, "policies.")
+	if !ok {
+		return "", ""
+	}
+	elem, key, ok := strings.Cut(rest, ".")
+	if !ok || key == "" {
+		return "", ""
+	}
+	for _, p := range ps {
+		if p.Policy == elem {
+			return elem, key
+		}
+	}
+	if _, err := strconv.Atoi(elem); err == nil && len(ps) == 1 {
+		return ps[0].Policy, key
+	}
+	return "", ""
+}
+
+// sweepLabel is how a sweep names policy p at point value v in its
+// charts' legends, in sweep.csv's and sweep.json's label, and as hedgesim's
+// sweep table does: the swept policy (see sweptPolicy) by its swept value,
+// "KEY=VALUE" (e.g. "threshold_ms=50": its name, e.g. "static-100ms",
+// states the threshold it was defined with, not the one simulated); any
+// other policy by its name.
+func sweepLabel(s *Sweep, pt *SweepPoint, p *PolicyResult) string {
+	if name, key := sweptPolicy(s.Param, pt.Policies); name != "" && p.Policy == name {
+		return key + "=" + strconv.FormatFloat(pt.Value, 'g', -1, 64)
+	}
+	return p.Policy
+}
+
+// sweepLegend is the legend entry of a policy's series: its name, or for
+// the swept policy "KEY=FIRST…LAST" over the values drawn.
+func sweepLegend(s *Sweep, ser *sweepSeries) string {
+	if len(ser.values) == 0 {
+		return ser.policy
+	}
+	for _, pt := range s.Points {
+		if name, key := sweptPolicy(s.Param, pt.Policies); name == ser.policy {
+			lo, hi := ser.values[0], ser.values[len(ser.values)-1]
+			out := key + "=" + fmtParam(lo)
+			if hi != lo {
+				out += "…" + fmtParam(hi)
+			}
+			return out
+		}
+	}
+	return ser.policy
+}
+
 // sweepP99Chart: p99 (solid, circles) and p99.9 (dashed, triangles) against
 // the swept parameter, one colour per policy.
 func sweepP99Chart(s *Sweep) *chart {
@@ -140,7 +196,7 @@ func sweepP99Chart(s *Sweep) *chart {
 			addLine(ch.p, pts, draw.LineStyle{Color: c, Width: vg.Points(1.5), Dashes: m.dashes})
 			ch.p.Add(&plotter.Scatter{XYs: pts, GlyphStyle: draw.GlyphStyle{Color: c, Radius: vg.Points(3), Shape: m.glyph}})
 		}
-		ch.addLegend(ser.policy, colorBox{c})
+		ch.addLegend(sweepLegend(s, ser), colorBox{c})
 	}
 	black := draw.LineStyle{Color: labelGrey, Width: vg.Points(1.5)}
 	ch.addLegend("p99", &plotter.Line{LineStyle: black}, glyphThumb{draw.GlyphStyle{Color: labelGrey, Radius: vg.Points(3), Shape: p99Glyph}})
@@ -149,8 +205,17 @@ func sweepP99Chart(s *Sweep) *chart {
 	return ch
 }
 
+// sweepCostMinSpan is the narrowest RU axis of sweep_cost (RU multiplier
+// units): differences below a few thousandths of RU are noise for a cost
+// decision, so a sweep whose points (and CIs) lie closer is not zoomed in
+// until they look far apart.
+const sweepCostMinSpan = 0.02
+
 // sweepCostChart: p99 against RU multiplier, one curve per policy (in order
-// of the swept value), each point labelled with the parameter value.
+// of the swept value), each point labelled with the parameter value, with
+// 95% CI whiskers (vertical: p99, horizontal: RU) when the points have
+// CIs. The RU axis spans the points and their whiskers, and at least
+// sweepCostMinSpan.
 func sweepCostChart(s *Sweep) *chart {
 	ch := newChart(chartTitle(s.Scenario, "p99 vs cost across "+s.Param), "RU multiplier (×)", "p99 latency (ms)")
 	ch.p.Add(newGrid(true))
@@ -159,23 +224,40 @@ func sweepCostChart(s *Sweep) *chart {
 	for _, ser := range series {
 		for _, f := range ser.figs {
 			if finite(f.RUMultiplier) && finite(f.P99) {
-				rus = append(rus, f.RUMultiplier)
-				lats = append(lats, f.P99)
+				ruCI, p99CI := ciOf(f, "ru_multiplier"), ciOf(f, "p99_ms")
+				rus = append(rus, f.RUMultiplier, ruCI[0], ruCI[1])
+				lats = append(lats, f.P99, p99CI[0], p99CI[1])
 			}
 		}
 	}
 	isLog := setScatterAxes(ch, lats, rus, 1, 2, 0.05, 0.08, 0.12)
+	if !ch.noData {
+		if span := ch.p.X.Max - ch.p.X.Min; span < sweepCostMinSpan {
+			mid := (ch.p.X.Max + ch.p.X.Min) / 2
+			setLinearAxis(&ch.p.X, mid-sweepCostMinSpan/2, mid+sweepCostMinSpan/2)
+		}
+	}
+	valid := func(v float64) bool { return finite(v) && (!isLog || v > 0) }
+	wh := &whiskers{cap: vg.Points(2.5)}
 	labels := &pointLabels{markerR: vg.Points(4), style: textStyle(8, labelGrey)}
 	for i, ser := range series {
 		c := policyColor(i)
 		var pts plotter.XYs
 		for k, f := range ser.figs {
-			if !finite(f.RUMultiplier) || !finite(f.P99) || (isLog && f.P99 <= 0) {
+			if !finite(f.RUMultiplier) || !valid(f.P99) {
 				continue
 			}
 			pts = append(pts, plotter.XY{X: f.RUMultiplier, Y: f.P99})
 			labels.pts = append(labels.pts, labelPoint{x: f.RUMultiplier, y: f.P99, text: fmtParam(ser.values[k]), color: c})
 			labels.obstacles = append(labels.obstacles, [2]float64{f.RUMultiplier, f.P99})
+			if ci := ciOf(f, "p99_ms"); valid(ci[0]) && valid(ci[1]) && ci[1] > ci[0] {
+				wh.add(f.RUMultiplier, ci[0], f.RUMultiplier, ci[1], c)
+				labels.segments = append(labels.segments, [2][2]float64{{f.RUMultiplier, ci[0]}, {f.RUMultiplier, ci[1]}})
+			}
+			if ci := ciOf(f, "ru_multiplier"); finite(ci[0]) && finite(ci[1]) && ci[1] > ci[0] {
+				wh.add(ci[0], f.P99, ci[1], f.P99, c)
+				labels.segments = append(labels.segments, [2][2]float64{{ci[0], f.P99}, {ci[1], f.P99}})
+			}
 		}
 		for k := 1; k < len(pts); k++ {
 			labels.segments = append(labels.segments, [2][2]float64{{pts[k-1].X, pts[k-1].Y}, {pts[k].X, pts[k].Y}})
@@ -187,7 +269,12 @@ func sweepCostChart(s *Sweep) *chart {
 			addLine(ch.p, pts, sty)
 			ch.p.Add(&plotter.Scatter{XYs: pts, GlyphStyle: glyph})
 		}
-		ch.addLegend(ser.policy, &plotter.Line{LineStyle: sty}, glyphThumb{glyph})
+		ch.addLegend(sweepLegend(s, ser), &plotter.Line{LineStyle: sty}, glyphThumb{glyph})
+	}
+	ch.p.Add(wh)
+	ch.costWhiskers = wh
+	if len(wh.segs) > 0 {
+		ch.addLegend("95% CI", whiskerThumb{c: labelGrey, vertical: wh.hasVertical(), horizontal: wh.hasHorizontal()})
 	}
 	ch.p.Add(labels)
 	return ch

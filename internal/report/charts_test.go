@@ -1,6 +1,11 @@
 package report
 
 import (
+	"bytes"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"image/color"
 	"math"
 	"reflect"
 	"slices"
@@ -93,51 +98,140 @@ func TestCostChartAxisFitsData(t *testing.T) {
 	}
 }
 
-// TestCostChartMarkersApart: p99 ● and p99.9 ▲ at the same RU and nearly
-// the same latency covered each other; policies with equal RU and latency
-// covered each other's markers and labels.
-func TestCostChartMarkersApart(t *testing.T) {
-	r := defaultLikeRun(false)
-	// Two more policies exactly on top of "disabled" (hedging never fires).
-	for _, name := range []string{"static-5000ms", "never"} {
-		p := r.Policies[0]
-		p.Policy = name
-		r.Policies = append(r.Policies, p)
-	}
-	ch := costChart(r)
-	if len(ch.cost) != len(r.Policies) {
-		t.Fatalf("%d cost marks for %d policies", len(ch.cost), len(r.Policies))
-	}
-	type pt struct {
-		x, y  float64
-		label string
-	}
-	var pts []pt
-	for _, m := range ch.cost {
-		name := r.Policies[m.policy].Policy
-		x, y := markerPos(ch, m.ru+m.dx99, m.p99)
-		pts = append(pts, pt{x, y, name + " p99"})
-		x, y = markerPos(ch, m.ru+m.dx999, m.p999)
-		pts = append(pts, pt{x, y, name + " p99.9"})
-	}
-	const diameter = 8.0 // points: two 4 pt markers
-	for i := range pts {
-		for j := range i {
-			if d := math.Hypot(pts[i].x-pts[j].x, pts[i].y-pts[j].y); d < diameter {
-				t.Errorf("%s and %s are %.1f pt apart, want >= %v", pts[i].label, pts[j].label, d, diameter)
+// farPrimaryLikeRun mirrors results/far-primary: disabled at RU exactly
+// 1, three hedging policies within a hair of it, p99 ≈ p99.9 (203.4 vs
+// 204.8 ms), two policies at RU 2; with replications the CIs of
+// driver-default's RU are [1.0846, 1.0912] around 1.0879.
+func farPrimaryLikeRun(withCI bool) *Run {
+	r := &Run{Scenario: "far-primary", Replications: 1, DurationS: 120}
+	for _, p := range []struct {
+		name          string
+		ru, p99, p999 float64
+		ruCI          [2]float64
+	}{
+		{"disabled", 1, 203.4, 204.8, [2]float64{1, 1}},
+		{"finagle-2pct", 1.0003, 203.3, 204.4, [2]float64{1.0001, 1.0005}},
+		{"p99-tps", 1.0001, 203.4, 204.8, [2]float64{1, 1.0002}},
+		{"p99-dynamic", 1.0001, 203.4, 204.8, [2]float64{1, 1.0002}},
+		{"driver-default", 1.0879, 202.9, 204.3, [2]float64{1.0846, 1.0912}},
+		{"static-50ms", 2, 201.1, 201.6, [2]float64{1.999, 2.001}},
+		{"cassandra-100ms", 2, 203.4, 204.8, [2]float64{1.999, 2.001}},
+	} {
+		f := Figures{Policy: p.name, Ops: 24000, P50: 201, P90: 202, P99: p.p99, P999: p.p999, RUMultiplier: p.ru}
+		if withCI {
+			f.CI95 = map[string][2]float64{
+				"ru_multiplier": p.ruCI,
+				"p99_ms":        {p.p99 - 0.2, p.p99 + 0.2},
+				"p999_ms":       {p.p999 - 0.3, p.p999 + 0.3},
 			}
 		}
+		r.Policies = append(r.Policies, PolicyResult{Figures: f})
 	}
-	// Markers stay close to their true RU (within 8% of the axis: three
-	// coincident policies, each a ● ▲ pair, sit side by side).
-	for _, m := range ch.cost {
-		for _, dx := range []float64{m.dx99, m.dx999} {
-			if math.Abs(dx) > 0.08*(ch.p.X.Max-ch.p.X.Min) {
-				t.Errorf("%s moved by %v RU", r.Policies[m.policy].Policy, dx)
+	if withCI {
+		r.Replications = 3
+	}
+	return r
+}
+
+// costMarkerRadius is the p99 disc's radius on the cost chart (points).
+const costMarkerRadius = 4.0
+
+// costDrawnX returns where a cost mark is drawn along the RU axis, in
+// points on the approxDataW wide data area, and its true position.
+func costDrawnX(ch *chart, m costMark) (drawn, truth float64) {
+	truth, _ = markerPos(ch, m.ru, 1)
+	return truth + float64(m.jx), truth
+}
+
+// TestCostChartMarkersAtTrueValues (fixA item 1): markers were moved
+// along the RU axis to avoid overlap (far-primary's disabled, RU exactly
+// 1, drawn at ~0.96; driver-default's RU whiskers shifted). Every marker
+// must cover its true (RU, latency): its centre within one marker radius;
+// whiskers exactly at the true values; policies on the same spot still
+// show every colour (centres apart on the page).
+func TestCostChartMarkersAtTrueValues(t *testing.T) {
+	for _, withCI := range []bool{false, true} {
+		r := farPrimaryLikeRun(withCI)
+		// Two more policies exactly on top of "disabled" (hedging never fires).
+		for _, name := range []string{"static-5000ms", "never"} {
+			p := r.Policies[0]
+			p.Policy = name
+			r.Policies = append(r.Policies, p)
+		}
+		ch := costChart(r)
+		if len(ch.cost) != len(r.Policies) {
+			t.Fatalf("%d cost marks for %d policies", len(ch.cost), len(r.Policies))
+		}
+		for _, m := range ch.cost {
+			f := r.Policies[m.policy].Figures
+			if m.ru != f.RUMultiplier || m.p99 != f.P99 || m.p999 != f.P999 {
+				t.Errorf("%s: mark at RU %v p99 %v p99.9 %v, figures %v %v %v", f.Policy, m.ru, m.p99, m.p999, f.RUMultiplier, f.P99, f.P999)
+			}
+			drawn, truth := costDrawnX(ch, m)
+			if math.Abs(drawn-truth) >= costMarkerRadius {
+				ru := axisValue(&ch.p.X, drawn/float64(approxDataW))
+				t.Errorf("%s: drawn at RU %.4f (%.1f pt) for a true RU %v: more than a marker radius off", f.Policy, ru, drawn-truth, f.RUMultiplier)
 			}
 		}
-		if m.ru+m.dx99 < ch.p.X.Min || m.ru+m.dx999 > ch.p.X.Max {
-			t.Errorf("%s outside the RU axis", r.Policies[m.policy].Policy)
+		// Coincident policies: every centre apart on the page.
+		var xs []float64
+		for _, m := range ch.cost {
+			if name := r.Policies[m.policy].Policy; name == "disabled" || name == "static-5000ms" || name == "never" {
+				d, _ := costDrawnX(ch, m)
+				xs = append(xs, d)
+			}
+		}
+		for i := range xs {
+			for j := range i {
+				if math.Abs(xs[i]-xs[j]) < 1.5 {
+					t.Errorf("coincident policies drawn %.1f pt apart: colours hidden", math.Abs(xs[i]-xs[j]))
+				}
+			}
+		}
+		if !withCI {
+			continue
+		}
+		// Whiskers at the true values: a vertical one at the policy's RU,
+		// a horizontal one spanning exactly the RU CI at its latency.
+		for _, m := range ch.cost {
+			f := r.Policies[m.policy].Figures
+			var vert, horiz int
+			for _, s := range ch.costWhiskers.segs {
+				if s.color != policyColor(m.policy) {
+					continue
+				}
+				switch {
+				case s.x0 == s.x1 && s.x0 == f.RUMultiplier:
+					vert++
+				case s.y0 == s.y1 && (s.y0 == f.P99 || s.y0 == f.P999) && s.x0 == f.CI95["ru_multiplier"][0] && s.x1 == f.CI95["ru_multiplier"][1]:
+					horiz++
+				}
+			}
+			wantH := 2
+			if ci := f.CI95["ru_multiplier"]; ci[0] == ci[1] {
+				wantH = 0 // zero width: nothing to draw
+			}
+			if vert != 2 || horiz != wantH {
+				t.Errorf("%s: %d vertical whiskers at RU %v, %d horizontal over RU CI %v; want 2 and %d", f.Policy, vert, f.RUMultiplier, horiz, f.CI95["ru_multiplier"], wantH)
+			}
+		}
+		// The legend's CI icon shows both orientations.
+		for _, e := range ch.legend {
+			if e.text != "95% CI" {
+				continue
+			}
+			found := false
+			for _, th := range e.thumbs {
+				if w, ok := th.(whiskerThumb); ok {
+					found = true
+					if !w.vertical || !w.horizontal {
+						t.Errorf("CI legend icon vertical %v horizontal %v, the chart draws both", w.vertical, w.horizontal)
+					}
+				}
+			}
+			if !found {
+				t.Error("CI legend entry has no whisker icon")
+			}
 		}
 	}
 }
@@ -418,5 +512,213 @@ func TestHedgeRateChartZeroLineVisible(t *testing.T) {
 		if strings.HasPrefix(l, "-") {
 			t.Errorf("negative hedge-rate label %q", l)
 		}
+	}
+}
+
+// labOf converts an sRGB colour to CIELAB (D65).
+func labOf(c color.Color) [3]float64 {
+	r, g, b, _ := c.RGBA()
+	lin := func(v uint32) float64 {
+		x := float64(v) / 0xffff
+		if x <= 0.04045 {
+			return x / 12.92
+		}
+		return math.Pow((x+0.055)/1.055, 2.4)
+	}
+	R, G, B := lin(r), lin(g), lin(b)
+	X := (0.4124*R + 0.3576*G + 0.1805*B) / 0.95047
+	Y := 0.2126*R + 0.7152*G + 0.0722*B
+	Z := (0.0193*R + 0.1192*G + 0.9505*B) / 1.08883
+	f := func(t float64) float64 {
+		if t > 216.0/24389 {
+			return math.Cbrt(t)
+		}
+		return (24389.0/27*t + 16) / 116
+	}
+	return [3]float64{116*f(Y) - 16, 500 * (f(X) - f(Y)), 200 * (f(Y) - f(Z))}
+}
+
+// TestPaletteDistinct (fixA item 4): with 9 policies disabled and
+// p99-dynamic-init50 were both blue (an 8-colour palette). Up to 12
+// policies every colour differs visibly (CIE76 ΔE ≥ 20) and every
+// policy's line style (colour, dash) is unique.
+func TestPaletteDistinct(t *testing.T) {
+	const n = 12
+	for i := range n {
+		for j := range i {
+			a, b := labOf(policyColor(i)), labOf(policyColor(j))
+			if d := math.Sqrt((a[0]-b[0])*(a[0]-b[0]) + (a[1]-b[1])*(a[1]-b[1]) + (a[2]-b[2])*(a[2]-b[2])); d < 20 {
+				t.Errorf("policies %d and %d: colours %v and %v only ΔE %.1f apart", j, i, policyColor(j), policyColor(i), d)
+			}
+		}
+	}
+	seen := map[string]int{}
+	for i := range 84 {
+		sty := policyLine(i)
+		key := fmt.Sprint(sty.Color, sty.Dashes)
+		if j, ok := seen[key]; ok {
+			t.Errorf("policies %d and %d share colour and dash pattern", j, i)
+		}
+		seen[key] = i
+	}
+}
+
+// thresholdSweep mirrors `hedgesim sweep default --param
+// policies.static-100ms.threshold_ms=50:150:50 --replications 3`: one
+// policy, still named static-100ms, RU 1.0989–1.0996 with CIs ±0.001.
+func thresholdSweep() *Sweep {
+	s := &Sweep{Scenario: "default", Param: "policies.static-100ms.threshold_ms", Seed: 1, Replications: 3}
+	for i, v := range []float64{50, 100, 150} {
+		ru := 1.0996 - 0.00035*float64(i)
+		p99 := 60 + v
+		f := Figures{Policy: "static-100ms", Ops: 30000, P50: 1, P99: p99, P999: p99 + 2, RUMultiplier: ru,
+			CI95: map[string][2]float64{"ru_multiplier": {ru - 0.001, ru + 0.001}, "p99_ms": {p99 - 0.5, p99 + 0.5}}}
+		s.Points = append(s.Points, SweepPoint{Value: v, Policies: []PolicyResult{{Figures: f}}})
+	}
+	return s
+}
+
+// TestSweepCostAxisAndWhiskers (fixA item 3): sweep_cost spanned RU
+// 1.0989–1.0996 without whiskers while each point's RU CI is ±0.001, so
+// noise looked like a trend. The chart draws the CIs and its RU axis
+// holds every whisker and spans at least sweepCostMinSpan.
+func TestSweepCostAxisAndWhiskers(t *testing.T) {
+	s := thresholdSweep()
+	ch := sweepCostChart(s)
+	if span := ch.p.X.Max - ch.p.X.Min; span < sweepCostMinSpan {
+		t.Errorf("RU axis [%v, %v] spans %v, want at least %v", ch.p.X.Min, ch.p.X.Max, span, sweepCostMinSpan)
+	}
+	for _, pt := range s.Points {
+		ci := pt.Policies[0].CI95["ru_multiplier"]
+		if ch.p.X.Min > ci[0] || ch.p.X.Max < ci[1] {
+			t.Errorf("RU axis [%v, %v] cuts the CI %v", ch.p.X.Min, ch.p.X.Max, ci)
+		}
+	}
+	var vert, horiz int
+	if ch.costWhiskers != nil {
+		for _, w := range ch.costWhiskers.segs {
+			if w.x0 == w.x1 {
+				vert++
+			} else {
+				horiz++
+			}
+		}
+	}
+	if vert != 3 || horiz != 3 {
+		t.Errorf("%d p99 and %d RU whiskers, want 3 and 3", vert, horiz)
+	}
+	if !slices.Contains(legendTexts(ch), "95% CI") {
+		t.Errorf("legend %q has no 95%% CI entry", legendTexts(ch))
+	}
+	// One replication, points 0.0007 RU apart: still at least the minimum span.
+	s1 := thresholdSweep()
+	for _, pt := range s1.Points {
+		pt.Policies[0].CI95 = nil
+	}
+	s1.Replications = 1
+	if ch := sweepCostChart(s1); ch.p.X.Max-ch.p.X.Min < sweepCostMinSpan {
+		t.Errorf("without CIs the RU axis spans %v, want at least %v", ch.p.X.Max-ch.p.X.Min, sweepCostMinSpan)
+	}
+}
+
+// TestSweepLabelsBySweptValue (fixA item 3): the legends, sweep.csv and
+// sweep.json called every point "static-100ms" even at thresholds 50
+// and 150, while hedgesim's table says threshold_ms=50. The swept policy
+// is labelled by its swept value everywhere; the policy column stays.
+func TestSweepLabelsBySweptValue(t *testing.T) {
+	s := thresholdSweep()
+	for _, ch := range []*chart{sweepCostChart(s), sweepP99Chart(s)} {
+		legend := legendTexts(ch)
+		if !slices.Contains(legend, "threshold_ms=50…150") || slices.Contains(legend, "static-100ms") {
+			t.Errorf("%s: legend %q, want threshold_ms=50…150 and no static-100ms", ch.p.Title.Text, legend)
+		}
+	}
+	data, err := sweepCSV(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows[0][len(rows[0])-1] != "label" || rows[0][1] != "policy" {
+		t.Fatalf("sweep.csv header %v: want policy second and label last", rows[0])
+	}
+	for i, want := range []string{"threshold_ms=50", "threshold_ms=100", "threshold_ms=150"} {
+		row := rows[1+i]
+		if row[len(row)-1] != want || row[1] != "static-100ms" {
+			t.Errorf("sweep.csv row %d: policy %q label %q, want static-100ms and %q", i, row[1], row[len(row)-1], want)
+		}
+	}
+	data, err = sweepJSON(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var js struct {
+		Points []struct {
+			Policies []struct{ Policy, Label string }
+		}
+	}
+	if err := json.Unmarshal(data, &js); err != nil {
+		t.Fatal(err)
+	}
+	if got := js.Points[1].Policies[0]; got.Policy != "static-100ms" || got.Label != "threshold_ms=100" {
+		t.Errorf("sweep.json point 1: %+v", got)
+	}
+	// By index (policies.0.threshold_ms, one policy per point), and a
+	// non-policy parameter: other policies keep their names.
+	s.Param = "policies.0.threshold_ms"
+	if got := sweepLabel(s, &s.Points[0], &s.Points[0].Policies[0]); got != "threshold_ms=50" {
+		t.Errorf("by index: label %q", got)
+	}
+	s.Param = "workload.rate_per_s"
+	if got := sweepLabel(s, &s.Points[0], &s.Points[0].Policies[0]); got != "static-100ms" {
+		t.Errorf("non-policy parameter: label %q", got)
+	}
+}
+
+// TestThresholdChartSeparatesMostlyCoincidingLines (fixA item 4): in
+// low-rate-client p99-tps-init50 sits on static-50ms's 50 ms line in
+// about 70% of the windows and leaves it in the others; drawn later, it
+// hid static-50ms. Lines that coincide in at least half their windows
+// are drawn side by side.
+func TestThresholdChartSeparatesMostlyCoincidingLines(t *testing.T) {
+	r := timelineRun()
+	p := r.Policies[3] // p99-dynamic: 110 ms in the first window, then 50 ms
+	p.Policy = "p99-tps-init50"
+	p.Timeline = slices.Clone(p.Timeline)
+	n := 0
+	for i := range p.Timeline {
+		if p.Timeline[i].Ops > 0 && i%3 == 0 {
+			p.Timeline[i].MeanThresholdMs = 120 // off the 50 ms line in a third of the windows
+			n++
+		}
+	}
+	r.Policies = append(r.Policies, p)
+	if n == 0 {
+		t.Fatal("test run has no windows")
+	}
+	off := thresholdChart(r).lineOffsets
+	if d := off[3] - off[len(off)-1]; d < lineGap && -d < lineGap {
+		t.Errorf("p99-dynamic and p99-tps-init50 share most windows at 50 ms but are drawn %v pt apart", d)
+	}
+}
+
+// A latency CI clamped at 0 (few replications; see LatencyCIUnbounded)
+// on a log axis was not drawn at all: it now runs off the axis bottom,
+// uncapped there.
+func TestCostChartWhiskerReachingZero(t *testing.T) {
+	r := defaultLikeRun(true)
+	f := &r.Policies[4].Figures // p99-dynamic, p99.9 69.4 ms
+	f.CI95["p999_ms"] = [2]float64{0, 150}
+	ch := costChart(r)
+	found := false
+	for _, w := range ch.costWhiskers.segs {
+		if w.openLow && w.x0 == f.RUMultiplier && w.y1 == 150 && w.y0 == ch.p.Y.Min {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no open whisker from the axis bottom %v to 150 at RU %v", ch.p.Y.Min, f.RUMultiplier)
 	}
 }

@@ -322,6 +322,9 @@ func crossesAny(r vg.Rectangle, segs [][2]vg.Point) bool {
 type whisker struct {
 	x0, y0, x1, y1 float64
 	color          color.Color
+	// openLow: the interval reaches below the axis (a latency CI reaching
+	// 0 on a log axis); the whisker runs to the axis without a cap there.
+	openLow bool
 }
 
 // whiskers draws CI whiskers: a thin line with a perpendicular cap of
@@ -332,7 +335,13 @@ type whiskers struct {
 }
 
 func (w *whiskers) add(x0, y0, x1, y1 float64, c color.Color) {
-	w.segs = append(w.segs, whisker{x0, y0, x1, y1, c})
+	w.segs = append(w.segs, whisker{x0: x0, y0: y0, x1: x1, y1: y1, color: c})
+}
+
+// addOpenLow adds a vertical whisker at x from the bottom of the axis
+// (the interval reaches below it) up to y1, capped at the top only.
+func (w *whiskers) addOpenLow(x, axisMin, y1 float64, c color.Color) {
+	w.segs = append(w.segs, whisker{x0: x, y0: axisMin, x1: x, y1: y1, color: c, openLow: true})
 }
 
 func (w *whiskers) Plot(c draw.Canvas, plt *plot.Plot) {
@@ -342,7 +351,10 @@ func (w *whiskers) Plot(c draw.Canvas, plt *plot.Plot) {
 		a := vg.Point{X: trX(s.x0), Y: trY(s.y0)}
 		b := vg.Point{X: trX(s.x1), Y: trY(s.y1)}
 		c.StrokeLine2(sty, a.X, a.Y, b.X, b.Y)
-		for _, e := range []vg.Point{a, b} {
+		for k, e := range []vg.Point{a, b} {
+			if k == 0 && s.openLow {
+				continue
+			}
 			if s.x0 == s.x1 { // vertical whisker: horizontal caps
 				c.StrokeLine2(sty, e.X-w.cap, e.Y, e.X+w.cap, e.Y)
 			} else {
@@ -352,14 +364,47 @@ func (w *whiskers) Plot(c draw.Canvas, plt *plot.Plot) {
 	}
 }
 
-// whiskerThumb is a legend thumbnail: a vertical whisker with caps.
-type whiskerThumb struct{ c color.Color }
+// hasVertical reports whether any whisker is vertical (a latency CI).
+func (w *whiskers) hasVertical() bool {
+	for _, s := range w.segs {
+		if s.x0 == s.x1 {
+			return true
+		}
+	}
+	return false
+}
+
+// hasHorizontal reports whether any whisker is horizontal (an RU CI).
+func (w *whiskers) hasHorizontal() bool {
+	for _, s := range w.segs {
+		if s.x0 != s.x1 {
+			return true
+		}
+	}
+	return false
+}
+
+// whiskerThumb is a legend thumbnail: a whisker with end caps in each
+// orientation the chart draws (vertical, horizontal, or both as a cross),
+// so the legend icon matches the whiskers.
+type whiskerThumb struct {
+	c                    color.Color
+	vertical, horizontal bool
+}
 
 func (t whiskerThumb) Thumbnail(c *draw.Canvas) {
 	sty := draw.LineStyle{Color: t.c, Width: vg.Points(1)}
 	m := c.Center()
 	h := (c.Max.Y - c.Min.Y) / 2
-	c.StrokeLine2(sty, m.X, m.Y-h, m.X, m.Y+h)
-	c.StrokeLine2(sty, m.X-vg.Points(3), m.Y-h, m.X+vg.Points(3), m.Y-h)
-	c.StrokeLine2(sty, m.X-vg.Points(3), m.Y+h, m.X+vg.Points(3), m.Y+h)
+	cp := vg.Points(3)
+	if t.vertical || !t.horizontal {
+		c.StrokeLine2(sty, m.X, m.Y-h, m.X, m.Y+h)
+		c.StrokeLine2(sty, m.X-cp, m.Y-h, m.X+cp, m.Y-h)
+		c.StrokeLine2(sty, m.X-cp, m.Y+h, m.X+cp, m.Y+h)
+	}
+	if t.horizontal {
+		c.StrokeLine2(sty, m.X-h, m.Y, m.X+h, m.Y)
+		c.StrokeLine2(sty, m.X-h, m.Y-cp, m.X-h, m.Y+cp)
+		c.StrokeLine2(sty, m.X+h, m.Y-cp, m.X+h, m.Y+cp)
+	}
 }

@@ -72,7 +72,10 @@ type Figures struct {
 	// CI95 holds 95% confidence intervals [low, high] when replications > 1,
 	// keyed by the JSON figure name without the suffix: "p50_ms", "p90_ms",
 	// "p99_ms", "p999_ms", "p9999_ms", "max_ms", "mean_ms" (all in ms) and
-	// "ru_multiplier" (dimensionless). Nil otherwise.
+	// "ru_multiplier" (dimensionless). Nil otherwise. A latency's low
+	// end is clamped at 0 by internal/study; the interval is mean ±
+	// (high − mean), so a low end of 0 means it reached 0 or below (see
+	// LatencyCIUnbounded, FormatLatencyCI).
 	CI95 map[string][2]float64
 	// Counters are extra event counts written to summary.json under
 	// "counters" (omitted when nil): attempts, breaker_trips,
@@ -110,11 +113,14 @@ type Window struct {
 type PolicyResult struct {
 	Figures
 	// CCDF is the latency complementary CDF: X = latency in ms,
-	// Y = P(T > X). Already downsampled (≤ ~400 points). Points with
-	// X ≤ 0 or Y ≤ 0 are dropped from the (log-log) chart.
+	// Y = P(T > X). Already downsampled (≤ ~400 points); its last point
+	// is the maximum latency (Figures.Max) at Y = 1/Ops, the CCDF's value
+	// just below the maximum. Points with X ≤ 0 or Y ≤ 0 are dropped from
+	// the (log-log) chart.
 	CCDF []Point
 	// Quantiles is the quantile table, e.g. q = 0.5, 0.9, 0.99, 0.999,
-	// 0.9999 and a fine grid; latencies in ms.
+	// 0.9999 and a fine grid, ending with q = 1 at the maximum
+	// (Figures.Max); latencies in ms.
 	Quantiles []QuantileRow
 	// Timeline is the windowed view over virtual time.
 	Timeline []Window
@@ -207,9 +213,10 @@ type output struct {
 //   - charts: ccdf (log-log, points with X ≤ 0 or Y ≤ 0 dropped; the
 //     probability axis ends at 1 and spans at least a decade),
 //     percentiles (dots p50/p99/p99.9 per policy, log Y when the values
-//     span more than one decade), cost (p99 ● and p99.9 ▲ vs RU
-//     multiplier, labelled by policy, 95% CI whiskers when known,
-//     coincident markers set side by side), threshold (mean threshold per
+//     span more than one decade), cost (p99 ● and p99.9 △ vs RU
+//     multiplier at their true values, labelled by policy, 95% CI
+//     whiskers when known; policies on the same spot fanned out by less
+//     than a marker radius on the page), threshold (mean threshold per
 //     window, log Y; policies that never chose one are left out),
 //     hedge_rate (percent per window), timeline (windowed p99, log Y;
 //     windows with no ops or p99 ≤ 0 break the line; episodes shaded,
@@ -242,12 +249,18 @@ func WriteRun(dir string, r *Run) ([]string, error) {
 
 // WriteSweep writes the output files of a parameter sweep into dir (created
 // with MkdirAll) and returns the paths written, sorted: sweep.csv (value,
-// then the summary.csv columns), sweep.json ({"scenario","param","seed",
-// "replications","points":[{"value","policies":[…]}]}, policy objects as in
-// summary.json) and the charts sweep_p99 (p99 solid/● and p99.9 dashed/▲
-// vs the parameter value, one colour per policy) and sweep_cost (p99 vs RU
-// multiplier, one curve per policy, points labelled with the parameter
-// value) as .png and .svg. Policies are matched across points by name.
+// then the summary.csv columns, then label), sweep.json ({"scenario",
+// "param","seed","replications","points":[{"value","policies":[…]}]},
+// policy objects as in summary.json plus "label") and the charts
+// sweep_p99 (p99 solid/● and p99.9 dashed/△ vs the parameter value, one
+// colour per policy) and sweep_cost (p99 vs RU multiplier, one curve per
+// policy, points labelled with the parameter value, 95% CI whiskers when
+// known, the RU axis at least 0.02 wide) as .png and .svg. Policies are
+// matched across points by name. When Param is a policy's parameter
+// ("policies.NAME.KEY", or "policies.INDEX.KEY" with one policy per
+// point) that policy is labelled "KEY=VALUE" (e.g. "threshold_ms=50")
+// in label and, as "KEY=FIRST…LAST", in the legends, since its name
+// states the value it was defined with; other policies by their name.
 // Error handling and atomicity are as for [WriteRun].
 func WriteSweep(dir string, s *Sweep) ([]string, error) {
 	if s == nil {

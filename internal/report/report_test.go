@@ -575,6 +575,7 @@ func TestWriteSweep(t *testing.T) {
 		if reps > 1 {
 			want = append(want, ciHeader()...)
 		}
+		want = append(want, "label")
 		if !reflect.DeepEqual(rows[0], want) {
 			t.Errorf("sweep.csv header %v", rows[0])
 		}
@@ -600,9 +601,9 @@ func TestWriteSweep(t *testing.T) {
 		if js.Param != s.Param || js.Seed != s.Seed || len(js.Points) != len(s.Points) || js.Points[2].Value != 100 {
 			t.Errorf("sweep.json header %+v", js)
 		}
-		wantKeys := basePolicyKeys
+		wantKeys := append(append([]string(nil), basePolicyKeys...), "label")
 		if reps > 1 {
-			wantKeys = append(append([]string(nil), basePolicyKeys...), ciPolicyKeys...)
+			wantKeys = append(wantKeys, ciPolicyKeys...)
 		}
 		if got := sortedKeys(js.Points[0].Policies[0]); !reflect.DeepEqual(got, sortedCopy(wantKeys)) {
 			t.Errorf("sweep policy keys %v", got)

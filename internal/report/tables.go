@@ -182,14 +182,25 @@ func summaryJSON(r *Run) ([]byte, error) {
 	}{r.Scenario, r.Seed, r.Replications, num{r.DurationS, precS}, policiesJSON(r.Policies)})
 }
 
+// sweepPolicyJSON is a policy object of sweep.json: summary.json's keys
+// and "label", the policy as labelled at this point (see sweepLabel).
+type sweepPolicyJSON struct {
+	policyJSON
+	Label string `json:"label"`
+}
+
 func sweepJSON(s *Sweep) ([]byte, error) {
 	type pointJSON struct {
-		Value    num          `json:"value"`
-		Policies []policyJSON `json:"policies"`
+		Value    num               `json:"value"`
+		Policies []sweepPolicyJSON `json:"policies"`
 	}
 	pts := make([]pointJSON, 0, len(s.Points))
 	for _, p := range s.Points {
-		pts = append(pts, pointJSON{num{p.Value, precS}, policiesJSON(p.Policies)})
+		ps := make([]sweepPolicyJSON, 0, len(p.Policies))
+		for i := range p.Policies {
+			ps = append(ps, sweepPolicyJSON{newPolicyJSON(&p.Policies[i].Figures), sweepLabel(s, &p, &p.Policies[i])})
+		}
+		pts = append(pts, pointJSON{num{p.Value, precS}, ps})
 	}
 	return marshalIndent(struct {
 		Scenario     string      `json:"scenario"`
@@ -275,16 +286,21 @@ func summaryCSV(r *Run) ([]byte, error) {
 	return writeCSV(rows)
 }
 
+// sweepCSV renders sweep.csv: value, the summary.csv columns, then
+// "label", the policy as labelled at this point (see sweepLabel; last, so
+// the earlier columns keep their positions).
 func sweepCSV(s *Sweep) ([]byte, error) {
 	withCI := s.Replications > 1
 	header := append([]string{"value"}, figureHeader...)
 	if withCI {
 		header = append(header, ciHeader()...)
 	}
+	header = append(header, "label")
 	rows := [][]string{header}
 	for _, p := range s.Points {
 		for i := range p.Policies {
 			row := append([]string{fmtNum(p.Value, precS)}, figureRow(&p.Policies[i].Figures, withCI)...)
+			row = append(row, sweepLabel(s, &p, &p.Policies[i]))
 			rows = append(rows, row)
 		}
 	}
@@ -365,4 +381,56 @@ func FormatTable(w io.Writer, figs []Figures) error {
 			fmtPct(f.HedgeRate), fmtPct(f.AlternateWinRate), ru, fmtPct(f.ErrorRate), trips)
 	}
 	return tw.Flush()
+}
+
+// Replications returns "1 replication" or "N replications".
+func Replications(n int) string {
+	if n == 1 {
+		return "1 replication"
+	}
+	return strconv.Itoa(n) + " replications"
+}
+
+// ReplicationNote is the footnote clause of a results table (hedgesim's
+// run and sweep tables) on how its figures combine reps replications,
+// with "; " in front; "" for one replication. ciFile names the file that
+// holds the 95% confidence intervals (e.g. "summary.json"). The
+// percentiles and the RU multiplier are means over the replications; max
+// is the largest latency of any replication, not a mean (see
+// internal/study.Figures).
+func ReplicationNote(reps int, ciFile string) string {
+	if reps <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("; p50, p99, p99.9 and RU × are means over %s (95%% CIs in %s); max is the largest latency of any replication", Replications(reps), ciFile)
+}
+
+// UnboundedCIMark marks a latency shown as mean ± half-width because its
+// 95% confidence interval reaches down to zero or below (see
+// LatencyCIUnbounded); UnboundedCINote explains the mark under a table.
+const (
+	UnboundedCIMark = "†"
+	UnboundedCINote = "† mean ± half-width of the 95% CI: the interval reaches 0 ms or below (replications too few or too far apart to bound the latency from below), so it is not written as [0, high]."
+)
+
+// LatencyCIUnbounded reports whether the 95% confidence interval ci of a
+// latency with mean v reaches zero or below: mean − half-width ≤ 0, the
+// half-width being ci[1] − v (Student-t intervals are symmetric; the
+// lower bound in ci may already be clamped at 0 by internal/study).
+// Such an interval bounds the latency from above only; [0, high] would
+// read as a measured lower bound of 0 ms.
+func LatencyCIUnbounded(v float64, ci [2]float64) bool {
+	return finite(v) && finite(ci[1]) && ci[1] > v && v-(ci[1]-v) <= 0
+}
+
+// FormatLatencyCI formats latency v (ms) with its 95% interval ci using
+// format for each number: "v [low, high]", or, when the interval reaches
+// zero or below (LatencyCIUnbounded), "v ± half-width†" (UnboundedCIMark;
+// put UnboundedCINote under the table), e.g. "764 ± 1092†" rather than
+// "764 [0.00, 1856]".
+func FormatLatencyCI(v float64, ci [2]float64, format func(float64) string) string {
+	if LatencyCIUnbounded(v, ci) {
+		return format(v) + " ± " + format(ci[1]-v) + UnboundedCIMark
+	}
+	return format(v) + " [" + format(ci[0]) + ", " + format(ci[1]) + "]"
 }

@@ -340,12 +340,28 @@ func tailGrid(n int64) []float64 {
 
 // Policy builds the report's view of one policy: figures, CCDF (latency at
 // tail probabilities from 1 down to 1/ops, 20 points per decade), a
-// quantile table and the timeline.
+// quantile table and the timeline. Both the CCDF and the quantile table
+// end at the largest latency, max_ms of the figures (the merged
+// histogram's maximum: the highest value equivalent to its bucket, 3
+// significant digits): the CCDF's last point is (max_ms, 1/ops), the
+// CCDF's value just below the maximum (P(T ≥ max) of the pooled
+// operations), and the quantile table's last row is q = 1. The tail grid
+// alone stops at the largest grid probability ≥ 1/ops, whose latency is
+// below the maximum.
 func Policy(p PolicyResult) report.PolicyResult {
 	m := p.Merged
 	out := report.PolicyResult{Figures: Figures(p)}
 	for _, tail := range tailGrid(m.Ops) {
 		out.CCDF = append(out.CCDF, report.Point{X: m.QuantileMs(1 - tail), Y: tail})
+	}
+	maxMs := float64(m.Latency.Max()) / 1000
+	if n := len(out.CCDF); m.Ops > 1 && n > 0 {
+		last := report.Point{X: maxMs, Y: 1 / float64(m.Ops)}
+		if out.CCDF[n-1].Y*float64(m.Ops) <= 1+1e-9 {
+			out.CCDF[n-1] = last // the grid reached 1/ops: that point is the maximum
+		} else {
+			out.CCDF = append(out.CCDF, last)
+		}
 	}
 	qs := []float64{0.5, 0.75, 0.9, 0.95, 0.99, 0.995, 0.999, 0.9995, 0.9999, 0.99999}
 	for _, tail := range tailGrid(m.Ops) {
@@ -360,6 +376,7 @@ func Policy(p PolicyResult) report.PolicyResult {
 		last = q
 		out.Quantiles = append(out.Quantiles, report.QuantileRow{Q: q, Ms: m.QuantileMs(q)})
 	}
+	out.Quantiles = append(out.Quantiles, report.QuantileRow{Q: 1, Ms: maxMs})
 	w := m.WindowWidth.Seconds()
 	for i, win := range m.Timeline {
 		row := report.Window{StartS: float64(i) * w, EndS: float64(i+1) * w, Ops: win.Ops}

@@ -248,3 +248,45 @@ func TestSimulateCancelled(t *testing.T) {
 		t.Errorf("%d operations finished; cancellation should stop well before the end", n)
 	}
 }
+
+// Issue (fixA item 2): the CCDF and quantile table stopped short of the
+// maximum (disabled in default: CCDF ended at 2830 ms, max_ms 3188.7),
+// because the tail grid stops at the largest grid probability ≥ 1/ops.
+// Both now end at max_ms, the merged histogram's maximum, with several
+// replications as with one.
+func TestCCDFAndQuantilesEndAtMax(t *testing.T) {
+	cfg, pols := scenario(t)
+	for _, reps := range []int{1, 3} {
+		res, err := study.Simulate(cfg, pols, reps, study.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, pr := range res.Policies {
+			p := study.Policy(pr)
+			last := p.CCDF[len(p.CCDF)-1]
+			if last.X != p.Max {
+				t.Errorf("reps %d %s: CCDF ends at %v ms, max_ms %v", reps, p.Policy, last.X, p.Max)
+			}
+			if want := 1 / float64(p.Ops); math.Abs(last.Y-want) > 1e-15 {
+				t.Errorf("reps %d %s: CCDF's last probability %v, want 1/ops = %v", reps, p.Policy, last.Y, want)
+			}
+			for i := 1; i < len(p.CCDF); i++ {
+				if p.CCDF[i].Y >= p.CCDF[i-1].Y || p.CCDF[i].X < p.CCDF[i-1].X {
+					t.Fatalf("reps %d %s: CCDF not monotone at %d: %+v %+v", reps, p.Policy, i, p.CCDF[i-1], p.CCDF[i])
+				}
+			}
+			q := p.Quantiles[len(p.Quantiles)-1]
+			if q.Q != 1 || q.Ms != p.Max {
+				t.Errorf("reps %d %s: quantile table ends at q=%v %v ms, want q=1 at max_ms %v", reps, p.Policy, q.Q, q.Ms, p.Max)
+			}
+			// The maximum over replications survives merging.
+			var repMax float64
+			for _, v := range pr.PerRep {
+				repMax = max(repMax, v[5])
+			}
+			if p.Max != repMax {
+				t.Errorf("reps %d %s: max_ms %v, largest replication maximum %v", reps, p.Policy, p.Max, repMax)
+			}
+		}
+	}
+}
