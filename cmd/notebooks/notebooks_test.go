@@ -74,7 +74,7 @@ func TestQ11Policies(t *testing.T) {
 		}
 		names = append(names, p.Name)
 	}
-	want := "disabled driver-default static-50ms p99-tps p99-dynamic p99-budget-20pct cassandra-100ms finagle-2pct grpc-throttle-50ms"
+	want := "disabled driver-default static-50ms p99-tps p99-dynamic p99-dynamic-min20 p99-budget-20pct cassandra-100ms finagle-2pct grpc-throttle-50ms"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("policies %q, want %q", got, want)
 	}
