@@ -5,8 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"hedgelab/internal/report"
+	"hedgelab/scenarios"
 	"hedgelab/simnet"
 )
 
@@ -107,5 +109,23 @@ func TestWorse(t *testing.T) {
 		if got := worse(c.f, best, "p99_ms", c.f.P99, best.P99); got != c.want {
 			t.Errorf("worseP99(%v) = %v, want %v", c.f.P99, got, c.want)
 		}
+	}
+}
+
+func TestQ11AblationPolicies(t *testing.T) {
+	pols, err := scenarios.BuildPolicies("q11 ablation", []byte(q11AblationTOML), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range pols {
+		if _, err := p.New(); err != nil {
+			t.Errorf("%s: %v", p.Name, err)
+		}
+		names = append(names, p.Name)
+	}
+	want := "p99-dynamic rounding-value thin-window-initial warmup-initial censored-ignore ceiling-none"
+	if got := strings.Join(names, " "); got != want {
+		t.Errorf("policies %q, want %q", got, want)
 	}
 }

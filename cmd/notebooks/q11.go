@@ -91,27 +91,27 @@ name = "p99-dynamic"
 type = "p99_dynamic"
 
 [[policies]]
-name = "rounding=value"
+name = "rounding-value"
 type = "p99_dynamic"
 rounding = "value"
 
 [[policies]]
-name = "thin_window=initial"
+name = "thin-window-initial"
 type = "p99_dynamic"
 thin_window = "initial"
 
 [[policies]]
-name = "warmup=initial"
+name = "warmup-initial"
 type = "p99_dynamic"
 warmup = "initial"
 
 [[policies]]
-name = "censored=ignore"
+name = "censored-ignore"
 type = "p99_dynamic"
 censored = "ignore"
 
 [[policies]]
-name = "ceiling=none"
+name = "ceiling-none"
 type = "p99_dynamic"
 ceiling = "none"
 `
