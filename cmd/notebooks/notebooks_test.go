@@ -124,7 +124,7 @@ func TestQ11AblationPolicies(t *testing.T) {
 		}
 		names = append(names, p.Name)
 	}
-	want := "p99-dynamic rounding-value thin-window-initial warmup-initial censored-ignore ceiling-none"
+	want := "p99-dynamic rounding-value thin-window-initial warmup-initial censored-ignore ceiling-none p90-dynamic p90-censored-ignore"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("policies %q, want %q", got, want)
 	}
