@@ -307,8 +307,8 @@ func q11(d *doc) error {
 		len(scores["p99-budget-20pct"].p99), len(scores["p99-budget-20pct"].ru), len(scores["finagle-2pct"].p99), len(scores["finagle-2pct"].ru),
 		len(scores["grpc-throttle-50ms"].p99), len(scores["grpc-throttle-50ms"].ru), len(scores["cassandra-100ms"].p99), len(scores["cassandra-100ms"].ru))
 	if rec == "p99-dynamic" || rec == q11Floor20 {
-		floorLine := fmt.Sprintf("The shipped default keeps TPS §4.2's 50 ms floor, and on this scorecard it is not the better floor: `%s` loses %d scenarios against the default's %d, cutting p99 in %d scenarios (listed under *What the floor does*) at no extra RU where the slow reads are an incident, and costing RU in %d where a healthy mode sits between 20 and 50 ms: %s. So the data here support `min_ms = 20` wherever that RU on a healthy 20–50 ms mode is affordable; 50 ms is the choice where it is not, or where nothing is known about the workload's modes — a conservative default, not the scorecard's winner.",
-			q11Floor20, losses(q11Floor20), losses("p99-dynamic"), len(cuts), len(dearer), joinOr(dearer, "none"))
+		floorLine := fmt.Sprintf("The shipped default keeps TPS §4.2's 50 ms floor, and on this scorecard it is not the better floor: `%s` loses %d of the %d scenarios against the default's %d, cutting p99 in %d scenarios (listed under *What the floor does*) at no extra RU where the slow reads are an incident, and costing RU in %d where a healthy mode sits between 20 and 50 ms: %s. So the data here support `min_ms = 20` wherever that RU on a healthy 20–50 ms mode is affordable; 50 ms is the choice where it is not, or where nothing is known about the workload's modes — a conservative default, not the scorecard's winner.",
+			q11Floor20, losses(q11Floor20), len(results), losses("p99-dynamic"), len(cuts), len(dearer), joinOr(dearer, "none"))
 		if losses(q11Floor20) >= losses("p99-dynamic") {
 			floorLine = fmt.Sprintf("On this scorecard a 20 ms floor does not do better (`%s` loses %d scenarios against the default's %d), so the default's 50 ms floor stands.", q11Floor20, losses(q11Floor20), losses("p99-dynamic"))
 		}
