@@ -513,7 +513,12 @@ func TestLibBColdStart(t *testing.T) {
 		}
 	}
 	// The fixed policy warms up on the largest observation under the
-	// ceiling: from the second window on it is at the 50 ms clamp.
+	// ceiling: not at 50 ms from the very start (its first 5 s window's
+	// mean threshold is ~75 ms over the 20 replications), but from the
+	// second window on it is at the 50 ms clamp.
+	if thr := libBThreshold(fixed, 0); thr < 60 || thr > 100 {
+		t.Errorf("window 0: p99-dynamic mean threshold %.1f ms, want ~75 (warm-up above the clamp)", thr)
+	}
 	for i := 1; i < 48; i++ {
 		if thr := libBThreshold(fixed, i); thr < 50 || thr > 60 {
 			t.Errorf("window %d: p99-dynamic mean threshold %.1f ms, want the 50 ms clamp", i, thr)

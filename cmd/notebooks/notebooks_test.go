@@ -5,8 +5,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"hedgelab/internal/report"
+	"hedgelab/scenarios"
 	"hedgelab/simnet"
 )
 
@@ -74,7 +76,7 @@ func TestQ11Policies(t *testing.T) {
 		}
 		names = append(names, p.Name)
 	}
-	want := "disabled driver-default static-50ms p99-tps p99-dynamic p99-budget-20pct cassandra-100ms finagle-2pct grpc-throttle-50ms"
+	want := "disabled driver-default static-50ms p99-tps p99-dynamic p99-dynamic-min20 p99-budget-20pct cassandra-100ms finagle-2pct grpc-throttle-50ms"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("policies %q, want %q", got, want)
 	}
@@ -130,5 +132,23 @@ func TestWithCIUnboundedLatency(t *testing.T) {
 	d.table([]string{"policy", "p99"}, [][]string{{"a", withCI(f, "p99_ms", 67.7, ms)}})
 	if strings.Contains(d.b.String(), "†") {
 		t.Errorf("note without a mark:\n%s", d.b.String())
+	}
+}
+
+func TestQ11AblationPolicies(t *testing.T) {
+	pols, err := scenarios.BuildPolicies("q11 ablation", []byte(q11AblationTOML), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, p := range pols {
+		if _, err := p.New(); err != nil {
+			t.Errorf("%s: %v", p.Name, err)
+		}
+		names = append(names, p.Name)
+	}
+	want := "p99-dynamic rounding-value thin-window-initial warmup-initial censored-ignore ceiling-none p90-dynamic p90-censored-ignore"
+	if got := strings.Join(names, " "); got != want {
+		t.Errorf("policies %q, want %q", got, want)
 	}
 }

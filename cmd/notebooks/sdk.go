@@ -23,7 +23,7 @@ func sdkDefaults(d *doc) error {
 	d.p("**Method.** Each scenario runs a grid of static thresholds %v ms on the same seeded workload. The best static threshold is the one with the lowest p99 among those whose RU multiplier stays at or below %.2f× (a sizing budget); ties go to the higher threshold. When every threshold gives a p99 within 5%% of the others the best is \"any\". The sweep charts show p99 / p99.9 against the threshold and against the RU multiplier (points labelled by threshold).", sdkGrid, sdkRUCap)
 	var summary [][]string
 	lower500, maxExtra500 := 0, 0.0
-	var bestSmall []string
+	var bestSmall, overlap []string
 	for _, name := range sdkScenarios {
 		var pols []simnet.Policy
 		for _, t := range sdkGrid {
@@ -59,13 +59,38 @@ func sdkDefaults(d *doc) error {
 		if bestIdx >= 0 {
 			bf := r.fig(r.res.Policies[bestIdx].Name)
 			bestName, bestP99 = fmt.Sprintf("%g ms", sdkGrid[bestIdx]), bf.P99
+			// Thresholds tied with the best (the same p99 and RU: hedging
+			// never fires at any of them) are named as a range.
+			first := bestIdx
+			for first > 0 {
+				g := r.fig(r.res.Policies[first-1].Name)
+				if g.P99 != bf.P99 || g.RUMultiplier != bf.RUMultiplier {
+					break
+				}
+				first--
+			}
+			if first < bestIdx {
+				bestName = fmt.Sprintf("%g–%g ms (identical)", sdkGrid[first], sdkGrid[bestIdx])
+			}
 			lo, hi := math.Inf(1), 0.0
+			var worst report.Figures
 			for _, p := range r.res.Policies {
 				f := r.fig(p.Name)
-				lo, hi = min(lo, f.P99), max(hi, f.P99)
+				lo = min(lo, f.P99)
+				if f.P99 > hi {
+					hi, worst = f.P99, f
+				}
 			}
-			if hi <= lo*1.05 {
+			switch {
+			case hi <= lo*1.05:
 				bestName = "any (all within 5%)"
+				bestIdx = -1
+			case !better(bf, worst, "p99_ms", bf.P99, worst.P99):
+				// The lowest p99 is not significantly below the highest:
+				// the intervals overlap, so no threshold beats another.
+				bestName += ", intervals overlap"
+				overlap = append(overlap, fmt.Sprintf("`%s` (lowest p99 %s at %s, highest %s at `%s`)", name,
+					withCI(bf, "p99_ms", bf.P99, ms), strings.TrimSuffix(strings.SplitN(bestName, ",", 2)[0], " (identical)"), withCI(worst, "p99_ms", worst.P99, ms), worst.Policy))
 				bestIdx = -1
 			}
 		}
@@ -83,7 +108,7 @@ func sdkDefaults(d *doc) error {
 	d.table([]string{"scenario", "p99 @ 500 ms", "p99 @ 1000 ms", "best static (RU ≤ 1.25×)", "its p99", "RU× @ 500", "RU× @ 1000"}, summary)
 	d.p("## Answer")
 	d.p("500 ms gives a lower p99 than 1000 ms in %d of %d scenarios (every scenario whose primary is slow for a subset of requests: p99 is then about the threshold plus the alternate's round trip) and the same p99 in the rest; it never costs more than %.1f percentage points of extra RU multiplier. So between the two SDK defaults, 500 ms is the better static default.", lower500, len(sdkScenarios), 100*maxExtra500)
-	d.p("Neither is close to the best static threshold: where a subset of requests is slow the best threshold in the grid is %s, cutting p99 to tens of milliseconds for under %.0f%% extra RU; where nothing is slow every threshold gives the same p99; and under saturation (`saturation`) the lowest p99 comes from the largest threshold, where hedging barely fires (with wide, overlapping intervals). The best static threshold depends on each scenario's latency scale and load, which a single static default cannot know — the argument for the dynamic threshold of notebook 01. Where the data does not settle it: the grid stops at 10 ms, and the scenarios are single-client.", strings.Join(bestSmall, ", "), 100*(sdkRUCap-1))
+	d.p("Neither is close to the best static threshold: where a subset of requests is slow the best threshold in the grid is %s, cutting p99 to tens of milliseconds for under %.0f%% extra RU; where nothing is slow every threshold gives the same p99; and where the lowest p99's interval overlaps the highest's the point estimates favour the thresholds at which hedging never fires, but the table does not show that any threshold beats another: %s. The best static threshold depends on each scenario's latency scale and load, which a single static default cannot know — the argument for the dynamic threshold of notebook 01. Where the data does not settle it: the grid stops at 10 ms, and the scenarios are single-client.", strings.Join(bestSmall, ", "), 100*(sdkRUCap-1), joinOr(overlap, "no scenario"))
 	return nil
 }
 
