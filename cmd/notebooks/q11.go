@@ -309,6 +309,13 @@ func q11(d *doc) error {
 	if rec == "p99-dynamic" || rec == q11Floor20 {
 		floorLine := fmt.Sprintf("The shipped default keeps TPS §4.2's 50 ms floor, and on this scorecard it is not the better floor: `%s` loses %d of the %d scenarios against the default's %d, cutting p99 in %d scenarios (listed under *What the floor does*) at no extra RU where the slow reads are an incident, and costing RU in %d where a healthy mode sits between 20 and 50 ms: %s. So the data here support `min_ms = 20` wherever that RU on a healthy 20–50 ms mode is affordable; 50 ms is the choice where it is not, or where nothing is known about the workload's modes — a conservative default, not the scorecard's winner.",
 			q11Floor20, losses(q11Floor20), len(results), losses("p99-dynamic"), len(cuts), len(dearer), joinOr(dearer, "none"))
+		// The default must also pass every failure case (scenarios/testdata/
+		// policy-cases): low-rate-client allows the defaults at most 2%
+		// hedged, and the embedded low-rate-client scenario is that case.
+		if lr := get("low-rate-client", q11Floor20).HedgeRate; lr > q11LowRateMargin {
+			floorLine += fmt.Sprintf(" As the default, though, a 20 ms floor misses one of the five failure cases: in `low-rate-client` `%s` hedges %s of reads, past the case's margin of %s for the defaults (its warm-up hedges early at 20 ms, the nearer alternate wins and the breaker moves partitions to it). That is why `type = \"p99_dynamic\"` keeps 50 ms and `min_ms = 20` is a setting to choose, not the default.",
+				q11Floor20, pct(lr), pct(q11LowRateMargin))
+		}
 		if losses(q11Floor20) >= losses("p99-dynamic") {
 			floorLine = fmt.Sprintf("On this scorecard a 20 ms floor does not do better (`%s` loses %d scenarios against the default's %d), so the default's 50 ms floor stands.", q11Floor20, losses(q11Floor20), losses("p99-dynamic"))
 		}
@@ -322,6 +329,10 @@ func q11(d *doc) error {
 
 // q11Floor20 is the study's p99-dynamic with a 20 ms floor.
 const q11Floor20 = "p99-dynamic-min20"
+
+// q11LowRateMargin is the low-rate-client failure case's margin for the
+// default policy: at most 2% of reads hedged (../shared/cases/policy/README.md).
+const q11LowRateMargin = 0.02
 
 // q11Result is one scenario's figures per policy.
 type q11Result struct {
