@@ -114,15 +114,8 @@ func primaryOverloads(cfg *simnet.Config) []overload {
 	if len(cfg.Endpoints) == 0 {
 		return nil
 	}
-	writeRegion := cfg.WriteRegion
-	if writeRegion == "" {
-		writeRegion = cfg.Endpoints[0].Region
-	}
-	var regions []hedging.Endpoint
-	for _, e := range cfg.Endpoints {
-		regions = append(regions, hedging.Endpoint{Region: hedging.Region(e.Region), Key: e.Replica})
-	}
-	client, err := hedging.NewClient(hedging.Config{Regions: regions, WriteRegion: hedging.Region(writeRegion), MultiMaster: cfg.MultiMaster})
+	regions, writeRegion := cfg.ClientEndpoints()
+	client, err := hedging.NewClient(hedging.Config{Regions: regions, WriteRegion: writeRegion, MultiMaster: cfg.MultiMaster})
 	if err != nil {
 		return nil
 	}

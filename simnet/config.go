@@ -239,3 +239,20 @@ func (c *Config) Validate() error {
 	}
 	return nil
 }
+
+// ClientEndpoints returns the client's preferred read regions as
+// hedging endpoints (region and replica key, in preference order) and the
+// account's write region (WriteRegion, or the first endpoint's region when
+// unset), as every client of the run is configured with them. It needs at
+// least one endpoint (Validate checks that).
+func (c *Config) ClientEndpoints() ([]hedging.Endpoint, hedging.Region) {
+	eps := make([]hedging.Endpoint, len(c.Endpoints))
+	for i, e := range c.Endpoints {
+		eps[i] = hedging.Endpoint{Region: hedging.Region(e.Region), Key: e.Replica}
+	}
+	write := c.WriteRegion
+	if write == "" && len(c.Endpoints) > 0 {
+		write = c.Endpoints[0].Region
+	}
+	return eps, hedging.Region(write)
+}

@@ -271,15 +271,10 @@ func newSim(cfg *Config, strategy hedging.AvailabilityStrategy, seed uint64) (*s
 		return cfg.SameRegionRTTMs
 	}
 	var hubReplica string
-	writeRegion := cfg.WriteRegion
-	if writeRegion == "" {
-		writeRegion = cfg.Endpoints[0].Region
-	}
-	var hedgeEndpoints []hedging.Endpoint
+	hedgeEndpoints, writeRegion := cfg.ClientEndpoints()
 	for _, e := range cfg.Endpoints {
-		hedgeEndpoints = append(hedgeEndpoints, hedging.Endpoint{Region: hedging.Region(e.Region), Key: e.Replica})
 		s.epKeys = append(s.epKeys, e.Replica)
-		if e.Region == writeRegion {
+		if hedging.Region(e.Region) == writeRegion {
 			hubReplica = e.Replica
 		}
 	}
@@ -391,7 +386,7 @@ func newSim(cfg *Config, strategy hedging.AvailabilityStrategy, seed uint64) (*s
 
 	client, err := hedging.NewClient(hedging.Config{
 		Regions:                      hedgeEndpoints,
-		WriteRegion:                  hedging.Region(writeRegion),
+		WriteRegion:                  writeRegion,
 		MultiMaster:                  cfg.MultiMaster,
 		Strategy:                     strategy,
 		RequestTimeout:               cfg.RequestTimeout,
