@@ -459,8 +459,10 @@ func (r *Race) spawnAlternate(e *Effects, now time.Duration, cause SpawnCause) {
 
 // TimerFired reports that timer t, armed by an earlier ActTimer, fired at
 // now. Stale timers (the race moved on) are ignored.
-func (r *Race) TimerFired(now time.Duration, t TimerKind) Effects {
-	var e Effects
+//
+// The effects are written in place into the named result (no copy of
+// Effects on the hot path), as for Responded and Cancel.
+func (r *Race) TimerFired(now time.Duration, t TimerKind) (e Effects) {
 	switch t {
 	// Each timer is checked against the time it was armed for, so a stale
 	// timer (of this race, or of an earlier race on the same value) is
@@ -491,28 +493,26 @@ func (r *Race) TimerFired(now time.Duration, t TimerKind) Effects {
 			r.send(&e, now, l)
 		}
 	}
-	return e
+	return
 }
 
 // Cancel reports application cancellation at now (a cancelled context);
 // cause is returned by errors.Is on the outcome (context.Canceled or
 // context.DeadlineExceeded). It behaves like the deadline firing (§6.5 #7).
-func (r *Race) Cancel(now time.Duration, cause error) Effects {
-	var e Effects
+func (r *Race) Cancel(now time.Duration, cause error) (e Effects) {
 	if r.phase == phaseRunning {
 		r.deadlineFired(&e, now, cause)
 	}
-	return e
+	return
 }
 
 // Responded reports the result of attempt a (as given in its ActSend) at
 // now. Results of stale attempts (cancelled, or of a finished race) are
 // ignored.
-func (r *Race) Responded(now time.Duration, a Attempt, res Result) Effects {
-	var e Effects
+func (r *Race) Responded(now time.Duration, a Attempt, res Result) (e Effects) {
 	lg := &r.legs[a.Leg]
 	if r.phase == phaseDone || !lg.inFlight || a.Seq != lg.seq {
-		return e
+		return
 	}
 	lg.inFlight = false
 	lg.last = res
@@ -533,11 +533,11 @@ func (r *Race) Responded(now time.Duration, a Attempt, res Result) Effects {
 		if !r.legs[Primary].inFlight && !r.legs[Alternate].inFlight {
 			r.endHarvest(&e, now)
 		}
-		return e
+		return
 	}
 	if res.Final() {
 		r.legFinal(&e, now, a.Leg)
-		return e
+		return
 	}
 	r.noteTransient(a.Leg, res)
 	if res.Err == nil && res.Status.Code == 404 && res.Status.SubStatus == SubStatusReadSessionNotAvailable &&
@@ -569,10 +569,10 @@ func (r *Race) Responded(now time.Duration, a Attempt, res Result) Effects {
 		} else {
 			r.send(&e, now, a.Leg)
 		}
-		return e
+		return
 	}
 	r.legTransient(&e, now, a.Leg, res)
-	return e
+	return
 }
 
 // retry decides whether leg l retries after the transient res, moving the
