@@ -196,12 +196,24 @@ type Effects struct {
 // Len returns the number of actions.
 func (e *Effects) Len() int { return e.n }
 
-// At returns action i (0 <= i < Len()).
-func (e *Effects) At(i int) Action { return e.a[i] }
+// At returns action i (0 <= i < Len()), in place: the pointer is into e
+// (an Action is 96 bytes; drivers read it without a copy).
+func (e *Effects) At(i int) *Action { return &e.a[i] }
 
-func (e *Effects) add(a Action) {
-	e.a[e.n] = a
+// next appends an action and returns it to be filled in place. Every
+// Effects the race writes into starts as a zero value (each call into the
+// race returns a fresh one), so the new action is already zero: only its
+// non-zero fields need writing.
+func (e *Effects) next() *Action {
+	a := &e.a[e.n]
 	e.n++
+	return a
+}
+
+// timer appends the ActTimer action for timer t at at.
+func (e *Effects) timer(t TimerKind, at time.Duration) {
+	a := e.next()
+	a.Kind, a.Timer, a.At = ActTimer, t, at
 }
 
 type racePhase uint8
@@ -374,10 +386,10 @@ func (c *Client) begin(ctx context.Context, e *Effects, r *Race, now time.Durati
 	}
 	r.send(e, now, Primary)
 	if r.hedged && (!r.hasDeadline || now+r.threshold.Get() < r.deadline) {
-		e.add(Action{Kind: ActTimer, Timer: TimerThreshold, At: now + r.threshold.Get()})
+		e.timer(TimerThreshold, now+r.threshold.Get())
 	}
 	if r.hasDeadline {
-		e.add(Action{Kind: ActTimer, Timer: TimerDeadline, At: r.deadline})
+		e.timer(TimerDeadline, r.deadline)
 	}
 }
 
@@ -430,15 +442,13 @@ func (r *Race) send(e *Effects, now time.Duration, l Leg) {
 	lg.inFlight = true
 	lg.attempts++
 	lg.sentAt = now
-	e.add(Action{Kind: ActSend, Leg: l, At: now, Attempt: Attempt{
-		Leg:                     l,
-		Seq:                     r.seq,
-		Endpoint:                lg.endpoint,
-		Excluded:                lg.excluded,
-		Hedging:                 l == Alternate,
-		HubRegionProcessingOnly: r.hubHeader(l),
-		SessionLSN:              r.c.sessions.Get(r.op.Partition),
-	}})
+	a := e.next()
+	a.Kind, a.Leg, a.At = ActSend, l, now
+	at := &a.Attempt
+	at.Leg, at.Seq, at.Endpoint, at.Excluded = l, r.seq, lg.endpoint, lg.excluded
+	at.Hedging = l == Alternate
+	at.HubRegionProcessingOnly = r.hubHeader(l)
+	at.SessionLSN = r.c.sessions.Get(r.op.Partition)
 }
 
 // spawnAlternate is the single body behind both entry points of §6.5 #9:
@@ -576,7 +586,7 @@ func (r *Race) Responded(now time.Duration, a Attempt, res Result) (e Effects) {
 			if a.Leg == Alternate {
 				timer = TimerBackoffAlternate
 			}
-			e.add(Action{Kind: ActTimer, Timer: timer, At: now + delay})
+			e.timer(timer, now+delay)
 		} else {
 			r.send(&e, now, a.Leg)
 		}
@@ -740,7 +750,7 @@ func (r *Race) deadlineFired(e *Effects, now time.Duration, cause error) {
 	}
 	r.phase = phaseHarvesting
 	r.harvestAt = now + HarvestWindow
-	e.add(Action{Kind: ActTimer, Timer: TimerHarvest, At: r.harvestAt})
+	e.timer(TimerHarvest, r.harvestAt)
 }
 
 func reasonFor(cause error) CancelReason {
@@ -764,7 +774,8 @@ func (r *Race) cancelOthers(e *Effects, now time.Duration, reason CancelReason) 
 		if lg.inFlight {
 			lg.inFlight = false
 			lg.done = true
-			e.add(Action{Kind: ActCancel, Leg: l, Reason: reason})
+			a := e.next()
+			a.Kind, a.Leg, a.Reason = ActCancel, l, reason
 			// A superseded primary's elapsed time is a lower bound of its
 			// latency (censoring); policies that learn from it are told.
 			if l == Primary && r.hedged {

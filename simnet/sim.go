@@ -613,7 +613,7 @@ func (s *sim) perform(slot int32, e *hedging.Effects) {
 		a := e.At(i)
 		switch a.Kind {
 		case hedging.ActSend:
-			s.send(slot, o, a.Attempt)
+			s.send(slot, o, &a.Attempt)
 		case hedging.ActCancel:
 			s.cancel(o, a.Leg)
 		case hedging.ActTimer:
@@ -675,9 +675,9 @@ func (s *sim) queueResponse(slot int32, o *opState, st *attemptState, at time.Du
 	s.q.push(event{at: at, kind: evResponse, id: slot, gen: o.gen, aseq: st.a.Seq, sub: uint8(st.a.Leg)})
 }
 
-func (s *sim) send(slot int32, o *opState, a hedging.Attempt) {
+func (s *sim) send(slot int32, o *opState, a *hedging.Attempt) {
 	st := &o.att[a.Leg]
-	st.a = a
+	st.a = *a
 	st.cancelled = false
 	st.respQueued = false
 	st.n++
