@@ -200,13 +200,11 @@ func (e *Effects) Len() int { return e.n }
 // (an Action is 96 bytes; drivers read it without a copy).
 func (e *Effects) At(i int) *Action { return &e.a[i] }
 
-// next appends an action and returns it to be filled in place. Every
-// Effects the race writes into starts as a zero value (each call into the
-// race returns a fresh one), so the new action is already zero: only its
-// non-zero fields need writing.
+// next appends a zero action and returns it to be filled in place.
 func (e *Effects) next() *Action {
 	a := &e.a[e.n]
 	e.n++
+	*a = Action{}
 	return a
 }
 
@@ -315,7 +313,16 @@ type raceState struct {
 // done, except that the race may set op.HubRegionProcessingOnly.
 func (c *Client) Begin(r *Race, now time.Duration, op *Operation) (e Effects) {
 	c.begin(context.Background(), &e, r, now, op, 0)
-	return e
+	return
+}
+
+// BeginTo is [Client.Begin] writing the effects into e (whose previous
+// actions it discards) instead of returning them: a driver that keeps one
+// Effects and reuses it spares clearing and copying the value on every
+// call (the simulator's hot path).
+func (c *Client) BeginTo(e *Effects, r *Race, now time.Duration, op *Operation) {
+	e.n = 0
+	c.begin(context.Background(), e, r, now, op, 0)
 }
 
 // begin is Begin with the context the race's slog events are logged with
@@ -480,10 +487,15 @@ func (r *Race) spawnAlternate(e *Effects, now time.Duration, cause SpawnCause) {
 
 // TimerFired reports that timer t, armed by an earlier ActTimer, fired at
 // now. Stale timers (the race moved on) are ignored.
-//
-// The effects are written in place into the named result (no copy of
-// Effects on the hot path), as for Responded and Cancel.
 func (r *Race) TimerFired(now time.Duration, t TimerKind) (e Effects) {
+	r.TimerFiredTo(&e, now, t)
+	return
+}
+
+// TimerFiredTo is [Race.TimerFired] writing the effects into e (whose
+// previous actions it discards), as [Client.BeginTo].
+func (r *Race) TimerFiredTo(e *Effects, now time.Duration, t TimerKind) {
+	e.n = 0
 	switch t {
 	// Each timer is checked against the time it was armed for, so a stale
 	// timer (of this race, or of an earlier race on the same value) is
@@ -491,15 +503,15 @@ func (r *Race) TimerFired(now time.Duration, t TimerKind) (e Effects) {
 	case TimerThreshold:
 		if r.phase == phaseRunning && r.hedged && !r.spawned && !r.noFanOut && now >= r.start+r.threshold.Get() &&
 			(!r.hasDeadline || now < r.deadline) {
-			r.spawnAlternate(&e, now, SpawnThreshold)
+			r.spawnAlternate(e, now, SpawnThreshold)
 		}
 	case TimerDeadline:
 		if r.phase == phaseRunning && r.hasDeadline && now >= r.deadline {
-			r.deadlineFired(&e, now, context.DeadlineExceeded)
+			r.deadlineFired(e, now, context.DeadlineExceeded)
 		}
 	case TimerHarvest:
 		if r.phase == phaseHarvesting && now >= r.harvestAt {
-			r.endHarvest(&e, now)
+			r.endHarvest(e, now)
 		}
 	case TimerBackoffPrimary, TimerBackoffAlternate:
 		l := Primary
@@ -511,10 +523,9 @@ func (r *Race) TimerFired(now time.Duration, t TimerKind) (e Effects) {
 		if lg := &r.legs[l]; r.phase == phaseRunning && lg.backingOff && now >= lg.backoffAt &&
 			(!r.hasDeadline || now < r.deadline) {
 			lg.backingOff = false
-			r.send(&e, now, l)
+			r.send(e, now, l)
 		}
 	}
-	return
 }
 
 // Cancel reports application cancellation at now (a cancelled context);
@@ -531,12 +542,21 @@ func (r *Race) Cancel(now time.Duration, cause error) (e Effects) {
 // now. Results of stale attempts (cancelled, or of a finished race) are
 // ignored.
 func (r *Race) Responded(now time.Duration, a Attempt, res Result) (e Effects) {
+	r.RespondedTo(&e, now, &a, &res)
+	return
+}
+
+// RespondedTo is [Race.Responded] writing the effects into e (whose
+// previous actions it discards), as [Client.BeginTo], and taking the
+// attempt and its result by pointer (read only, not retained).
+func (r *Race) RespondedTo(e *Effects, now time.Duration, a *Attempt, res *Result) {
+	e.n = 0
 	lg := &r.legs[a.Leg]
 	if r.phase == phaseDone || !lg.inFlight || a.Seq != lg.seq {
 		return
 	}
 	lg.inFlight = false
-	lg.last = res
+	lg.last = *res
 	lg.elapsed = now - lg.startAt
 	lg.charge += res.RequestCharge
 	r.totalCharge += res.RequestCharge
@@ -550,17 +570,17 @@ func (r *Race) Responded(now time.Duration, a Attempt, res Result) (e Effects) {
 	}
 	if r.phase == phaseHarvesting {
 		lg.done, lg.completed = true, true
-		r.noteTransient(a.Leg, res)
+		r.noteTransient(a.Leg, *res)
 		if !r.legs[Primary].inFlight && !r.legs[Alternate].inFlight {
-			r.endHarvest(&e, now)
+			r.endHarvest(e, now)
 		}
 		return
 	}
 	if res.Final() {
-		r.legFinal(&e, now, a.Leg)
+		r.legFinal(e, now, a.Leg)
 		return
 	}
-	r.noteTransient(a.Leg, res)
+	r.noteTransient(a.Leg, *res)
 	if res.Err == nil && res.Status.Code == 404 && res.Status.SubStatus == SubStatusReadSessionNotAvailable &&
 		r.hubEligible && lg.sessionRetries == 0 && !lg.hub {
 		lg.hub = true // §9.6.1 four conditions
@@ -577,9 +597,9 @@ func (r *Race) Responded(now time.Duration, a Attempt, res Result) (e Effects) {
 	// transport error (no response at all) — sends the alternate now.
 	if r.hedged && a.Leg == Primary && !r.spawned && !r.noFanOut && (res.Err != nil || canSpawnHedge(res.Status)) &&
 		(!r.hasDeadline || now < r.deadline) {
-		r.spawnAlternate(&e, now, spawnCauseOf(res))
+		r.spawnAlternate(e, now, spawnCauseOf(*res))
 	}
-	if delay, ok := r.retry(now, a.Leg, res); ok {
+	if delay, ok := r.retry(now, a.Leg, *res); ok {
 		if delay > 0 {
 			lg.backingOff, lg.backoffAt = true, now+delay
 			timer := TimerBackoffPrimary
@@ -588,12 +608,11 @@ func (r *Race) Responded(now time.Duration, a Attempt, res Result) (e Effects) {
 			}
 			e.timer(timer, now+delay)
 		} else {
-			r.send(&e, now, a.Leg)
+			r.send(e, now, a.Leg)
 		}
 		return
 	}
-	r.legTransient(&e, now, a.Leg, res)
-	return
+	r.legTransient(e, now, a.Leg, *res)
 }
 
 // retry decides whether leg l retries after the transient res, moving the

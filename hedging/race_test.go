@@ -96,6 +96,11 @@ type htDriver struct {
 	lastTransient hedging.Status // status of the latest accepted transient response
 	sawTransient  bool
 	failures      []string
+
+	// to drives the race through BeginTo, RespondedTo and TimerFiredTo
+	// with the one reused eff, as the simulator does.
+	to  bool
+	eff hedging.Effects
 }
 
 func (d *htDriver) fail(format string, args ...any) {
@@ -192,7 +197,12 @@ func (d *htDriver) perform(e hedging.Effects, wasDone bool) {
 // done, to check that the core ignores them).
 func (d *htDriver) run() *htDriver {
 	d.now = d.start
-	d.perform(d.c.Begin(&d.r, d.start, d.op), false)
+	if d.to {
+		d.c.BeginTo(&d.eff, &d.r, d.start, d.op)
+		d.perform(d.eff, false)
+	} else {
+		d.perform(d.c.Begin(&d.r, d.start, d.op), false)
+	}
 	d.noteDone()
 	for steps := 0; len(d.q) > 0; steps++ {
 		if steps > 100000 {
@@ -213,9 +223,19 @@ func (d *htDriver) run() *htDriver {
 			}
 			d.nrec++
 			d.got = append(d.got, htGot{at: d.now, a: ev.attempt, res: ev.res, live: live && !wasDone, idx: d.nrec})
-			d.perform(d.r.Responded(d.now, ev.attempt, ev.res), wasDone)
+			if d.to {
+				d.r.RespondedTo(&d.eff, d.now, &ev.attempt, &ev.res)
+				d.perform(d.eff, wasDone)
+			} else {
+				d.perform(d.r.Responded(d.now, ev.attempt, ev.res), wasDone)
+			}
 		case htKindTimer:
-			d.perform(d.r.TimerFired(d.now, ev.timer), wasDone)
+			if d.to {
+				d.r.TimerFiredTo(&d.eff, d.now, ev.timer)
+				d.perform(d.eff, wasDone)
+			} else {
+				d.perform(d.r.TimerFired(d.now, ev.timer), wasDone)
+			}
 		case htKindCall:
 			d.perform(ev.call(d.now), wasDone)
 		}

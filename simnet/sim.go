@@ -162,11 +162,15 @@ type RunOptions struct {
 const cancelCheckEvents = 1 << 14
 
 type sim struct {
-	cfg      *Config
-	seed     uint64
-	client   *hedging.Client
-	now      time.Duration
-	q        eventQueue
+	cfg    *Config
+	seed   uint64
+	client *hedging.Client
+	now    time.Duration
+	q      eventQueue
+	// eff receives the effects of every call into a race (BeginTo,
+	// RespondedTo, TimerFiredTo), performed before the next call: one
+	// value reused, never cleared or copied whole.
+	eff      hedging.Effects
 	ops      []opState
 	free     []int32
 	reps     []replicaRT
@@ -510,8 +514,8 @@ func (s *sim) run(done <-chan struct{}) bool {
 				if st := &o.att[ev.sub]; st.a.Seq == ev.aseq {
 					st.respQueued = false
 					if !st.cancelled {
-						e := o.race.Responded(s.now, st.a, st.res)
-						s.perform(ev.id, &e)
+						o.race.RespondedTo(&s.eff, s.now, &st.a, &st.res)
+						s.perform(ev.id, &s.eff)
 					}
 				}
 				if o.nparked > 0 && o.parkLeg == ev.sub && o.parkSeq == ev.aseq {
@@ -520,8 +524,8 @@ func (s *sim) run(done <-chan struct{}) bool {
 			}
 		case evTimer:
 			if o := &s.ops[ev.id]; o.gen == ev.gen {
-				e := o.race.TimerFired(s.now, hedging.TimerKind(ev.sub))
-				s.perform(ev.id, &e)
+				o.race.TimerFiredTo(&s.eff, s.now, hedging.TimerKind(ev.sub))
+				s.perform(ev.id, &s.eff)
 			}
 		case evServerFree:
 			s.reps[ev.id].wake = false
@@ -603,8 +607,8 @@ func (s *sim) startOp(client int32) {
 	if disabled {
 		o.op.Strategy = hedging.Disabled
 	}
-	e := s.client.Begin(&o.race, s.now, &o.op)
-	s.perform(slot, &e)
+	s.client.BeginTo(&s.eff, &o.race, s.now, &o.op)
+	s.perform(slot, &s.eff)
 }
 
 func (s *sim) perform(slot int32, e *hedging.Effects) {
