@@ -50,6 +50,12 @@ type HedgeWinTracker struct {
 	// npairs mirrors len(pairs) and ntripped counts the pairs holding a
 	// trip, so the common cases (no streak, no trip anywhere) take no lock.
 	npairs, ntripped atomic.Int64
+	// nkeyed[pairBucket(k)] counts the pairs with key k, so that
+	// recordPrimaryFinal takes no lock for a pair that has no entry — the
+	// common case when other pairs hold a streak or a trip — just as it
+	// takes none when there are no pairs at all. Updated under mu with the
+	// map; only a hint: a non-zero count takes the lock and looks.
+	nkeyed [64]atomic.Int32
 	// tripped indexes the pairs holding a trip by partition, so routing
 	// checks every region of a partition with one lookup.
 	tripped map[string][]Region
@@ -78,6 +84,19 @@ func (t *HedgeWinTracker) publish() {
 		}
 	}
 	t.demoted.Store(&m)
+}
+
+// pairBucket is a cheap fingerprint of a (partition, region) pair, in
+// [0, 64): lengths and end bytes, no hashing of whole strings.
+func pairBucket(partition string, region Region) int {
+	h := uint(len(partition))*31 + uint(len(region))*131
+	if n := len(partition); n > 0 {
+		h += uint(partition[n-1])*7 + uint(partition[0])*3
+	}
+	if n := len(region); n > 0 {
+		h += uint(region[n-1]) + uint(region[0])*17
+	}
+	return int(h % 64)
 }
 
 // newHedgeWinTracker returns a tracker that trips after threshold
@@ -112,6 +131,7 @@ func (t *HedgeWinTracker) recordHedgeWin(now time.Duration, partition string, pr
 		s = &winState{}
 		t.pairs[k] = s
 		t.npairs.Store(int64(len(t.pairs)))
+		t.nkeyed[pairBucket(partition, primary)].Add(1)
 	}
 	s.consecutive++
 	if s.consecutive >= t.threshold && (s.unhealthyUntil == 0 || now >= s.unhealthyUntil) {
@@ -136,6 +156,10 @@ func (t *HedgeWinTracker) recordPrimaryFinal(now time.Duration, partition string
 	if t.npairs.Load() == 0 {
 		return
 	}
+	b := pairBucket(partition, primary)
+	if t.nkeyed[b].Load() == 0 {
+		return // no entry for this pair: nothing to reset
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	k := winKey{partition, primary}
@@ -159,11 +183,13 @@ func (t *HedgeWinTracker) recordPrimaryFinal(now time.Duration, partition string
 		}
 		delete(t.pairs, k)
 		t.npairs.Store(int64(len(t.pairs)))
+		t.nkeyed[b].Add(-1)
 		t.publish()
 		return
 	}
 	delete(t.pairs, k)
 	t.npairs.Store(int64(len(t.pairs)))
+	t.nkeyed[b].Add(-1)
 }
 
 // Consecutive returns the current counter of (partition, primary), the
