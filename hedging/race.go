@@ -263,6 +263,11 @@ type legState struct {
 // diagnostics.
 type Race struct {
 	raceState
+	// legs are the two legs' states. Begin resets the primary's, and the
+	// alternate's only when altUsed: a race that spawns no alternate (the
+	// common case) leaves it as Begin found it, all zero.
+	legs    [2]legState
+	altUsed bool
 	// regionBuf backs the reordered regions and a write's one candidate. It
 	// is scratch, written before it is read, so Begin leaves it as it is
 	// (only raceState is reset: fewer bytes cleared per operation).
@@ -288,7 +293,6 @@ type raceState struct {
 	hubLatch                   *atomic.Bool
 	observedSessionUnavailable bool
 	seq                        uint32
-	legs                       [2]legState
 	last                       Leg           // leg of the most recent transient result
 	lastStatus                 Status        // the most recent transient status (zero when none)
 	pending                    TerminalState // terminal state decided when the deadline fired
@@ -340,6 +344,11 @@ func (c *Client) begin(ctx context.Context, e *Effects, r *Race, now time.Durati
 	// composite literal built on the stack.
 	r.raceState = raceState{}
 	r.c, r.op, r.start, r.seq, r.ctx = c, op, now, seq, ctx
+	r.legs[Primary] = legState{}
+	if r.altUsed {
+		r.legs[Alternate] = legState{}
+		r.altUsed = false
+	}
 	if op.Timeout > 0 {
 		r.deadline, r.hasDeadline = now+op.Timeout, true
 	}
@@ -462,6 +471,7 @@ func (r *Race) send(e *Effects, now time.Duration, l Leg) {
 // the threshold timer and the upgrade of a region-changing retry.
 func (r *Race) spawnAlternate(e *Effects, now time.Duration, cause SpawnCause) {
 	r.spawned = true
+	r.altUsed = true
 	r.diag.spawnCause = cause
 	alt := &r.legs[Alternate]
 	alt.started, alt.startAt = true, now

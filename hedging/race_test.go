@@ -1119,3 +1119,40 @@ func TestRaceCoreNoUpgradeSpawnAtDeadline(t *testing.T) {
 		t.Errorf("answered at +%v, want +100ms", got)
 	}
 }
+
+// A Race reused after a race that spawned the alternate starts clean: the
+// next race, answered by the primary before the threshold, reports one leg,
+// one attempt and an alternate leg that never ran.
+func TestRaceCoreReuseAfterHedgeStartsClean(t *testing.T) {
+	c := htClient(t, hedging.Config{Regions: htRegions("A", "B", "C"), Strategy: htHedging(100 * htMillisecond)})
+	op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
+	var r hedging.Race
+	ok := hedging.Result{Status: htSt(200, 0), RequestCharge: 1}
+	now := time.Second
+	e := c.Begin(&r, now, &op)
+	primary := e.At(0).Attempt
+	e = r.TimerFired(now+100*htMillisecond, hedging.TimerThreshold)
+	if e.Len() != 1 || e.At(0).Kind != hedging.ActSend {
+		t.Fatalf("threshold timer: %d effects, want the alternate's send", e.Len())
+	}
+	r.Responded(now+120*htMillisecond, e.At(0).Attempt, ok)
+	if w, _ := r.Winner(); !r.Done() || w != hedging.Alternate {
+		t.Fatalf("first race: done %v winner %v, want the alternate's win", r.Done(), w)
+	}
+	r.Responded(now+150*htMillisecond, primary, ok) // the loser, late: ignored
+
+	now = 2 * time.Second
+	e = c.Begin(&r, now, &op)
+	r.Responded(now+5*htMillisecond, e.At(0).Attempt, ok)
+	d, hedged := r.Diagnostics()
+	if !r.Done() || !hedged || r.AlternateSpawned() || r.Legs() != 1 || r.Attempts() != 1 || r.TotalRequestCharge() != 1 {
+		t.Fatalf("second race: done %v spawned %v legs %d attempts %d RU %v, want one leg, one attempt, 1 RU",
+			r.Done(), r.AlternateSpawned(), r.Legs(), r.Attempts(), r.TotalRequestCharge())
+	}
+	if got := d.Leg(hedging.Alternate); got != (hedging.LegDiagnostics{}) {
+		t.Errorf("second race's alternate leg diagnostics %+v, want zero", got)
+	}
+	if got := d.TerminalState(); got != hedging.PrimaryWonPreThreshold {
+		t.Errorf("second race's terminal state %v, want PrimaryWonPreThreshold", got)
+	}
+}
