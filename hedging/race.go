@@ -849,10 +849,10 @@ func (r *Race) finish(now time.Duration) {
 	if r.hedged {
 		for l := range r.legs {
 			lg := &r.legs[l]
-			r.diag.legs[l] = LegDiagnostics{
-				Endpoint: lg.endpoint, Attempts: lg.attempts, LastStatus: lg.last.Status,
-				Completed: lg.completed, Elapsed: lg.elapsed, RequestCharge: lg.charge,
-			}
+			// Every field, in place (no literal built and copied).
+			d := &r.diag.legs[l]
+			d.Endpoint, d.Attempts, d.LastStatus = lg.endpoint, lg.attempts, lg.last.Status
+			d.Completed, d.Elapsed, d.RequestCharge = lg.completed, lg.elapsed, lg.charge
 		}
 		r.diag.totalCharge = r.totalCharge
 	}
