@@ -282,6 +282,13 @@ func newLocationStore(unavailableFor time.Duration) *locationStore {
 // (partition, endpoint) unavailable until now+unavailableFor; 403/3 counts
 // an account refresh request. Other statuses have no effect.
 func (s *locationStore) observe(now time.Duration, partition string, endpoint Endpoint, st Status) {
+	if st.Code == 503 || st.Code == 403 { // small enough to inline: most statuses end here
+		s.observeMarking(now, partition, endpoint, st)
+	}
+}
+
+// observeMarking is observe for the statuses that may have an effect.
+func (s *locationStore) observeMarking(now time.Duration, partition string, endpoint Endpoint, st Status) {
 	switch {
 	case st.Code == 503:
 		s.mu.Lock()
@@ -334,9 +341,13 @@ func newSessionTokens() *sessionTokens { return &sessionTokens{lsns: make(map[st
 
 // Merge records lsn for partition, keeping the maximum; lsn <= 0 is ignored.
 func (s *sessionTokens) merge(partition string, lsn int64) {
-	if lsn <= 0 {
-		return
+	if lsn > 0 { // small enough to inline: no token, no call
+		s.mergeToken(partition, lsn)
 	}
+}
+
+// mergeToken is merge for lsn > 0.
+func (s *sessionTokens) mergeToken(partition string, lsn int64) {
 	s.mu.Lock()
 	if lsn > s.lsns[partition] {
 		s.lsns[partition] = lsn
@@ -347,9 +358,14 @@ func (s *sessionTokens) merge(partition string, lsn int64) {
 
 // Get returns the session LSN of partition (0 when none).
 func (s *sessionTokens) Get(partition string) int64 {
-	if !s.any.Load() {
+	if !s.any.Load() { // small enough to inline: an empty store takes no call
 		return 0
 	}
+	return s.get(partition)
+}
+
+// get is Get once a token was stored.
+func (s *sessionTokens) get(partition string) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.lsns[partition]
