@@ -268,6 +268,10 @@ type Race struct {
 	// common case) leaves it as Begin found it, all zero.
 	legs    [2]legState
 	altUsed bool
+	// diag is the race's hedge diagnostics; Begin clears only its
+	// decisions (finish writes the rest when the race ends, and diag is
+	// read only once the race is done).
+	diag HedgeDiagnostics
 	// regionBuf backs the reordered regions and a write's one candidate. It
 	// is scratch, written before it is read, so Begin leaves it as it is
 	// (only raceState is reset: fewer bytes cleared per operation).
@@ -303,7 +307,6 @@ type raceState struct {
 	doneAt                     time.Duration
 	totalCharge                float64
 	err                        error
-	diag                       HedgeDiagnostics
 	tripped                    bool
 }
 
@@ -345,6 +348,7 @@ func (c *Client) begin(ctx context.Context, e *Effects, r *Race, now time.Durati
 	r.raceState = raceState{}
 	r.c, r.op, r.start, r.seq, r.ctx = c, op, now, seq, ctx
 	r.legs[Primary] = legState{}
+	r.diag.diagDecisions = diagDecisions{}
 	if r.altUsed {
 		r.legs[Alternate] = legState{}
 		r.altUsed = false
