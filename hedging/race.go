@@ -881,6 +881,16 @@ func (r *Race) Result() (Result, error) {
 	return r.legs[r.winner].last, nil
 }
 
+// Status returns the returned response's status (a final 4xx included),
+// or the zero Status for an error outcome: Result's status without the
+// copy of the whole Result. Valid once Done.
+func (r *Race) Status() Status {
+	if r.err != nil {
+		return Status{}
+	}
+	return r.legs[r.winner].last.Status
+}
+
 // Err returns the outcome's error, or nil when a response was returned.
 func (r *Race) Err() error { return r.err }
 

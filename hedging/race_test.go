@@ -1156,3 +1156,32 @@ func TestRaceCoreReuseAfterHedgeStartsClean(t *testing.T) {
 		t.Errorf("second race's terminal state %v, want PrimaryWonPreThreshold", got)
 	}
 }
+
+// Status is the returned response's status (a final 4xx included) and zero
+// for an error outcome, as Result's.
+func TestRaceCoreStatus(t *testing.T) {
+	c := htClient(t, hedging.Config{Regions: htRegions("A", "B"), Strategy: htHedging(100 * htMillisecond)})
+	op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
+	now := time.Second
+	for _, res := range []hedging.Result{
+		{Status: htSt(200, 0)},
+		{Status: htSt(404, 0)},
+		{Status: htSt(500, 0)}, // transient, not retried: an error outcome
+	} {
+		var r hedging.Race
+		e := c.Begin(&r, now, &op)
+		r.Responded(now+5*htMillisecond, e.At(0).Attempt, res)
+		got, err := r.Result()
+		if !r.Done() || r.Status() != got.Status {
+			t.Errorf("%v: done %v, Status() %v, Result().Status %v", res.Status, r.Done(), r.Status(), got.Status)
+		}
+		if want := res.Status; err != nil {
+			want = hedging.Status{}
+			if r.Status() != want {
+				t.Errorf("%v: error outcome, Status() %v, want zero", res.Status, r.Status())
+			}
+		} else if r.Status() != want {
+			t.Errorf("Status() %v, want %v", r.Status(), want)
+		}
+	}
+}

@@ -991,7 +991,7 @@ func (s *sim) complete(slot int32, o *opState) {
 		st.Errors++
 		win.Errors++
 	} else {
-		if res, _ := r.Result(); res.Status.Code >= 400 {
+		if r.Status().Code >= 400 {
 			st.FinalErrorResponses++
 		}
 		if w, ok := r.Winner(); ok {
