@@ -751,6 +751,14 @@ func (s *sim) maybeFree(slot int32, o *opState) {
 // episodeEffect returns the slow-down factor, added ms and fail rate of rep
 // at now for a request whose episode draw is u.
 func (s *sim) episodeEffect(rep *replicaRT, u float64) (factor, addMs, failRate float64, fail hedging.Status) {
+	if len(rep.episodes) == 0 { // small enough to inline: no episode, no call
+		return 1, 0, 0, hedging.Status{}
+	}
+	return s.episodesAt(rep, u)
+}
+
+// episodesAt is episodeEffect for a replica with episodes.
+func (s *sim) episodesAt(rep *replicaRT, u float64) (factor, addMs, failRate float64, fail hedging.Status) {
 	factor = 1
 	for _, ep := range rep.episodes {
 		if s.now < ep.Start || s.now >= ep.End {
