@@ -68,6 +68,9 @@ type opState struct {
 	part   int32
 	client int32
 	att    [2]attemptState
+	// altUsed: att[hedging.Alternate] was written since the slot's last
+	// reset (an alternate was sent); startOp clears it only then.
+	altUsed bool
 	// pending counts attempts still travelling to or queued at a replica;
 	// the slot is reused only when the race is done and pending is 0, so a
 	// cancelled request still reaches its replica and is served (and
@@ -578,7 +581,11 @@ func (s *sim) startOp(client int32) {
 	s.nextIdx++
 	s.lastStart = s.now
 	o.client = client
-	o.att = [2]attemptState{}
+	o.att[hedging.Primary] = attemptState{}
+	if o.altUsed {
+		o.att[hedging.Alternate] = attemptState{}
+		o.altUsed = false
+	}
 	o.pending, o.done, o.nparked = 0, false, 0
 	// Operation attributes come from the sequential workload stream, so every
 	// policy sees the same sequence.
@@ -682,6 +689,7 @@ func (s *sim) queueResponse(slot int32, o *opState, st *attemptState, at time.Du
 func (s *sim) send(slot int32, o *opState, a *hedging.Attempt) {
 	st := &o.att[a.Leg]
 	st.a = *a
+	o.altUsed = o.altUsed || a.Leg == hedging.Alternate
 	st.cancelled = false
 	st.respQueued = false
 	st.n++
