@@ -109,6 +109,16 @@ type LegDiagnostics struct {
 // entered) — the attachment contract of spec §10.1. All fields are read
 // through accessors.
 type HedgeDiagnostics struct {
+	diagDecisions
+	// legs and totalCharge are written whole when the race ends (finish),
+	// so Begin need not clear them.
+	legs        [2]LegDiagnostics
+	totalCharge float64
+}
+
+// diagDecisions is the part of HedgeDiagnostics set as the race goes,
+// which Begin clears.
+type diagDecisions struct {
 	threshold       Threshold
 	primaryRegion   Region
 	alternateRegion Region
@@ -117,8 +127,6 @@ type HedgeDiagnostics struct {
 	hasResponse     bool
 	terminalState   TerminalState
 	spawnCause      SpawnCause
-	legs            [2]LegDiagnostics
-	totalCharge     float64
 }
 
 // Threshold returns the threshold that was active (strategy_config).

@@ -196,12 +196,22 @@ type Effects struct {
 // Len returns the number of actions.
 func (e *Effects) Len() int { return e.n }
 
-// At returns action i (0 <= i < Len()).
-func (e *Effects) At(i int) Action { return e.a[i] }
+// At returns action i (0 <= i < Len()), in place: the pointer is into e
+// (an Action is 96 bytes; drivers read it without a copy).
+func (e *Effects) At(i int) *Action { return &e.a[i] }
 
-func (e *Effects) add(a Action) {
-	e.a[e.n] = a
+// next appends a zero action and returns it to be filled in place.
+func (e *Effects) next() *Action {
+	a := &e.a[e.n]
 	e.n++
+	*a = Action{}
+	return a
+}
+
+// timer appends the ActTimer action for timer t at at.
+func (e *Effects) timer(t TimerKind, at time.Duration) {
+	a := e.next()
+	a.Kind, a.Timer, a.At = ActTimer, t, at
 }
 
 type racePhase uint8
@@ -252,6 +262,24 @@ type legState struct {
 // plain path: one leg with normal cross-region failover retries and no hedge
 // diagnostics.
 type Race struct {
+	raceState
+	// legs are the two legs' states. Begin resets the primary's, and the
+	// alternate's only when altUsed: a race that spawns no alternate (the
+	// common case) leaves it as Begin found it, all zero.
+	legs    [2]legState
+	altUsed bool
+	// diag is the race's hedge diagnostics; Begin clears only its
+	// decisions (finish writes the rest when the race ends, and diag is
+	// read only once the race is done).
+	diag HedgeDiagnostics
+	// regionBuf backs the reordered regions and a write's one candidate. It
+	// is scratch, written before it is read, so Begin leaves it as it is
+	// (only raceState is reset: fewer bytes cleared per operation).
+	regionBuf [8]Endpoint
+}
+
+// raceState is the part of a Race that Begin resets.
+type raceState struct {
 	c                          *Client
 	ctx                        context.Context // slog events' context
 	op                         *Operation
@@ -262,7 +290,6 @@ type Race struct {
 	deadline                   time.Duration
 	hasDeadline                bool
 	regions                    []Endpoint
-	regionBuf                  [8]Endpoint
 	phase                      racePhase
 	spawned                    bool
 	noFanOut                   bool
@@ -270,7 +297,6 @@ type Race struct {
 	hubLatch                   *atomic.Bool
 	observedSessionUnavailable bool
 	seq                        uint32
-	legs                       [2]legState
 	last                       Leg           // leg of the most recent transient result
 	lastStatus                 Status        // the most recent transient status (zero when none)
 	pending                    TerminalState // terminal state decided when the deadline fired
@@ -281,7 +307,6 @@ type Race struct {
 	doneAt                     time.Duration
 	totalCharge                float64
 	err                        error
-	diag                       HedgeDiagnostics
 	tripped                    bool
 }
 
@@ -295,7 +320,16 @@ type Race struct {
 // done, except that the race may set op.HubRegionProcessingOnly.
 func (c *Client) Begin(r *Race, now time.Duration, op *Operation) (e Effects) {
 	c.begin(context.Background(), &e, r, now, op, 0)
-	return e
+	return
+}
+
+// BeginTo is [Client.Begin] writing the effects into e (whose previous
+// actions it discards) instead of returning them: a driver that keeps one
+// Effects and reuses it spares clearing and copying the value on every
+// call (the simulator's hot path).
+func (c *Client) BeginTo(e *Effects, r *Race, now time.Duration, op *Operation) {
+	e.n = 0
+	c.begin(context.Background(), e, r, now, op, 0)
 }
 
 // begin is Begin with the context the race's slog events are logged with
@@ -309,7 +343,16 @@ func (c *Client) begin(ctx context.Context, e *Effects, r *Race, now time.Durati
 	// Attempt sequence numbers keep growing across reuse of r, so a result
 	// of an earlier race on the same value is recognised as stale.
 	seq := r.seq
-	*r = Race{c: c, op: op, start: now, seq: seq, ctx: ctx}
+	// Clearing in place and then setting fields spares the copy of a
+	// composite literal built on the stack.
+	r.raceState = raceState{}
+	r.c, r.op, r.start, r.seq, r.ctx = c, op, now, seq, ctx
+	r.legs[Primary] = legState{}
+	r.diag.diagDecisions = diagDecisions{}
+	if r.altUsed {
+		r.legs[Alternate] = legState{}
+		r.altUsed = false
+	}
 	if op.Timeout > 0 {
 		r.deadline, r.hasDeadline = now+op.Timeout, true
 	}
@@ -363,10 +406,10 @@ func (c *Client) begin(ctx context.Context, e *Effects, r *Race, now time.Durati
 	}
 	r.send(e, now, Primary)
 	if r.hedged && (!r.hasDeadline || now+r.threshold.Get() < r.deadline) {
-		e.add(Action{Kind: ActTimer, Timer: TimerThreshold, At: now + r.threshold.Get()})
+		e.timer(TimerThreshold, now+r.threshold.Get())
 	}
 	if r.hasDeadline {
-		e.add(Action{Kind: ActTimer, Timer: TimerDeadline, At: r.deadline})
+		e.timer(TimerDeadline, r.deadline)
 	}
 }
 
@@ -445,21 +488,20 @@ func (r *Race) send(e *Effects, now time.Duration, l Leg) {
 	lg.inFlight = true
 	lg.attempts++
 	lg.sentAt = now
-	e.add(Action{Kind: ActSend, Leg: l, At: now, Attempt: Attempt{
-		Leg:                     l,
-		Seq:                     r.seq,
-		Endpoint:                lg.endpoint,
-		Excluded:                lg.excluded,
-		Hedging:                 l == Alternate,
-		HubRegionProcessingOnly: r.hubHeader(l),
-		SessionLSN:              r.c.sessions.Get(r.op.Partition),
-	}})
+	a := e.next()
+	a.Kind, a.Leg, a.At = ActSend, l, now
+	at := &a.Attempt
+	at.Leg, at.Seq, at.Endpoint, at.Excluded = l, r.seq, lg.endpoint, lg.excluded
+	at.Hedging = l == Alternate
+	at.HubRegionProcessingOnly = r.hubHeader(l)
+	at.SessionLSN = r.c.sessions.Get(r.op.Partition)
 }
 
 // spawnAlternate is the single body behind both entry points of §6.5 #9:
 // the threshold timer and the upgrade of a region-changing retry.
 func (r *Race) spawnAlternate(e *Effects, now time.Duration, cause SpawnCause) {
 	r.spawned = true
+	r.altUsed = true
 	r.diag.spawnCause = cause
 	alt := &r.legs[Alternate]
 	alt.started, alt.startAt = true, now
@@ -485,8 +527,15 @@ func (r *Race) spawnAlternate(e *Effects, now time.Duration, cause SpawnCause) {
 
 // TimerFired reports that timer t, armed by an earlier ActTimer, fired at
 // now. Stale timers (the race moved on) are ignored.
-func (r *Race) TimerFired(now time.Duration, t TimerKind) Effects {
-	var e Effects
+func (r *Race) TimerFired(now time.Duration, t TimerKind) (e Effects) {
+	r.TimerFiredTo(&e, now, t)
+	return
+}
+
+// TimerFiredTo is [Race.TimerFired] writing the effects into e (whose
+// previous actions it discards), as [Client.BeginTo].
+func (r *Race) TimerFiredTo(e *Effects, now time.Duration, t TimerKind) {
+	e.n = 0
 	switch t {
 	// Each timer is checked against the time it was armed for, so a stale
 	// timer (of this race, or of an earlier race on the same value) is
@@ -494,15 +543,15 @@ func (r *Race) TimerFired(now time.Duration, t TimerKind) Effects {
 	case TimerThreshold:
 		if r.phase == phaseRunning && r.hedged && !r.spawned && !r.noFanOut && now >= r.start+r.threshold.Get() &&
 			(!r.hasDeadline || now < r.deadline) {
-			r.spawnAlternate(&e, now, SpawnThreshold)
+			r.spawnAlternate(e, now, SpawnThreshold)
 		}
 	case TimerDeadline:
 		if r.phase == phaseRunning && r.hasDeadline && now >= r.deadline {
-			r.deadlineFired(&e, now, context.DeadlineExceeded)
+			r.deadlineFired(e, now, context.DeadlineExceeded)
 		}
 	case TimerHarvest:
 		if r.phase == phaseHarvesting && now >= r.harvestAt {
-			r.endHarvest(&e, now)
+			r.endHarvest(e, now)
 		}
 	case TimerBackoffPrimary, TimerBackoffAlternate:
 		l := Primary
@@ -514,34 +563,40 @@ func (r *Race) TimerFired(now time.Duration, t TimerKind) Effects {
 		if lg := &r.legs[l]; r.phase == phaseRunning && lg.backingOff && now >= lg.backoffAt &&
 			(!r.hasDeadline || now < r.deadline) {
 			lg.backingOff = false
-			r.send(&e, now, l)
+			r.send(e, now, l)
 		}
 	}
-	return e
 }
 
 // Cancel reports application cancellation at now (a cancelled context);
 // cause is returned by errors.Is on the outcome (context.Canceled or
 // context.DeadlineExceeded). It behaves like the deadline firing (§6.5 #7).
-func (r *Race) Cancel(now time.Duration, cause error) Effects {
-	var e Effects
+func (r *Race) Cancel(now time.Duration, cause error) (e Effects) {
 	if r.phase == phaseRunning {
 		r.deadlineFired(&e, now, cause)
 	}
-	return e
+	return
 }
 
 // Responded reports the result of attempt a (as given in its ActSend) at
 // now. Results of stale attempts (cancelled, or of a finished race) are
 // ignored.
-func (r *Race) Responded(now time.Duration, a Attempt, res Result) Effects {
-	var e Effects
+func (r *Race) Responded(now time.Duration, a Attempt, res Result) (e Effects) {
+	r.RespondedTo(&e, now, &a, &res)
+	return
+}
+
+// RespondedTo is [Race.Responded] writing the effects into e (whose
+// previous actions it discards), as [Client.BeginTo], and taking the
+// attempt and its result by pointer (read only, not retained).
+func (r *Race) RespondedTo(e *Effects, now time.Duration, a *Attempt, res *Result) {
+	e.n = 0
 	lg := &r.legs[a.Leg]
 	if r.phase == phaseDone || !lg.inFlight || a.Seq != lg.seq {
-		return e
+		return
 	}
 	lg.inFlight = false
-	lg.last = res
+	lg.last = *res
 	lg.elapsed = now - lg.startAt
 	lg.charge += res.RequestCharge
 	r.totalCharge += res.RequestCharge
@@ -555,17 +610,17 @@ func (r *Race) Responded(now time.Duration, a Attempt, res Result) Effects {
 	}
 	if r.phase == phaseHarvesting {
 		lg.done, lg.completed = true, true
-		r.noteTransient(a.Leg, res)
+		r.noteTransient(a.Leg, *res)
 		if !r.legs[Primary].inFlight && !r.legs[Alternate].inFlight {
-			r.endHarvest(&e, now)
+			r.endHarvest(e, now)
 		}
-		return e
+		return
 	}
 	if res.Final() {
-		r.legFinal(&e, now, a.Leg)
-		return e
+		r.legFinal(e, now, a.Leg)
+		return
 	}
-	r.noteTransient(a.Leg, res)
+	r.noteTransient(a.Leg, *res)
 	if res.Err == nil && res.Status.Code == 404 && res.Status.SubStatus == SubStatusReadSessionNotAvailable &&
 		r.hubEligible && lg.sessionRetries == 0 && !lg.hub {
 		lg.hub = true // §9.6.1 four conditions
@@ -582,23 +637,22 @@ func (r *Race) Responded(now time.Duration, a Attempt, res Result) Effects {
 	// transport error (no response at all) — sends the alternate now.
 	if r.hedged && a.Leg == Primary && !r.spawned && !r.noFanOut && (res.Err != nil || canSpawnHedge(res.Status)) &&
 		(!r.hasDeadline || now < r.deadline) {
-		r.spawnAlternate(&e, now, spawnCauseOf(res))
+		r.spawnAlternate(e, now, spawnCauseOf(*res))
 	}
-	if delay, ok := r.retry(now, a.Leg, res); ok {
+	if delay, ok := r.retry(now, a.Leg, *res); ok {
 		if delay > 0 {
 			lg.backingOff, lg.backoffAt = true, now+delay
 			timer := TimerBackoffPrimary
 			if a.Leg == Alternate {
 				timer = TimerBackoffAlternate
 			}
-			e.add(Action{Kind: ActTimer, Timer: timer, At: now + delay})
+			e.timer(timer, now+delay)
 		} else {
-			r.send(&e, now, a.Leg)
+			r.send(e, now, a.Leg)
 		}
-		return e
+		return
 	}
-	r.legTransient(&e, now, a.Leg, res)
-	return e
+	r.legTransient(e, now, a.Leg, *res)
 }
 
 // retry decides whether leg l retries after the transient res, moving the
@@ -755,7 +809,7 @@ func (r *Race) deadlineFired(e *Effects, now time.Duration, cause error) {
 	}
 	r.phase = phaseHarvesting
 	r.harvestAt = now + HarvestWindow
-	e.add(Action{Kind: ActTimer, Timer: TimerHarvest, At: r.harvestAt})
+	e.timer(TimerHarvest, r.harvestAt)
 }
 
 func reasonFor(cause error) CancelReason {
@@ -779,7 +833,8 @@ func (r *Race) cancelOthers(e *Effects, now time.Duration, reason CancelReason) 
 		if lg.inFlight {
 			lg.inFlight = false
 			lg.done = true
-			e.add(Action{Kind: ActCancel, Leg: l, Reason: reason})
+			a := e.next()
+			a.Kind, a.Leg, a.Reason = ActCancel, l, reason
 			// A superseded primary's elapsed time is a lower bound of its
 			// latency (censoring); policies that learn from it are told.
 			if l == Primary && r.hedged {
@@ -824,10 +879,10 @@ func (r *Race) finish(now time.Duration) {
 	if r.hedged {
 		for l := range r.legs {
 			lg := &r.legs[l]
-			r.diag.legs[l] = LegDiagnostics{
-				Endpoint: lg.endpoint, Attempts: lg.attempts, LastStatus: lg.last.Status,
-				Completed: lg.completed, Elapsed: lg.elapsed, RequestCharge: lg.charge,
-			}
+			// Every field, in place (no literal built and copied).
+			d := &r.diag.legs[l]
+			d.Endpoint, d.Attempts, d.LastStatus = lg.endpoint, lg.attempts, lg.last.Status
+			d.Completed, d.Elapsed, d.RequestCharge = lg.completed, lg.elapsed, lg.charge
 		}
 		r.diag.totalCharge = r.totalCharge
 	}
@@ -850,6 +905,16 @@ func (r *Race) Result() (Result, error) {
 		return Result{}, r.err
 	}
 	return r.legs[r.winner].last, nil
+}
+
+// Status returns the returned response's status (a final 4xx included),
+// or the zero Status for an error outcome: Result's status without the
+// copy of the whole Result. Valid once Done.
+func (r *Race) Status() Status {
+	if r.err != nil {
+		return Status{}
+	}
+	return r.legs[r.winner].last.Status
 }
 
 // Err returns the outcome's error, or nil when a response was returned.

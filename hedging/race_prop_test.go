@@ -3,6 +3,7 @@ package hedging_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -70,6 +71,14 @@ func htDrawScenario(t *rapid.T) htScenario {
 // htRunScenario builds a fresh client and drives one race with random
 // per-attempt latencies and outcomes.
 func htRunScenario(t *rapid.T, s htScenario) *htDriver {
+	return htRunScenarioWith(t, s, false, nil)
+}
+
+// htRunScenarioWith is htRunScenario through the BeginTo/RespondedTo/
+// TimerFiredTo entry points (one reused Effects) when to is set. Every
+// answer drawn is kept in answers, by leg and attempt number, and an
+// answer found there is replayed instead of drawn (nil: draw every one).
+func htRunScenarioWith(t *rapid.T, s htScenario, to bool, answers map[[2]int]htResp) *htDriver {
 	cfg := hedging.Config{
 		Regions:  htRegions(s.regions...),
 		Strategy: htHedging(s.threshold),
@@ -84,13 +93,21 @@ func htRunScenario(t *rapid.T, s htScenario) *htDriver {
 		op.Strategy = hedging.Disabled
 	}
 	script := func(a hedging.Attempt, n int) htResp {
+		k := [2]int{int(a.Leg), n}
+		if r, ok := answers[k]; ok {
+			return r
+		}
 		lat := time.Duration(rapid.SampledFrom([]int{0, 1, 50, 99, 100, 150, 200, 300, 500, 1500}).Draw(t, "latency_ms")) * time.Millisecond
 		res := rapid.SampledFrom(htOutcomeKinds).Draw(t, "outcome")
 		res.RequestCharge = float64(rapid.IntRange(0, 5).Draw(t, "ru"))
 		res.SessionLSN = int64(rapid.IntRange(0, 100).Draw(t, "lsn"))
+		if answers != nil {
+			answers[k] = htResp{lat: lat, res: res}
+		}
 		return htResp{lat: lat, res: res}
 	}
 	d := htNewDriver(t, c, op, script)
+	d.to = to
 	if s.cancelAt > 0 {
 		d.at(d.start+s.cancelAt, func(now time.Duration) hedging.Effects { return d.r.Cancel(now, context.Canceled) })
 	}
@@ -328,4 +345,40 @@ func TestRaceCoreDeterministic(t *testing.T) {
 			t.Fatalf("non-deterministic: (%v %v %d %v) vs (%v %v %d %v)", s1, t1, n1, e1, s2, t2, n2, e2)
 		}
 	})
+}
+
+// The entry points writing into a reused Effects (BeginTo, RespondedTo,
+// TimerFiredTo: the simulator's) drive a race exactly as the ones returning
+// a fresh Effects do: same attempts, cancels, outcome and diagnostics over
+// random races, with the same answers.
+func TestRaceCoreEffectsToMatchesReturned(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := htDrawScenario(t)
+		answers := map[[2]int]htResp{}
+		want := htRunScenarioWith(t, s, false, answers)
+		got := htRunScenarioWith(t, s, true, answers)
+		if !slices.EqualFunc(got.sent, want.sent, func(a, b htSent) bool { return htSameAttempt(a.a, b.a) && a.at == b.at && a.idx == b.idx }) {
+			t.Fatalf("sent %+v, want %+v", got.sent, want.sent)
+		}
+		if !slices.Equal(got.cancels, want.cancels) || len(got.got) != len(want.got) {
+			t.Fatalf("cancels %v responses %d, want %v and %d", got.cancels, len(got.got), want.cancels, len(want.got))
+		}
+		gr, gerr := got.r.Result()
+		wr, werr := want.r.Result()
+		if gr.Status != wr.Status || gr.RequestCharge != wr.RequestCharge || fmt.Sprint(gerr) != fmt.Sprint(werr) ||
+			got.r.DoneAt() != want.r.DoneAt() || got.r.TotalRequestCharge() != want.r.TotalRequestCharge() {
+			t.Fatalf("outcome %+v %v at %v, want %+v %v at %v", gr, gerr, got.r.DoneAt(), wr, werr, want.r.DoneAt())
+		}
+		gd, gok := got.r.Diagnostics()
+		wd, wok := want.r.Diagnostics()
+		if gok != wok || gok && fmt.Sprintf("%+v", *gd) != fmt.Sprintf("%+v", *wd) {
+			t.Fatalf("diagnostics %+v, want %+v", gd, wd)
+		}
+	})
+}
+
+// htSameAttempt compares two attempts field by field (Excluded by value).
+func htSameAttempt(a, b hedging.Attempt) bool {
+	return a.Leg == b.Leg && a.Seq == b.Seq && a.Endpoint == b.Endpoint && slices.Equal(a.Excluded, b.Excluded) &&
+		a.Hedging == b.Hedging && a.HubRegionProcessingOnly == b.HubRegionProcessingOnly && a.SessionLSN == b.SessionLSN
 }

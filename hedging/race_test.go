@@ -96,6 +96,11 @@ type htDriver struct {
 	lastTransient hedging.Status // status of the latest accepted transient response
 	sawTransient  bool
 	failures      []string
+
+	// to drives the race through BeginTo, RespondedTo and TimerFiredTo
+	// with the one reused eff, as the simulator does.
+	to  bool
+	eff hedging.Effects
 }
 
 func (d *htDriver) fail(format string, args ...any) {
@@ -192,7 +197,12 @@ func (d *htDriver) perform(e hedging.Effects, wasDone bool) {
 // done, to check that the core ignores them).
 func (d *htDriver) run() *htDriver {
 	d.now = d.start
-	d.perform(d.c.Begin(&d.r, d.start, d.op), false)
+	if d.to {
+		d.c.BeginTo(&d.eff, &d.r, d.start, d.op)
+		d.perform(d.eff, false)
+	} else {
+		d.perform(d.c.Begin(&d.r, d.start, d.op), false)
+	}
 	d.noteDone()
 	for steps := 0; len(d.q) > 0; steps++ {
 		if steps > 100000 {
@@ -213,9 +223,19 @@ func (d *htDriver) run() *htDriver {
 			}
 			d.nrec++
 			d.got = append(d.got, htGot{at: d.now, a: ev.attempt, res: ev.res, live: live && !wasDone, idx: d.nrec})
-			d.perform(d.r.Responded(d.now, ev.attempt, ev.res), wasDone)
+			if d.to {
+				d.r.RespondedTo(&d.eff, d.now, &ev.attempt, &ev.res)
+				d.perform(d.eff, wasDone)
+			} else {
+				d.perform(d.r.Responded(d.now, ev.attempt, ev.res), wasDone)
+			}
 		case htKindTimer:
-			d.perform(d.r.TimerFired(d.now, ev.timer), wasDone)
+			if d.to {
+				d.r.TimerFiredTo(&d.eff, d.now, ev.timer)
+				d.perform(d.eff, wasDone)
+			} else {
+				d.perform(d.r.TimerFired(d.now, ev.timer), wasDone)
+			}
 		case htKindCall:
 			d.perform(ev.call(d.now), wasDone)
 		}
@@ -1097,5 +1117,71 @@ func TestRaceCoreNoUpgradeSpawnAtDeadline(t *testing.T) {
 	}
 	if got := d.r.DoneAt() - d.start; got != 100*htMillisecond {
 		t.Errorf("answered at +%v, want +100ms", got)
+	}
+}
+
+// A Race reused after a race that spawned the alternate starts clean: the
+// next race, answered by the primary before the threshold, reports one leg,
+// one attempt and an alternate leg that never ran.
+func TestRaceCoreReuseAfterHedgeStartsClean(t *testing.T) {
+	c := htClient(t, hedging.Config{Regions: htRegions("A", "B", "C"), Strategy: htHedging(100 * htMillisecond)})
+	op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
+	var r hedging.Race
+	ok := hedging.Result{Status: htSt(200, 0), RequestCharge: 1}
+	now := time.Second
+	e := c.Begin(&r, now, &op)
+	primary := e.At(0).Attempt
+	e = r.TimerFired(now+100*htMillisecond, hedging.TimerThreshold)
+	if e.Len() != 1 || e.At(0).Kind != hedging.ActSend {
+		t.Fatalf("threshold timer: %d effects, want the alternate's send", e.Len())
+	}
+	r.Responded(now+120*htMillisecond, e.At(0).Attempt, ok)
+	if w, _ := r.Winner(); !r.Done() || w != hedging.Alternate {
+		t.Fatalf("first race: done %v winner %v, want the alternate's win", r.Done(), w)
+	}
+	r.Responded(now+150*htMillisecond, primary, ok) // the loser, late: ignored
+
+	now = 2 * time.Second
+	e = c.Begin(&r, now, &op)
+	r.Responded(now+5*htMillisecond, e.At(0).Attempt, ok)
+	d, hedged := r.Diagnostics()
+	if !r.Done() || !hedged || r.AlternateSpawned() || r.Legs() != 1 || r.Attempts() != 1 || r.TotalRequestCharge() != 1 {
+		t.Fatalf("second race: done %v spawned %v legs %d attempts %d RU %v, want one leg, one attempt, 1 RU",
+			r.Done(), r.AlternateSpawned(), r.Legs(), r.Attempts(), r.TotalRequestCharge())
+	}
+	if got := d.Leg(hedging.Alternate); got != (hedging.LegDiagnostics{}) {
+		t.Errorf("second race's alternate leg diagnostics %+v, want zero", got)
+	}
+	if got := d.TerminalState(); got != hedging.PrimaryWonPreThreshold {
+		t.Errorf("second race's terminal state %v, want PrimaryWonPreThreshold", got)
+	}
+}
+
+// Status is the returned response's status (a final 4xx included) and zero
+// for an error outcome, as Result's.
+func TestRaceCoreStatus(t *testing.T) {
+	c := htClient(t, hedging.Config{Regions: htRegions("A", "B"), Strategy: htHedging(100 * htMillisecond)})
+	op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
+	now := time.Second
+	for _, res := range []hedging.Result{
+		{Status: htSt(200, 0)},
+		{Status: htSt(404, 0)},
+		{Status: htSt(500, 0)}, // transient, not retried: an error outcome
+	} {
+		var r hedging.Race
+		e := c.Begin(&r, now, &op)
+		r.Responded(now+5*htMillisecond, e.At(0).Attempt, res)
+		got, err := r.Result()
+		if !r.Done() || r.Status() != got.Status {
+			t.Errorf("%v: done %v, Status() %v, Result().Status %v", res.Status, r.Done(), r.Status(), got.Status)
+		}
+		if want := res.Status; err != nil {
+			want = hedging.Status{}
+			if r.Status() != want {
+				t.Errorf("%v: error outcome, Status() %v, want zero", res.Status, r.Status())
+			}
+		} else if r.Status() != want {
+			t.Errorf("Status() %v, want %v", r.Status(), want)
+		}
 	}
 }

@@ -50,6 +50,12 @@ type HedgeWinTracker struct {
 	// npairs mirrors len(pairs) and ntripped counts the pairs holding a
 	// trip, so the common cases (no streak, no trip anywhere) take no lock.
 	npairs, ntripped atomic.Int64
+	// nkeyed[pairBucket(k)] counts the pairs with key k, so that
+	// recordPrimaryFinal takes no lock for a pair that has no entry — the
+	// common case when other pairs hold a streak or a trip — just as it
+	// takes none when there are no pairs at all. Updated under mu with the
+	// map; only a hint: a non-zero count takes the lock and looks.
+	nkeyed [64]atomic.Int32
 	// tripped indexes the pairs holding a trip by partition, so routing
 	// checks every region of a partition with one lookup.
 	tripped map[string][]Region
@@ -78,6 +84,19 @@ func (t *HedgeWinTracker) publish() {
 		}
 	}
 	t.demoted.Store(&m)
+}
+
+// pairBucket is a cheap fingerprint of a (partition, region) pair, in
+// [0, 64): lengths and end bytes, no hashing of whole strings.
+func pairBucket(partition string, region Region) int {
+	h := uint(len(partition))*31 + uint(len(region))*131
+	if n := len(partition); n > 0 {
+		h += uint(partition[n-1])*7 + uint(partition[0])*3
+	}
+	if n := len(region); n > 0 {
+		h += uint(region[n-1]) + uint(region[0])*17
+	}
+	return int(h % 64)
 }
 
 // newHedgeWinTracker returns a tracker that trips after threshold
@@ -112,6 +131,7 @@ func (t *HedgeWinTracker) recordHedgeWin(now time.Duration, partition string, pr
 		s = &winState{}
 		t.pairs[k] = s
 		t.npairs.Store(int64(len(t.pairs)))
+		t.nkeyed[pairBucket(partition, primary)].Add(1)
 	}
 	s.consecutive++
 	if s.consecutive >= t.threshold && (s.unhealthyUntil == 0 || now >= s.unhealthyUntil) {
@@ -136,6 +156,10 @@ func (t *HedgeWinTracker) recordPrimaryFinal(now time.Duration, partition string
 	if t.npairs.Load() == 0 {
 		return
 	}
+	b := pairBucket(partition, primary)
+	if t.nkeyed[b].Load() == 0 {
+		return // no entry for this pair: nothing to reset
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	k := winKey{partition, primary}
@@ -159,11 +183,13 @@ func (t *HedgeWinTracker) recordPrimaryFinal(now time.Duration, partition string
 		}
 		delete(t.pairs, k)
 		t.npairs.Store(int64(len(t.pairs)))
+		t.nkeyed[b].Add(-1)
 		t.publish()
 		return
 	}
 	delete(t.pairs, k)
 	t.npairs.Store(int64(len(t.pairs)))
+	t.nkeyed[b].Add(-1)
 }
 
 // Consecutive returns the current counter of (partition, primary), the
@@ -256,6 +282,13 @@ func newLocationStore(unavailableFor time.Duration) *locationStore {
 // (partition, endpoint) unavailable until now+unavailableFor; 403/3 counts
 // an account refresh request. Other statuses have no effect.
 func (s *locationStore) observe(now time.Duration, partition string, endpoint Endpoint, st Status) {
+	if st.Code == 503 || st.Code == 403 { // small enough to inline: most statuses end here
+		s.observeMarking(now, partition, endpoint, st)
+	}
+}
+
+// observeMarking is observe for the statuses that may have an effect.
+func (s *locationStore) observeMarking(now time.Duration, partition string, endpoint Endpoint, st Status) {
 	switch {
 	case st.Code == 503:
 		s.mu.Lock()
@@ -308,9 +341,13 @@ func newSessionTokens() *sessionTokens { return &sessionTokens{lsns: make(map[st
 
 // Merge records lsn for partition, keeping the maximum; lsn <= 0 is ignored.
 func (s *sessionTokens) merge(partition string, lsn int64) {
-	if lsn <= 0 {
-		return
+	if lsn > 0 { // small enough to inline: no token, no call
+		s.mergeToken(partition, lsn)
 	}
+}
+
+// mergeToken is merge for lsn > 0.
+func (s *sessionTokens) mergeToken(partition string, lsn int64) {
 	s.mu.Lock()
 	if lsn > s.lsns[partition] {
 		s.lsns[partition] = lsn
@@ -321,9 +358,14 @@ func (s *sessionTokens) merge(partition string, lsn int64) {
 
 // Get returns the session LSN of partition (0 when none).
 func (s *sessionTokens) Get(partition string) int64 {
-	if !s.any.Load() {
+	if !s.any.Load() { // small enough to inline: an empty store takes no call
 		return 0
 	}
+	return s.get(partition)
+}
+
+// get is Get once a token was stored.
+func (s *sessionTokens) get(partition string) int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.lsns[partition]

@@ -98,6 +98,10 @@ const (
 	bucketShift  = 17  // bucket width 2^17 ns ≈ 131 µs
 	ringBuckets  = 1 << 13
 	calendarSpan = ringBuckets << bucketShift // ≈ 1.07 s
+	// bucketCap is each bucket's first capacity, carved from one block
+	// (ringBuckets*bucketCap events, 4 MiB), so that a busy run's buckets
+	// do not each grow from nothing (1, 2, 4, ... appends reallocating).
+	bucketCap = 16
 )
 
 func (q *eventQueue) Len() int {
@@ -145,6 +149,10 @@ func (q *eventQueue) pushLater(e event) {
 	case e.at-q.horizon < calendarSpan:
 		if q.buckets == nil {
 			q.buckets = make([][]event, ringBuckets)
+			block := make([]event, ringBuckets*bucketCap)
+			for i := range q.buckets {
+				q.buckets[i] = block[i*bucketCap : i*bucketCap : (i+1)*bucketCap]
+			}
 			q.full = make([]uint64, ringBuckets/64)
 		}
 		i := int(e.at>>bucketShift) & (ringBuckets - 1)

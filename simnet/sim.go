@@ -68,6 +68,9 @@ type opState struct {
 	part   int32
 	client int32
 	att    [2]attemptState
+	// altUsed: att[hedging.Alternate] was written since the slot's last
+	// reset (an alternate was sent); startOp clears it only then.
+	altUsed bool
 	// pending counts attempts still travelling to or queued at a replica;
 	// the slot is reused only when the race is done and pending is 0, so a
 	// cancelled request still reaches its replica and is served (and
@@ -162,11 +165,15 @@ type RunOptions struct {
 const cancelCheckEvents = 1 << 14
 
 type sim struct {
-	cfg      *Config
-	seed     uint64
-	client   *hedging.Client
-	now      time.Duration
-	q        eventQueue
+	cfg    *Config
+	seed   uint64
+	client *hedging.Client
+	now    time.Duration
+	q      eventQueue
+	// eff receives the effects of every call into a race (BeginTo,
+	// RespondedTo, TimerFiredTo), performed before the next call: one
+	// value reused, never cleared or copied whole.
+	eff      hedging.Effects
 	ops      []opState
 	free     []int32
 	reps     []replicaRT
@@ -505,8 +512,8 @@ func (s *sim) run(done <-chan struct{}) bool {
 				if st := &o.att[ev.sub]; st.a.Seq == ev.aseq {
 					st.respQueued = false
 					if !st.cancelled {
-						e := o.race.Responded(s.now, st.a, st.res)
-						s.perform(ev.id, &e)
+						o.race.RespondedTo(&s.eff, s.now, &st.a, &st.res)
+						s.perform(ev.id, &s.eff)
 					}
 				}
 				if o.nparked > 0 && o.parkLeg == ev.sub && o.parkSeq == ev.aseq {
@@ -515,8 +522,8 @@ func (s *sim) run(done <-chan struct{}) bool {
 			}
 		case evTimer:
 			if o := &s.ops[ev.id]; o.gen == ev.gen {
-				e := o.race.TimerFired(s.now, hedging.TimerKind(ev.sub))
-				s.perform(ev.id, &e)
+				o.race.TimerFiredTo(&s.eff, s.now, hedging.TimerKind(ev.sub))
+				s.perform(ev.id, &s.eff)
 			}
 		case evServerFree:
 			s.reps[ev.id].wake = false
@@ -569,7 +576,11 @@ func (s *sim) startOp(client int32) {
 	s.nextIdx++
 	s.lastStart = s.now
 	o.client = client
-	o.att = [2]attemptState{}
+	o.att[hedging.Primary] = attemptState{}
+	if o.altUsed {
+		o.att[hedging.Alternate] = attemptState{}
+		o.altUsed = false
+	}
 	o.pending, o.done, o.nparked = 0, false, 0
 	// Operation attributes come from the sequential workload stream, so every
 	// policy sees the same sequence.
@@ -598,8 +609,8 @@ func (s *sim) startOp(client int32) {
 	if disabled {
 		o.op.Strategy = hedging.Disabled
 	}
-	e := s.client.Begin(&o.race, s.now, &o.op)
-	s.perform(slot, &e)
+	s.client.BeginTo(&s.eff, &o.race, s.now, &o.op)
+	s.perform(slot, &s.eff)
 }
 
 func (s *sim) perform(slot int32, e *hedging.Effects) {
@@ -608,7 +619,7 @@ func (s *sim) perform(slot int32, e *hedging.Effects) {
 		a := e.At(i)
 		switch a.Kind {
 		case hedging.ActSend:
-			s.send(slot, o, a.Attempt)
+			s.send(slot, o, &a.Attempt)
 		case hedging.ActCancel:
 			s.cancel(o, a.Leg)
 		case hedging.ActTimer:
@@ -670,9 +681,10 @@ func (s *sim) queueResponse(slot int32, o *opState, st *attemptState, at time.Du
 	s.q.push(event{at: at, kind: evResponse, id: slot, gen: o.gen, aseq: st.a.Seq, sub: uint8(st.a.Leg)})
 }
 
-func (s *sim) send(slot int32, o *opState, a hedging.Attempt) {
+func (s *sim) send(slot int32, o *opState, a *hedging.Attempt) {
 	st := &o.att[a.Leg]
-	st.a = a
+	st.a = *a
+	o.altUsed = o.altUsed || a.Leg == hedging.Alternate
 	st.cancelled = false
 	st.respQueued = false
 	st.n++
@@ -742,6 +754,14 @@ func (s *sim) maybeFree(slot int32, o *opState) {
 // episodeEffect returns the slow-down factor, added ms and fail rate of rep
 // at now for a request whose episode draw is u.
 func (s *sim) episodeEffect(rep *replicaRT, u float64) (factor, addMs, failRate float64, fail hedging.Status) {
+	if len(rep.episodes) == 0 { // small enough to inline: no episode, no call
+		return 1, 0, 0, hedging.Status{}
+	}
+	return s.episodesAt(rep, u)
+}
+
+// episodesAt is episodeEffect for a replica with episodes.
+func (s *sim) episodesAt(rep *replicaRT, u float64) (factor, addMs, failRate float64, fail hedging.Status) {
 	factor = 1
 	for _, ep := range rep.episodes {
 		if s.now < ep.Start || s.now >= ep.End {
@@ -982,7 +1002,7 @@ func (s *sim) complete(slot int32, o *opState) {
 		st.Errors++
 		win.Errors++
 	} else {
-		if res, _ := r.Result(); res.Status.Code >= 400 {
+		if r.Status().Code >= 400 {
 			st.FinalErrorResponses++
 		}
 		if w, ok := r.Winner(); ok {
