@@ -276,24 +276,24 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 		b.fail(cp.key("region"), "required (the physical region of the client)")
 	}
 	cfg.ClientRegion = c.Region
-	cfg.RequestTimeout = b.dur(cp.key("request_timeout_ms"), c.RequestTimeoutMs, time.Millisecond)
+	cfg.Client.RequestTimeout = b.dur(cp.key("request_timeout_ms"), c.RequestTimeoutMs, time.Millisecond)
 	cfg.OperationTimeout = b.dur(cp.key("operation_timeout_ms"), c.OperationTimeoutMs, time.Millisecond)
 	b.intRange(cp.key("consecutive_hedge_win_threshold"), c.ConsecutiveHedgeWinThreshold, 0, math.MaxInt32)
-	cfg.ConsecutiveHedgeWinThreshold = c.ConsecutiveHedgeWinThreshold
-	cfg.ProbeInterval = b.dur(cp.key("probe_interval_s"), c.ProbeIntervalS, time.Second)
-	cfg.UnavailableFor = b.dur(cp.key("unavailable_for_s"), c.UnavailableForS, time.Second)
+	cfg.Client.ConsecutiveHedgeWinThreshold = c.ConsecutiveHedgeWinThreshold
+	cfg.Client.ProbeInterval = b.dur(cp.key("probe_interval_s"), c.ProbeIntervalS, time.Second)
+	cfg.Client.UnavailableFor = b.dur(cp.key("unavailable_for_s"), c.UnavailableForS, time.Second)
 	switch c.Phase {
 	case 0, 1:
-		cfg.Phase = hedging.Phase1
+		cfg.Client.Phase = hedging.Phase1
 	case 2:
-		cfg.Phase = hedging.Phase2
+		cfg.Client.Phase = hedging.Phase2
 	case 3:
-		cfg.Phase = hedging.PhaseFuture
+		cfg.Client.Phase = hedging.PhaseFuture
 	default:
 		b.fail(cp.key("phase"), "must be 1, 2 or 3 (future), got %d", c.Phase)
 	}
 	b.intRange(cp.key("retry_max_attempts"), c.RetryMaxAttempts, 0, 100)
-	cfg.Retry = hedging.RetryOptions{
+	cfg.Client.Retry = hedging.RetryOptions{
 		MaxAttempts:     c.RetryMaxAttempts,
 		ThrottleBackoff: b.dur(cp.key("retry_throttle_backoff_ms"), c.RetryThrottleBackoffMs, time.Millisecond),
 	}
@@ -636,7 +636,7 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 	var pols []simnet.Policy
 	seen = map[string]fpath{}
 	for i := range f.Policies {
-		pols = append(pols, b.policy(root.key("policies").elem(i, f.Policies[i].Name), &f.Policies[i], cfg.RequestTimeout, seen))
+		pols = append(pols, b.policy(root.key("policies").elem(i, f.Policies[i].Name), &f.Policies[i], cfg.Client.RequestTimeout, seen))
 	}
 	if b.e != nil {
 		return nil, nil

@@ -86,7 +86,7 @@ func TestTiny(t *testing.T) {
 		t.Fatal(err)
 	}
 	if cfg.ClientRegion != "East US" || len(cfg.Endpoints) != 2 || len(cfg.Replicas) != 2 || cfg.Duration != 10*time.Second ||
-		cfg.RequestTimeout != 5*time.Second || cfg.SameRegionRTTMs != 1 || cfg.Jitter == nil || cfg.Phase != hedging.Phase1 ||
+		cfg.Client.RequestTimeout != 5*time.Second || cfg.SameRegionRTTMs != 1 || cfg.Jitter == nil || cfg.Client.Phase != hedging.Phase1 ||
 		cfg.TimelineWindow != time.Second || cfg.Workload.Partitions != 16 {
 		t.Errorf("unexpected config %+v", cfg)
 	}
@@ -219,7 +219,7 @@ func TestWithParam(t *testing.T) {
 		{"replicas.eastus.service.components.1.weight", 0.5, func(c *simnet.Config) bool { return c.Replicas[0].Default != nil }},
 		{"network.rtt_ms.East US.East US 2", 12, func(c *simnet.Config) bool { return c.RTTMs["East US"]["East US 2"] == 12 }},
 		{"ru_budget.ru_per_s", 100, func(c *simnet.Config) bool { return c.RUBudget != nil && c.RUBudget.Burst == 100 }},
-		{"client.consecutive_hedge_win_threshold", 3, func(c *simnet.Config) bool { return c.ConsecutiveHedgeWinThreshold == 3 }},
+		{"client.consecutive_hedge_win_threshold", 3, func(c *simnet.Config) bool { return c.Client.ConsecutiveHedgeWinThreshold == 3 }},
 		{"endpoints.East US 2.replica", 0, nil}, // a string: error below instead
 		{"seed", 7, func(c *simnet.Config) bool { return c.Seed == 7 }},
 		{"duration_s", 2.5, func(c *simnet.Config) bool { return c.Duration == 2500*time.Millisecond }},

@@ -17,10 +17,9 @@ func cancelScenario(t *testing.T, altRTT float64, altServers int, altService flo
 			{Name: "a", Region: "c", Default: constant(t, 5)},
 			{Name: "b", Region: "pb", Servers: altServers, Default: constant(t, altService)},
 		},
-		RTTMs:                        map[string]map[string]float64{"c": {"pb": altRTT}},
-		Workload:                     simnet.Workload{RatePerSec: 10},
-		Retry:                        hedging.RetryOptions{MaxAttempts: 1},
-		ConsecutiveHedgeWinThreshold: 1 << 30,
+		RTTMs:    map[string]map[string]float64{"c": {"pb": altRTT}},
+		Workload: simnet.Workload{RatePerSec: 10},
+		Client:   hedging.Config{Retry: hedging.RetryOptions{MaxAttempts: 1}, ConsecutiveHedgeWinThreshold: 1 << 30},
 	}
 }
 

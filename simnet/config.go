@@ -163,16 +163,16 @@ type Config struct {
 	RU                map[hedging.OperationKind]float64
 	RUBudget          *RUBudget
 	ThroughputControl *ThroughputControl
-	// RequestTimeout feeds the driver default threshold; OperationTimeout is
-	// each operation's end-to-end deadline (0 = none).
-	RequestTimeout   time.Duration
+	// OperationTimeout is each operation's end-to-end deadline (0 = none).
 	OperationTimeout time.Duration
-	// Client options passed to hedging.Config.
-	ConsecutiveHedgeWinThreshold int
-	ProbeInterval                time.Duration
-	UnavailableFor               time.Duration
-	Retry                        hedging.RetryOptions
-	Phase                        hedging.PhaseSet
+	// Client holds the hedging client's settings (request timeout, phase,
+	// retries, breaker, location marks, ...), passed unchanged to
+	// hedging.NewClient for every client of the run; zero fields take
+	// hedging's defaults. The run sets its Regions, WriteRegion and
+	// MultiMaster from Endpoints, WriteRegion and MultiMaster above (see
+	// [Config.ClientEndpoints]) and its Strategy from the policy under
+	// comparison; whatever Client holds in those four fields is ignored.
+	Client hedging.Config
 	// TimelineWindow is the width of one timeline bucket (default
 	// Duration/120, at least 1 s).
 	TimelineWindow time.Duration

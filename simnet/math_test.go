@@ -35,9 +35,8 @@ func twoIndependentLegs(x, y dist.Sampler, ops int64) *simnet.Config {
 			{Name: "a", Region: "pa", Default: x},
 			{Name: "b", Region: "pb", Default: y},
 		},
-		Workload:                     simnet.Workload{RatePerSec: 1000, Partitions: 64},
-		Retry:                        hedging.RetryOptions{MaxAttempts: 1},
-		ConsecutiveHedgeWinThreshold: math.MaxInt32,
+		Workload: simnet.Workload{RatePerSec: 1000, Partitions: 64},
+		Client:   hedging.Config{Retry: hedging.RetryOptions{MaxAttempts: 1}, ConsecutiveHedgeWinThreshold: math.MaxInt32},
 	}
 }
 

@@ -30,7 +30,7 @@ func caseConfig(t *testing.T, c racecases.Case) (*simnet.Config, simnet.Policy) 
 		RTTMs:            map[string]map[string]float64{},
 		Workload:         simnet.Workload{RatePerSec: 1},
 		OperationTimeout: racecases.Ms(c.DeadlineMs),
-		Retry:            hedging.RetryOptions{MaxAttempts: 1},
+		Client:           hedging.Config{Retry: hedging.RetryOptions{MaxAttempts: 1}},
 	}
 	for i, r := range c.Regions {
 		leg := c.Primary

@@ -391,18 +391,9 @@ func newSim(cfg *Config, strategy hedging.AvailabilityStrategy, seed uint64) (*s
 		}
 	}
 
-	client, err := hedging.NewClient(hedging.Config{
-		Regions:                      hedgeEndpoints,
-		WriteRegion:                  writeRegion,
-		MultiMaster:                  cfg.MultiMaster,
-		Strategy:                     strategy,
-		RequestTimeout:               cfg.RequestTimeout,
-		Phase:                        cfg.Phase,
-		Retry:                        cfg.Retry,
-		ConsecutiveHedgeWinThreshold: cfg.ConsecutiveHedgeWinThreshold,
-		ProbeInterval:                cfg.ProbeInterval,
-		UnavailableFor:               cfg.UnavailableFor,
-	})
+	hc := cfg.Client
+	hc.Regions, hc.WriteRegion, hc.MultiMaster, hc.Strategy = hedgeEndpoints, writeRegion, cfg.MultiMaster, strategy
+	client, err := hedging.NewClient(hc)
 	if err != nil {
 		return nil, err
 	}

@@ -13,8 +13,8 @@ var priceScenarios = []string{"healthy", "default", "heavy-tail", "bimodal", "sa
 
 func pricePolicies(cfg *simnet.Config) []simnet.Policy {
 	return []simnet.Policy{
-		polDisabled(), polDriverDefault(cfg.RequestTimeout), polStatic("static-500ms", 500), polStatic("static-100ms", 100),
-		polStatic("static-20ms", 20), polP99(), polP99Budget(budgetRatio, cfg.RequestTimeout),
+		polDisabled(), polDriverDefault(cfg.Client.RequestTimeout), polStatic("static-500ms", 500), polStatic("static-100ms", 100),
+		polStatic("static-20ms", 20), polP99(), polP99Budget(budgetRatio, cfg.Client.RequestTimeout),
 	}
 }
 

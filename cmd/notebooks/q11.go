@@ -135,7 +135,7 @@ censored = "ignore"
 var q11AblationScenarios = []string{"far-primary", "low-rate-client", "cold-start", "gradual-slowdown", "ramp-after-warmup", "partial-slowdown", "two-document-sizes"}
 
 func q11Policies(r *simnet.Config) []simnet.Policy {
-	pols, err := scenarios.BuildPolicies("q11 policies", []byte(q11PolicyTOML), r.RequestTimeout)
+	pols, err := scenarios.BuildPolicies("q11 policies", []byte(q11PolicyTOML), r.Client.RequestTimeout)
 	if err != nil {
 		panic(err) // a constant: covered by the notebook tests
 	}
@@ -418,7 +418,7 @@ func q11Ablation(d *doc) error {
 		if err != nil {
 			return err
 		}
-		ps, err := scenarios.BuildPolicies("q11 ablation", []byte(q11AblationTOML), cfg.RequestTimeout)
+		ps, err := scenarios.BuildPolicies("q11 ablation", []byte(q11AblationTOML), cfg.Client.RequestTimeout)
 		if err != nil {
 			return err
 		}
