@@ -399,29 +399,7 @@ func newSim(cfg *Config, strategy hedging.AvailabilityStrategy, seed uint64) (*s
 	}
 	s.client = client
 
-	width := cfg.TimelineWindow
-	if width <= 0 {
-		width = max(cfg.Duration/120, time.Second)
-	}
-	// A run with a Duration has at most ceil(Duration/width) windows; one
-	// without grows its timeline up to MaxGrownWindows. A run that MaxOps
-	// may end early starts with one window and grows as operations start.
-	s.maxWindows = MaxGrownWindows
-	if cfg.Duration > 0 {
-		s.maxWindows = int((cfg.Duration + width - 1) / width)
-	}
-	nwin := 1
-	if cfg.Duration > 0 && cfg.MaxOps <= 0 {
-		nwin = s.maxWindows
-	}
-	s.stats = &Stats{Latency: NewLatencyHistogram(), WindowWidth: width, Timeline: make([]Window, nwin),
-		ReplicaAttempts: make([]int64, len(cfg.Replicas)), ReplicaAnswers: make([]int64, len(cfg.Replicas))}
-	for _, r := range cfg.Replicas {
-		s.stats.Replicas = append(s.stats.Replicas, r.Name)
-	}
-	for i := range s.stats.Timeline {
-		s.stats.Timeline[i].Latency = hdr.New(histMinMicros, histMaxMicros, windowHistDigit)
-	}
+	s.stats, s.maxWindows = newStats(cfg)
 	return s, nil
 }
 
@@ -975,6 +953,58 @@ func (s *sim) serve(slot int32, o *opState, st *attemptState, rep *replicaRT, uE
 
 func (s *sim) complete(slot int32, o *opState) {
 	r := &o.race
+	s.record(r)
+	if s.progress != nil {
+		s.progress.Add(1)
+	}
+	if s.onComplete != nil {
+		s.onComplete(r, &o.op)
+	}
+	client := o.client
+	o.done = true
+	s.maybeFree(slot, o)
+	if client >= 0 {
+		w := &s.cfg.Workload
+		think := msDur(w.Think.Sample(s.draw(purposeThink, uint64(client), s.nextIdx, 1)))
+		if s.acceptingArrivals(s.now + think) {
+			s.q.push(event{at: s.now + think, kind: evArrival, id: client})
+		}
+	}
+}
+
+// newStats returns the empty measurements of one run of cfg (timeline
+// windows of cfg.TimelineWindow, default Duration/120 and at least 1 s) and
+// the bound on the number of timeline windows the run may grow to.
+func newStats(cfg *Config) (*Stats, int) {
+	width := cfg.TimelineWindow
+	if width <= 0 {
+		width = max(cfg.Duration/120, time.Second)
+	}
+	// A run with a Duration has at most ceil(Duration/width) windows; one
+	// without grows its timeline up to MaxGrownWindows. A run that MaxOps
+	// may end early starts with one window and grows as operations start.
+	maxWindows := MaxGrownWindows
+	if cfg.Duration > 0 {
+		maxWindows = int((cfg.Duration + width - 1) / width)
+	}
+	nwin := 1
+	if cfg.Duration > 0 && cfg.MaxOps <= 0 {
+		nwin = maxWindows
+	}
+	st := &Stats{Latency: NewLatencyHistogram(), WindowWidth: width, Timeline: make([]Window, nwin),
+		ReplicaAttempts: make([]int64, len(cfg.Replicas)), ReplicaAnswers: make([]int64, len(cfg.Replicas))}
+	for _, r := range cfg.Replicas {
+		st.Replicas = append(st.Replicas, r.Name)
+	}
+	for i := range st.Timeline {
+		st.Timeline[i].Latency = hdr.New(histMinMicros, histMaxMicros, windowHistDigit)
+	}
+	return st, maxWindows
+}
+
+// record adds the finished race r to the run's measurements: latency
+// histogram, counters, terminal state and its timeline window (by start).
+func (s *sim) record(r *hedging.Race) {
 	st := s.stats
 	lat := r.DoneAt() - r.Start()
 	us := max(int64(lat/time.Microsecond), histMinMicros)
@@ -1024,20 +1054,4 @@ func (s *sim) complete(slot int32, o *opState) {
 		st.BreakerTrips++
 	}
 	st.RUReturned += r.RequestCharge()
-	if s.progress != nil {
-		s.progress.Add(1)
-	}
-	if s.onComplete != nil {
-		s.onComplete(r, &o.op)
-	}
-	client := o.client
-	o.done = true
-	s.maybeFree(slot, o)
-	if client >= 0 {
-		w := &s.cfg.Workload
-		think := msDur(w.Think.Sample(s.draw(purposeThink, uint64(client), s.nextIdx, 1)))
-		if s.acceptingArrivals(s.now + think) {
-			s.q.push(event{at: s.now + think, kind: evArrival, id: client})
-		}
-	}
 }
