@@ -162,3 +162,93 @@ func (s *Stats) RUMultiplier() float64 {
 func (s *Stats) QuantileMs(q float64) float64 {
 	return float64(s.Latency.ValueAtQuantile(q*100)) / 1000
 }
+
+// MaxGrownWindows bounds the timeline of a run without a Duration, which
+// grows as operations start (each window holds a ~40 kB histogram):
+// operations starting later count in the last window. With a Duration the
+// bound is ceil(Duration/TimelineWindow).
+const MaxGrownWindows = 1000
+
+// newStats returns the empty measurements of one run of cfg (timeline
+// windows of cfg.TimelineWindow, default Duration/120 and at least 1 s) and
+// the bound on the number of timeline windows the run may grow to.
+func newStats(cfg *Config) (*Stats, int) {
+	width := cfg.TimelineWindow
+	if width <= 0 {
+		width = max(cfg.Duration/120, time.Second)
+	}
+	// A run with a Duration has at most ceil(Duration/width) windows; one
+	// without grows its timeline up to MaxGrownWindows. A run that MaxOps
+	// may end early starts with one window and grows as operations start.
+	maxWindows := MaxGrownWindows
+	if cfg.Duration > 0 {
+		maxWindows = int((cfg.Duration + width - 1) / width)
+	}
+	nwin := 1
+	if cfg.Duration > 0 && cfg.MaxOps <= 0 {
+		nwin = maxWindows
+	}
+	st := &Stats{Latency: NewLatencyHistogram(), WindowWidth: width, Timeline: make([]Window, nwin),
+		ReplicaAttempts: make([]int64, len(cfg.Replicas)), ReplicaAnswers: make([]int64, len(cfg.Replicas))}
+	for _, r := range cfg.Replicas {
+		st.Replicas = append(st.Replicas, r.Name)
+	}
+	for i := range st.Timeline {
+		st.Timeline[i].Latency = hdr.New(histMinMicros, histMaxMicros, windowHistDigit)
+	}
+	return st, maxWindows
+}
+
+// record adds the finished race r to the run's measurements: latency
+// histogram, counters, terminal state and its timeline window (by start).
+func (s *sim) record(r *hedging.Race) {
+	st := s.stats
+	lat := r.DoneAt() - r.Start()
+	us := max(int64(lat/time.Microsecond), histMinMicros)
+	us = min(us, histMaxMicros)
+	_ = st.Latency.RecordValue(us)
+	st.Ops++
+	wi := int(r.Start() / st.WindowWidth)
+	for wi >= len(st.Timeline) && len(st.Timeline) < s.maxWindows {
+		st.Timeline = append(st.Timeline, Window{Latency: hdr.New(histMinMicros, histMaxMicros, windowHistDigit)})
+	}
+	wi = max(min(wi, len(st.Timeline)-1), 0)
+	win := &st.Timeline[wi]
+	win.Ops++
+	_ = win.Latency.RecordValue(us)
+	if r.Err() != nil {
+		st.Errors++
+		win.Errors++
+	} else {
+		if r.Status().Code >= 400 {
+			st.FinalErrorResponses++
+		}
+		if w, ok := r.Winner(); ok {
+			if ri, ok := s.replicaOf(r.Endpoint(w).Key); ok {
+				st.ReplicaAnswers[ri]++
+			}
+		}
+	}
+	if r.AlternateSpawned() {
+		st.Hedged++
+		win.Hedged++
+	}
+	if d, ok := r.Diagnostics(); ok {
+		if c, ok := d.SpawnCause(); ok && c.Failover() {
+			st.FailoverHedged++
+		}
+		ts := d.TerminalState()
+		st.Terminal[ts]++
+		if ts == hedging.AlternateWon {
+			st.AlternateWins++
+		}
+		win.ThresholdSumMs += float64(r.Threshold().Get()) / float64(time.Millisecond)
+		win.ThresholdOps++
+	} else {
+		st.Terminal[0]++
+	}
+	if r.TrippedBreaker() {
+		st.BreakerTrips++
+	}
+	st.RUReturned += r.RequestCharge()
+}

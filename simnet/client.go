@@ -1,0 +1,284 @@
+package simnet
+
+// This file holds the client side: workload arrivals, each operation's
+// slot and race, performing the race's effects (send, cancel, timers),
+// and completing an operation.
+
+import (
+	"fmt"
+	"time"
+
+	"hedgelab/hedging"
+)
+
+type attemptState struct {
+	a    hedging.Attempt
+	res  hedging.Result
+	back time.Duration // the response's way back (the other half of the RTT)
+	// cancelAt is when the cancellation reaches the replica (it travels
+	// behind the request, one way): a request queued then is removed.
+	cancelAt time.Duration
+	// respAt is when the attempt's response reaches the client; respQueued
+	// is set while that response event is in the queue.
+	respAt     time.Duration
+	rep        int32
+	n          uint16 // attempt number within the leg (CRN key)
+	cancelled  bool
+	respQueued bool
+}
+
+type opState struct {
+	race   hedging.Race
+	op     hedging.Operation
+	gen    uint32
+	idx    uint64 // operation index (CRN key)
+	part   int32
+	client int32
+	att    [2]attemptState
+	// altUsed: att[hedging.Alternate] was written since the slot's last
+	// reset (an alternate was sent); startOp clears it only then.
+	altUsed bool
+	// pending counts attempts still travelling to or queued at a replica;
+	// the slot is reused only when the race is done and pending is 0, so a
+	// cancelled request still reaches its replica and is served (and
+	// charged) unless it is still queued when the cancellation arrives.
+	pending int32
+	done    bool
+	// parked holds race timers kept out of the queue because a queued
+	// response of this op (leg parkLeg, attempt parkSeq) comes first: when
+	// that response has been handled they are queued if the race still
+	// runs, and dropped if it is done (a done race ignores every timer).
+	// See park.
+	parked  [2]event
+	nparked uint8
+	parkLeg uint8
+	parkSeq uint32
+}
+
+func (s *sim) interarrival() time.Duration {
+	return msDur(s.arr.ExpFloat64() / s.cfg.Workload.RatePerSec * 1000)
+}
+
+func (s *sim) acceptingArrivals(at time.Duration) bool {
+	if s.cfg.MaxOps > 0 && s.nextIdx >= uint64(s.cfg.MaxOps) {
+		return false
+	}
+	return s.cfg.Duration <= 0 || at < s.cfg.Duration
+}
+
+func (s *sim) arrival(ev event) {
+	if !s.acceptingArrivals(s.now) {
+		return
+	}
+	if ev.id < 0 {
+		next := s.now + s.interarrival()
+		if s.acceptingArrivals(next) && (s.cfg.MaxOps <= 0 || s.nextIdx+1 < uint64(s.cfg.MaxOps)) {
+			s.q.push(event{at: next, kind: evArrival, id: -1})
+		}
+	}
+	s.startOp(ev.id)
+}
+
+func (s *sim) startOp(client int32) {
+	var slot int32
+	if n := len(s.free); n > 0 {
+		slot = s.free[n-1]
+		s.free = s.free[:n-1]
+	} else {
+		s.ops = append(s.ops, opState{})
+		slot = int32(len(s.ops) - 1)
+	}
+	o := &s.ops[slot]
+	o.idx = s.nextIdx
+	s.nextIdx++
+	s.lastStart = s.now
+	o.client = client
+	o.att[hedging.Primary] = attemptState{}
+	if o.altUsed {
+		o.att[hedging.Alternate] = attemptState{}
+		o.altUsed = false
+	}
+	o.pending, o.done, o.nparked = 0, false, 0
+	// Operation attributes come from the sequential workload stream, so every
+	// policy sees the same sequence.
+	w := &s.cfg.Workload
+	u := s.wl.Float64()
+	kind := s.mixKind[len(s.mixKind)-1]
+	for i, c := range s.mixCum {
+		if u < c {
+			kind = s.mixKind[i]
+			break
+		}
+	}
+	part := 0
+	if s.zipf != nil {
+		part = int(s.zipf.Uint64())
+	} else if len(s.parts) > 1 {
+		part = s.wl.IntN(len(s.parts))
+	}
+	exclude := w.ExcludeFraction > 0 && s.wl.Float64() < w.ExcludeFraction
+	disabled := w.DisabledFraction > 0 && s.wl.Float64() < w.DisabledFraction
+	o.part = int32(part)
+	o.op = hedging.Operation{Kind: kind, Partition: s.parts[part], Timeout: s.cfg.OperationTimeout}
+	if exclude {
+		o.op.ExcludeRegions = s.excl
+	}
+	if disabled {
+		o.op.Strategy = hedging.Disabled
+	}
+	s.client.BeginTo(&s.eff, &o.race, s.now, &o.op)
+	s.perform(slot, &s.eff)
+}
+
+func (s *sim) perform(slot int32, e *hedging.Effects) {
+	o := &s.ops[slot]
+	for i := 0; i < e.Len(); i++ {
+		a := e.At(i)
+		switch a.Kind {
+		case hedging.ActSend:
+			s.send(slot, o, &a.Attempt)
+		case hedging.ActCancel:
+			s.cancel(o, a.Leg)
+		case hedging.ActTimer:
+			if ev := (event{at: a.At, kind: evTimer, id: slot, gen: o.gen, sub: uint8(a.Timer)}); !s.park(o, &ev) {
+				s.q.push(ev)
+			}
+		}
+	}
+	if o.race.Done() {
+		s.complete(slot, o)
+	}
+}
+
+// park keeps timer ev of o out of the queue, and reports so, when a
+// response of o already in the queue is due no later than the timer (at
+// one instant responses come first), so that response is handled before
+// the timer could fire: the timer is queued then, with the place in the
+// order it has now, if the race still runs (unpark). In the common case —
+// the primary's answer, known at send time on a delay-line replica, comes
+// before the threshold — the race is done by then and the timer never
+// enters the queue.
+func (s *sim) park(o *opState, ev *event) bool {
+	if !s.parking || int(o.nparked) == len(o.parked) {
+		return false
+	}
+	for l := range o.att {
+		st := &o.att[l]
+		if !st.respQueued || st.respAt > ev.at {
+			continue
+		}
+		if o.nparked > 0 && (o.parkLeg != uint8(l) || o.parkSeq != st.a.Seq) {
+			return false
+		}
+		s.q.stamp(ev)
+		o.parked[o.nparked] = *ev
+		o.nparked++
+		o.parkLeg, o.parkSeq = uint8(l), st.a.Seq
+		return true
+	}
+	return false
+}
+
+// unpark queues o's parked timers if its race still runs, and drops them
+// if it is done.
+func (s *sim) unpark(o *opState) {
+	for _, ev := range o.parked[:o.nparked] {
+		if o.race.Done() {
+			s.deadEnd = max(s.deadEnd, ev.at)
+		} else {
+			s.q.pushStamped(ev)
+		}
+	}
+	o.nparked = 0
+}
+
+func (s *sim) send(slot int32, o *opState, a *hedging.Attempt) {
+	st := &o.att[a.Leg]
+	st.a = *a
+	o.altUsed = o.altUsed || a.Leg == hedging.Alternate
+	st.cancelled = false
+	st.respQueued = false
+	st.n++
+	s.stats.Attempts++
+	if a.HubRegionProcessingOnly {
+		s.stats.HubHeaderAttempts++
+	}
+	kind := o.op.Kind
+	if tc := s.cfg.ThroughputControl; tc != nil && !s.tc.take(s.now, tc.RUPerSec, tc.Burst, s.ru[kind]) {
+		s.stats.LocalThrottles++
+		st.res = hedging.Result{Status: hedging.Status{Code: 429}, LocalThrottle: true}
+		s.queueResponse(slot, o, st, s.now)
+		return
+	}
+	ri, ok := s.replicaOf(a.Endpoint.Key)
+	if !ok {
+		st.res = hedging.Result{Err: fmt.Errorf("simnet: no replica for endpoint %q", a.Endpoint.Key)}
+		s.queueResponse(slot, o, st, s.now)
+		return
+	}
+	rep := &s.reps[ri]
+	st.rep = ri
+	s.stats.ReplicaAttempts[ri]++
+	rttMs := rep.rttMs
+	if s.cfg.Jitter != nil {
+		rttMs += s.cfg.Jitter.Sample(s.draw(purposeJitter, o.idx, uint64(ri), uint64(st.n)))
+	}
+	rtt := msDur(rttMs)
+	st.back = rtt - rtt/2
+	o.pending++
+	ev := event{at: s.now + rtt/2, kind: evReplicaArrive, id: slot, gen: o.gen, aseq: a.Seq, sub: uint8(a.Leg)}
+	if rep.servers == 0 && s.delayLine {
+		// A replica without a queue is a pure delay line: what happens at
+		// its arrival time depends only on that time (no RU budget, no write
+		// whose commit could land in between), so it is evaluated now, at
+		// the arrival instant, without a heap round trip. The outcome is
+		// identical to the event path (TestDelayLineMatchesEventPath).
+		now := s.now
+		s.now = ev.at
+		s.replicaArrive(ev)
+		s.now = now
+		return
+	}
+	s.q.push(ev)
+}
+
+func (s *sim) cancel(o *opState, leg hedging.Leg) {
+	st := &o.att[leg]
+	st.cancelled = true
+	st.cancelAt = s.now + st.back
+}
+
+// settle notes that one of o's attempts left the travelling/queued state
+// and frees the slot once the race is done and nothing is pending.
+func (s *sim) settle(slot int32, o *opState) {
+	o.pending--
+	s.maybeFree(slot, o)
+}
+
+func (s *sim) maybeFree(slot int32, o *opState) {
+	if o.done && o.pending == 0 {
+		o.gen++
+		s.free = append(s.free, slot)
+	}
+}
+
+func (s *sim) complete(slot int32, o *opState) {
+	r := &o.race
+	s.record(r)
+	if s.progress != nil {
+		s.progress.Add(1)
+	}
+	if s.onComplete != nil {
+		s.onComplete(r, &o.op)
+	}
+	client := o.client
+	o.done = true
+	s.maybeFree(slot, o)
+	if client >= 0 {
+		w := &s.cfg.Workload
+		think := msDur(w.Think.Sample(s.draw(purposeThink, uint64(client), s.nextIdx, 1)))
+		if s.acceptingArrivals(s.now + think) {
+			s.q.push(event{at: s.now + think, kind: evArrival, id: client})
+		}
+	}
+}
