@@ -227,11 +227,63 @@ func (b *builder) build() (*simnet.Config, []simnet.Policy, error) {
 }
 
 func (b *builder) run() (*simnet.Config, []simnet.Policy) {
+	cfg := &simnet.Config{}
+	reps := b.topLevel(cfg)
+	b.client(cfg)
+
+	// The sections below name each other (endpoints name replicas, the
+	// network, episodes and faults name replica names and regions, the
+	// workload names endpoint regions), but only by those names: a replica
+	// with a bad service time still has its name and region. So every
+	// section is checked whatever errors the others have, and a check
+	// that looks a name up is skipped only when the list it looks in is
+	// incomplete (an entry without its name or region, or no entries,
+	// already reported), where it could only report a false "unknown".
+	// The final checks (resource limit, simnet's Validate) need a complete
+	// configuration and run only on a file without errors.
+
+	var nm names
+	b.replicas(cfg, &nm)
+	b.endpoints(cfg, &nm)
+	b.account(cfg, &nm)
+	b.network(cfg, &nm)
+	b.episodes(cfg, &nm)
+	b.faults(cfg, &nm)
+	b.workload(cfg, &nm)
+	b.ru(cfg)
+	pols := b.policies(cfg)
+	if b.e != nil {
+		return nil, nil
+	}
+	if !b.limits(cfg, reps, pols) {
+		return nil, nil
+	}
+	return cfg, pols
+}
+
+// names is what the sections of a scenario learn about the names the
+// others refer to (see run).
+type names struct {
+	// replicaNames and replicaRegions are the replicas' names and physical
+	// regions; targets is their union (what episodes and faults name).
+	replicaNames, replicaRegions, targets map[string]bool
+	// replicasKnown: every replica has a name and a region, so the lists
+	// of replica names and regions are complete.
+	replicasKnown bool
+	// endpointRegions are the endpoints' regions and replicaOf the replica
+	// each names (the first entry for a region listed twice).
+	endpointRegions map[string]bool
+	replicaOf       map[string]string
+	// endpointsKnown: every endpoint has a region, so endpointRegions is
+	// complete.
+	endpointsKnown bool
+}
+
+// topLevel checks the top-level keys into cfg and returns the number of
+// replications.
+func (b *builder) topLevel(cfg *simnet.Config) (reps int) {
 	f := b.f
 	var root fpath
-	cfg := &simnet.Config{}
-
-	// Top level.
 	switch {
 	case f.Name == "":
 		b.fail(root.key("name"), "required")
@@ -252,7 +304,7 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 	if f.DurationS == 0 && f.MaxOps == 0 {
 		b.fail(root.key("duration_s"), "need duration_s > 0 or max_ops > 0")
 	}
-	reps := 1
+	reps = 1
 	if f.Replications != nil {
 		reps = *f.Replications
 		if reps < 1 {
@@ -268,10 +320,14 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 				*f.TimelineWindowS, f.DurationS, n, MaxTimelineWindows)
 		}
 	}
+	return reps
+}
 
-	// [client]
+// client checks [client] into cfg.
+func (b *builder) client(cfg *simnet.Config) {
+	var root fpath
 	cp := root.key("client")
-	c := f.Client
+	c := b.f.Client
 	if c.Region == "" {
 		b.fail(cp.key("region"), "required (the physical region of the client)")
 	}
@@ -297,32 +353,26 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 		MaxAttempts:     c.RetryMaxAttempts,
 		ThrottleBackoff: b.dur(cp.key("retry_throttle_backoff_ms"), c.RetryThrottleBackoffMs, time.Millisecond),
 	}
+}
 
-	// The sections below name each other (endpoints name replicas, the
-	// network, episodes and faults name replica names and regions, the
-	// workload names endpoint regions), but only by those names: a replica
-	// with a bad service time still has its name and region. So every
-	// section is checked whatever errors the others have, and a check
-	// that looks a name up is skipped only when the list it looks in is
-	// incomplete (an entry without its name or region, or no entries,
-	// already reported), where it could only report a false "unknown".
-	// The final checks (resource limit, simnet's Validate) need a complete
-	// configuration and run only on a file without errors.
-
-	// [[replicas]]
-	replicaNames, replicaRegions := map[string]bool{}, map[string]bool{}
+// replicas checks [[replicas]] into cfg and records their names and
+// regions in nm.
+func (b *builder) replicas(cfg *simnet.Config, nm *names) {
+	f := b.f
+	var root fpath
+	nm.replicaNames, nm.replicaRegions = map[string]bool{}, map[string]bool{}
 	if len(f.Replicas) == 0 {
 		b.fail(root.key("replicas"), "at least one [[replicas]] entry is required")
 	}
 	// replicasKnown: every replica has a name and a region, so the lists
 	// of replica names and regions are complete.
-	replicasKnown := len(f.Replicas) > 0
+	nm.replicasKnown = len(f.Replicas) > 0
 	seen := map[string]fpath{}
 	for i, r := range f.Replicas {
 		// A duplicate name hides the replica the file meant (a copy not
 		// renamed): endpoints naming it would get a false "unknown".
 		_, dup := seen[r.Name]
-		replicasKnown = replicasKnown && r.Name != "" && r.Region != "" && !dup
+		nm.replicasKnown = nm.replicasKnown && r.Name != "" && r.Region != "" && !dup
 		rp := root.key("replicas").elem(i, r.Name)
 		b.checkID(rp.key("name"), "replica name", r.Name, seen)
 		if r.Region == "" {
@@ -349,26 +399,37 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 			rep.Service[kind] = d
 		}
 		if r.Name != "" {
-			replicaNames[r.Name] = true
+			nm.replicaNames[r.Name] = true
 		}
 		if r.Region != "" {
-			replicaRegions[r.Region] = true
+			nm.replicaRegions[r.Region] = true
 		}
 		cfg.Replicas = append(cfg.Replicas, rep)
 	}
+	nm.targets = map[string]bool{}
+	for r := range nm.replicaNames {
+		nm.targets[r] = true
+	}
+	for r := range nm.replicaRegions {
+		nm.targets[r] = true
+	}
+}
 
-	// [[endpoints]]
+// endpoints checks [[endpoints]] into cfg and records their regions in nm.
+func (b *builder) endpoints(cfg *simnet.Config, nm *names) {
+	f := b.f
+	var root fpath
 	if len(f.Endpoints) == 0 {
 		b.fail(root.key("endpoints"), "at least one [[endpoints]] entry is required")
 	}
 	// endpointsKnown: every endpoint has a region, so endpointRegions is
 	// complete.
-	endpointsKnown := len(f.Endpoints) > 0
-	endpointRegions := map[string]bool{}
-	replicaOf := map[string]string{}
-	seen = map[string]fpath{}
+	nm.endpointsKnown = len(f.Endpoints) > 0
+	nm.endpointRegions = map[string]bool{}
+	nm.replicaOf = map[string]string{}
+	seen := map[string]fpath{}
 	for i, e := range f.Endpoints {
-		endpointsKnown = endpointsKnown && e.Region != ""
+		nm.endpointsKnown = nm.endpointsKnown && e.Region != ""
 		ep := root.key("endpoints").elem(i, e.Region)
 		if e.Region == "" {
 			b.fail(ep.key("region"), "required")
@@ -379,26 +440,36 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 		switch {
 		case e.Replica == "":
 			b.fail(ep.key("replica"), "required (a [[replicas]] name)")
-		case replicasKnown && !replicaNames[e.Replica]:
-			b.fail(ep.key("replica"), "unknown replica %q (replicas: %s)", e.Replica, list(replicaNames))
+		case nm.replicasKnown && !nm.replicaNames[e.Replica]:
+			b.fail(ep.key("replica"), "unknown replica %q (replicas: %s)", e.Replica, list(nm.replicaNames))
 		}
 		if e.Region != "" {
-			endpointRegions[e.Region] = true
+			nm.endpointRegions[e.Region] = true
 		}
-		if _, dup := replicaOf[e.Region]; !dup {
-			replicaOf[e.Region] = e.Replica
+		if _, dup := nm.replicaOf[e.Region]; !dup {
+			nm.replicaOf[e.Region] = e.Replica
 		}
 		cfg.Endpoints = append(cfg.Endpoints, simnet.Endpoint{Region: e.Region, Replica: e.Replica})
 	}
+}
 
-	// [account]
-	if w := f.Account.WriteRegion; w != "" && endpointsKnown && !endpointRegions[w] {
-		b.fail(root.key("account", "write_region"), "%q is not an endpoint region (endpoints: %s)", w, list(endpointRegions))
+// account checks [account] into cfg.
+func (b *builder) account(cfg *simnet.Config, nm *names) {
+	f := b.f
+	var root fpath
+	if w := f.Account.WriteRegion; w != "" && nm.endpointsKnown && !nm.endpointRegions[w] {
+		b.fail(root.key("account", "write_region"), "%q is not an endpoint region (endpoints: %s)", w, list(nm.endpointRegions))
 	}
 	cfg.WriteRegion = f.Account.WriteRegion
 	cfg.MultiMaster = f.Account.MultiMaster
+}
 
-	// [network]
+// network checks [network] into cfg: RTTs, jitter and replication lag.
+func (b *builder) network(cfg *simnet.Config, nm *names) {
+	f := b.f
+	var root fpath
+	cp := root.key("client")
+	c := f.Client
 	np := root.key("network")
 	n := f.Network
 	cfg.SameRegionRTTMs = 1
@@ -410,7 +481,7 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 		cfg.Jitter = b.dist(np.key("jitter"), *n.Jitter)
 	}
 	declared := map[string]bool{c.Region: true}
-	for r := range replicaRegions {
+	for r := range nm.replicaRegions {
 		declared[r] = true
 	}
 	inRTT := false
@@ -418,11 +489,11 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 	// An incomplete list of replica regions (reported above) would make
 	// "undeclared" and "missing RTT" errors that only repeat it.
 	for _, from := range keysByLine(b, rp, n.RTTMs) {
-		if replicasKnown && !declared[from] {
+		if nm.replicasKnown && !declared[from] {
 			b.fail(rp.key(from), "undeclared region %q (not a replica region or the client region)", from)
 		}
 		for _, to := range keysByLine(b, rp.key(from), n.RTTMs[from]) {
-			if replicasKnown && !declared[to] {
+			if nm.replicasKnown && !declared[to] {
 				b.fail(rp.key(from, to), "undeclared region %q (not a replica region or the client region)", to)
 			}
 			b.dur(rp.key(from, to), n.RTTMs[from][to], time.Millisecond)
@@ -430,13 +501,13 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 		}
 	}
 	cfg.RTTMs = n.RTTMs
-	if c.Region != "" && replicasKnown && !replicaRegions[c.Region] && !inRTT {
+	if c.Region != "" && nm.replicasKnown && !nm.replicaRegions[c.Region] && !inRTT {
 		b.fail(cp.key("region"), "unknown region %q: not the region of any replica and not in network.rtt_ms", c.Region)
 	}
 	lp := np.key("replication_lag_ms")
 	for _, r := range keysByLine(b, lp, n.ReplicationLagMs) {
-		if replicasKnown && !replicaRegions[r] {
-			b.fail(lp.key(r), "unknown region %q (replica regions: %s)", r, list(replicaRegions))
+		if nm.replicasKnown && !nm.replicaRegions[r] {
+			b.fail(lp.key(r), "unknown region %q (replica regions: %s)", r, list(nm.replicaRegions))
 		}
 		b.dur(lp.key(r), n.ReplicationLagMs[r], time.Millisecond)
 	}
@@ -452,13 +523,13 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 	}
 	hubRegion := ""
 	for _, r := range f.Replicas {
-		if r.Name == replicaOf[writeRegion] {
+		if r.Name == nm.replicaOf[writeRegion] {
 			hubRegion = r.Region
 		}
 	}
 	// An unknown client or write region, or a replica without a region,
 	// was reported above: its missing RTTs would only repeat that.
-	clientKnown := c.Region != "" && (replicaRegions[c.Region] || inRTT)
+	clientKnown := c.Region != "" && (nm.replicaRegions[c.Region] || inRTT)
 	for _, r := range f.Replicas {
 		if r.Region != "" && clientKnown && !hasRTT(c.Region, r.Region) {
 			b.fail(rp, "missing the RTT between the client region %q and %q (region of replica %s)", c.Region, r.Region, r.Name)
@@ -469,22 +540,19 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 			b.fail(rp, "missing the RTT between %q (region of replica %s) and the write region's replica region %q (hub forwarding)", r.Region, r.Name, hubRegion)
 		}
 	}
+}
 
-	// [[episodes]]
-	targets := map[string]bool{}
-	for r := range replicaNames {
-		targets[r] = true
-	}
-	for r := range replicaRegions {
-		targets[r] = true
-	}
+// episodes checks [[episodes]] into cfg.
+func (b *builder) episodes(cfg *simnet.Config, nm *names) {
+	f := b.f
+	var root fpath
 	for i, e := range f.Episodes {
 		ep := root.key("episodes").elem(i, "")
 		switch {
 		case e.Target == "":
 			b.fail(ep.key("target"), "required (a replica name or physical region)")
-		case replicasKnown && !targets[e.Target]:
-			b.fail(ep.key("target"), "unknown target %q (want a replica name or region: %s)", e.Target, list(targets))
+		case nm.replicasKnown && !nm.targets[e.Target]:
+			b.fail(ep.key("target"), "unknown target %q (want a replica name or region: %s)", e.Target, list(nm.targets))
 		}
 		ev := simnet.Episode{Label: e.Label, Target: e.Target, AddMs: e.AddMs, Fraction: e.Fraction, FailRate: e.FailRate,
 			Factor: 1, FailStatus: hedging.Status{Code: 503, SubStatus: e.FailSubstatus}}
@@ -518,8 +586,12 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 		b.intRange(ep.key("fail_substatus"), e.FailSubstatus, 0, math.MaxInt32)
 		cfg.Episodes = append(cfg.Episodes, ev)
 	}
+}
 
-	// [[faults]]
+// faults checks [[faults]] into cfg.
+func (b *builder) faults(cfg *simnet.Config, nm *names) {
+	f := b.f
+	var root fpath
 	for i, fl := range f.Faults {
 		fp := root.key("faults").elem(i, "")
 		fr := simnet.Fault{Status: hedging.Status{Code: 503, SubStatus: fl.Substatus}, Probability: fl.Probability,
@@ -536,8 +608,8 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 		}
 		fr.Partitions = fl.Partitions
 		for j, t := range fl.Targets {
-			if replicasKnown && !targets[t] {
-				b.fail(fp.key("targets", strconv.Itoa(j)), "unknown target %q (want a replica name or region: %s)", t, list(targets))
+			if nm.replicasKnown && !nm.targets[t] {
+				b.fail(fp.key("targets", strconv.Itoa(j)), "unknown target %q (want a replica name or region: %s)", t, list(nm.targets))
 			}
 		}
 		fr.Targets = slices.Clone(fl.Targets)
@@ -553,8 +625,12 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 		b.dur(fp.key("latency_ms"), fl.LatencyMs, time.Millisecond)
 		cfg.Faults = append(cfg.Faults, fr)
 	}
+}
 
-	// [workload]
+// workload checks [workload] into cfg.
+func (b *builder) workload(cfg *simnet.Config, nm *names) {
+	f := b.f
+	var root fpath
 	wp := root.key("workload")
 	w := f.Workload
 	b.nonNeg(wp.key("rate_per_s"), w.RatePerS)
@@ -590,8 +666,8 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 	}
 	b.unit(wp.key("exclude_fraction"), w.ExcludeFraction)
 	for j, r := range w.ExcludeRegions {
-		if endpointsKnown && !endpointRegions[r] {
-			b.fail(wp.key("exclude_regions", strconv.Itoa(j)), "%q is not an endpoint region (endpoints: %s)", r, list(endpointRegions))
+		if nm.endpointsKnown && !nm.endpointRegions[r] {
+			b.fail(wp.key("exclude_regions", strconv.Itoa(j)), "%q is not an endpoint region (endpoints: %s)", r, list(nm.endpointRegions))
 		}
 	}
 	if w.ExcludeFraction > 0 && len(w.ExcludeRegions) == 0 {
@@ -599,8 +675,12 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 	}
 	b.unit(wp.key("disabled_fraction"), w.DisabledFraction)
 	cfg.Workload = wl
+}
 
-	// [ru], [ru_budget], [throughput_control]
+// ru checks [ru], [ru_budget] and [throughput_control] into cfg.
+func (b *builder) ru(cfg *simnet.Config) {
+	f := b.f
+	var root fpath
 	up := root.key("ru")
 	for _, k := range keysByLine(b, up, f.RU) {
 		kind := b.kind(up.key(k), k)
@@ -628,21 +708,33 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 		r, bu := bucket(root.key("throughput_control"), f.ThroughputControl)
 		cfg.ThroughputControl = &simnet.ThroughputControl{RUPerSec: r, Burst: bu}
 	}
+}
 
-	// [[policies]]
+// policies checks [[policies]] and returns them.
+func (b *builder) policies(cfg *simnet.Config) []simnet.Policy {
+	f := b.f
+	var root fpath
 	if len(f.Policies) == 0 {
 		b.fail(root.key("policies"), "at least one [[policies]] entry is required")
 	}
 	var pols []simnet.Policy
-	seen = map[string]fpath{}
+	seen := map[string]fpath{}
 	for i := range f.Policies {
 		pols = append(pols, b.policy(root.key("policies").elem(i, f.Policies[i].Name), &f.Policies[i], cfg.Client.RequestTimeout, seen))
 	}
-	if b.e != nil {
-		return nil, nil
-	}
+	return pols
+}
 
-	// Resource limit.
+// limits checks the resource limit (operations to simulate) and, as a
+// backstop, simnet's own validation of the complete cfg; it sets cfg's
+// default timeline window. It runs only on a file without errors and
+// reports whether cfg passed.
+func (b *builder) limits(cfg *simnet.Config, reps int, pols []simnet.Policy) bool {
+	f := b.f
+	var root fpath
+	wp := root.key("workload")
+	w := f.Workload
+	wl := cfg.Workload
 	var ops float64
 	var what, lower string
 	if f.MaxOps > 0 {
@@ -657,7 +749,7 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 		mean := wl.Think.Mean()
 		if !(mean > 0) {
 			b.fail(wp.key("think"), "a closed loop without max_ops needs a think time with a mean > 0 ms, got %g", mean)
-			return nil, nil
+			return false
 		}
 		ops, what, lower = float64(w.Clients)*f.DurationS*1000/mean, "clients × duration_s / mean think time",
 			"duration_s, clients or replications, or raise the think time"
@@ -676,13 +768,13 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 		}
 		b.fail(p, "would simulate %.2g operations (%s × %d replications × %d policies); the limit is %g: lower %s",
 			total, what, reps, len(pols), float64(MaxSimulatedOps), lower)
-		return nil, nil
+		return false
 	}
 	if err := cfg.Validate(); err != nil { // a backstop: every rule above is stricter
 		b.fail(root, "%v", err)
-		return nil, nil
+		return false
 	}
-	return cfg, pols
+	return true
 }
 
 // policyType is one row of [policyTypes]: a scenario policy `type`, the
