@@ -6,6 +6,7 @@ package simnet
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"hedgelab/hedging"
@@ -279,6 +280,67 @@ func (s *sim) complete(slot int32, o *opState) {
 		think := msDur(w.Think.Sample(s.draw(purposeThink, uint64(client), s.nextIdx, 1)))
 		if s.acceptingArrivals(s.now + think) {
 			s.q.push(event{at: s.now + think, kind: evArrival, id: client})
+		}
+	}
+}
+
+// initWorkload builds the run's partitions (keys, commit logs, RU budgets
+// per partition and physical region, of which there are nregions), the
+// throughput-control gate, the operation mix and RU charges.
+func (s *sim) initWorkload(cfg *Config, nregions int) {
+	w := cfg.Workload
+	nparts := max(w.Partitions, 1)
+	s.parts = make([]string, nparts)
+	for i := range s.parts {
+		s.parts[i] = fmt.Sprintf("%d", i)
+	}
+	s.logs = make([]partitionLog, nparts)
+	if cfg.RUBudget != nil {
+		s.budgets = make([]bucket, nparts*nregions)
+		for i := range s.budgets {
+			s.budgets[i].tokens = cfg.RUBudget.Burst
+		}
+	}
+	if cfg.ThroughputControl != nil {
+		s.tc.tokens = cfg.ThroughputControl.Burst
+	}
+	if w.ZipfS > 1 && nparts > 1 {
+		s.zipf = rand.NewZipf(s.wl, w.ZipfS, 1, uint64(nparts-1))
+	}
+	for _, r := range w.Exclude {
+		s.excl = append(s.excl, hedging.Region(r))
+	}
+	mix := w.Mix
+	if len(mix) == 0 {
+		mix = []MixEntry{{Kind: hedging.PointRead, Weight: 1}}
+	}
+	total := 0.0
+	for _, m := range mix {
+		total += m.Weight
+		s.mixCum = append(s.mixCum, total)
+		s.mixKind = append(s.mixKind, m.Kind)
+	}
+	for i := range s.mixCum {
+		s.mixCum[i] /= total
+	}
+	for k := range s.ru {
+		kind := hedging.OperationKind(k)
+		switch {
+		case kind.IsWrite():
+			s.ru[k] = 5
+		case kind == hedging.QueryPage || kind == hedging.ReadManyPage || kind == hedging.ChangeFeedPage:
+			s.ru[k] = 10
+		default:
+			s.ru[k] = 1
+		}
+	}
+	for k, v := range cfg.RU {
+		s.ru[k] = v
+	}
+	s.delayLine = cfg.RUBudget == nil
+	for _, m := range mix {
+		if m.Kind.IsWrite() {
+			s.delayLine = false
 		}
 	}
 }

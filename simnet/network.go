@@ -323,3 +323,88 @@ func (s *sim) serve(slot int32, o *opState, st *attemptState, rep *replicaRT, uE
 	s.queueResponse(slot, o, st, finish+st.back)
 	return finish
 }
+
+// initReplicas builds the run's replicas from cfg (service times, RTTs from
+// the client and to the hub, replication lag, episodes, fault rules) and
+// the endpoint-to-replica index, and returns the number of physical
+// regions the replicas are in. writeRegion is the account's write region
+// (see [Config.ClientEndpoints]): its replica is the hub.
+func (s *sim) initReplicas(cfg *Config, writeRegion hedging.Region) int {
+	regionIdx := map[string]int{}
+	physIdx := func(name string) int {
+		if i, ok := regionIdx[name]; ok {
+			return i
+		}
+		regionIdx[name] = len(regionIdx)
+		return regionIdx[name]
+	}
+	rtt := func(from, to string) float64 {
+		if v, ok := cfg.RTTMs[from][to]; ok {
+			return v
+		}
+		if from == to {
+			return cfg.SameRegionRTTMs
+		}
+		if v, ok := cfg.RTTMs[to][from]; ok {
+			return v
+		}
+		return cfg.SameRegionRTTMs
+	}
+	var hubReplica string
+	for _, e := range cfg.Endpoints {
+		s.epKeys = append(s.epKeys, e.Replica)
+		if hedging.Region(e.Region) == writeRegion {
+			hubReplica = e.Replica
+		}
+	}
+	var hubRegion string
+	for i := range cfg.Replicas {
+		if cfg.Replicas[i].Name == hubReplica {
+			hubRegion = cfg.Replicas[i].Region
+		}
+	}
+	s.reps = make([]replicaRT, len(cfg.Replicas))
+	for i := range cfg.Replicas {
+		r := &cfg.Replicas[i]
+		rt := &s.reps[i]
+		rt.cfg = r
+		rt.region = physIdx(r.Region)
+		rt.servers = r.Servers
+		rt.busy = make([]time.Duration, r.Servers)
+		for k := range rt.service {
+			rt.service[k] = r.Default
+		}
+		for k, d := range r.Service {
+			rt.service[k] = d
+		}
+		rt.rttMs = rtt(cfg.ClientRegion, r.Region)
+		rt.hubRTTMs = rtt(r.Region, hubRegion)
+		if r.Region != hubRegion {
+			rt.lagNs = msDur(cfg.ReplicationLagMs[r.Region])
+		}
+		for j := range cfg.Episodes {
+			if ep := &cfg.Episodes[j]; ep.Target == r.Name || ep.Target == r.Region {
+				rt.episodes = append(rt.episodes, ep)
+			}
+		}
+		for j := range cfg.Faults {
+			f := &cfg.Faults[j]
+			if len(f.Targets) == 0 || slices.Contains(f.Targets, r.Name) || slices.Contains(f.Targets, r.Region) {
+				rt.faults = append(rt.faults, f)
+			}
+		}
+		s.repByKey[r.Name] = int32(i)
+		if r.Name == hubReplica {
+			s.hub = int32(i)
+		}
+	}
+
+	for _, k := range s.epKeys {
+		ri, ok := s.repByKey[k]
+		if !ok {
+			ri = -1
+		}
+		s.epReps = append(s.epReps, ri)
+	}
+	return len(regionIdx)
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"sync/atomic"
 	"time"
 
@@ -117,139 +116,9 @@ func newSim(cfg *Config, strategy hedging.AvailabilityStrategy, seed uint64) (*s
 	s.wlPCG.Seed(seed, 0x3017)
 	s.wl = rand.New(&s.wlPCG)
 
-	regionIdx := map[string]int{}
-	physIdx := func(name string) int {
-		if i, ok := regionIdx[name]; ok {
-			return i
-		}
-		regionIdx[name] = len(regionIdx)
-		return regionIdx[name]
-	}
-	rtt := func(from, to string) float64 {
-		if v, ok := cfg.RTTMs[from][to]; ok {
-			return v
-		}
-		if from == to {
-			return cfg.SameRegionRTTMs
-		}
-		if v, ok := cfg.RTTMs[to][from]; ok {
-			return v
-		}
-		return cfg.SameRegionRTTMs
-	}
-	var hubReplica string
 	hedgeEndpoints, writeRegion := cfg.ClientEndpoints()
-	for _, e := range cfg.Endpoints {
-		s.epKeys = append(s.epKeys, e.Replica)
-		if hedging.Region(e.Region) == writeRegion {
-			hubReplica = e.Replica
-		}
-	}
-	var hubRegion string
-	for i := range cfg.Replicas {
-		if cfg.Replicas[i].Name == hubReplica {
-			hubRegion = cfg.Replicas[i].Region
-		}
-	}
-	s.reps = make([]replicaRT, len(cfg.Replicas))
-	for i := range cfg.Replicas {
-		r := &cfg.Replicas[i]
-		rt := &s.reps[i]
-		rt.cfg = r
-		rt.region = physIdx(r.Region)
-		rt.servers = r.Servers
-		rt.busy = make([]time.Duration, r.Servers)
-		for k := range rt.service {
-			rt.service[k] = r.Default
-		}
-		for k, d := range r.Service {
-			rt.service[k] = d
-		}
-		rt.rttMs = rtt(cfg.ClientRegion, r.Region)
-		rt.hubRTTMs = rtt(r.Region, hubRegion)
-		if r.Region != hubRegion {
-			rt.lagNs = msDur(cfg.ReplicationLagMs[r.Region])
-		}
-		for j := range cfg.Episodes {
-			if ep := &cfg.Episodes[j]; ep.Target == r.Name || ep.Target == r.Region {
-				rt.episodes = append(rt.episodes, ep)
-			}
-		}
-		for j := range cfg.Faults {
-			f := &cfg.Faults[j]
-			if len(f.Targets) == 0 || slices.Contains(f.Targets, r.Name) || slices.Contains(f.Targets, r.Region) {
-				rt.faults = append(rt.faults, f)
-			}
-		}
-		s.repByKey[r.Name] = int32(i)
-		if r.Name == hubReplica {
-			s.hub = int32(i)
-		}
-	}
-
-	for _, k := range s.epKeys {
-		ri, ok := s.repByKey[k]
-		if !ok {
-			ri = -1
-		}
-		s.epReps = append(s.epReps, ri)
-	}
-
-	w := cfg.Workload
-	nparts := max(w.Partitions, 1)
-	s.parts = make([]string, nparts)
-	for i := range s.parts {
-		s.parts[i] = fmt.Sprintf("%d", i)
-	}
-	s.logs = make([]partitionLog, nparts)
-	if cfg.RUBudget != nil {
-		s.budgets = make([]bucket, nparts*len(regionIdx))
-		for i := range s.budgets {
-			s.budgets[i].tokens = cfg.RUBudget.Burst
-		}
-	}
-	if cfg.ThroughputControl != nil {
-		s.tc.tokens = cfg.ThroughputControl.Burst
-	}
-	if w.ZipfS > 1 && nparts > 1 {
-		s.zipf = rand.NewZipf(s.wl, w.ZipfS, 1, uint64(nparts-1))
-	}
-	for _, r := range w.Exclude {
-		s.excl = append(s.excl, hedging.Region(r))
-	}
-	mix := w.Mix
-	if len(mix) == 0 {
-		mix = []MixEntry{{Kind: hedging.PointRead, Weight: 1}}
-	}
-	total := 0.0
-	for _, m := range mix {
-		total += m.Weight
-		s.mixCum = append(s.mixCum, total)
-		s.mixKind = append(s.mixKind, m.Kind)
-	}
-	for i := range s.mixCum {
-		s.mixCum[i] /= total
-	}
-	for k := range s.ru {
-		kind := hedging.OperationKind(k)
-		switch {
-		case kind.IsWrite():
-			s.ru[k] = 5
-		case kind == hedging.QueryPage || kind == hedging.ReadManyPage || kind == hedging.ChangeFeedPage:
-			s.ru[k] = 10
-		default:
-			s.ru[k] = 1
-		}
-	}
-	for k, v := range cfg.RU {
-		s.ru[k] = v
-	}
-	s.delayLine = cfg.RUBudget == nil
-	for _, m := range mix {
-		if m.Kind.IsWrite() {
-			s.delayLine = false
-		}
-	}
+	nregions := s.initReplicas(cfg, writeRegion)
+	s.initWorkload(cfg, nregions)
 
 	hc := cfg.Client
 	hc.Regions, hc.WriteRegion, hc.MultiMaster, hc.Strategy = hedgeEndpoints, writeRegion, cfg.MultiMaster, strategy
