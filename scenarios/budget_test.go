@@ -22,24 +22,9 @@ func withPolicies(t *testing.T, policies string) (*scenarios.Scenario, error) {
 }
 
 func TestHedgeBudget(t *testing.T) {
-	s, err := withPolicies(t, "[[policies]]\nname = \"b\"\ntype = \"static\"\nthreshold_ms = 20\nhedge_budget = 0.05\nhedge_budget_burst = 10\n")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, pols, err := s.Config()
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := pols[0].New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs, ok := a.HedgingStrategy()
-	if !ok {
-		t.Fatal("not a hedging strategy")
-	}
-	if _, ok := hs.Policy().(*hedging.BudgetedPolicy); !ok || hs.Policy().Name() != "static(20ms)+budget(0.05)" {
-		t.Fatalf("policy %T %v", hs.Policy(), hs.Policy())
+	pol := policyOf(t, "type = \"static\"\nthreshold_ms = 20\nhedge_budget = 0.05\nhedge_budget_burst = 10\n")
+	if _, ok := pol.(*hedging.BudgetedPolicy); !ok || pol.Name() != "static(20ms)+budget(0.05)" {
+		t.Fatalf("policy %T %v", pol, pol)
 	}
 	for _, c := range []struct{ policies, want string }{
 		{"[[policies]]\nname = \"d\"\ntype = \"disabled\"\nhedge_budget = 0.1\n", `policies.d.hedge_budget: applies only to types "static", "driver_default", "p99_dynamic", "capped_quantile", not "disabled"`},
