@@ -451,3 +451,21 @@ func (sc *scanner) value(p []string, idx []bool, pline, depth int) {
 		}
 	}
 }
+
+// seqs returns, for every recorded path (and prefix), the index in
+// l.entries of its first appearance: an order of keys in the file finer
+// than lines (keys of one inline table are in the order written). It is
+// built on demand, for the rare callers that need it.
+func (l *locator) seqs() map[string]int {
+	seq := make(map[string]int, len(l.first))
+	for i, e := range l.entries {
+		for n := len(e.path); n > 0; n-- {
+			k := joinPath(e.path[:n])
+			if _, ok := seq[k]; ok {
+				break
+			}
+			seq[k] = i
+		}
+	}
+	return seq
+}

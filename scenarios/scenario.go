@@ -199,6 +199,11 @@ func parse(source string, data []byte, locText []byte) (*Scenario, error) {
 	var f File
 	md, err := toml.Decode(string(data), &f)
 	if err != nil {
+		// The decoder reports one wrongly typed value, picked in map
+		// iteration order: report them all, in file order, instead.
+		if errs := typeErrors(locSource, raw, loc, dataLoc); len(errs) > 0 {
+			return nil, joinErrors(errs)
+		}
 		line, key, msg := decodeError(err)
 		e := &Error{File: locSource, Field: strings.Join(key, "."), Msg: msg}
 		if key == nil {
@@ -280,15 +285,25 @@ func decodeError(err error) (line int, key []string, msg string) {
 var tomlTypes = map[string]string{
 	"int64": "an integer", "integer": "an integer", "float64": "a number", "float": "a number",
 	"string": "a string", "bool": "true or false", "boolean": "true or false",
-	"[]any": "an array", "slice": "an array", "array": "an array",
+	"[]any": "an array", "slice": "an array", "array": "an array", "[]map[string]any": "an array of tables",
 	"map[string]any": "a table", "map": "a table", "struct": "a table",
 	"time.Time": "a date", "time": "a date",
 }
 
 // plainTypeError rewrites "incompatible types: TOML value has type X;
 // destination has type Y" as "must be Y, got X", with a hint for the
-// common case of an integer field written with a fraction (2.0).
+// common case of an integer field written with a fraction (2.0), and
+// "type mismatch for T: expected table but found X" (a table written as
+// another value) as "must be a table, got X".
 func plainTypeError(msg string) string {
+	if rest, ok := strings.CutPrefix(msg, "type mismatch for "); ok {
+		if _, got, ok := strings.Cut(rest, ": expected table but found "); ok {
+			if g, ok := tomlTypes[got]; ok {
+				return "must be a table, got " + g
+			}
+		}
+		return msg
+	}
 	rest, ok := strings.CutPrefix(msg, "incompatible types: TOML value has type ")
 	if !ok {
 		return msg

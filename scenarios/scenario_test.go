@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"os"
@@ -283,15 +284,7 @@ func TestWithParamErrors(t *testing.T) {
 // FuzzParse: no input makes Parse panic; what parses also builds, and its
 // policies construct.
 func FuzzParse(f *testing.F) {
-	files, _ := filepath.Glob("testdata/errors/*.toml")
-	embedded, _ := filepath.Glob("*.toml")
-	files = append(append(files, "testdata/valid.toml"), embedded...)
-	for _, p := range files {
-		if b, err := os.ReadFile(p); err == nil {
-			f.Add(b)
-		}
-	}
-	f.Add([]byte("name = \"x\"\n[[policies]]\nname = 1\n"))
+	addSeeds(f)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Parse("fuzz.toml", data)
 		if err != nil {
@@ -315,6 +308,27 @@ func FuzzParse(f *testing.F) {
 		}
 		_, _ = s.WithParam("workload.rate_per_s", 1)
 	})
+}
+
+// addSeeds adds the fuzz seeds of the package: every error file, the
+// valid base, every embedded scenario, and a few hand-made inputs.
+func addSeeds(f *testing.F) {
+	files, _ := filepath.Glob("testdata/errors/*.toml")
+	embedded, _ := filepath.Glob("*.toml")
+	files = append(append(files, "testdata/valid.toml"), embedded...)
+	for _, p := range files {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	f.Add([]byte("name = \"x\"\n[[policies]]\nname = 1\n"))
+	// Wrongly typed values in map and struct tables, reported in file
+	// order (hub-header-1002.toml without its [[faults]] header is the
+	// case that found the bug; see TestTypeErrorsRepro).
+	if b, err := os.ReadFile("hub-header-1002.toml"); err == nil {
+		f.Add(bytes.Replace(b, []byte("\n[[faults]]\n"), []byte("\n"), 1))
+	}
+	f.Add([]byte("seed = \"1\"\nduration_s = \"x\"\n[ru]\nupsert = \"a\"\nread = true\n[network.rtt_ms]\na = { b = \"1\", a = [] }\nc = 5\n[[replicas]]\nservice_by_op = { read = 1, create = { family = 2 } }\n"))
 }
 
 // TestReadmeExample parses the annotated example of README.md.
