@@ -250,6 +250,7 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 	b.episodes(cfg, &nm)
 	b.faults(cfg, &nm)
 	b.workload(cfg, &nm)
+	b.fleet(cfg)
 	b.ru(cfg)
 	pols := b.policies(cfg)
 	if b.e != nil {
@@ -675,6 +676,25 @@ func (b *builder) workload(cfg *simnet.Config, nm *names) {
 	}
 	b.unit(wp.key("disabled_fraction"), w.DisabledFraction)
 	cfg.Workload = wl
+}
+
+// fleet checks [fleet] into cfg.
+func (b *builder) fleet(cfg *simnet.Config) {
+	var root fpath
+	fp := root.key("fleet")
+	fl := b.f.Fleet
+	if fl.Instances != nil {
+		b.intRange(fp.key("instances"), *fl.Instances, 1, simnet.MaxInstances)
+		cfg.Fleet.Instances = *fl.Instances
+	}
+	switch fl.Assignment {
+	case "", "uniform":
+		cfg.Fleet.Assignment = simnet.AssignUniform
+	case "partition":
+		cfg.Fleet.Assignment = simnet.AssignPartition
+	default:
+		b.fail(fp.key("assignment"), `must be "uniform" or "partition", got %q`, fl.Assignment)
+	}
 }
 
 // ru checks [ru], [ru_budget] and [throughput_control] into cfg.

@@ -37,6 +37,14 @@ type File struct {
 	RUBudget          *TokenBucket       `toml:"ru_budget"`
 	ThroughputControl *TokenBucket       `toml:"throughput_control"`
 	Policies          []Policy           `toml:"policies"`
+	Fleet             Fleet              `toml:"fleet"`
+}
+
+// Fleet is the [fleet] table: the client instances the workload is spread
+// over (simnet.Fleet).
+type Fleet struct {
+	Instances  *int   `toml:"instances"`  // 1..100000; default 1
+	Assignment string `toml:"assignment"` // uniform (default) | partition
 }
 
 // Client is the [client] table: where the client runs and the hedging

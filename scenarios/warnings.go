@@ -25,7 +25,10 @@ import (
 //     the workload's ExcludeRegions share and the single-master write
 //     region) while no operation_timeout_ms bounds the wait: its FIFO
 //     queue, and the run's memory, grow without limit. Hedges and retries
-//     are not counted.
+//     are not counted;
+//   - a [fleet] with more instances than partitions (assignment =
+//     "partition") or than closed-loop clients (assignment = "uniform"):
+//     the extra instances receive no operations.
 //
 // A scenario from [Parse] always builds; Warnings returns nil otherwise.
 func (s *Scenario) Warnings() []*Error {
@@ -86,6 +89,7 @@ func (s *Scenario) Warnings() []*Error {
 				r.Name, o.offered, share, r.Servers, float64(r.Servers)/(o.meanMs/1000), o.meanMs)
 		}
 	}
+	out = append(out, fleetWarnings(s, cfg, loc)...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Line < out[j].Line })
 	return out
 }

@@ -34,7 +34,8 @@ type opState struct {
 	gen    uint32
 	idx    uint64 // operation index (CRN key)
 	part   int32
-	client int32
+	client int32 // closed-loop client, -1 in an open loop
+	inst   int32 // fleet instance running the op (index in sim.clients)
 	att    [2]attemptState
 	// altUsed: att[hedging.Alternate] was written since the slot's last
 	// reset (an alternate was sent); startOp clears it only then.
@@ -127,7 +128,11 @@ func (s *sim) startOp(client int32) {
 	if disabled {
 		o.op.Strategy = hedging.Disabled
 	}
-	s.client.BeginTo(&s.eff, &o.race, s.now, &o.op)
+	o.inst = 0
+	if len(s.clients) > 1 {
+		o.inst = s.instanceOf(o.idx, part, client)
+	}
+	s.clients[o.inst].BeginTo(&s.eff, &o.race, s.now, &o.op)
 	s.perform(slot, &s.eff)
 }
 
@@ -271,6 +276,9 @@ func (s *sim) complete(slot int32, o *opState) {
 	}
 	if s.onComplete != nil {
 		s.onComplete(r, &o.op)
+	}
+	if s.onCompleteInstance != nil {
+		s.onCompleteInstance(int(o.inst), r, &o.op)
 	}
 	client := o.client
 	o.done = true

@@ -176,6 +176,10 @@ type Config struct {
 	// TimelineWindow is the width of one timeline bucket (default
 	// Duration/120, at least 1 s).
 	TimelineWindow time.Duration
+	// Fleet is the number of client instances the workload is spread over
+	// and how operations are assigned to them; the zero value is one
+	// instance.
+	Fleet Fleet
 }
 
 // MaxOpsLimit is the largest number of operations one run may simulate
@@ -237,7 +241,7 @@ func (c *Config) Validate() error {
 	if w.Clients > 0 && w.Think == nil {
 		return errors.New("simnet: a closed-loop workload needs Think")
 	}
-	return nil
+	return c.Fleet.validate()
 }
 
 // ClientEndpoints returns the client's preferred read regions as

@@ -32,6 +32,11 @@
 // Cancelling an attempt still queued removes it; one already in service
 // runs to completion and still charges its RU (spec §14.2).
 //
+// Clients: one hedging.Client by default, or a fleet of independent
+// instances (Config.Fleet), each with its own policy state, breaker,
+// location marks and session tokens, sharing the replicas; the workload's
+// rate is the fleet's total and each operation runs on one instance.
+//
 // Units: virtual time is a time.Duration from the start of the run;
 // configuration latencies are in milliseconds; RU is request units.
 package simnet

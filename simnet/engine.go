@@ -18,6 +18,7 @@ const (
 	purposeFault
 	purposeEpisode
 	purposeThink
+	purposeInstance // fleet instance of an open-loop operation (fleet.go)
 )
 
 // mix64 is the splitmix64 finaliser.

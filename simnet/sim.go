@@ -17,6 +17,10 @@ type RunOptions struct {
 	// OnComplete, when set, is called with every finished operation's race
 	// (valid only during the call) and the operation.
 	OnComplete func(r *hedging.Race, op *hedging.Operation)
+	// OnCompleteInstance, when set, is called like OnComplete, with the
+	// fleet instance (0 .. Config.Fleet.Instances-1) that ran the
+	// operation.
+	OnCompleteInstance func(instance int, r *hedging.Race, op *hedging.Operation)
 	// Context, when set, cancels the run: Run checks it every
 	// cancelCheckEvents events and returns its error (the run's
 	// measurements are discarded).
@@ -24,11 +28,14 @@ type RunOptions struct {
 }
 
 type sim struct {
-	cfg    *Config
-	seed   uint64
-	client *hedging.Client
-	now    time.Duration
-	q      eventQueue
+	cfg  *Config
+	seed uint64
+	// clients are the fleet's instances (one without a fleet; see
+	// fleet.go), all built from clientCfg.
+	clients   []*hedging.Client
+	clientCfg hedging.Config
+	now       time.Duration
+	q         eventQueue
 	// eff receives the effects of every call into a race (BeginTo,
 	// RespondedTo, TimerFiredTo), performed before the next call: one
 	// value reused, never cleared or copied whole.
@@ -63,6 +70,8 @@ type sim struct {
 	stats      *Stats
 	progress   *atomic.Int64
 	onComplete func(*hedging.Race, *hedging.Operation)
+	// onCompleteInstance is RunOptions.OnCompleteInstance.
+	onCompleteInstance func(int, *hedging.Race, *hedging.Operation)
 	// delayLine enables evaluating arrivals at unqueued replicas at send
 	// time (see send): true when nothing at a replica depends on the order
 	// of arrivals (no RU budget, no writes in the mix).
@@ -92,9 +101,13 @@ func Run(cfg *Config, p Policy, replication int, opts RunOptions) (*Stats, error
 	if err != nil {
 		return nil, err
 	}
+	if err := s.initFleet(p); err != nil {
+		return nil, err
+	}
 	s.stats.Policy = p.Name
 	s.progress = opts.Progress
 	s.onComplete = opts.OnComplete
+	s.onCompleteInstance = opts.OnCompleteInstance
 	var done <-chan struct{}
 	if opts.Context != nil {
 		if err := opts.Context.Err(); err != nil {
@@ -126,7 +139,7 @@ func newSim(cfg *Config, strategy hedging.AvailabilityStrategy, seed uint64) (*s
 	if err != nil {
 		return nil, err
 	}
-	s.client = client
+	s.clients, s.clientCfg = []*hedging.Client{client}, hc
 
 	s.stats, s.maxWindows = newStats(cfg)
 	return s, nil

@@ -144,6 +144,10 @@ type Run struct {
 	Seed uint64
 	// Replications is the number of independent replications (≥ 1).
 	Replications int
+	// Instances is the number of client instances of the run's fleet
+	// (simnet.Fleet); 0 or 1 is one client. summary.json has an
+	// "instances" key only when it is more than 1.
+	Instances int
 	// DurationS is the run's actual length in seconds of virtual time
 	// (how long operations arrived; less than the scenario's duration_s
 	// when max_ops ended the run first). It is summary.json's duration_s
@@ -199,7 +203,8 @@ type output struct {
 //	.png (8x5 in at 150 DPI = 1200x750 px) and .svg (576x360 pt).
 //
 // Format details:
-//   - summary.json: {"scenario","seed","replications","duration_s","policies"};
+//   - summary.json: {"scenario","seed","replications","duration_s","policies"},
+//     with "instances" after "replications" for a fleet of more than one;
 //     each policy has exactly the keys policy, ops, p50_ms … mean_ms (ms,
 //     3 decimals), hedge_rate, alternate_win_rate, ru_multiplier, error_rate
 //     (6 decimals), terminal_states (object, keys sorted; {} when nil) and,

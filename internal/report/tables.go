@@ -177,9 +177,19 @@ func summaryJSON(r *Run) ([]byte, error) {
 		Scenario     string       `json:"scenario"`
 		Seed         uint64       `json:"seed"`
 		Replications int          `json:"replications"`
+		Instances    int          `json:"instances,omitempty"`
 		DurationS    num          `json:"duration_s"`
 		Policies     []policyJSON `json:"policies"`
-	}{r.Scenario, r.Seed, r.Replications, num{r.DurationS, precS}, policiesJSON(r.Policies)})
+	}{r.Scenario, r.Seed, r.Replications, fleetInstances(r.Instances), num{r.DurationS, precS}, policiesJSON(r.Policies)})
+}
+
+// fleetInstances is summary.json's "instances": the fleet size when it is
+// more than one client instance, else 0 (the key is left out).
+func fleetInstances(n int) int {
+	if n > 1 {
+		return n
+	}
+	return 0
 }
 
 // sweepPolicyJSON is a policy object of sweep.json: summary.json's keys

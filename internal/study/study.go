@@ -416,6 +416,7 @@ func Report(name, description string, cfg *simnet.Config, res *Result) *report.R
 	r := &report.Run{
 		Scenario: name, Description: description, Seed: cfg.Seed,
 		Replications: res.Replications, DurationS: RunLength(cfg, res).Seconds(),
+		Instances: cfg.Fleet.Instances,
 	}
 	for _, p := range res.Policies {
 		r.Policies = append(r.Policies, Policy(p))

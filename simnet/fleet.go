@@ -1,0 +1,123 @@
+package simnet
+
+// This file holds the client fleet: the run's client instances, each its
+// own hedging.Client with its own policy state, and the assignment of each
+// operation to one of them.
+
+import (
+	"fmt"
+	"math/bits"
+
+	"hedgelab/hedging"
+)
+
+// Assignment selects the fleet instance that runs an operation.
+type Assignment uint8
+
+const (
+	// AssignUniform spreads operations evenly over the instances. In an
+	// open loop each operation goes to an instance drawn uniformly at
+	// random by a draw keyed on the seed and the operation index (common
+	// random numbers: every policy sees the same assignment, and no
+	// sequential stream is consumed). In a closed loop, workload client c
+	// belongs to instance c mod Instances, so each instance runs
+	// Clients/Instances clients (rounded up for the first Clients mod
+	// Instances instances; with fewer clients than instances, instances
+	// Clients..Instances-1 stay idle).
+	AssignUniform Assignment = iota
+	// AssignPartition sends every operation of partition p (0-based, see
+	// Workload.Partitions) to instance p mod Instances, open or closed
+	// loop, as when an application shards its keys over its instances.
+	// With fewer partitions than instances, instances
+	// Partitions..Instances-1 receive no operations; with Zipf keys the
+	// instance of partition 0 carries the hottest key range.
+	AssignPartition
+)
+
+// String returns "uniform" or "partition" (the scenario key's values).
+func (a Assignment) String() string {
+	switch a {
+	case AssignUniform:
+		return "uniform"
+	case AssignPartition:
+		return "partition"
+	}
+	return fmt.Sprintf("Assignment(%d)", a)
+}
+
+// MaxInstances bounds Fleet.Instances (resource guard: each instance holds
+// its own client and policy state).
+const MaxInstances = 100_000
+
+// Fleet describes the client instances of a run. Each instance is its own
+// hedging.Client built from Config.Client, with its own strategy from
+// Policy.New: its own threshold-policy state (latency windows, hedge
+// budget), hedge-win tracker (the partition breaker of spec §9.5),
+// location marks and session tokens. The workload's rate (or its clients)
+// is the whole fleet's; Assignment decides which instance runs each
+// operation.
+type Fleet struct {
+	// Instances is the number of client instances, 1..MaxInstances; 0
+	// means 1. One instance is the single client of a run without a
+	// fleet, with identical results.
+	Instances int
+	// Assignment is how operations are assigned to instances (default
+	// AssignUniform).
+	Assignment Assignment
+}
+
+// size is the number of instances (at least 1).
+func (f Fleet) size() int { return max(f.Instances, 1) }
+
+func (f Fleet) validate() error {
+	if f.Instances < 0 || f.Instances > MaxInstances {
+		return fmt.Errorf("simnet: Fleet.Instances must be between 0 and %d, got %d", MaxInstances, f.Instances)
+	}
+	if f.Assignment > AssignPartition {
+		return fmt.Errorf("simnet: Fleet.Assignment: unknown %v", f.Assignment)
+	}
+	return nil
+}
+
+// initFleet adds the fleet's instances beyond the first (built by newSim
+// with the policy's first strategy) to s.clients, each with a fresh
+// strategy from p.New and the first instance's configuration
+// (s.clientCfg).
+func (s *sim) initFleet(p Policy) error {
+	n := s.cfg.Fleet.size()
+	if n <= 1 {
+		return nil
+	}
+	hc := s.clientCfg
+	s.clients = append(make([]*hedging.Client, 0, n), s.clients[0])
+	for range n - 1 {
+		strategy, err := p.New()
+		if err != nil {
+			return fmt.Errorf("policy %q: %w", p.Name, err)
+		}
+		hc.Strategy = strategy
+		c, err := hedging.NewClient(hc)
+		if err != nil {
+			return err
+		}
+		s.clients = append(s.clients, c)
+	}
+	return nil
+}
+
+// instanceOf returns the instance that runs operation idx of partition
+// part, started by closed-loop client (-1: open loop), per the fleet's
+// Assignment. Called only with more than one instance.
+func (s *sim) instanceOf(idx uint64, part int, client int32) int32 {
+	n := uint64(len(s.clients))
+	switch {
+	case s.cfg.Fleet.Assignment == AssignPartition:
+		return int32(uint64(part) % n)
+	case client >= 0:
+		return int32(uint64(client) % n)
+	}
+	// A keyed draw, uniform on [0, n) (Lemire's multiply-high; the bias is
+	// below n/2^64).
+	hi, _ := bits.Mul64(mix64(s.seed^key(purposeInstance, idx, 0, 0)), n)
+	return int32(hi)
+}
