@@ -249,6 +249,7 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 	b.network(cfg, &nm)
 	b.episodes(cfg, &nm)
 	b.faults(cfg, &nm)
+	b.background(cfg, &nm)
 	b.workload(cfg, &nm)
 	b.fleet(cfg)
 	b.ru(cfg)
@@ -381,6 +382,7 @@ func (b *builder) replicas(cfg *simnet.Config, nm *names) {
 		}
 		b.intRange(rp.key("servers"), r.Servers, 0, maxCount)
 		rep := simnet.Replica{Name: r.Name, Region: r.Region, Servers: r.Servers}
+		b.replicaCapacity(rp, &r, &rep)
 		if r.Service == nil {
 			b.fail(rp.key("service"), `required: the service time in ms, e.g. { family = "lognormal", median_ms = 1.0, p99_ms = 3.0 }`)
 		} else {

@@ -32,6 +32,7 @@ type File struct {
 	Network           Network            `toml:"network"`
 	Episodes          []Episode          `toml:"episodes"`
 	Faults            []Fault            `toml:"faults"`
+	Background        []Background       `toml:"background"`
 	Workload          Workload           `toml:"workload"`
 	RU                map[string]float64 `toml:"ru"` // RU charge per operation kind name, >= 0
 	RUBudget          *TokenBucket       `toml:"ru_budget"`
@@ -84,6 +85,26 @@ type Replica struct {
 	Service *dist.Spec `toml:"service"`
 	// ServiceByOp overrides Service per operation kind name.
 	ServiceByOp map[string]dist.Spec `toml:"service_by_op"`
+	// QueueLimit bounds the requests waiting beyond servers, 0..1e6;
+	// 0 = unbounded. Needs servers > 0.
+	QueueLimit int `toml:"queue_limit"`
+	// OverflowStatus answers a request refused by a full queue: "503"
+	// (default), "429/3200" or "408". Needs queue_limit > 0.
+	OverflowStatus string `toml:"overflow_status"`
+	// Cancel is what a cancellation does at the replica: "queued"
+	// (default), "in_service" or "none".
+	Cancel string `toml:"cancel"`
+}
+
+// Background is one [[background]] entry: load from other tenants (or
+// failover traffic) at replicas, not hedged and not measured as the
+// client's operations.
+type Background struct {
+	Target   string     `toml:"target"`     // replica name or physical region (every replica in it); required
+	RatePerS float64    `toml:"rate_per_s"` // arrivals per second at each targeted replica, > 0; required
+	Service  *dist.Spec `toml:"service"`    // service time (ms); absent = the replica's service
+	StartS   float64    `toml:"start_s"`    // s, >= 0
+	EndS     *float64   `toml:"end_s"`      // s, > start_s and <= duration_s; absent = the run's end
 }
 
 // Network is the [network] table.

@@ -19,13 +19,16 @@ import (
 //     direction by a few percent, and the simulator uses each direction
 //     as written);
 //   - an episode that starts at or after duration_s, so it never applies;
-//   - an open-loop workload that sends a replica with finite servers more
-//     primary attempts than it can serve (Σ rate_k × mean service time_k
-//     > servers, each operation kind counted where it is routed, after
-//     the workload's ExcludeRegions share and the single-master write
-//     region) while no operation_timeout_ms bounds the wait: its FIFO
-//     queue, and the run's memory, grow without limit. Hedges and retries
-//     are not counted;
+//   - a replica with finite servers and no queue_limit that is offered
+//     more than it can serve (Σ rate_k × mean service time_k > servers),
+//     counting an open-loop workload's primary attempts (each operation
+//     kind where it is routed, after the workload's ExcludeRegions share
+//     and the single-master write region) and its [[background]] load,
+//     when nothing bounds the wait: no operation_timeout_ms, or one whose
+//     cancellations do not reach the replica (cancel = "none"), or
+//     background load that alone exceeds the servers (background requests
+//     have no deadline). Its FIFO queue, and the run's memory, then grow
+//     without limit. Hedges and retries are not counted;
 //   - a [fleet] with more instances than partitions (assignment =
 //     "partition") or than closed-loop clients (assignment = "uniform"):
 //     the extra instances receive no operations.
@@ -75,37 +78,59 @@ func (s *Scenario) Warnings() []*Error {
 		}
 	}
 
-	// Overload with an unbounded queue and no deadline.
-	if cfg.Workload.RatePerSec > 0 && cfg.OperationTimeout == 0 {
-		for _, o := range primaryOverloads(cfg) {
-			i := o.index
-			r := cfg.Replicas[i]
-			share := ""
-			if o.offered < cfg.Workload.RatePerSec {
-				share = fmt.Sprintf(" (of rate_per_s = %g, after ExcludeRegions and write routing)", cfg.Workload.RatePerSec)
-			}
-			warn(loc.line("replicas", strconv.Itoa(i), "servers"), "replicas."+r.Name+".servers",
-				"replica %s is offered %.4g primary operations/s%s but its %d servers serve at most %.4g/s (mean service time %.4g ms); with no operation_timeout_ms its queue grows without limit",
-				r.Name, o.offered, share, r.Servers, float64(r.Servers)/(o.meanMs/1000), o.meanMs)
+	// Overload with an unbounded queue and nothing bounding the wait.
+	for _, o := range primaryOverloads(cfg) {
+		i := o.index
+		r := cfg.Replicas[i]
+		var why string
+		switch {
+		case cfg.OperationTimeout == 0:
+			why = "with no operation_timeout_ms and no queue_limit its queue grows without limit"
+		case r.Cancel == simnet.CancelNone:
+			why = `cancel = "none" keeps timed-out requests queued, and with no queue_limit its queue grows without limit`
+		case o.bgBusy > float64(r.Servers):
+			why = "background requests have no deadline, and with no queue_limit its queue grows without limit"
+		default:
+			continue // operation_timeout_ms cancels the client's excess
 		}
+		what := ""
+		if o.offered > 0 {
+			what = fmt.Sprintf("%.4g primary operations/s", o.offered)
+			if o.offered < cfg.Workload.RatePerSec {
+				what += fmt.Sprintf(" (of rate_per_s = %g, after ExcludeRegions and write routing)", cfg.Workload.RatePerSec)
+			}
+		}
+		if o.bgOffered > 0 {
+			if what != "" {
+				what += " and "
+			}
+			what += fmt.Sprintf("%.4g background requests/s", o.bgOffered)
+		}
+		warn(loc.line("replicas", strconv.Itoa(i), "servers"), "replicas."+r.Name+".servers",
+			"replica %s is offered %s but its %d servers serve at most %.4g/s (mean service time %.4g ms); %s",
+			r.Name, what, r.Servers, float64(r.Servers)/(o.meanMs/1000), o.meanMs, why)
 	}
 	out = append(out, fleetWarnings(s, cfg, loc)...)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Line < out[j].Line })
 	return out
 }
 
-// overload is a replica with finite servers whose primary attempts alone
-// need more than its servers: index into Config.Replicas, the offered rate
-// (operations/s) and the mean service time (ms) over the kinds it gets.
+// overload is a replica with finite servers and no queue limit whose
+// primary attempts and background load need more than its servers: index
+// into Config.Replicas, the offered client and background rates
+// (requests/s), the background's busy servers (rate × mean service time)
+// and the mean service time (ms) over all it gets.
 type overload struct {
-	index   int
-	offered float64
-	meanMs  float64
+	index              int
+	offered, bgOffered float64
+	bgBusy             float64
+	meanMs             float64
 }
 
-// primaryOverloads returns the replicas (in Config.Replicas order) whose
-// servers cannot keep up with the primary attempts an open-loop workload
-// sends them, before any hedge or retry: each operation kind of the mix,
+// primaryOverloads returns the replicas (in Config.Replicas order) with
+// no queue limit whose servers cannot keep up with the primary attempts an
+// open-loop workload sends them, before any hedge or retry, plus their
+// background load: each operation kind of the mix,
 // with and without the workload's ExcludeRegions (ExcludeFraction), goes
 // where [hedging.Client.PrimaryEndpoint] routes it (the first preferred
 // region not excluded; the write region for a single-master write), so
@@ -118,10 +143,52 @@ func primaryOverloads(cfg *simnet.Config) []overload {
 	if len(cfg.Endpoints) == 0 {
 		return nil
 	}
+	offered := make(map[string]float64) // replica name -> operations/s
+	busy := make(map[string]float64)    // replica name -> busy servers (rate × mean service time)
+	bgOffered := make(map[string]float64)
+	bgBusy := make(map[string]float64)
+	for _, b := range cfg.Background {
+		for _, r := range cfg.Replicas {
+			if b.Target != r.Name && b.Target != r.Region {
+				continue
+			}
+			mean := r.Default.Mean()
+			if b.Service != nil {
+				mean = b.Service.Mean()
+			}
+			if math.IsNaN(mean) || math.IsInf(mean, 0) {
+				continue
+			}
+			bgOffered[r.Name] += b.RatePerSec
+			bgBusy[r.Name] += b.RatePerSec * mean / 1000
+		}
+	}
+	if w.RatePerSec > 0 {
+		if !clientLoads(cfg, offered, busy) {
+			return nil
+		}
+	}
+	var out []overload
+	for i, r := range cfg.Replicas {
+		total := busy[r.Name] + bgBusy[r.Name]
+		if r.Servers == 0 || r.QueueLimit > 0 || total <= float64(r.Servers) {
+			continue
+		}
+		out = append(out, overload{index: i, offered: offered[r.Name], bgOffered: bgOffered[r.Name], bgBusy: bgBusy[r.Name],
+			meanMs: total / (offered[r.Name] + bgOffered[r.Name]) * 1000})
+	}
+	return out
+}
+
+// clientLoads adds an open-loop workload's primary attempts to offered
+// (operations/s per replica name) and busy (busy servers per replica
+// name); false when the routing cannot be built.
+func clientLoads(cfg *simnet.Config, offered, busy map[string]float64) bool {
+	w := cfg.Workload
 	regions, writeRegion := cfg.ClientEndpoints()
 	client, err := hedging.NewClient(hedging.Config{Regions: regions, WriteRegion: writeRegion, MultiMaster: cfg.MultiMaster})
 	if err != nil {
-		return nil
+		return false
 	}
 	mix := w.Mix
 	if len(mix) == 0 {
@@ -132,7 +199,7 @@ func primaryOverloads(cfg *simnet.Config) []overload {
 		total += m.Weight
 	}
 	if total <= 0 {
-		return nil
+		return false
 	}
 	var excluded []hedging.Region
 	for _, r := range w.Exclude {
@@ -142,8 +209,6 @@ func primaryOverloads(cfg *simnet.Config) []overload {
 		fraction float64
 		excluded []hedging.Region
 	}{{1 - w.ExcludeFraction, nil}, {w.ExcludeFraction, excluded}}
-	offered := make(map[string]float64) // replica name -> operations/s
-	busy := make(map[string]float64)    // replica name -> busy servers (rate × mean service time)
 	for _, c := range classes {
 		if c.fraction <= 0 {
 			continue
@@ -167,14 +232,7 @@ func primaryOverloads(cfg *simnet.Config) []overload {
 			}
 		}
 	}
-	var out []overload
-	for i, r := range cfg.Replicas {
-		if r.Servers == 0 || offered[r.Name] == 0 || busy[r.Name] <= float64(r.Servers) {
-			continue
-		}
-		out = append(out, overload{index: i, offered: offered[r.Name], meanMs: busy[r.Name] / offered[r.Name] * 1000})
-	}
-	return out
+	return true
 }
 
 // serviceMeanMs is a replica's mean service time in ms for one operation

@@ -34,21 +34,34 @@ func TestWarnings(t *testing.T) {
 		{"episode after the end", []string{rate, "rate_per_s = 100\n[[episodes]]\ntarget = \"East US\"\nstart_s = 10\nend_s = 20"},
 			`x.toml:35: episodes.0.start_s: warning: starts at 10 s, at or after the run ends (duration_s = 10): it never applies`},
 		{"overloaded primary", []string{eastus, eastusSlow},
-			`x.toml:20: replicas.eastus.servers: warning: replica eastus is offered 100 primary operations/s but its 1 servers serve at most 50/s (mean service time 20 ms); with no operation_timeout_ms its queue grows without limit`},
+			`x.toml:20: replicas.eastus.servers: warning: replica eastus is offered 100 primary operations/s but its 1 servers serve at most 50/s (mean service time 20 ms); with no operation_timeout_ms and no queue_limit its queue grows without limit`},
 		{"overloaded primary with a deadline", []string{eastus, eastusSlow, "[client]\n", "[client]\noperation_timeout_ms = 500\n"}, ``},
+		// Issue 10: background load counts, a queue limit bounds the queue,
+		// and a deadline helps only when its cancellations reach the queue
+		// and the background alone fits.
+		{"background overloads", []string{westus, westusSlow, rate, "rate_per_s = 100\n[[background]]\ntarget = \"westus\"\nrate_per_s = 60"},
+			`x.toml:25: replicas.westus.servers: warning: replica westus is offered 60 background requests/s but its 1 servers serve at most 50/s (mean service time 20 ms); with no operation_timeout_ms and no queue_limit its queue grows without limit`},
+		{"background adds to the primaries", []string{eastus, "servers = 3\nservice = { family = \"constant\", value_ms = 20.0 }", rate, "rate_per_s = 100\n[[background]]\ntarget = \"East US\"\nrate_per_s = 100\nservice = { family = \"constant\", value_ms = 15.0 }"},
+			`x.toml:20: replicas.eastus.servers: warning: replica eastus is offered 100 primary operations/s and 100 background requests/s but its 3 servers serve at most 171.4/s (mean service time 17.5 ms); with no operation_timeout_ms and no queue_limit its queue grows without limit`},
+		{"queue limit bounds it", []string{eastus, eastusSlow + "\nqueue_limit = 100"}, ``},
+		{"deadline with cancel none", []string{eastus, eastusSlow + "\ncancel = \"none\"", "[client]\n", "[client]\noperation_timeout_ms = 500\n"},
+			`x.toml:21: replicas.eastus.servers: warning: replica eastus is offered 100 primary operations/s but its 1 servers serve at most 50/s (mean service time 20 ms); cancel = "none" keeps timed-out requests queued, and with no queue_limit its queue grows without limit`},
+		{"deadline and background that fits", []string{eastus, eastusSlow, rate, "rate_per_s = 100\n[[background]]\ntarget = \"eastus\"\nrate_per_s = 40", "[client]\n", "[client]\noperation_timeout_ms = 500\n"}, ``},
+		{"deadline and background that does not fit", []string{eastus, eastusSlow, rate, "rate_per_s = 100\n[[background]]\ntarget = \"eastus\"\nrate_per_s = 60", "[client]\n", "[client]\noperation_timeout_ms = 500\n"},
+			`x.toml:21: replicas.eastus.servers: warning: replica eastus is offered 100 primary operations/s and 60 background requests/s but its 1 servers serve at most 50/s (mean service time 20 ms); background requests have no deadline, and with no queue_limit its queue grows without limit`},
 		{"primary within capacity", []string{eastus, "servers = 3\nservice = { family = \"constant\", value_ms = 20.0 }"}, ``},
 		// The saturation report: ExcludeRegions moves 60% of the reads off
 		// the primary, which then runs at rho 0.8.
 		{"exclusions move load off the primary", []string{eastus, eastusSlow, rate, excludeEast + "0.6"}, ``},
 		{"overloaded primary despite exclusions", []string{eastus, eastusSlow, rate, excludeEast + "0.2"},
-			`x.toml:20: replicas.eastus.servers: warning: replica eastus is offered 80 primary operations/s (of rate_per_s = 100, after ExcludeRegions and write routing) but its 1 servers serve at most 50/s (mean service time 20 ms); with no operation_timeout_ms its queue grows without limit`},
+			`x.toml:20: replicas.eastus.servers: warning: replica eastus is offered 80 primary operations/s (of rate_per_s = 100, after ExcludeRegions and write routing) but its 1 servers serve at most 50/s (mean service time 20 ms); with no operation_timeout_ms and no queue_limit its queue grows without limit`},
 		{"exclusions overload the second region", []string{westus, westusSlow, rate, excludeEast + "0.6"},
-			`x.toml:25: replicas.westus.servers: warning: replica westus is offered 60 primary operations/s (of rate_per_s = 100, after ExcludeRegions and write routing) but its 1 servers serve at most 50/s (mean service time 20 ms); with no operation_timeout_ms its queue grows without limit`},
+			`x.toml:25: replicas.westus.servers: warning: replica westus is offered 60 primary operations/s (of rate_per_s = 100, after ExcludeRegions and write routing) but its 1 servers serve at most 50/s (mean service time 20 ms); with no operation_timeout_ms and no queue_limit its queue grows without limit`},
 		{"single-master writes overload the write region", []string{westus, westusSlow, rate, "rate_per_s = 100\nmix = { read = 0.4, create = 0.6 }", "[[endpoints]]\nregion = \"East US\"", "[account]\nwrite_region = \"West US\"\n\n[[endpoints]]\nregion = \"East US\""},
-			`x.toml:28: replicas.westus.servers: warning: replica westus is offered 60 primary operations/s (of rate_per_s = 100, after ExcludeRegions and write routing) but its 1 servers serve at most 50/s (mean service time 20 ms); with no operation_timeout_ms its queue grows without limit`},
+			`x.toml:28: replicas.westus.servers: warning: replica westus is offered 60 primary operations/s (of rate_per_s = 100, after ExcludeRegions and write routing) but its 1 servers serve at most 50/s (mean service time 20 ms); with no operation_timeout_ms and no queue_limit its queue grows without limit`},
 		{"multi-master writes stay on the first region", []string{westus, westusSlow, rate, "rate_per_s = 100\nmix = { read = 0.4, create = 0.6 }", "[[endpoints]]\nregion = \"East US\"", "[account]\nmulti_master = true\n\n[[endpoints]]\nregion = \"East US\""}, ``},
 		{"per-kind service times", []string{eastus, "servers = 1\nservice = { family = \"constant\", value_ms = 5.0 }\nservice_by_op = { create = { family = \"constant\", value_ms = 20.0 } }", rate, "rate_per_s = 100\nmix = { read = 0.5, create = 0.5 }", "[[endpoints]]\nregion = \"East US\"", "[account]\nmulti_master = true\n\n[[endpoints]]\nregion = \"East US\""},
-			`x.toml:23: replicas.eastus.servers: warning: replica eastus is offered 100 primary operations/s but its 1 servers serve at most 80/s (mean service time 12.5 ms); with no operation_timeout_ms its queue grows without limit`},
+			`x.toml:23: replicas.eastus.servers: warning: replica eastus is offered 100 primary operations/s but its 1 servers serve at most 80/s (mean service time 12.5 ms); with no operation_timeout_ms and no queue_limit its queue grows without limit`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := string(base)

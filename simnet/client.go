@@ -26,6 +26,7 @@ type attemptState struct {
 	n          uint16 // attempt number within the leg (CRN key)
 	cancelled  bool
 	respQueued bool
+	cx         capAttempt // state at a replica with capacity (capacity.go)
 }
 
 type opState struct {
@@ -144,7 +145,7 @@ func (s *sim) perform(slot int32, e *hedging.Effects) {
 		case hedging.ActSend:
 			s.send(slot, o, &a.Attempt)
 		case hedging.ActCancel:
-			s.cancel(o, a.Leg)
+			s.cancel(slot, o, a.Leg)
 		case hedging.ActTimer:
 			if ev := (event{at: a.At, kind: evTimer, id: slot, gen: o.gen, sub: uint8(a.Timer)}); !s.park(o, &ev) {
 				s.q.push(ev)
@@ -204,6 +205,7 @@ func (s *sim) send(slot int32, o *opState, a *hedging.Attempt) {
 	o.altUsed = o.altUsed || a.Leg == hedging.Alternate
 	st.cancelled = false
 	st.respQueued = false
+	st.cx = capAttempt{}
 	st.n++
 	s.stats.Attempts++
 	if a.HubRegionProcessingOnly {
@@ -224,6 +226,7 @@ func (s *sim) send(slot int32, o *opState, a *hedging.Attempt) {
 	}
 	rep := &s.reps[ri]
 	st.rep = ri
+	st.cx.sent = true
 	s.stats.ReplicaAttempts[ri]++
 	rttMs := rep.rttMs
 	if s.cfg.Jitter != nil {
@@ -248,10 +251,13 @@ func (s *sim) send(slot int32, o *opState, a *hedging.Attempt) {
 	s.q.push(ev)
 }
 
-func (s *sim) cancel(o *opState, leg hedging.Leg) {
+func (s *sim) cancel(slot int32, o *opState, leg hedging.Leg) {
 	st := &o.att[leg]
 	st.cancelled = true
 	st.cancelAt = s.now + st.back
+	if s.capa.on {
+		s.capCancel(slot, o, st)
+	}
 }
 
 // settle notes that one of o's attempts left the travelling/queued state

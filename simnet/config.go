@@ -31,6 +31,19 @@ type Replica struct {
 	Service map[hedging.OperationKind]dist.Sampler
 	// Default is the service time (ms) for kinds not in Service. Required.
 	Default dist.Sampler
+	// QueueLimit bounds the requests waiting beyond Servers (client
+	// attempts and background requests alike; requests whose cancellation
+	// has reached the replica do not count); 0 = unbounded. A request
+	// arriving when all servers are busy and QueueLimit requests wait is
+	// refused at once with OverflowStatus. Ignored when Servers is 0.
+	QueueLimit int
+	// OverflowStatus answers a request refused by a full queue; the zero
+	// value means 503. How the client treats it is hedging's
+	// classification.
+	OverflowStatus hedging.Status
+	// Cancel is what a client cancellation does when it reaches the
+	// replica (default CancelQueued).
+	Cancel CancelMode
 }
 
 // Episode is a time window in which replicas get slower and/or fail.
@@ -157,7 +170,10 @@ type Config struct {
 	ReplicationLagMs map[string]float64
 	Episodes         []Episode
 	Faults           []Fault
-	Workload         Workload
+	// Background is load from other tenants (or failover traffic) at the
+	// replicas: not hedged, not the client's operations (see Background).
+	Background []Background
+	Workload   Workload
 	// RU is the charge per operation kind (default 1 RU for reads, 5 for
 	// writes, 10 for query pages).
 	RU                map[hedging.OperationKind]float64
@@ -240,6 +256,9 @@ func (c *Config) Validate() error {
 	}
 	if w.Clients > 0 && w.Think == nil {
 		return errors.New("simnet: a closed-loop workload needs Think")
+	}
+	if err := c.validateCapacity(); err != nil {
+		return err
 	}
 	return c.Fleet.validate()
 }

@@ -30,7 +30,14 @@
 // is ahead of the replica; an optional RU/s budget per partition and region
 // (429/3200) and an optional local throughput-control gate (local 429).
 // Cancelling an attempt still queued removes it; one already in service
-// runs to completion and still charges its RU (spec §14.2).
+// runs to completion and still charges its RU (spec §14.2), unless the
+// replica's cancel mode says otherwise (Replica.Cancel: abort in service
+// with a pro-rata charge, or no cancellation at all). Replicas may bound
+// their queue (Replica.QueueLimit, refused requests answered with
+// Replica.OverflowStatus) and serve background load from other tenants
+// (Config.Background); runs that model capacity measure utilisation, queue
+// length, refusals and background latency per replica
+// (Stats.Capacity, see capacity.go).
 //
 // Clients: one hedging.Client by default, or a fleet of independent
 // instances (Config.Fleet), each with its own policy state, breaker,

@@ -73,6 +73,7 @@ func (s *sim) draw(purpose, a, b, c uint64) *rand.Rand {
 // returns false as soon as it sees done closed (checked every
 // cancelCheckEvents events; nil never closes).
 func (s *sim) run(done <-chan struct{}) bool {
+	s.initCapacity()
 	w := &s.cfg.Workload
 	if w.RatePerSec > 0 {
 		s.q.push(event{at: s.interarrival(), kind: evArrival, id: -1})
@@ -119,9 +120,12 @@ func (s *sim) run(done <-chan struct{}) bool {
 		case evServerFree:
 			s.reps[ev.id].wake = false
 			s.drain(ev.id)
+		case evBackground:
+			s.backgroundArrive(ev)
 		}
 	}
 	s.stats.End = max(s.now, s.deadEnd)
+	s.finishCapacity()
 	s.stats.ArrivalsEnd = s.lastStart
 	if s.cfg.Duration > 0 && (s.cfg.MaxOps <= 0 || s.nextIdx < uint64(s.cfg.MaxOps)) {
 		s.stats.ArrivalsEnd = s.cfg.Duration // arrivals ran until Duration

@@ -35,6 +35,7 @@ type replicaRT struct {
 	lagNs    time.Duration
 	episodes []*Episode
 	faults   []*Fault
+	capr     capReplica // capacity state (capacity.go)
 }
 
 type bucket struct {
@@ -170,6 +171,9 @@ func (s *sim) replicaArrive(ev event) {
 	ri := st.rep
 	rep := &s.reps[ri]
 	kind := o.op.Kind
+	if s.capa.on {
+		s.capArrive(rep)
+	}
 	// Fault rules, in order; the first that fires answers.
 	for _, f := range rep.faults {
 		if s.now < f.Start || (f.End > 0 && s.now >= f.End) || (len(f.Kinds) > 0 && !slices.Contains(f.Kinds, kind)) {
@@ -200,6 +204,11 @@ func (s *sim) replicaArrive(ev event) {
 			return
 		}
 	}
+	if s.capa.on && s.queueFull(rep) {
+		rep.capr.st.RefusedClient++
+		s.answer(ev, st, hedging.Result{Status: overflowStatus(rep)}, 0)
+		return
+	}
 	if b := s.cfg.RUBudget; b != nil {
 		bk := &s.budgets[int(o.part)*(len(s.budgets)/len(s.logs))+rep.region]
 		if !bk.take(s.now, b.RUPerSec, b.Burst, s.ru[kind]) {
@@ -212,7 +221,7 @@ func (s *sim) replicaArrive(ev event) {
 		return
 	}
 	if rep.servers == 0 {
-		s.serve(ev.id, o, st, rep, uEpisode)
+		s.serve(ev.id, o, st, rep, -1, uEpisode)
 		s.settle(ev.id, o)
 		return
 	}
@@ -224,6 +233,9 @@ func (s *sim) replicaArrive(ev event) {
 		}
 	}
 	rep.queue = append(rep.queue, queued{op: ev.id, gen: ev.gen, aseq: ev.aseq, leg: ev.sub})
+	if s.capa.on {
+		s.capQueued(rep, ev.id, st)
+	}
 	s.scheduleWake(ri, rep)
 }
 
@@ -264,6 +276,15 @@ func (s *sim) drain(ri int32) {
 		}
 		q := rep.queue[rep.qhead]
 		rep.qhead++
+		if q.op < 0 { // a background request (background.go)
+			rep.capr.waiting--
+			id, at := bgArrival(q)
+			s.bgServe(id, rep, k, at)
+			continue
+		}
+		if s.capa.on {
+			s.capDequeued(rep, q)
+		}
 		st, _, uEpisode, cancelled := s.reach(q.op, q.gen, q.leg, q.aseq)
 		if st == nil {
 			if cancelled {
@@ -287,13 +308,14 @@ func (s *sim) drain(ri int32) {
 }
 
 func (s *sim) serveOn(slot int32, o *opState, st *attemptState, rep *replicaRT, k int, uEpisode float64) {
-	finish := s.serve(slot, o, st, rep, uEpisode)
-	rep.busy[k] = finish
+	rep.busy[k] = s.serve(slot, o, st, rep, k, uEpisode)
 }
 
-// serve starts service of st on rep now and schedules its response; it
-// returns when service ends.
-func (s *sim) serve(slot int32, o *opState, st *attemptState, rep *replicaRT, uEpisode float64) time.Duration {
+// serve starts service of st on rep now (on server k; -1 for a replica
+// without servers) and schedules its response; it returns when the server
+// is free again (when service ends, or earlier when a cancellation aborts
+// it, see capServe).
+func (s *sim) serve(slot int32, o *opState, st *attemptState, rep *replicaRT, k int, uEpisode float64) time.Duration {
 	kind := o.op.Kind
 	base := rep.service[kind].Sample(s.draw(purposeService, o.idx, uint64(st.rep), uint64(st.n)))
 	factor, addMs, _, _ := s.episodeEffect(rep, uEpisode)
@@ -303,7 +325,11 @@ func (s *sim) serve(slot int32, o *opState, st *attemptState, rep *replicaRT, uE
 	}
 	finish := s.now + msDur(ms)
 	charge := s.ru[kind]
-	s.stats.RUCharged += charge // charged even if cancelled while in service (§14.2)
+	free, billed := finish, charge
+	if s.capa.on {
+		free, billed = s.capServe(st, rep, k, finish, charge)
+	}
+	s.stats.RUCharged += billed // charged even if cancelled while in service (§14.2; pro rata when aborted)
 	res := hedging.Result{Status: hedging.Status{Code: 200}, RequestCharge: charge}
 	log := &s.logs[o.part]
 	switch {
@@ -321,7 +347,7 @@ func (s *sim) serve(slot int32, o *opState, st *attemptState, rep *replicaRT, uE
 	}
 	st.res = res
 	s.queueResponse(slot, o, st, finish+st.back)
-	return finish
+	return free
 }
 
 // initReplicas builds the run's replicas from cfg (service times, RTTs from

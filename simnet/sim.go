@@ -83,6 +83,8 @@ type sim struct {
 	// (Stats.End) when its last event, fired or not, falls due, as it did
 	// when dead timers were queued and popped.
 	deadEnd time.Duration
+	// capa is the capacity model's state (capacity.go, background.go).
+	capa capSim
 }
 
 // Run simulates cfg under policy p for replication number replication

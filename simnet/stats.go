@@ -82,6 +82,10 @@ type Stats struct {
 	// whose returned response came from it (the regions used).
 	Replicas                        []string
 	ReplicaAttempts, ReplicaAnswers []int64
+	// Capacity holds the per-replica capacity measurements (utilisation,
+	// queue length, refusals, background latency); nil unless the run
+	// models capacity (Config.ModelsCapacity).
+	Capacity *CapacityStats
 
 	// Events is the number of events processed.
 	Events int64
@@ -145,6 +149,7 @@ func (s *Stats) Merge(o *Stats) {
 		s.ReplicaAttempts[i] += o.ReplicaAttempts[i]
 		s.ReplicaAnswers[i] += o.ReplicaAnswers[i]
 	}
+	s.Capacity = s.Capacity.merge(o.Capacity)
 	s.Events += o.Events
 	s.End = max(s.End, o.End)
 	s.ArrivalsEnd = max(s.ArrivalsEnd, o.ArrivalsEnd)

@@ -26,7 +26,9 @@
 // set: the summaries contain only a header (CSV) or an empty "policies"
 // array (JSON), and every chart is rendered as a valid image with fixed
 // default axes and a centred "no data" note. This keeps the list of files a
-// run produces independent of the data.
+// run produces independent of the data, with one exception: replicas.csv
+// and the replicas chart exist only for runs that model replica capacity
+// (Figures.Replicas set), so the output of every other run is unchanged.
 //
 // # Atomicity
 //
@@ -82,6 +84,12 @@ type Figures struct {
 	// hub_header_attempts, local_throttles, removed_from_queue, and per
 	// replica attempts@<replica> and answers@<replica> (the regions used).
 	Counters map[string]int64
+	// Replicas holds the per-replica capacity figures, one per replica in
+	// configuration order, when the run models replica capacity (servers,
+	// queue limits, cancel modes or background load); nil otherwise, and
+	// then summary.json has no "replicas" key and no replicas.csv or
+	// replicas chart is written.
+	Replicas []ReplicaFigures
 }
 
 // Point is one point of a curve; units depend on the curve (for a CCDF,
@@ -200,7 +208,9 @@ type output struct {
 //	summary.json, summary.csv, timeline.csv, quantiles_<slug>.csv (one per
 //	policy, see [Slug]), and ccdf, percentiles, cost, timeline, threshold
 //	and hedge_rate charts as
-//	.png (8x5 in at 150 DPI = 1200x750 px) and .svg (576x360 pt).
+//	.png (8x5 in at 150 DPI = 1200x750 px) and .svg (576x360 pt); and,
+//	only when a policy has replica figures (Figures.Replicas, a run that
+//	models replica capacity), replicas.csv and the replicas chart.
 //
 // Format details:
 //   - summary.json: {"scenario","seed","replications","duration_s","policies"},
@@ -209,7 +219,17 @@ type output struct {
 //     3 decimals), hedge_rate, alternate_win_rate, ru_multiplier, error_rate
 //     (6 decimals), terminal_states (object, keys sorted; {} when nil) and,
 //     only when Figures.CI95 != nil, all eight <key>_ci95 pairs [low, high]
-//     (null for a key missing from CI95). Non-finite numbers are null.
+//     (null for a key missing from CI95), and "replicas" only when
+//     Figures.Replicas != nil: one object per replica with replica,
+//     servers, queue_limit, utilisation (6 decimals), queue_p99,
+//     refused_client, refused_background, attempts_served,
+//     aborted_in_service, background_ops, background_p99_ms and
+//     background_p999_ms (ms, 3 decimals). Non-finite numbers are null.
+//   - replicas.csv: policy, replica, start_s, end_s, utilisation per
+//     timeline window of each replica with servers.
+//   - replicas chart: utilisation (%) per window of the replicas with
+//     servers, colour per policy, dash pattern per replica, episodes
+//     shaded, laid out like the time charts.
 //   - summary.csv: the same figures, terminal_states as one
 //     "name=count;…" cell (sorted), then <key>_ci95_low/_high columns only
 //     when Replications > 1 (empty cells where a policy has no CI).
@@ -333,6 +353,11 @@ func renderRun(run *Run) ([]output, error) {
 	}
 	r.charts([]string{"ccdf", "percentiles", "cost", "timeline", "threshold", "hedge_rate"},
 		func(base string) *chart { return runCharts[base](run) })
+	if hasReplicas(run) {
+		data, err := replicasCSV(run)
+		r.add("replicas.csv", data, err)
+		r.charts([]string{"replicas"}, func(string) *chart { return replicasChart(run) })
+	}
 	return r.result()
 }
 

@@ -106,6 +106,7 @@ type policyJSON struct {
 	MaxCI             *ciJSON          `json:"max_ms_ci95,omitempty"`
 	MeanCI            *ciJSON          `json:"mean_ms_ci95,omitempty"`
 	RUMultiplierCI    *ciJSON          `json:"ru_multiplier_ci95,omitempty"`
+	Replicas          []replicaJSON    `json:"replicas,omitempty"`
 }
 
 func ciPrec(key string) int {
@@ -138,6 +139,7 @@ func newPolicyJSON(f *Figures) policyJSON {
 		ErrorRate:         num{f.ErrorRate, precRate},
 		TerminalStates:    ts,
 		Counters:          f.Counters,
+		Replicas:          replicasJSON(f.Replicas),
 	}
 	if f.CI95 != nil {
 		ci := func(key string) *ciJSON {

@@ -298,6 +298,7 @@ func Figures(p PolicyResult) report.Figures {
 		f.Counters["attempts@"+name] = m.ReplicaAttempts[i]
 		f.Counters["answers@"+name] = m.ReplicaAnswers[i]
 	}
+	f.Replicas = replicaFigures(m)
 	if len(p.PerRep) > 1 {
 		// Method of independent replications: each figure is the mean of
 		// the per-replication values, with a Student-t 95% interval;
@@ -323,6 +324,27 @@ func Figures(p PolicyResult) report.Figures {
 		f.Mean, f.RUMultiplier = means[6], means[7]
 	}
 	return f
+}
+
+// replicaFigures returns the per-replica capacity figures of merged
+// measurements, nil when the runs did not model capacity.
+func replicaFigures(m *simnet.Stats) []report.ReplicaFigures {
+	c := m.Capacity
+	if c == nil {
+		return nil
+	}
+	out := make([]report.ReplicaFigures, len(c.Replicas))
+	for i, r := range c.Replicas {
+		out[i] = report.ReplicaFigures{
+			Replica: r.Name, Servers: r.Servers, QueueLimit: r.QueueLimit,
+			Utilisation: c.Utilisation(i), QueueP99: c.QueueQuantile(i, 0.99),
+			RefusedClient: r.RefusedClient, RefusedBackground: r.RefusedBackground,
+			AttemptsServed: r.ClientServed, AbortedInService: r.AbortedInService, BackgroundOps: r.BackgroundOps,
+			BackgroundP99: c.BackgroundQuantileMs(i, 0.99), BackgroundP999: c.BackgroundQuantileMs(i, 0.999),
+			WindowUtilisation: c.WindowUtilisation(i, m.WindowWidth),
+		}
+	}
+	return out
 }
 
 // tailGrid returns tail probabilities 10^(-k/20), k = 0.., down to 1/n.

@@ -1,0 +1,234 @@
+package report
+
+import (
+	"math"
+
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+)
+
+// ReplicaFigures are one replica's capacity figures for one policy (see
+// Figures.Replicas). Non-finite values mean "not applicable" and are
+// written as null / empty cells.
+type ReplicaFigures struct {
+	// Replica is the replica's name; Servers its servers (0 = unlimited)
+	// and QueueLimit its queue limit (0 = unbounded).
+	Replica             string
+	Servers, QueueLimit int
+	// Utilisation is busy server-time over servers × the run's length,
+	// 0..1 (NaN without servers).
+	Utilisation float64
+	// QueueP99 is the 99th percentile of the live queue length sampled at
+	// arrivals (requests; NaN without servers).
+	QueueP99 float64
+	// RefusedClient and RefusedBackground count requests refused by a full
+	// queue; AttemptsServed the client attempts that started service;
+	// AbortedInService those aborted by a cancellation; BackgroundOps the
+	// background requests served.
+	RefusedClient, RefusedBackground, AttemptsServed, AbortedInService, BackgroundOps int64
+	// BackgroundP99 and BackgroundP999 are the background requests'
+	// latency percentiles in ms (NaN without background).
+	BackgroundP99, BackgroundP999 float64
+	// WindowUtilisation is the utilisation per timeline window (the
+	// policy's Timeline windows; nil without servers).
+	WindowUtilisation []float64
+}
+
+type replicaJSON struct {
+	Replica           string `json:"replica"`
+	Servers           int    `json:"servers"`
+	QueueLimit        int    `json:"queue_limit"`
+	Utilisation       num    `json:"utilisation"`
+	QueueP99          num    `json:"queue_p99"`
+	RefusedClient     int64  `json:"refused_client"`
+	RefusedBackground int64  `json:"refused_background"`
+	AttemptsServed    int64  `json:"attempts_served"`
+	AbortedInService  int64  `json:"aborted_in_service"`
+	BackgroundOps     int64  `json:"background_ops"`
+	BackgroundP99     num    `json:"background_p99_ms"`
+	BackgroundP999    num    `json:"background_p999_ms"`
+}
+
+func replicasJSON(rs []ReplicaFigures) []replicaJSON {
+	if rs == nil {
+		return nil
+	}
+	out := make([]replicaJSON, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, replicaJSON{
+			Replica: r.Replica, Servers: r.Servers, QueueLimit: r.QueueLimit,
+			Utilisation: num{r.Utilisation, precRate}, QueueP99: num{r.QueueP99, precS},
+			RefusedClient: r.RefusedClient, RefusedBackground: r.RefusedBackground,
+			AttemptsServed: r.AttemptsServed, AbortedInService: r.AbortedInService, BackgroundOps: r.BackgroundOps,
+			BackgroundP99: num{r.BackgroundP99, precMs}, BackgroundP999: num{r.BackgroundP999, precMs},
+		})
+	}
+	return out
+}
+
+// hasReplicas reports whether a run measured replica capacity (some policy
+// has replica figures): only then are replicas.csv and the replicas chart
+// written.
+func hasReplicas(r *Run) bool {
+	for i := range r.Policies {
+		if r.Policies[i].Replicas != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// replicasCSV renders replicas.csv: policy, replica, start_s, end_s,
+// utilisation, one row per timeline window of every replica with servers.
+func replicasCSV(r *Run) ([]byte, error) {
+	rows := [][]string{{"policy", "replica", "start_s", "end_s", "utilisation"}}
+	for _, p := range r.Policies {
+		for _, rep := range p.Replicas {
+			for k, u := range rep.WindowUtilisation {
+				start, end := float64(k), float64(k+1)
+				if k < len(p.Timeline) {
+					start, end = p.Timeline[k].StartS, p.Timeline[k].EndS
+				}
+				rows = append(rows, []string{p.Policy, rep.Replica, fmtNum(start, precS), fmtNum(end, precS), fmtNum(u, precRate)})
+			}
+		}
+	}
+	return writeCSV(rows)
+}
+
+// finiteReplicas returns the names of the replicas with servers, in the
+// order of the first policy that lists them.
+func finiteReplicas(r *Run) []string {
+	var names []string
+	seen := map[string]bool{}
+	for _, p := range r.Policies {
+		for _, rep := range p.Replicas {
+			if rep.Servers > 0 && !seen[rep.Replica] {
+				seen[rep.Replica] = true
+				names = append(names, rep.Replica)
+			}
+		}
+	}
+	return names
+}
+
+// replicasChart: utilisation (%) per timeline window of every replica with
+// servers, one colour per policy (as in the other charts) and one dash
+// pattern per replica (solid for the first), on a linear axis from 0 to at
+// least 100%; episodes shaded. It shares the time charts' layout (same
+// X axis, Y reserve and legend width) so it lines up with them.
+func replicasChart(r *Run) *chart {
+	what := "replica utilisation"
+	if w := windowWidthS(r); w > 0 {
+		what += " (" + fmtSeconds(w) + " windows)"
+	}
+	ch := newChart(chartTitle(r.Scenario, what), "virtual time (s)", "utilisation (%)")
+	ch.yReserve = timelineYReserve
+	for _, p := range r.Policies {
+		ch.legendSizer = append(ch.legendSizer, truncate(p.Policy+" (no data)", legendMaxRune))
+	}
+	names := finiteReplicas(r)
+	xEnd := timelineEnd(r)
+	setLinearAxis(&ch.p.X, 0, xEnd)
+	hi, lo := 100.0, 100.0
+	type line struct {
+		pol, rep int
+		segs     []plotter.XYs
+	}
+	var lines []line
+	for i, p := range r.Policies {
+		for _, rep := range p.Replicas {
+			ri := -1
+			for k, n := range names {
+				if n == rep.Replica {
+					ri = k
+				}
+			}
+			if ri < 0 {
+				continue
+			}
+			l := line{pol: i, rep: ri}
+			var cur plotter.XYs
+			for k, u := range rep.WindowUtilisation {
+				start, end := float64(k), float64(k+1)
+				if k < len(p.Timeline) {
+					start, end = p.Timeline[k].StartS, p.Timeline[k].EndS
+				}
+				mid := (start + end) / 2
+				if !finite(u) || !finite(mid) || mid > xEnd {
+					if len(cur) > 0 {
+						l.segs = append(l.segs, cur)
+						cur = nil
+					}
+					continue
+				}
+				cur = append(cur, plotter.XY{X: mid, Y: 100 * u})
+				hi, lo = max(hi, 100*u), min(lo, 100*u)
+			}
+			if len(cur) > 0 {
+				l.segs = append(l.segs, cur)
+			}
+			lines = append(lines, l)
+		}
+	}
+	headroom := 1.08
+	if len(r.Episodes) > 0 {
+		headroom = 1.25 // room for the episode labels at the top
+	}
+	// From a round number below the lowest value (0 when it is low), so
+	// that the differences between policies near saturation show.
+	bottom := -3.0
+	if lo > 30 {
+		bottom = 10 * math.Floor((lo-2)/10)
+	}
+	setLinearAxis(&ch.p.Y, bottom, bottom+(hi-bottom)*headroom)
+	ch.noData = len(lines) == 0
+	if len(r.Episodes) > 0 {
+		ch.p.Add(&episodeShading{eps: r.Episodes, style: textStyle(9, labelGrey)})
+	}
+	ch.p.Add(newGrid(true))
+	if len(r.Episodes) > 0 {
+		ch.p.Add(&episodeShading{eps: r.Episodes, style: textStyle(9, labelGrey), labelsOnly: true})
+	}
+	// Policies whose lines coincide (all but the aggressive ones at a
+	// replica they do not reach) are drawn side by side.
+	segs := make([][]plotter.XYs, len(lines))
+	for k := range lines {
+		segs[k] = lines[k].segs
+	}
+	separateLines(segs, &ch.p.Y)
+	drawn := make([]bool, len(r.Policies))
+	for _, l := range lines {
+		sty := replicaLine(l.pol, l.rep)
+		for _, s := range l.segs {
+			addLine(ch.p, s, sty)
+		}
+		drawn[l.pol] = drawn[l.pol] || len(l.segs) > 0
+	}
+	for i, p := range r.Policies {
+		name := p.Policy
+		if !drawn[i] {
+			name += " (no data)"
+		}
+		sty := replicaLine(i, 0)
+		ch.addLegend(name, &plotter.Line{LineStyle: sty})
+	}
+	if len(names) > 1 {
+		for k, n := range names {
+			sty := replicaLine(0, k)
+			sty.Color = labelGrey
+			ch.addLegend(n, &plotter.Line{LineStyle: sty})
+		}
+	} else if len(names) == 1 {
+		ch.p.Title.Text = chartTitle(r.Scenario, what+" of "+names[0])
+	}
+	return ch
+}
+
+// replicaLine is the line of policy i at the k-th replica with servers:
+// the policy's colour, solid for the first replica and dashed for the
+// others.
+func replicaLine(i, k int) draw.LineStyle {
+	return draw.LineStyle{Color: policyColor(i), Width: vg.Points(1.5), Dashes: dashes[k%len(dashes)]}
+}

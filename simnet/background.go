@@ -1,0 +1,163 @@
+package simnet
+
+// This file holds background load: requests from other tenants (or
+// failover traffic) arriving at replicas, queued FIFO with the client's
+// requests, subject to the queue limit, never hedged or cancelled, and not
+// measured as the client's operations.
+
+import (
+	"math/rand/v2"
+	"time"
+
+	"hedgelab/simnet/dist"
+)
+
+// Background is one source of load from other tenants at a replica, or at
+// every replica of a physical region.
+//
+// Each targeted replica gets its own Poisson stream of RatePerSec requests
+// per second, from a PCG stream of its own (seeded from the run's seed,
+// the source's index and the replica's), so the client's draws are the
+// same with and without background load, and every policy compared sees
+// the same background arrivals and service times (service draws are keyed
+// by the request's arrival time). Background requests queue FIFO with the
+// client's attempts and count against Replica.QueueLimit (a refused one is
+// counted and dropped). Their service time is Service (Replica.Default
+// when nil), slowed by the replica's episodes (Factor, AddMs, with the
+// episode's Fraction) but not failed by episodes' FailRate or by fault
+// rules, and charged no RU. Their latency is queue wait + service.
+type Background struct {
+	// Target is a replica name, or a physical region (every replica in it,
+	// each with the full rate).
+	Target string
+	// RatePerSec is the arrival rate per targeted replica, > 0.
+	RatePerSec float64
+	// Service is the service time (ms); nil = the replica's Default.
+	Service dist.Sampler
+	// Start and End bound the arrivals; End 0 = the end of the client's
+	// arrivals (Config.Duration, or when MaxOps is reached). Arrivals also
+	// stop when the client's stop.
+	Start, End time.Duration
+}
+
+// evBackground is a background arrival; event.id is the stream. (Kept
+// apart from heap.go's kinds.)
+const evBackground evKind = 64
+
+// purposeBackground keys background service draws.
+const purposeBackground uint64 = 0xb6
+
+// bgStream is one Background source at one replica.
+type bgStream struct {
+	rep  int32
+	rate float64
+	svc  dist.Sampler
+	// start and end bound the arrivals.
+	start, end time.Duration
+	pcg        rand.PCG
+	rng        *rand.Rand
+}
+
+// initBackground builds the run's background streams and queues their
+// first arrivals.
+func (s *sim) initBackground() {
+	cfg := s.cfg
+	for i := range cfg.Background {
+		b := &cfg.Background[i]
+		for ri := range cfg.Replicas {
+			r := &cfg.Replicas[ri]
+			if b.Target != r.Name && b.Target != r.Region {
+				continue
+			}
+			end := b.End
+			if end <= 0 || (cfg.Duration > 0 && end > cfg.Duration) {
+				end = cfg.Duration
+			}
+			if end <= 0 {
+				end = MaxDelay
+			}
+			svc := b.Service
+			if svc == nil {
+				svc = r.Default
+			}
+			bs := bgStream{rep: int32(ri), rate: b.RatePerSec, svc: svc, start: b.Start, end: end}
+			bs.pcg.Seed(s.seed, key(purposeBackground, uint64(i), uint64(ri), 0))
+			s.capa.bg = append(s.capa.bg, bs)
+		}
+	}
+	for k := range s.capa.bg {
+		b := &s.capa.bg[k]
+		b.rng = rand.New(&b.pcg)
+		if at := b.start + b.gap(); at < b.end {
+			s.q.push(event{at: at, kind: evBackground, id: int32(k)})
+		}
+	}
+}
+
+// gap draws the time to the stream's next arrival.
+func (b *bgStream) gap() time.Duration {
+	return msDur(b.rng.ExpFloat64() / b.rate * 1000)
+}
+
+// backgroundArrive handles a background arrival: it queues the stream's
+// next one and admits, queues or refuses this one at its replica.
+func (s *sim) backgroundArrive(ev event) {
+	b := &s.capa.bg[ev.id]
+	if next := s.now + b.gap(); next < b.end && s.acceptingArrivals(next) {
+		s.q.push(event{at: next, kind: evBackground, id: ev.id})
+	}
+	rep := &s.reps[b.rep]
+	s.capArrive(rep)
+	if rep.servers == 0 {
+		s.bgServe(ev.id, rep, -1, s.now)
+		return
+	}
+	if s.wouldQueue(rep) {
+		if s.queueFull(rep) {
+			rep.capr.st.RefusedBackground++
+			return
+		}
+		rep.queue = append(rep.queue, bgQueued(ev.id, s.now))
+		s.capQueued(rep, 0, nil)
+		s.scheduleWake(b.rep, rep)
+		return
+	}
+	for k := range rep.busy {
+		if rep.busy[k] <= s.now {
+			s.bgServe(ev.id, rep, k, s.now)
+			return
+		}
+	}
+}
+
+// bgQueued is the queue entry of a background request of stream id that
+// arrived at at: op is -1-id, gen and aseq hold at.
+func bgQueued(id int32, at time.Duration) queued {
+	return queued{op: -1 - id, gen: uint32(uint64(at) >> 32), aseq: uint32(uint64(at))}
+}
+
+// bgArrival decodes a background queue entry (op < 0): its stream and
+// arrival time.
+func bgArrival(q queued) (id int32, at time.Duration) {
+	return -1 - q.op, time.Duration(uint64(q.gen)<<32 | uint64(q.aseq))
+}
+
+// bgServe starts service of a background request of stream id that
+// arrived at arrived, on server k of rep (-1: a replica without servers),
+// and records its latency.
+func (s *sim) bgServe(id int32, rep *replicaRT, k int, arrived time.Duration) {
+	b := &s.capa.bg[id]
+	rng := s.draw(purposeBackground, uint64(id), uint64(arrived), 1)
+	u := rng.Float64()
+	base := b.svc.Sample(rng)
+	factor, addMs, _, _ := s.episodeEffect(rep, u)
+	finish := s.now + msDur(base*factor+addMs)
+	rs := rep.capr.st
+	if k >= 0 {
+		rep.busy[k] = finish
+		s.addBusy(rs, s.now, finish, 1)
+	}
+	rs.BackgroundOps++
+	us := max(int64((finish-arrived)/time.Microsecond), histMinMicros)
+	_ = rs.BackgroundLatency.RecordValue(min(us, histMaxMicros))
+}

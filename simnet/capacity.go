@@ -1,0 +1,542 @@
+package simnet
+
+// This file holds the replica capacity model beyond servers and a FIFO
+// queue: bounded queues (Replica.QueueLimit, refused requests answered with
+// Replica.OverflowStatus), what a cancellation does at the replica
+// (Replica.Cancel), and the per-replica measurements (CapacityStats:
+// utilisation, queue length, refusals, background latency).
+//
+// Exact queue length. Cancelled requests are still removed lazily (a
+// queued copy whose cancellation has reached the replica is skipped when it
+// reaches the head of the queue, as before), but every replica with
+// servers counts its live waiting requests exactly: a request entering
+// the queue is counted; one leaving it (served or skipped) is uncounted;
+// and a cancellation that reaches a queued copy uncounts it at that
+// instant. The last is done without events: each cancellation of a queued
+// attempt (or of one still travelling to a queue) is kept in the replica's
+// heap of pending cancellation arrivals, and before the count is read (at
+// every arrival at the replica) the arrivals due by then are applied. So
+// the event stream, and the results, of a replica with an unbounded queue
+// are unchanged; the count is what a bounded queue admits against and what
+// the queue-length figure samples.
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"hedgelab/hedging"
+)
+
+// CancelMode is what a client cancellation does when it reaches a replica
+// (one way behind the request, spec §14.2).
+type CancelMode uint8
+
+const (
+	// CancelQueued (the default) removes a copy still queued at the
+	// replica; work in service runs to completion and is charged in full.
+	CancelQueued CancelMode = iota
+	// CancelInService also aborts work in service at the instant the
+	// cancellation reaches the replica, freeing the server; the RU charge
+	// is pro rata of the service time done. A request that starts service
+	// after the cancellation was sent but before it arrived is aborted when
+	// it arrives. On a replica without servers (0 = unlimited) only the
+	// charge is pro rata. A write aborted in service still commits.
+	CancelInService
+	// CancelNone: cancellations do not reach the replica; queued copies
+	// are served and charged (their answers are ignored by the client).
+	CancelNone
+)
+
+var cancelModeNames = [...]string{"queued", "in_service", "none"}
+
+// String returns the scenario-file name of m ("queued", "in_service",
+// "none").
+func (m CancelMode) String() string {
+	if int(m) < len(cancelModeNames) {
+		return cancelModeNames[m]
+	}
+	return fmt.Sprintf("CancelMode(%d)", m)
+}
+
+// ParseCancelMode returns the mode named s ("queued", "in_service",
+// "none"); an error for any other name.
+func ParseCancelMode(s string) (CancelMode, error) {
+	for i, n := range cancelModeNames {
+		if n == s {
+			return CancelMode(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown cancel mode %q (want queued, in_service or none)", s)
+}
+
+// CapacityStats are the per-replica capacity measurements of a run (or of
+// several merged runs). They exist only when the run models capacity:
+// some replica has servers, some replica's cancel mode is not the
+// default, or there is background load ([Config.ModelsCapacity]).
+type CapacityStats struct {
+	// Span is the measured time, summed over the merged runs: for each run
+	// min(Config.Duration, Stats.End) (the run end when there is no
+	// Duration). Busy time is counted only within [0, Duration).
+	Span time.Duration
+	// Runs is the number of merged runs.
+	Runs int
+	// Replicas holds one entry per Config.Replicas entry, in order.
+	Replicas []ReplicaStats
+}
+
+// ReplicaStats are one replica's capacity measurements.
+type ReplicaStats struct {
+	Name string
+	// Servers and QueueLimit are the replica's configuration.
+	Servers, QueueLimit int
+	// Busy is the busy server-time (client attempts and background
+	// requests in service) within [0, Duration); BusyByWindow splits it by
+	// timeline window (Stats.WindowWidth wide, as Stats.Timeline; work
+	// past the last window counts in it). Both are 0/nil when Servers is 0.
+	Busy         time.Duration
+	BusyByWindow []time.Duration
+	// QueueLen is the number of live waiting requests (client and
+	// background, not counting those whose cancellation has reached the
+	// replica), sampled at every arrival at the replica (2 significant
+	// digits); nil when Servers is 0.
+	QueueLen *hdr.Histogram
+	// RefusedClient and RefusedBackground count requests refused by a full
+	// queue.
+	RefusedClient, RefusedBackground int64
+	// ClientServed counts client attempts that started service;
+	// AbortedInService those of them aborted in service by a cancellation
+	// (CancelInService).
+	ClientServed, AbortedInService int64
+	// BackgroundOps counts background requests served; BackgroundLatency is
+	// their latency (queue wait + service, µs, 3 significant digits).
+	BackgroundOps     int64
+	BackgroundLatency *hdr.Histogram
+}
+
+// queueLenMax bounds the recorded queue length.
+const queueLenMax = 1 << 40
+
+func newReplicaStats(r *Replica) ReplicaStats {
+	rs := ReplicaStats{Name: r.Name, Servers: r.Servers, QueueLimit: r.QueueLimit, BackgroundLatency: NewLatencyHistogram()}
+	if r.Servers > 0 {
+		rs.QueueLen = hdr.New(1, queueLenMax, 2)
+	}
+	return rs
+}
+
+// Utilisation returns replica i's busy server-time over its capacity
+// (Servers × Span), 0..1; NaN when it has no servers or nothing was
+// measured.
+func (c *CapacityStats) Utilisation(i int) float64 {
+	r := &c.Replicas[i]
+	if r.Servers == 0 || c.Span <= 0 {
+		return math.NaN()
+	}
+	return float64(r.Busy) / (float64(r.Servers) * float64(c.Span))
+}
+
+// WindowUtilisation returns replica i's utilisation per timeline window of
+// width w (the runs' Stats.WindowWidth): busy server-time in the window
+// over Servers × Runs × the window's measured length (the last window may
+// be partial); nil when it has no servers.
+func (c *CapacityStats) WindowUtilisation(i int, w time.Duration) []float64 {
+	r := &c.Replicas[i]
+	if r.Servers == 0 || c.Runs == 0 || w <= 0 {
+		return nil
+	}
+	span := c.Span / time.Duration(c.Runs)
+	out := make([]float64, len(r.BusyByWindow))
+	for k, b := range r.BusyByWindow {
+		from := time.Duration(k) * w
+		length := min(w, span-from)
+		if k == len(r.BusyByWindow)-1 && span-from > w {
+			length = span - from // work past the last window counts in it
+		}
+		if length <= 0 {
+			out[k] = math.NaN()
+			continue
+		}
+		out[k] = float64(b) / (float64(r.Servers) * float64(c.Runs) * float64(length))
+	}
+	return out
+}
+
+// QueueQuantile returns replica i's sampled queue length at quantile q
+// (0..1); NaN when it has no servers or no samples.
+func (c *CapacityStats) QueueQuantile(i int, q float64) float64 {
+	h := c.Replicas[i].QueueLen
+	if h == nil || h.TotalCount() == 0 {
+		return math.NaN()
+	}
+	return float64(h.ValueAtQuantile(q * 100))
+}
+
+// BackgroundQuantileMs returns replica i's background latency at quantile
+// q (0..1) in ms; NaN when it served no background request.
+func (c *CapacityStats) BackgroundQuantileMs(i int, q float64) float64 {
+	h := c.Replicas[i].BackgroundLatency
+	if h == nil || h.TotalCount() == 0 {
+		return math.NaN()
+	}
+	return float64(h.ValueAtQuantile(q*100)) / 1000
+}
+
+// merge adds o into c (nil c: a copy of o's shape is made first) and
+// returns c.
+func (c *CapacityStats) merge(o *CapacityStats) *CapacityStats {
+	if o == nil {
+		return c
+	}
+	if c == nil {
+		c = &CapacityStats{}
+		for _, r := range o.Replicas {
+			rs := ReplicaStats{Name: r.Name, Servers: r.Servers, QueueLimit: r.QueueLimit, BackgroundLatency: NewLatencyHistogram()}
+			if r.QueueLen != nil {
+				rs.QueueLen = hdr.New(1, queueLenMax, 2)
+			}
+			c.Replicas = append(c.Replicas, rs)
+		}
+	}
+	c.Span += o.Span
+	c.Runs += o.Runs
+	for i := range o.Replicas {
+		r, x := &c.Replicas[i], &o.Replicas[i]
+		r.Busy += x.Busy
+		for k, b := range x.BusyByWindow {
+			if k >= len(r.BusyByWindow) {
+				r.BusyByWindow = append(r.BusyByWindow, 0)
+			}
+			r.BusyByWindow[k] += b
+		}
+		if x.QueueLen != nil && r.QueueLen != nil {
+			r.QueueLen.Merge(x.QueueLen)
+		}
+		r.RefusedClient += x.RefusedClient
+		r.RefusedBackground += x.RefusedBackground
+		r.ClientServed += x.ClientServed
+		r.AbortedInService += x.AbortedInService
+		r.BackgroundOps += x.BackgroundOps
+		r.BackgroundLatency.Merge(x.BackgroundLatency)
+	}
+	return c
+}
+
+// ModelsCapacity reports whether the configuration models replica
+// capacity: some replica has servers or a non-default cancel mode, or
+// there is background load. Only then does a run measure CapacityStats.
+func (c *Config) ModelsCapacity() bool {
+	if len(c.Background) > 0 {
+		return true
+	}
+	for i := range c.Replicas {
+		if c.Replicas[i].Servers > 0 || c.Replicas[i].Cancel != CancelQueued {
+			return true
+		}
+	}
+	return false
+}
+
+// validateCapacity checks the capacity fields of the replicas and the
+// background sources.
+func (c *Config) validateCapacity() error {
+	targets := map[string]bool{}
+	for _, r := range c.Replicas {
+		if r.QueueLimit < 0 {
+			return fmt.Errorf("simnet: replica %q: QueueLimit must be >= 0", r.Name)
+		}
+		if r.Cancel > CancelNone {
+			return fmt.Errorf("simnet: replica %q: unknown Cancel mode %d", r.Name, r.Cancel)
+		}
+		if s := r.OverflowStatus; s.Code != 0 && (s.Code < 400 || s.Code > 599) {
+			return fmt.Errorf("simnet: replica %q: OverflowStatus %d is not an error status (400..599)", r.Name, s.Code)
+		}
+		targets[r.Name], targets[r.Region] = true, true
+	}
+	for i, b := range c.Background {
+		switch {
+		case !targets[b.Target]:
+			return fmt.Errorf("simnet: Background[%d]: unknown target %q", i, b.Target)
+		case !(b.RatePerSec > 0) || math.IsInf(b.RatePerSec, 0):
+			return fmt.Errorf("simnet: Background[%d]: RatePerSec must be > 0", i)
+		case b.Start < 0:
+			return fmt.Errorf("simnet: Background[%d]: Start must be >= 0", i)
+		case b.End != 0 && b.End <= b.Start:
+			return fmt.Errorf("simnet: Background[%d]: End must be 0 or > Start", i)
+		}
+	}
+	return nil
+}
+
+// capAttempt is an attempt's state at a replica with capacity (reset by
+// every send).
+type capAttempt struct {
+	// sent: the attempt went to a replica (st.rep is valid).
+	sent bool
+	// qlive: the attempt is counted in its replica's live waiting count.
+	qlive bool
+	// started: service began at start on server (-1: a replica without
+	// servers) and frees it at end (earlier when aborted).
+	started    bool
+	server     int32
+	start, end time.Duration
+}
+
+// pendingCancel is a cancellation travelling to a queued attempt.
+type pendingCancel struct {
+	at   time.Duration
+	slot int32
+	gen  uint32
+	aseq uint32
+	leg  uint8
+}
+
+// capReplica is a replica's capacity state.
+type capReplica struct {
+	// waiting is the number of live waiting requests (see the file
+	// comment); cancels the pending cancellation arrivals of queued
+	// attempts, a binary min-heap by at.
+	waiting int
+	cancels []pendingCancel
+	// peakQueue is the largest physical queue (live and lazily removed
+	// entries), for tests of memory under overload.
+	peakQueue int
+	st        *ReplicaStats
+}
+
+// capSim is the run's capacity state.
+type capSim struct {
+	on bool
+	// horizon is the end of the measured time (Config.Duration, or no end).
+	horizon time.Duration
+	bg      []bgStream
+}
+
+// initCapacity sets up the capacity model of a run that models capacity
+// (see Config.ModelsCapacity); otherwise it does nothing and the model's
+// hooks stay off.
+func (s *sim) initCapacity() {
+	cfg := s.cfg
+	if !cfg.ModelsCapacity() {
+		return
+	}
+	s.capa.on = true
+	s.capa.horizon = time.Duration(math.MaxInt64)
+	if cfg.Duration > 0 {
+		s.capa.horizon = cfg.Duration
+	}
+	cs := &CapacityStats{Runs: 1, Replicas: make([]ReplicaStats, len(cfg.Replicas))}
+	for i := range cfg.Replicas {
+		cs.Replicas[i] = newReplicaStats(&cfg.Replicas[i])
+		s.reps[i].capr.st = &cs.Replicas[i]
+	}
+	s.stats.Capacity = cs
+	s.initBackground()
+}
+
+// finishCapacity records the measured span once the run has ended.
+func (s *sim) finishCapacity() {
+	if s.capa.on {
+		s.stats.Capacity.Span = min(s.capa.horizon, s.stats.End)
+	}
+}
+
+// addBusy adds (sign 1) or removes (sign -1) busy server-time [from, to)
+// of a replica with servers, clipped to the measured horizon.
+func (s *sim) addBusy(rs *ReplicaStats, from, to time.Duration, sign time.Duration) {
+	to = min(to, s.capa.horizon)
+	if to <= from {
+		return
+	}
+	rs.Busy += sign * (to - from)
+	w := s.stats.WindowWidth
+	for from < to {
+		k := int(from / w)
+		end := min(to, time.Duration(k+1)*w)
+		if k >= s.maxWindows {
+			k, end = s.maxWindows-1, to
+		}
+		for len(rs.BusyByWindow) <= k {
+			rs.BusyByWindow = append(rs.BusyByWindow, 0)
+		}
+		rs.BusyByWindow[k] += sign * (end - from)
+		from = end
+	}
+}
+
+// capArrive is called for every request arriving at rep: it applies the
+// cancellations that have reached the replica by now and samples the live
+// queue length.
+func (s *sim) capArrive(rep *replicaRT) {
+	if rep.servers == 0 {
+		return
+	}
+	s.catchUpCancels(rep)
+	_ = rep.capr.st.QueueLen.RecordValue(int64(rep.capr.waiting))
+}
+
+// catchUpCancels uncounts the queued attempts whose cancellation has
+// reached rep by now.
+func (s *sim) catchUpCancels(rep *replicaRT) {
+	c := &rep.capr
+	for len(c.cancels) > 0 && c.cancels[0].at <= s.now {
+		p := c.cancels[0]
+		c.popCancel()
+		if o := &s.ops[p.slot]; o.gen == p.gen {
+			if st := &o.att[p.leg]; st.a.Seq == p.aseq && st.cx.qlive {
+				st.cx.qlive = false
+				c.waiting--
+			}
+		}
+	}
+}
+
+func (c *capReplica) pushCancel(p pendingCancel) {
+	c.cancels = append(c.cancels, p)
+	i := len(c.cancels) - 1
+	for i > 0 {
+		parent := (i - 1) / 2
+		if c.cancels[parent].at <= c.cancels[i].at {
+			break
+		}
+		c.cancels[parent], c.cancels[i] = c.cancels[i], c.cancels[parent]
+		i = parent
+	}
+}
+
+func (c *capReplica) popCancel() {
+	n := len(c.cancels) - 1
+	c.cancels[0] = c.cancels[n]
+	c.cancels = c.cancels[:n]
+	for i := 0; ; {
+		l, m := 2*i+1, i
+		if l < n && c.cancels[l].at < c.cancels[m].at {
+			m = l
+		}
+		if r := l + 1; r < n && c.cancels[r].at < c.cancels[m].at {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		c.cancels[i], c.cancels[m] = c.cancels[m], c.cancels[i]
+		i = m
+	}
+}
+
+// wouldQueue reports whether a request arriving at rep (with servers) now
+// would wait: the queue holds entries or every server is busy.
+func (s *sim) wouldQueue(rep *replicaRT) bool {
+	if rep.qhead < len(rep.queue) {
+		return true
+	}
+	for _, b := range rep.busy {
+		if b <= s.now {
+			return false
+		}
+	}
+	return true
+}
+
+// queueFull reports whether a request arriving at rep now is refused: it
+// would wait, and QueueLimit live requests already wait.
+func (s *sim) queueFull(rep *replicaRT) bool {
+	return rep.servers > 0 && rep.cfg.QueueLimit > 0 && rep.capr.waiting >= rep.cfg.QueueLimit && s.wouldQueue(rep)
+}
+
+// overflowStatus is the answer of rep's full queue.
+func overflowStatus(rep *replicaRT) hedging.Status {
+	if rep.cfg.OverflowStatus.Code == 0 {
+		return hedging.Status{Code: 503}
+	}
+	return rep.cfg.OverflowStatus
+}
+
+// capQueued counts a request just appended to rep's queue (st nil for a
+// background request) and, for an attempt whose cancellation is already
+// on its way, notes when it arrives.
+func (s *sim) capQueued(rep *replicaRT, slot int32, st *attemptState) {
+	c := &rep.capr
+	c.waiting++
+	c.peakQueue = max(c.peakQueue, len(rep.queue)-rep.qhead)
+	if st == nil {
+		return
+	}
+	st.cx.qlive = true
+	if st.cancelled && rep.cfg.Cancel != CancelNone {
+		c.pushCancel(pendingCancel{at: st.cancelAt, slot: slot, gen: s.ops[slot].gen, aseq: st.a.Seq, leg: uint8(st.a.Leg)})
+	}
+}
+
+// capDequeued uncounts the client entry q just taken off rep's queue, if
+// it still counted.
+func (s *sim) capDequeued(rep *replicaRT, q queued) {
+	if o := &s.ops[q.op]; o.gen == q.gen {
+		if st := &o.att[q.leg]; st.a.Seq == q.aseq && st.cx.qlive {
+			st.cx.qlive = false
+			rep.capr.waiting--
+		}
+	}
+}
+
+// capCancel applies rep's cancel mode to the cancellation of st just sent
+// (st.cancelAt is when it reaches the replica).
+func (s *sim) capCancel(slot int32, o *opState, st *attemptState) {
+	if !st.cx.sent {
+		return
+	}
+	rep := &s.reps[st.rep]
+	switch rep.cfg.Cancel {
+	case CancelNone:
+		st.cancelAt = time.Duration(math.MaxInt64) // never reaches the replica
+	case CancelInService:
+		if st.cx.started && st.cx.end > st.cancelAt {
+			s.abort(o, st, rep)
+		}
+	}
+	if st.cx.qlive && rep.cfg.Cancel != CancelNone {
+		rep.capr.pushCancel(pendingCancel{at: st.cancelAt, slot: slot, gen: o.gen, aseq: st.a.Seq, leg: uint8(st.a.Leg)})
+	}
+}
+
+// capServe notes that st starts service on rep now (server k, -1 without
+// servers), ending at finish, with RU charge; it returns when the server
+// is free and the RU billed: when rep aborts work in service and st's
+// cancellation is on its way and arrives before finish, service is cut
+// there and billed pro rata.
+func (s *sim) capServe(st *attemptState, rep *replicaRT, k int, finish time.Duration, charge float64) (time.Duration, float64) {
+	rs := rep.capr.st
+	rs.ClientServed++
+	st.cx.started, st.cx.server, st.cx.start, st.cx.end = true, int32(k), s.now, finish
+	billed := charge
+	if rep.cfg.Cancel == CancelInService && st.cancelled && st.cancelAt < finish {
+		st.cx.end = max(st.cancelAt, s.now)
+		billed = charge * float64(st.cx.end-s.now) / float64(finish-s.now)
+		rs.AbortedInService++
+	}
+	if k >= 0 {
+		s.addBusy(rs, s.now, st.cx.end, 1)
+	}
+	return st.cx.end, billed
+}
+
+// abort cuts st's service on rep at its cancellation's arrival: the RU
+// not yet earned is refunded, the server freed.
+func (s *sim) abort(o *opState, st *attemptState, rep *replicaRT) {
+	rs := rep.capr.st
+	rs.AbortedInService++
+	cut, start, end := st.cancelAt, st.cx.start, st.cx.end
+	s.stats.RUCharged -= s.ru[o.op.Kind] * float64(end-cut) / float64(end-start)
+	st.cx.end = cut
+	if k := st.cx.server; k >= 0 {
+		s.addBusy(rs, cut, end, -1)
+		rep.busy[k] = cut
+		if rep.qhead < len(rep.queue) {
+			// A wake may be due later: wake the queue when this server frees.
+			rep.wake = true
+			s.q.push(event{at: cut, kind: evServerFree, id: st.rep})
+		}
+	}
+}
