@@ -215,6 +215,9 @@ func parse(source string, data []byte, locText []byte) (*Scenario, error) {
 		}
 		return nil, place(e, key, line)
 	}
+	if errs := shapeErrors(locSource, raw, loc, dataLoc); len(errs) > 0 {
+		return nil, joinErrors(errs)
+	}
 	if und := md.Undecoded(); len(und) > 0 {
 		var errs []*Error
 		var reported []string

@@ -47,6 +47,69 @@ var (
 func typeErrors(source string, raw map[string]any, loc, dataLoc *locator) []*Error {
 	var probs []typeProblem
 	checkType(nil, raw, reflect.TypeFor[File](), &probs)
+	return placeTypeProblems(source, raw, probs, loc, dataLoc)
+}
+
+// shapeErrors returns an [*Error] for every value of raw, a document that
+// decoded into File without error, where a table is expected but something
+// else is written: the decoder takes `ru = 5` or `"East US" = 5` inside
+// network.rtt_ms for an empty table and says nothing. Ordered and placed
+// as by typeErrors; nil when there is none.
+func shapeErrors(source string, raw map[string]any, loc, dataLoc *locator) []*Error {
+	var probs []typeProblem
+	checkShape(nil, raw, reflect.TypeFor[File](), &probs)
+	return placeTypeProblems(source, raw, probs, loc, dataLoc)
+}
+
+// checkShape appends to probs every map-typed field of t whose value in
+// data is not a table (see shapeErrors), walking structs, slices and maps.
+func checkShape(p []string, data any, t reflect.Type, probs *[]typeProblem) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		if l, ok := data.([]any); ok {
+			for i, v := range l {
+				checkShape(append(p, strconv.Itoa(i)), v, t.Elem(), probs)
+			}
+		} else if l, ok := data.([]map[string]any); ok {
+			for i, v := range l {
+				checkShape(append(p, strconv.Itoa(i)), v, t.Elem(), probs)
+			}
+		}
+	case reflect.Map:
+		m, ok := data.(map[string]any)
+		if !ok {
+			if data != nil {
+				*probs = append(*probs, typeProblem{path: clone(p), msg: fmt.Sprintf("type mismatch for %s: expected table but found %s", t.String(), fmtType(data))})
+			}
+			return
+		}
+		for _, key := range sortedKeys(m) {
+			checkShape(append(p, key), m[key], t.Elem(), probs)
+		}
+	case reflect.Struct:
+		if t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) ||
+			t.Implements(textUnmarshalerType) || reflect.PointerTo(t).Implements(textUnmarshalerType) {
+			return
+		}
+		m, ok := data.(map[string]any)
+		if !ok {
+			return
+		}
+		fields := tomlFields(t)
+		for _, key := range sortedKeys(m) {
+			if ft, ok := fieldFor(fields, key); ok {
+				checkShape(append(p, key), m[key], ft, probs)
+			}
+		}
+	}
+}
+
+// placeTypeProblems turns probs into errors ordered by their place in the
+// text (see typeErrors).
+func placeTypeProblems(source string, raw map[string]any, probs []typeProblem, loc, dataLoc *locator) []*Error {
 	if len(probs) == 0 {
 		return nil
 	}

@@ -152,3 +152,29 @@ func FuzzTypeErrors(f *testing.F) {
 		}
 	})
 }
+
+// TestMapTableShape: a value that is not a table where the schema expects
+// a map table is an error naming the line and field, not an empty table
+// the decoder accepts silently (before: `ru = 5` parsed without a word).
+func TestMapTableShape(t *testing.T) {
+	orig := readFile(t, "bimodal.toml")
+	for _, tc := range []struct {
+		name, old, new, prefix, want string
+	}{
+		{"ru", "\nseed = ", "\nru = 5\nseed = ", "ru = 5", "ru: must be a table, got an integer"},
+		{"rtt_ms entry", "[network.rtt_ms]\n", "[network.rtt_ms]\n\"Mars\" = 5\n", `"Mars" = 5`, "network.rtt_ms.Mars: must be a table, got an integer"},
+		{"replication_lag_ms", "[network.rtt_ms]\n", "replication_lag_ms = \"none\"\n[network.rtt_ms]\n", "replication_lag_ms =", "network.replication_lag_ms: must be a table, got a string"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if !strings.Contains(orig, tc.old) {
+				t.Fatalf("bimodal.toml has no %q", tc.old)
+			}
+			text := strings.Replace(orig, tc.old, tc.new, 1)
+			err := parseRepeatedly(t, "shape.toml", []byte(text), 5)
+			want := fmt.Sprintf("shape.toml:%d: %s", lineOf(t, text, tc.prefix), tc.want)
+			if err.Error() != want {
+				t.Errorf("got  %v\nwant %s", err, want)
+			}
+		})
+	}
+}
