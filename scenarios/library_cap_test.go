@@ -58,7 +58,8 @@ func bgP99(t *testing.T, s *simnet.Stats, name string) float64 {
 // Europe's tenants their p99; thresholds near 100 ms hedge later, their
 // alternates win, the partition breakers move whole partitions to West
 // Europe, and its queue fills to its limit: the other tenants' requests are
-// refused and wait ~40 ms. The 1 s driver default never fires.
+// refused and wait ~40 ms (with the breaker off, nothing is refused). The
+// 1 s driver default never fires.
 func TestLibCapSharedAlternate(t *testing.T) {
 	m := capRun(t, "shared-alternate")
 	off := m["disabled"]
@@ -90,6 +91,19 @@ func TestLibCapSharedAlternate(t *testing.T) {
 	// The budget sends fewer alternates but not few enough.
 	within(t, "p99-budget-20pct hedge rate / p99-dynamic's", hedgeRate(m["p99-budget-20pct"])/hedgeRate(m["p99-dynamic"]), 0.6, 0.9)
 	within(t, "p99-budget-20pct p99 / disabled p99", m["p99-budget-20pct"].QuantileMs(0.99)/off.QuantileMs(0.99), 0.95, 1.01)
+
+	// With the partition breaker off the hedges alone fit: nothing is
+	// refused and the tenants' p99 stays below 10 ms.
+	_, cfg, pols := libB(t, "shared-alternate", "replications", 1, "client.consecutive_hedge_win_threshold", 1e9)
+	nb := simB(t, cfg, libBPick(t, pols, "static-100ms", "p99-dynamic"), 1)
+	for n, s := range nb {
+		r := s.Capacity.Replicas[we]
+		if r.RefusedBackground != 0 || r.RefusedClient != 0 || s.BreakerTrips != 0 {
+			t.Errorf("%s without the breaker: refused %d / %d, %d trips; want none", n, r.RefusedClient, r.RefusedBackground, s.BreakerTrips)
+		}
+		within(t, n+" without the breaker: background p99 ms", bgP99(t, s, "westeurope"), 6, 10)
+		within(t, n+" without the breaker: West Europe utilisation during the slow-down", windowUtil(t, s, "westeurope", 60, 150), 0.91, 0.95)
+	}
 }
 
 // TestLibCapFailoverAlternate: 10% of the primary's reads slow down while
