@@ -247,8 +247,10 @@ const runUsage = `Usage: hedgesim run [flags] FILE|NAME...
 
 Runs each scenario and writes summary.csv, summary.json, per-policy quantile
 CSVs, timeline.csv and the charts ccdf, percentiles, cost, timeline,
-threshold and hedge_rate (PNG and SVG) into results/<scenario-name>/ (or
---out, only with one scenario). The directory is replaced as a whole, so it
+threshold and hedge_rate (PNG and SVG), plus replicas.csv and the replicas
+chart when the scenario models replica capacity (servers, queue limits,
+cancel modes, background load), into results/<scenario-name>/ (or --out,
+only with one scenario). The directory is replaced as a whole, so it
 never mixes files of two runs; it must hold only hedgesim results. Ctrl-C
 stops the simulation and writes nothing (exit status 130).
 

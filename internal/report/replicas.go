@@ -115,11 +115,17 @@ func finiteReplicas(r *Run) []string {
 
 // replicasChart: utilisation (%) per timeline window of every replica with
 // servers, one colour per policy (as in the other charts) and one dash
-// pattern per replica (solid for the first), on a linear axis from 0 to at
-// least 100%; episodes shaded. It shares the time charts' layout (same
+// pattern per replica (solid for the first; the replicas are listed in the
+// legend when there are several, named in the title when there is one),
+// on a linear axis up to at least 100% from a round number below the
+// lowest value (0 when that is 30% or less); episodes shaded. It shares the time charts' layout (same
 // X axis, Y reserve and legend width) so it lines up with them.
 func replicasChart(r *Run) *chart {
+	names := finiteReplicas(r)
 	what := "replica utilisation"
+	if len(names) == 1 {
+		what = names[0] + " utilisation"
+	}
 	if w := windowWidthS(r); w > 0 {
 		what += " (" + fmtSeconds(w) + " windows)"
 	}
@@ -128,7 +134,6 @@ func replicasChart(r *Run) *chart {
 	for _, p := range r.Policies {
 		ch.legendSizer = append(ch.legendSizer, truncate(p.Policy+" (no data)", legendMaxRune))
 	}
-	names := finiteReplicas(r)
 	xEnd := timelineEnd(r)
 	setLinearAxis(&ch.p.X, 0, xEnd)
 	hi, lo := 100.0, 100.0
@@ -220,8 +225,6 @@ func replicasChart(r *Run) *chart {
 			sty.Color = labelGrey
 			ch.addLegend(n, &plotter.Line{LineStyle: sty})
 		}
-	} else if len(names) == 1 {
-		ch.p.Title.Text = chartTitle(r.Scenario, what+" of "+names[0])
 	}
 	return ch
 }

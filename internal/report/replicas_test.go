@@ -77,7 +77,7 @@ func TestReplicasChart(t *testing.T) {
 		r.Policies[i].Replicas = slices.Delete(r.Policies[i].Replicas, 0, 1)
 	}
 	ch = replicasChart(r)
-	if got := legendTexts(ch); len(got) != 3 || !strings.HasSuffix(ch.p.Title.Text, "of westeurope") {
+	if got := legendTexts(ch); len(got) != 3 || !strings.HasPrefix(ch.p.Title.Text, "cap: westeurope utilisation (5 s windows)") {
 		t.Errorf("one replica: legend %q, title %q", got, ch.p.Title.Text)
 	}
 	if ch.p.Y.Min != 70 {
