@@ -13,13 +13,13 @@ import (
 // window; the default p99-dynamic is at its 50 ms floor from the start
 // either way.
 func TestLibFleetColdStart(t *testing.T) {
-	s, cfg, pols := libB(t, "fleet-cold-start")
+	s, cfg, pols := libB(t, "fleet-cold-start", "duration_s", 60) // the warm-up is over by 35 s
 	if cfg.Fleet.Instances != 100 {
 		t.Fatalf("fleet of %d instances, want 100", cfg.Fleet.Instances)
 	}
 	picked := libBPick(t, pols, "p99-dynamic", "p99-tps")
 	fleet := simB(t, cfg, picked, s.Replications)
-	_, cfg1, _ := libB(t, "fleet-cold-start", "fleet.instances", 1)
+	_, cfg1, _ := libB(t, "fleet-cold-start", "duration_s", 60, "fleet.instances", 1)
 	one := simB(t, cfg1, picked, s.Replications)
 	for i := 0; i < 8; i++ {
 		t.Logf("window %d: p99-tps threshold %6.1f ms (one client %6.1f), p99-dynamic %5.1f ms (one client %5.1f)",
