@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,6 +80,13 @@ func TestQ11Policies(t *testing.T) {
 	want := "disabled driver-default static-50ms p99-tps p99-dynamic p99-dynamic-min20 p99-budget-20pct cassandra-100ms finagle-2pct grpc-throttle-50ms"
 	if got := strings.Join(names, " "); got != want {
 		t.Errorf("policies %q, want %q", got, want)
+	}
+	// The fleet section's arithmetic uses finagle-2pct's budget: 2% of
+	// reads and the backup_requests default of one backup a second.
+	fin := q11PolicyTOML[strings.Index(q11PolicyTOML, `name = "finagle-2pct"`):]
+	fin = fin[:strings.Index(fin, "[[policies]]")]
+	if !strings.Contains(fin, fmt.Sprintf("max_extra_load = %g\n", q11FinagleLoad)) || strings.Contains(fin, "min_backups_per_s") || q11FinagleMin != 1 {
+		t.Errorf("finagle-2pct is %q; q11FinagleLoad = %g, q11FinagleMin = %g must match it", fin, q11FinagleLoad, q11FinagleMin)
 	}
 }
 

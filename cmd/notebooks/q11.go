@@ -270,6 +270,9 @@ func q11(d *doc) error {
 		return len(scores[a].ru) - len(scores[b].ru)
 	})
 	rec, next := cands[0], cands[1]
+	if err := q11Fleet(d, results, names, rec); err != nil {
+		return err
+	}
 	d.p("## Answer")
 	d.p("By the scorecard, `%s` loses the fewest scenarios (%d of %d: %d on p99, %d RU for no p99, %d on errors), followed by `%s` (%d). The default, `p99-dynamic`, loses %d (%d on p99: %s). `static-50ms` loses %d: on p99 in %d (%s), RU for no p99 in %d (%s). `p99-tps`, TPS §4.2 as written, loses on p99 in %d: %s.",
 		rec, losses(rec), len(results), len(scores[rec].p99), len(scores[rec].waste), len(scores[rec].errs), next, losses(next),
@@ -319,8 +322,8 @@ func q11(d *doc) error {
 		if losses(q11Floor20) >= losses("p99-dynamic") {
 			floorLine = fmt.Sprintf("On this scorecard a 20 ms floor does not do better (`%s` loses %d scenarios against the default's %d), so the default's 50 ms floor stands.", q11Floor20, losses(q11Floor20), losses("p99-dynamic"))
 		}
-		d.p("**Recommendation:** ship the dynamic threshold with the five fixes — `type = \"p99_dynamic\"` (`hedging.P99DynamicConfig`): the observed p99 (bucket upper edge; superseded primaries as lower bounds), capped at 2.5 × the median of completed attempts, clamped to [`min_ms`, 4000 ms], keeping its last estimate on a thin window, warming up on the largest observation. Evidence: the scorecard above, the ablation (each fix against its failure mode) and the five failure cases (`scenarios/testdata/policy-cases/`, all within their margins; TPS §4.2 as written fails each). Read it for what it is: a dynamic threshold *with a floor*, and in %d of %d scenarios the threshold is the floor — the estimator and its fixes decide the failure-mode scenarios, the floor `min_ms` decides the rest. %s Where the extra RU of hedging a persistent slow share (up to its size, e.g. +%s in `gradual-slowdown`, which any policy that hedges it pays) is not affordable, add `hedge_budget` and accept its p99 losses. What would change the answer: workloads whose normal latency is multi-modal (mixed document sizes in one container), where the median ceiling hedges a healthy mode — raise `ceiling_factor` or keep one estimator per size class; and fleets of many clients hedging into one alternate at once, which these single-client scenarios do not model.",
-			len(atFloor), len(results), floorLine, pctPoints(gs))
+		d.p("**Recommendation:** ship the dynamic threshold with the five fixes — `type = \"p99_dynamic\"` (`hedging.P99DynamicConfig`): the observed p99 (bucket upper edge; superseded primaries as lower bounds), capped at 2.5 × the median of completed attempts, clamped to [`min_ms`, 4000 ms], keeping its last estimate on a thin window, warming up on the largest observation. Evidence: the scorecard above, the ablation (each fix against its failure mode) and the five failure cases (`scenarios/testdata/policy-cases/`, all within their margins; TPS §4.2 as written fails each). Read it for what it is: a dynamic threshold *with a floor*, and in %d of %d scenarios the threshold is the floor — the estimator and its fixes decide the failure-mode scenarios, the floor `min_ms` decides the rest. %s Where the extra RU of hedging a persistent slow share (up to its size, e.g. +%s in `gradual-slowdown`, which any policy that hedges it pays) is not affordable, add `hedge_budget` and accept its p99 losses. What would change the answer: workloads whose normal latency is multi-modal (mixed document sizes in one container), where the median ceiling hedges a healthy mode — raise `ceiling_factor` or keep one estimator per size class; %s.",
+			len(atFloor), len(results), floorLine, pctPoints(gs), q11FleetNote())
 	} else {
 		d.p("**Recommendation:** by the scorecard, ship `%s`; see its row for the scenarios where it loses.", rec)
 	}
