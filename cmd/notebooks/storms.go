@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"hedgelab/hedging"
@@ -33,10 +34,10 @@ const stormTarget = 0.90
 
 // stormSweepPolicies are the scenario's policies run at every background
 // level.
-var stormSweepPolicies = []string{"disabled", "static-50ms", "static-50ms-budget-5pct", "static-50ms-budget-5pct-burst1", "static-50ms-budget-20pct-burst1"}
+var stormSweepPolicies = []string{"disabled", "static-50ms", "budget-5pct", "budget-5pct-burst1", "budget-20pct-burst1"}
 
 // stormBreakerPolicies are the scenario's policies run with the breaker off.
-var stormBreakerPolicies = []string{"static-50ms", "p99-dynamic", "static-50ms-budget-5pct", "static-50ms-budget-5pct-burst1"}
+var stormBreakerPolicies = []string{"static-50ms", "budget-5pct", "budget-5pct-burst1"}
 
 // breakerOff is a consecutive_hedge_win_threshold no partition reaches.
 const breakerOff = math.MaxInt32
@@ -45,10 +46,10 @@ const breakerOff = math.MaxInt32
 // per operation with a bucket of burst tokens per instance, falling back to
 // the driver default while it is spent, as the scenario file's
 // `hedge_budget` / `hedge_budget_burst` build it. The name follows the
-// scenario's: static-50ms-budget-<ratio>pct[-burst<burst>] (no suffix for
+// scenario's: budget-<ratio>pct[-burst<burst>] (no suffix for
 // the default burst of 100).
 func polStaticBudget(ratio, burst float64, requestTimeout time.Duration) simnet.Policy {
-	name := fmt.Sprintf("static-50ms-budget-%gpct", ratio*100)
+	name := fmt.Sprintf("budget-%gpct", ratio*100)
 	if burst != 100 {
 		name += fmt.Sprintf("-burst%g", burst)
 	}
@@ -91,11 +92,14 @@ type stormFig struct {
 	// slow-down (timeline windows pooled, 2 significant digits); over100
 	// the share of all operations slower than 100 ms.
 	slowP99, over100 float64
+	// hedgeSlow is the hedge rate of the operations started during the
+	// slow-down.
+	hedgeSlow float64
 	// utilRun is the alternate's utilisation over the run; utilSlow and
 	// utilMax the mean and the largest of its windows during the
 	// slow-down; satS the seconds of the slow-down in windows at >= 99%.
 	utilRun, utilSlow, utilMax, satS float64
-	queueP99, bgP99, bgP999      float64
+	queueP99, bgP99, bgP999          float64
 	// refusedC and refusedB are the alternate's refusals per run (client
 	// attempts, background requests); trips the breaker trips per run.
 	refusedC, refusedB, trips float64
@@ -123,14 +127,18 @@ func stormFigures(r *run, policy string) stormFig {
 	out := stormFig{f: f, over100: shareAbove(p, 100), trips: float64(p.BreakerTrips) / reps}
 	slow := simnet.NewLatencyHistogram()
 	var p99s []float64
+	var ops, hedged int64
 	for i, win := range p.Timeline {
 		from := time.Duration(i) * w
 		if from >= ep.Start && from < ep.End {
 			slow.Merge(win.Latency)
+			ops += win.Ops
+			hedged += win.Hedged
 		}
 		p99s = append(p99s, float64(win.Latency.ValueAtQuantile(99))/1000)
 	}
 	out.slowP99 = float64(slow.ValueAtQuantile(99)) / 1000
+	out.hedgeSlow = float64(hedged) / float64(max(ops, 1))
 	alt := slices.IndexFunc(f.Replicas, func(x report.ReplicaFigures) bool { return x.Replica == stormAlternate })
 	rf := f.Replicas[alt]
 	out.utilRun, out.queueP99, out.bgP99, out.bgP999 = rf.Utilisation, rf.QueueP99, rf.BackgroundP99, rf.BackgroundP999
@@ -201,12 +209,12 @@ func count(v float64) string { return fmt.Sprintf("%.0f", v) }
 
 func util(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) }
 
-var stormClientHeader = []string{"policy", "p99 ms [95% CI]", "p99.9 ms [95% CI]", "p99 in the slow-down", "reads > 100 ms", "hedge rate", "RU × [95% CI]", "client back (s)"}
+var stormClientHeader = []string{"policy", "p99 ms [95% CI]", "p99.9 ms [95% CI]", "p99 in the slow-down", "reads > 100 ms", "hedge rate (in the slow-down)", "RU × [95% CI]", "client back (s)"}
 
 func stormClientRow(s stormFig) []string {
 	f := s.f
 	return []string{f.Policy, withCI(f, "p99_ms", f.P99, ms), withCI(f, "p999_ms", f.P999, ms), ms(s.slowP99), pct(s.over100),
-		pct(f.HedgeRate), withCI(f, "ru_multiplier", f.RUMultiplier, ru), secs(s.backClient)}
+		pct(f.HedgeRate) + " (" + pct(s.hedgeSlow) + ")", withCI(f, "ru_multiplier", f.RUMultiplier, ru), secs(s.backClient)}
 }
 
 var stormAltHeader = []string{"policy", "utilisation (run)", "in the slow-down: mean / max window", "s at ≥ 99%", "queue p99", "tenants' p99 ms", "tenants' p99.9 ms", "refused per run: client / tenants", "breaker trips per run", "alternate back (s)"}
@@ -306,7 +314,235 @@ func storms(d *doc) error {
 	d.table(stormAltHeader, atab)
 	d.img(stormScenario+" replicas", sub+"/replicas.png")
 	d.img(stormScenario+" timeline", sub+"/timeline.png")
+	d.img(stormScenario+" hedge rate", sub+"/hedge_rate.png")
 	d.img(stormScenario+" cost", sub+"/cost.png")
-	d.p("Policy names: `static-50ms-budget-5pct` is a 50 ms threshold under a hedge budget of 5%% of operations (`hedge_budget = 0.05`) with the default bucket of 100 tokens per instance; `-burst1` sets `hedge_budget_burst = 1`. While a budget is spent the threshold is the driver default, min(1 s, %s / 2) = 1 s, which the +%g ms reads never reach: a denied read waits for its slow primary.", st.requestTimeout, st.slowAddMs)
+	d.p("Policy names: `budget-5pct` is `static-50ms` under a hedge budget of 5%% of operations (`hedge_budget = 0.05`) with the default bucket of 100 tokens per instance; `-burst1` sets `hedge_budget_burst = 1`; `p99-budget-5pct-burst1` is the same budget on `p99-dynamic`. While a budget is spent the threshold is the driver default, min(1 s, %s / 2) = 1 s, which the +%g ms reads never reach: a denied read waits for its slow primary. `p99-dynamic` sits on its 50 ms floor here (its ceiling, 2.5 × the primary's median, is ~10 ms), so it hedges the same reads as `static-50ms`.", st.requestTimeout, st.slowAddMs)
+	// Background levels.
+	d.p("## How much headroom does the alternate need?")
+	d.p("The same fleet and slow-down with the alternate's own tenants at %s of its capacity (`background.0.rate_per_s` set to that share of %.0f reads/s); the %.0f%% rows are the table above.", joinPct(stormLevels), st.capacity, 100*rhoMain)
+	var levels []stormLevel
+	for _, rho := range stormLevels {
+		if math.Abs(rho-rhoMain) < 0.005 {
+			levels = append(levels, stormLevel{rhoMain, figs})
+			continue
+		}
+		pols, err := own(stormScenario, stormSweepPolicies...)
+		if err != nil {
+			return err
+		}
+		r, err := d.simulate(stormScenario, pols, param{"background.0.rate_per_s", math.Round(rho * st.capacity)})
+		if err != nil {
+			return err
+		}
+		m := map[string]stormFig{}
+		for _, p := range r.res.Policies {
+			m[p.Name] = stormFigures(r, p.Name)
+		}
+		levels = append(levels, stormLevel{rho, m})
+	}
+	var ltab [][]string
+	for _, l := range levels {
+		for _, n := range stormSweepPolicies {
+			s := l.figs[n]
+			ltab = append(ltab, []string{fmt.Sprintf("%.0f%% (+%.1f%%)", 100*l.rho, 100*st.stormLoad), n, withCI(s.f, "p99_ms", s.f.P99, ms), pct(s.over100), pct(s.f.HedgeRate),
+				util(s.utilSlow) + " / " + util(s.utilMax), fmt.Sprintf("%g", s.satS), ms(s.bgP99), ms(s.bgP999), count(s.refusedC) + " / " + count(s.refusedB), secs(s.backClient) + " / " + secs(s.backAlt)})
+		}
+	}
+	d.table([]string{"tenants' load (+ every slow read hedged)", "policy", "client p99 ms [95% CI]", "reads > 100 ms", "hedge rate", "alternate in the slow-down: mean / max", "s at ≥ 99%", "tenants' p99 ms", "tenants' p99.9 ms", "refused per run: client / tenants", "back (s): client / alternate"}, ltab)
+
+	// The breaker.
+	d.p("## The partition breaker on and off")
+	d.p("The breaker (spec §9.5) routes a partition's reads to the alternate for %s after %d consecutive alternate wins, which adds load to the alternate; off here means `client.consecutive_hedge_win_threshold` = %d, never reached. Each instance's breaker sees only its own reads of a partition: %g reads/s over %d partitions and %d instances is %.2f reads/s per (instance, partition), of which %.0f%% are slow during the slow-down.",
+		hedging.DefaultProbeInterval, hedging.DefaultConsecutiveHedgeWinThreshold, breakerOff, st.rate, main.cfg.Workload.Partitions, st.instances, st.rate/float64(main.cfg.Workload.Partitions*st.instances), 100*st.fraction)
+	pols, err := own(stormScenario, stormBreakerPolicies...)
+	if err != nil {
+		return err
+	}
+	off, err := d.simulate(stormScenario, pols, param{"client.consecutive_hedge_win_threshold", breakerOff})
+	if err != nil {
+		return err
+	}
+	var btab [][]string
+	for _, n := range stormBreakerPolicies {
+		for _, c := range []struct {
+			label string
+			s     stormFig
+		}{{"on (5)", figs[n]}, {"off", stormFigures(off, n)}} {
+			s := c.s
+			btab = append(btab, []string{n, c.label, count(s.trips), withCI(s.f, "p99_ms", s.f.P99, ms), pct(s.over100), pct(s.f.HedgeRate), util(s.utilSlow) + " / " + util(s.utilMax), ms(s.bgP99), count(s.refusedC) + " / " + count(s.refusedB)})
+		}
+	}
+	d.table([]string{"policy", "breaker", "trips per run", "client p99 ms [95% CI]", "reads > 100 ms", "hedge rate", "alternate in the slow-down: mean / max", "tenants' p99 ms", "refused per run: client / tenants"}, btab)
+
+	// Fleet size and the per-instance bucket.
+	d.p("## 1000 instances: the budget's bucket is per instance")
+	d.p("A hedge budget's bucket holds `hedge_budget_burst` tokens (default 100) per instance and starts full, so a fleet of N instances starts a slow-down with N × burst tokens. While a share f of the reads is slow and the budget is r, each instance spends f − r tokens per read beyond what it earns, so the pool lasts N × burst / ((f − r) × R) seconds at the fleet's full storm rate (R the fleet's reads/s): %s. The same fleet read rate over 1000 instances (2 reads/s each; `fleet.instances` = 1000):", stormPoolLines(st, []int{100, 1000}, []float64{1, 10, 100}, 0.05))
+	var fleetRows [][]string
+	fleet := map[string]stormFig{}
+	for _, n := range []int{st.instances, 1000} {
+		var pols []simnet.Policy
+		if n == st.instances {
+			pols = []simnet.Policy{polStaticBudget(0.05, 10, st.requestTimeout)}
+		} else {
+			base, err := own(stormScenario, "static-50ms")
+			if err != nil {
+				return err
+			}
+			pols = append(base, polStaticBudget(0.05, 100, st.requestTimeout), polStaticBudget(0.05, 10, st.requestTimeout), polStaticBudget(0.05, 1, st.requestTimeout))
+		}
+		r, err := d.simulate(stormScenario, pols, param{"fleet.instances", float64(n)})
+		if err != nil {
+			return err
+		}
+		if n != st.instances {
+			if _, err := d.charts(r, stormScenario+"-1000"); err != nil {
+				return err
+			}
+		}
+		got := map[string]stormFig{}
+		for _, p := range r.res.Policies {
+			got[p.Name] = stormFigures(r, p.Name)
+		}
+		if n == st.instances {
+			for _, k := range []string{"static-50ms", "budget-5pct"} {
+				got[k] = figs[k]
+			}
+			got["budget-5pct-burst1"] = figs["budget-5pct-burst1"]
+		}
+		for _, c := range []struct {
+			name  string
+			burst float64
+		}{{"static-50ms", 0}, {"budget-5pct", 100}, {"budget-5pct-burst10", 10}, {"budget-5pct-burst1", 1}} {
+			s := got[c.name]
+			fleet[fmt.Sprintf("%d %s", n, c.name)] = s
+			pool := "-"
+			if c.burst > 0 {
+				pool = fmt.Sprintf("%.0f", float64(n)*c.burst)
+			}
+			fleetRows = append(fleetRows, []string{fmt.Sprintf("%d", n), c.name, pool, withCI(s.f, "p99_ms", s.f.P99, ms), pct(s.over100), pct(s.f.HedgeRate),
+				util(s.utilSlow) + " / " + util(s.utilMax), fmt.Sprintf("%g", s.satS), ms(s.bgP99), count(s.refusedC) + " / " + count(s.refusedB)})
+		}
+	}
+	d.table([]string{"instances", "policy", "fleet's tokens N × burst", "client p99 ms [95% CI]", "reads > 100 ms", "hedge rate", "alternate in the slow-down: mean / max", "s at ≥ 99%", "tenants' p99 ms", "refused per run: client / tenants"}, fleetRows)
+	d.img(stormScenario+" with 1000 instances: replicas", stormScenario+"-1000/replicas.png")
+	return stormAnswer(d, st, figs, levels, off, fleet)
+}
+
+// stormLevel is one background level's figures by policy.
+type stormLevel struct {
+	rho  float64
+	figs map[string]stormFig
+}
+
+// stormPoolLines describes how long the fleet's token pool lasts for each
+// fleet size and burst at budget ratio r.
+func stormPoolLines(st stormSetup, sizes []int, bursts []float64, r float64) string {
+	var out []string
+	for _, n := range sizes {
+		for _, b := range bursts {
+			out = append(out, fmt.Sprintf("%d × %g tokens last %.1f s", n, b, float64(n)*b/((st.fraction-r)*st.rate)))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// joinAnd joins xs with commas and a final "and"; none when empty.
+func joinAnd(xs []string, none string) string {
+	switch len(xs) {
+	case 0:
+		return none
+	case 1:
+		return xs[0]
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
+}
+
+// joinPct renders fractions as "60%, 75% and 85%".
+func joinPct(xs []float64) string {
+	var s []string
+	for _, x := range xs {
+		s = append(s, fmt.Sprintf("%.0f%%", 100*x))
+	}
+	return joinAnd(s, "")
+}
+
+// stormAnswer writes the notebook's answer from its tables: figs is the
+// storm at the scenario's level, levels the background sweep, off the run
+// with the breaker off, fleet the fleet-size runs keyed "N policy".
+func stormAnswer(d *doc, st stormSetup, figs map[string]stormFig, levels []stormLevel, off *run, fleet map[string]stormFig) error {
+	d.p("## Answer")
+	// When: the levels at which static-50ms saturates the alternate.
+	var needed, notNeeded []string
+	for _, l := range levels {
+		dis, s := l.figs["disabled"], l.figs["static-50ms"]
+		desc := fmt.Sprintf("%.0f%% (%.0f%% + %.1f%%: tenants' p99 %s → %s ms, p99.9 %s → %s ms, %s s at ≥ 99%%, %s tenants' requests refused per run)",
+			100*l.rho, 100*l.rho, 100*st.stormLoad, ms(dis.bgP99), ms(s.bgP99), ms(dis.bgP999), ms(s.bgP999), fmt.Sprintf("%g", s.satS), count(s.refusedB))
+		if s.satS > 0 || s.refusedB > 0 || s.bgP99 > 2*dis.bgP99 {
+			needed = append(needed, desc)
+		} else {
+			notNeeded = append(notNeeded, desc)
+		}
+	}
+	d.p("**When a hedge budget is needed.** When the alternate's own load plus the storm — the slow share × the fleet's read rate × the alternate's mean service time / its servers, here %.1f%% — reaches its capacity. Unbudgeted `static-50ms` saturated the alternate at %s. It did not at %s. Without that headroom the storm defeats itself: at %.0f%% `static-50ms` still hedges %s of reads, but its hedges wait in a full queue or are refused, so %s of reads stay slower than 100 ms against %s without hedging, and its p99 is %s ms (%s ms during the slow-down) where the same policy reaches %s ms with headroom.",
+		100*st.stormLoad, joinAnd(needed, "no level"), joinAnd(notNeeded, "no level"), 100*levels[len(levels)-1].rho,
+		pct(figs["static-50ms"].f.HedgeRate), pct(figs["static-50ms"].over100), pct(figs["disabled"].over100), ms(figs["static-50ms"].f.P99), ms(figs["static-50ms"].slowP99), ms(levels[0].figs["static-50ms"].f.P99))
+
+	// What size.
+	top := levels[len(levels)-1]
+	b5, b5b1, b10b1, b20b1 := figs["budget-5pct"], figs["budget-5pct-burst1"], figs["budget-10pct-burst1"], figs["budget-20pct-burst1"]
+	d.p("**What size.** Two numbers, not one. *The ratio* bounds the storm's rate: r × R alternates per second, so r ≤ (%.0f%% − ρ) × capacity / R keeps the alternate under %.0f%% with its tenants at ρ: %s. At %.0f%% the 5%% and 10%% budgets with a one-token burst kept it at a largest window of %s and %s, the tenants' p99 at %s and %s ms (%s without hedging), with no refusals; the 20%% budget, above that bound, reached %s. *The burst* bounds the storm's start: the bucket is per instance, so the fleet starts with N × burst tokens, and with the default of 100 `budget-5pct` ran the alternate at ≥ 99%% for %g s of the slow-down (tenants' p99 %s ms, %s refusals per run) — as bad as no budget for that time. With 1000 instances the same budget spent its 100 000 tokens for the whole slow-down: its rows equal `static-50ms`'s (tenants' p99 %s ms). Equal pools gave equal storms: 100 × 100 and 1000 × 10 tokens saturated it for %g s and %g s, 100 × 10 and 1000 × 1 tokens peaked at %s and %s without refusals. So size the burst to the fleet: keep N × burst to about 2 s of the alternate's spare capacity (here %.0f%% × %.0f × 2 s ≈ %.0f tokens, a burst of 10 at 100 instances and 1 at 1000), or simply 1. A one-token bucket gives up part of the ratio: `budget-20pct-burst1` hedged %s of reads against `budget-20pct`'s %s, because tokens earned while the bucket is full are lost.",
+		100*stormTarget, 100*stormTarget, maxRatioLines(st, levels), 100*top.rho, util(b5b1.utilMax), util(b10b1.utilMax), ms(b5b1.bgP99), ms(b10b1.bgP99), ms(figs["disabled"].bgP99), util(b20b1.utilMax),
+		b5.satS, ms(b5.bgP99), count(b5.refusedB), ms(fleet["1000 budget-5pct"].bgP99),
+		fleet["100 budget-5pct"].satS, fleet["1000 budget-5pct-burst10"].satS, util(fleet["100 budget-5pct-burst10"].utilMax), util(fleet["1000 budget-5pct-burst1"].utilMax),
+		100*(1-top.rho), st.capacity, (1-top.rho)*st.capacity*2, pct(b20b1.f.HedgeRate), pct(figs["budget-20pct"].f.HedgeRate))
+
+	// Where the recommendation loses.
+	lo := levels[0]
+	d.p("**Where the sized budget loses: the client's p99.** A budget below the slow share (%.0f%% here) cannot hedge enough reads to move the p99: every budget's p99 is within a few ms of no hedging's %s ms, at every level. At %.0f%% that is the price of protecting the tenants: `static-50ms` gives the client %s ms and its tenants %s ms; `budget-5pct-burst1` gives %s and %s ms. At %.0f%% and %.0f%% it is a pure loss: `static-50ms` reached %s and %s ms with no refusals and the tenants' p99 within %s ms of no hedging, and the budgets kept 208 ms. What a budget still buys the client is fewer slow reads in proportion to its ratio (reads > 100 ms: %s with `budget-20pct-burst1` against %s with `static-50ms` at %.0f%%). Since a budget cannot see the alternate's load, size it for the alternate's peak tenant load, and accept this loss whenever the alternate has headroom; where the alternate is known to keep headroom for the whole fleet's storm (here up to %.0f%%), hedge without a budget.",
+		100*st.fraction, ms(figs["disabled"].f.P99), 100*top.rho, ms(figs["static-50ms"].f.P99), ms(figs["static-50ms"].bgP99), ms(b5b1.f.P99), ms(b5b1.bgP99),
+		100*lo.rho, 100*levels[1].rho, ms(lo.figs["static-50ms"].f.P99), ms(levels[1].figs["static-50ms"].f.P99),
+		ms(levels[1].figs["static-50ms"].bgP99-levels[1].figs["disabled"].bgP99), pct(b20b1.over100), pct(figs["static-50ms"].over100), 100*top.rho, 100*levels[1].rho)
+
+	// Breaker and recovery.
+	worst := 0.0
+	for _, n := range stormBreakerPolicies {
+		worst = max(worst, math.Abs(stormFigures(off, n).bgP99-figs[n].bgP99))
+	}
+	slowest, metastable := 0.0, false
+	check := func(s stormFig) {
+		for _, v := range []float64{s.backClient, s.backAlt} {
+			if math.IsNaN(v) {
+				metastable = true
+			} else {
+				slowest = max(slowest, v)
+			}
+		}
+	}
+	for _, l := range levels {
+		for _, s := range l.figs {
+			check(s)
+		}
+	}
+	for _, s := range fleet {
+		check(s)
+	}
+	d.p("**The breaker** made no difference that matters here: turning it off changed the tenants' p99 by at most %s ms. Each instance's breaker sees a partition's reads at %.2f/s, so 5 slow reads in a row are rare (%s trips per run under `static-50ms`, each moving %.1f reads over %s), and it adds almost no load to the alternate. A primary slow for whole partitions, rather than for a share of every partition's reads, would trip it far more often; that case is not simulated here.",
+		ms(worst), st.rate/float64(off.cfg.Workload.Partitions*st.instances), count(figs["static-50ms"].trips), st.rate/float64(off.cfg.Workload.Partitions*st.instances)*hedging.DefaultProbeInterval.Seconds(), hedging.DefaultProbeInterval)
+	if metastable {
+		d.p("**Recovery.** Some run did not return to its baseline band by the end of the run: see the *back (s)* columns.")
+	} else {
+		d.p("**Recovery.** Every policy at every level and fleet size was back within %g s of the end of the slow-down, client and alternate alike (the *back (s)* columns): no metastable state. In this model nothing keeps the load up once the primary is fast again: hedges are triggered by the primary's latency alone, the slow primary has unlimited capacity, refused tenants' requests are dropped rather than retried, and a full queue of %d drains in about %s at the alternate's spare capacity at %.0f%%. A real tenant retrying its 503s, or a primary that itself queues, could sustain the overload; this notebook does not show that they would not.", slowest, st.queueLimit, time.Duration(float64(st.queueLimit)/((1-levels[len(levels)-1].rho)*st.capacity)*float64(time.Second)).Round(10*time.Millisecond), 100*levels[len(levels)-1].rho)
+	}
+	d.p("**What an operator should watch.** During a primary's brownout: the alternate region's utilisation and queue, and its 503s from a full queue (the *s at ≥ 99%%* and *refused* columns: they are the storm, where the client's own p99 is not — it improved in every storm here); its other tenants' p99; the fleet's hedge rate × its read rate against the alternate's spare capacity (the storm load, %.1f%% of capacity here); and, for a budget, N × burst against that spare capacity, and a windowed hedge rate flat at or below the ratio during the incident (`budget-5pct` hedged %s of the reads started in the slow-down, `budget-5pct-burst1` %s, against %s for `static-50ms`; the hedge-rate chart), which means the budget, not the threshold, is deciding which reads are hedged.",
+		100*st.stormLoad, pct(b5.hedgeSlow), pct(b5b1.hedgeSlow), pct(figs["static-50ms"].hedgeSlow))
 	return nil
+}
+
+// maxRatioLines lists the largest budget ratio for each background level.
+func maxRatioLines(st stormSetup, levels []stormLevel) string {
+	var out []string
+	for _, l := range levels {
+		out = append(out, fmt.Sprintf("%.1f%% at ρ = %.0f%%", 100*st.maxRatio(l.rho), 100*l.rho))
+	}
+	return strings.Join(out, ", ")
 }
