@@ -37,7 +37,7 @@ const stormTarget = 0.90
 var stormSweepPolicies = []string{"disabled", "static-50ms", "budget-5pct", "budget-5pct-burst1", "budget-20pct-burst1"}
 
 // stormBreakerPolicies are the scenario's policies run with the breaker off.
-var stormBreakerPolicies = []string{"static-50ms", "budget-5pct", "budget-5pct-burst1"}
+var stormBreakerPolicies = []string{"static-50ms", "p99-dynamic", "budget-5pct", "budget-5pct-burst1"}
 
 // breakerOff is a consecutive_hedge_win_threshold no partition reaches.
 const breakerOff = math.MaxInt32
@@ -93,8 +93,8 @@ type stormFig struct {
 	// the share of all operations slower than 100 ms.
 	slowP99, over100 float64
 	// hedgeSlow is the hedge rate of the operations started during the
-	// slow-down.
-	hedgeSlow float64
+	// slow-down, hedgeLate of those started in its second half.
+	hedgeSlow, hedgeLate float64
 	// utilRun is the alternate's utilisation over the run; utilSlow and
 	// utilMax the mean and the largest of its windows during the
 	// slow-down; satS the seconds of the slow-down in windows at >= 99%.
@@ -127,18 +127,23 @@ func stormFigures(r *run, policy string) stormFig {
 	out := stormFig{f: f, over100: shareAbove(p, 100), trips: float64(p.BreakerTrips) / reps}
 	slow := simnet.NewLatencyHistogram()
 	var p99s []float64
-	var ops, hedged int64
+	var ops, hedged, lateOps, lateHedged int64
 	for i, win := range p.Timeline {
 		from := time.Duration(i) * w
 		if from >= ep.Start && from < ep.End {
 			slow.Merge(win.Latency)
 			ops += win.Ops
 			hedged += win.Hedged
+			if from >= (ep.Start+ep.End)/2 {
+				lateOps += win.Ops
+				lateHedged += win.Hedged
+			}
 		}
 		p99s = append(p99s, float64(win.Latency.ValueAtQuantile(99))/1000)
 	}
 	out.slowP99 = float64(slow.ValueAtQuantile(99)) / 1000
 	out.hedgeSlow = float64(hedged) / float64(max(ops, 1))
+	out.hedgeLate = float64(lateHedged) / float64(max(lateOps, 1))
 	alt := slices.IndexFunc(f.Replicas, func(x report.ReplicaFigures) bool { return x.Replica == stormAlternate })
 	rf := f.Replicas[alt]
 	out.utilRun, out.queueP99, out.bgP99, out.bgP999 = rf.Utilisation, rf.QueueP99, rf.BackgroundP99, rf.BackgroundP999
@@ -310,13 +315,13 @@ func storms(d *doc) error {
 	}
 	d.p("The client's figures:")
 	d.table(stormClientHeader, ctab)
-	d.p("The alternate's, and its tenants' (the collateral damage):")
+	d.p("The alternate's, and its tenants' (the collateral damage; the tenants' percentiles are over the whole run, pooled over the replications; a refused tenant's request is dropped, not retried, so the refusals are a lower bound on the harm):")
 	d.table(stormAltHeader, atab)
 	d.img(stormScenario+" replicas", sub+"/replicas.png")
 	d.img(stormScenario+" timeline", sub+"/timeline.png")
 	d.img(stormScenario+" hedge rate", sub+"/hedge_rate.png")
 	d.img(stormScenario+" cost", sub+"/cost.png")
-	d.p("Policy names: `budget-5pct` is `static-50ms` under a hedge budget of 5%% of operations (`hedge_budget = 0.05`) with the default bucket of 100 tokens per instance; `-burst1` sets `hedge_budget_burst = 1`; `p99-budget-5pct-burst1` is the same budget on `p99-dynamic`. While a budget is spent the threshold is the driver default, min(1 s, %s / 2) = 1 s, which the +%g ms reads never reach: a denied read waits for its slow primary. `p99-dynamic` sits on its 50 ms floor here (its ceiling, 2.5 × the primary's median, is ~10 ms), so it hedges the same reads as `static-50ms`.", st.requestTimeout, st.slowAddMs)
+	d.p("Policy names: `budget-5pct` is `static-50ms` under a hedge budget of 5%% of operations (`hedge_budget = 0.05`) with the default bucket of 100 tokens per instance; `-burst1` sets `hedge_budget_burst = 1`; `p99-budget-5pct-burst1` is the same budget on `p99-dynamic`. While a budget is spent the threshold is the driver default, min(1 s, %s / 2) = 1 s, which the +%g ms reads never reach: a denied read waits for its slow primary. `p99-dynamic` sits on its 50 ms floor here (its ceiling, 2.5 × the primary's median, is ~10 ms), so it hedges the same reads as `static-50ms`; its rows differ only where the breaker has moved a partition's primary to the alternate, whose queueing it then learns (with the breaker off, below, the two are identical).", st.requestTimeout, st.slowAddMs)
 	// Background levels.
 	d.p("## How much headroom does the alternate need?")
 	d.p("The same fleet and slow-down with the alternate's own tenants at %s of its capacity (`background.0.rate_per_s` set to that share of %.0f reads/s); the %.0f%% rows are the table above.", joinPct(stormLevels), st.capacity, 100*rhoMain)
@@ -420,10 +425,10 @@ func storms(d *doc) error {
 				pool = fmt.Sprintf("%.0f", float64(n)*c.burst)
 			}
 			fleetRows = append(fleetRows, []string{fmt.Sprintf("%d", n), c.name, pool, withCI(s.f, "p99_ms", s.f.P99, ms), pct(s.over100), pct(s.f.HedgeRate),
-				util(s.utilSlow) + " / " + util(s.utilMax), fmt.Sprintf("%g", s.satS), ms(s.bgP99), count(s.refusedC) + " / " + count(s.refusedB)})
+				util(s.utilSlow) + " / " + util(s.utilMax), fmt.Sprintf("%g", s.satS), ms(s.bgP99), count(s.refusedC) + " / " + count(s.refusedB), secs(s.backClient) + " / " + secs(s.backAlt)})
 		}
 	}
-	d.table([]string{"instances", "policy", "fleet's tokens N × burst", "client p99 ms [95% CI]", "reads > 100 ms", "hedge rate", "alternate in the slow-down: mean / max", "s at ≥ 99%", "tenants' p99 ms", "refused per run: client / tenants"}, fleetRows)
+	d.table([]string{"instances", "policy", "fleet's tokens N × burst", "client p99 ms [95% CI]", "reads > 100 ms", "hedge rate", "alternate in the slow-down: mean / max", "s at ≥ 99%", "tenants' p99 ms", "refused per run: client / tenants", "back (s): client / alternate"}, fleetRows)
 	d.img(stormScenario+" with 1000 instances: replicas", stormScenario+"-1000/replicas.png")
 	return stormAnswer(d, st, figs, levels, off, fleet)
 }
@@ -490,18 +495,28 @@ func stormAnswer(d *doc, st stormSetup, figs map[string]stormFig, levels []storm
 	// What size.
 	top := levels[len(levels)-1]
 	b5, b5b1, b10b1, b20b1 := figs["budget-5pct"], figs["budget-5pct-burst1"], figs["budget-10pct-burst1"], figs["budget-20pct-burst1"]
-	d.p("**What size.** Two numbers, not one. *The ratio* bounds the storm's rate: r × R alternates per second, so r ≤ (%.0f%% − ρ) × capacity / R keeps the alternate under %.0f%% with its tenants at ρ: %s. At %.0f%% the 5%% and 10%% budgets with a one-token burst kept it at a largest window of %s and %s, the tenants' p99 at %s and %s ms (%s without hedging), with no refusals; the 20%% budget, above that bound, reached %s. *The burst* bounds the storm's start: the bucket is per instance, so the fleet starts with N × burst tokens, and with the default of 100 `budget-5pct` ran the alternate at ≥ 99%% for %g s of the slow-down (tenants' p99 %s ms, %s refusals per run) — as bad as no budget for that time. With 1000 instances the same budget spent its 100 000 tokens for the whole slow-down: its rows equal `static-50ms`'s (tenants' p99 %s ms). Equal pools gave equal storms: 100 × 100 and 1000 × 10 tokens saturated it for %g s and %g s, 100 × 10 and 1000 × 1 tokens peaked at %s and %s without refusals. So size the burst to the fleet: keep N × burst to about 2 s of the alternate's spare capacity (here %.0f%% × %.0f × 2 s ≈ %.0f tokens, a burst of 10 at 100 instances and 1 at 1000), or simply 1. A one-token bucket gives up part of the ratio: `budget-20pct-burst1` hedged %s of reads against `budget-20pct`'s %s, because tokens earned while the bucket is full are lost.",
-		100*stormTarget, 100*stormTarget, maxRatioLines(st, levels), 100*top.rho, util(b5b1.utilMax), util(b10b1.utilMax), ms(b5b1.bgP99), ms(b10b1.bgP99), ms(figs["disabled"].bgP99), util(b20b1.utilMax),
+	d.p("**What size.** Two numbers, not one. *The ratio* bounds the storm's rate: r × R alternates per second, so r ≤ (%.0f%% − ρ) × capacity / R keeps the alternate under %.0f%% with its tenants at ρ: %s (%.0f%% leaves a margin: at %.0f%% unbudgeted hedging ran the alternate at %s in the slow-down with the tenants' p99 %s → %s ms and no refusals). At %.0f%% the 5%% and 10%% budgets with a one-token burst kept it at a largest window of %s and %s, the tenants' p99 at %s and %s ms (%s without hedging), with no refusals; the 20%% budget, above that bound, reached %s. *The burst* bounds the storm's start: the bucket is per instance, so the fleet starts with N × burst tokens, and with the default of 100 `budget-5pct` ran the alternate at ≥ 99%% for %g s of the slow-down (tenants' p99 %s ms, %s refusals per run) — as bad as no budget for that time. With 1000 instances the same budget spent its 100 000 tokens for the whole slow-down: its rows equal `static-50ms`'s (tenants' p99 %s ms). Equal pools gave equal storms: 100 × 100 and 1000 × 10 tokens saturated it for %g s and %g s, 100 × 10 and 1000 × 1 tokens peaked at %s and %s without refusals. So size the burst to the fleet: keep N × burst to about 2 s of the alternate's spare capacity (here %.0f%% × %.0f × 2 s ≈ %.0f tokens, a burst of 10 at 100 instances and 1 at 1000), or simply 1. A one-token bucket gives up part of the ratio: `budget-20pct-burst1` hedged %s of reads against `budget-20pct`'s %s, because tokens earned while the bucket is full are lost.",
+		100*stormTarget, 100*stormTarget, maxRatioLines(st, levels), 100*stormTarget, 100*levels[1].rho, util(levels[1].figs["static-50ms"].utilSlow),
+		ms(levels[1].figs["disabled"].bgP99), ms(levels[1].figs["static-50ms"].bgP99), 100*top.rho, util(b5b1.utilMax), util(b10b1.utilMax), ms(b5b1.bgP99), ms(b10b1.bgP99), ms(figs["disabled"].bgP99), util(b20b1.utilMax),
 		b5.satS, ms(b5.bgP99), count(b5.refusedB), ms(fleet["1000 budget-5pct"].bgP99),
 		fleet["100 budget-5pct"].satS, fleet["1000 budget-5pct-burst10"].satS, util(fleet["100 budget-5pct-burst10"].utilMax), util(fleet["1000 budget-5pct-burst1"].utilMax),
 		100*(1-top.rho), st.capacity, (1-top.rho)*st.capacity*2, pct(b20b1.f.HedgeRate), pct(figs["budget-20pct"].f.HedgeRate))
 
 	// Where the recommendation loses.
 	lo := levels[0]
+	headroomRho, tenantsDelta := 0.0, 0.0
+	for _, l := range levels[:len(levels)-1] {
+		tenantsDelta = max(tenantsDelta, l.figs["static-50ms"].bgP99-l.figs["disabled"].bgP99)
+	}
+	for _, l := range levels {
+		if s := l.figs["static-50ms"]; s.satS == 0 && s.refusedB == 0 {
+			headroomRho = max(headroomRho, l.rho)
+		}
+	}
 	d.p("**Where the sized budget loses: the client's p99.** A budget below the slow share (%.0f%% here) cannot hedge enough reads to move the p99: every budget's p99 is within a few ms of no hedging's %s ms, at every level. At %.0f%% that is the price of protecting the tenants: `static-50ms` gives the client %s ms and its tenants %s ms; `budget-5pct-burst1` gives %s and %s ms. At %.0f%% and %.0f%% it is a pure loss: `static-50ms` reached %s and %s ms with no refusals and the tenants' p99 within %s ms of no hedging, and the budgets kept 208 ms. What a budget still buys the client is fewer slow reads in proportion to its ratio (reads > 100 ms: %s with `budget-20pct-burst1` against %s with `static-50ms` at %.0f%%). Since a budget cannot see the alternate's load, size it for the alternate's peak tenant load, and accept this loss whenever the alternate has headroom; where the alternate is known to keep headroom for the whole fleet's storm (here up to %.0f%%), hedge without a budget.",
 		100*st.fraction, ms(figs["disabled"].f.P99), 100*top.rho, ms(figs["static-50ms"].f.P99), ms(figs["static-50ms"].bgP99), ms(b5b1.f.P99), ms(b5b1.bgP99),
 		100*lo.rho, 100*levels[1].rho, ms(lo.figs["static-50ms"].f.P99), ms(levels[1].figs["static-50ms"].f.P99),
-		ms(levels[1].figs["static-50ms"].bgP99-levels[1].figs["disabled"].bgP99), pct(b20b1.over100), pct(figs["static-50ms"].over100), 100*top.rho, 100*levels[1].rho)
+		ms(tenantsDelta), pct(b20b1.over100), pct(figs["static-50ms"].over100), 100*top.rho, 100*headroomRho)
 
 	// Breaker and recovery.
 	worst := 0.0
@@ -526,15 +541,15 @@ func stormAnswer(d *doc, st stormSetup, figs map[string]stormFig, levels []storm
 	for _, s := range fleet {
 		check(s)
 	}
-	d.p("**The breaker** made no difference that matters here: turning it off changed the tenants' p99 by at most %s ms. Each instance's breaker sees a partition's reads at %.2f/s, so 5 slow reads in a row are rare (%s trips per run under `static-50ms`, each moving %.1f reads over %s), and it adds almost no load to the alternate. A primary slow for whole partitions, rather than for a share of every partition's reads, would trip it far more often; that case is not simulated here.",
+	d.p("**The breaker** made no difference that matters here: turning it off changed the tenants' p99 by at most %s ms. Each instance's breaker sees a partition's reads at %.2f/s, so 5 slow reads in a row are rare (%s trips per run under `static-50ms`, each moving that instance's reads of the partition, about %.1f over %s, to the alternate), and it adds almost no load there. A primary slow for whole partitions, rather than for a share of every partition's reads, would trip it far more often; that case is not simulated here.",
 		ms(worst), st.rate/float64(off.cfg.Workload.Partitions*st.instances), count(figs["static-50ms"].trips), st.rate/float64(off.cfg.Workload.Partitions*st.instances)*hedging.DefaultProbeInterval.Seconds(), hedging.DefaultProbeInterval)
 	if metastable {
 		d.p("**Recovery.** Some run did not return to its baseline band by the end of the run: see the *back (s)* columns.")
 	} else {
 		d.p("**Recovery.** Every policy at every level and fleet size was back within %g s of the end of the slow-down, client and alternate alike (the *back (s)* columns): no metastable state. In this model nothing keeps the load up once the primary is fast again: hedges are triggered by the primary's latency alone, the slow primary has unlimited capacity, refused tenants' requests are dropped rather than retried, and a full queue of %d drains in about %s at the alternate's spare capacity at %.0f%%. A real tenant retrying its 503s, or a primary that itself queues, could sustain the overload; this notebook does not show that they would not.", slowest, st.queueLimit, time.Duration(float64(st.queueLimit)/((1-levels[len(levels)-1].rho)*st.capacity)*float64(time.Second)).Round(10*time.Millisecond), 100*levels[len(levels)-1].rho)
 	}
-	d.p("**What an operator should watch.** During a primary's brownout: the alternate region's utilisation and queue, and its 503s from a full queue (the *s at ≥ 99%%* and *refused* columns: they are the storm, where the client's own p99 is not — it improved in every storm here); its other tenants' p99; the fleet's hedge rate × its read rate against the alternate's spare capacity (the storm load, %.1f%% of capacity here); and, for a budget, N × burst against that spare capacity, and a windowed hedge rate flat at or below the ratio during the incident (`budget-5pct` hedged %s of the reads started in the slow-down, `budget-5pct-burst1` %s, against %s for `static-50ms`; the hedge-rate chart), which means the budget, not the threshold, is deciding which reads are hedged.",
-		100*st.stormLoad, pct(b5.hedgeSlow), pct(b5b1.hedgeSlow), pct(figs["static-50ms"].hedgeSlow))
+	d.p("**What an operator should watch.** During a primary's brownout: the alternate region's utilisation and queue, and its 503s from a full queue (the *s at ≥ 99%%* and *refused* columns: they are the storm, where the client's own p99 is not — it improved in every storm here); its other tenants' p99; the fleet's hedge rate × its read rate against the alternate's spare capacity (the storm load, %.1f%% of capacity here); and, for a budget, N × burst against that spare capacity, and a windowed hedge rate that falls to the budget's ratio during the incident (the hedge-rate chart: in the second half of the slow-down `budget-5pct` hedged %s of the reads and `budget-5pct-burst1` %s, against %s for `static-50ms`), which means the budget, not the threshold, decides which reads are hedged — and that the tail is what it would be without hedging.",
+		100*st.stormLoad, pct(b5.hedgeLate), pct(b5b1.hedgeLate), pct(figs["static-50ms"].hedgeLate))
 	return nil
 }
 
