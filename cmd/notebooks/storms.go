@@ -39,6 +39,14 @@ var stormSweepPolicies = []string{"disabled", "static-50ms", "budget-5pct", "bud
 // stormBreakerPolicies are the scenario's policies run with the breaker off.
 var stormBreakerPolicies = []string{"static-50ms", "p99-dynamic", "budget-5pct", "budget-5pct-burst1"}
 
+// stormQueuePolicies are the scenario's policies run without a reachable
+// queue limit.
+var stormQueuePolicies = []string{"static-50ms", "budget-5pct", "budget-5pct-burst1"}
+
+// stormNoLimit is a queue limit the alternate never reaches (the largest a
+// scenario accepts).
+const stormNoLimit = 1_000_000
+
 // breakerOff is a consecutive_hedge_win_threshold no partition reaches.
 const breakerOff = math.MaxInt32
 
@@ -355,11 +363,36 @@ func storms(d *doc) error {
 	}
 	d.table([]string{"tenants' load (+ every slow read hedged)", "policy", "client p99 ms [95% CI]", "reads > 100 ms", "hedge rate", "alternate in the slow-down: mean / max", "s at ≥ 99%", "tenants' p99 ms", "tenants' p99.9 ms", "refused per run: client / tenants", "back (s): client / alternate"}, ltab)
 
+	// The queue limit.
+	d.p("## The alternate's queue limit")
+	d.p("The same storm (tenants at %.0f%%) with the alternate's `queue_limit` raised from %d to %d, which is never reached: in effect an unbounded queue, no 503s. A queued hedge is removed when the slow primary's answer cancels it (`cancel = \"queued\"`).", 100*rhoMain, st.queueLimit, stormNoLimit)
+	pols, err := own(stormScenario, stormQueuePolicies...)
+	if err != nil {
+		return err
+	}
+	unb, err := d.simulate(stormScenario, pols, param{"replicas." + stormAlternate + ".queue_limit", stormNoLimit})
+	if err != nil {
+		return err
+	}
+	var qtab [][]string
+	unbounded := map[string]stormFig{}
+	for _, n := range stormQueuePolicies {
+		unbounded[n] = stormFigures(unb, n)
+		for _, c := range []struct {
+			label string
+			s     stormFig
+		}{{fmt.Sprintf("%d", st.queueLimit), figs[n]}, {"none reached", unbounded[n]}} {
+			s := c.s
+			qtab = append(qtab, []string{n, c.label, withCI(s.f, "p99_ms", s.f.P99, ms), pct(s.over100), pct(s.f.HedgeRate), withCI(s.f, "ru_multiplier", s.f.RUMultiplier, ru), util(s.utilSlow) + " / " + util(s.utilMax), count(s.queueP99), ms(s.bgP99), ms(s.bgP999), count(s.refusedC) + " / " + count(s.refusedB), secs(s.backClient) + " / " + secs(s.backAlt)})
+		}
+	}
+	d.table([]string{"policy", "queue limit", "client p99 ms [95% CI]", "reads > 100 ms", "hedge rate", "RU × [95% CI]", "alternate in the slow-down: mean / max", "queue p99", "tenants' p99 ms", "tenants' p99.9 ms", "refused per run: client / tenants", "back (s): client / alternate"}, qtab)
+
 	// The breaker.
 	d.p("## The partition breaker on and off")
 	d.p("The breaker (spec §9.5) routes a partition's reads to the alternate for %s after %d consecutive alternate wins, which adds load to the alternate; off here means `client.consecutive_hedge_win_threshold` = %d, never reached. Each instance's breaker sees only its own reads of a partition: %g reads/s over %d partitions and %d instances is %.2f reads/s per (instance, partition), of which %.0f%% are slow during the slow-down.",
 		hedging.DefaultProbeInterval, hedging.DefaultConsecutiveHedgeWinThreshold, breakerOff, st.rate, main.cfg.Workload.Partitions, st.instances, st.rate/float64(main.cfg.Workload.Partitions*st.instances), 100*st.fraction)
-	pols, err := own(stormScenario, stormBreakerPolicies...)
+	pols, err = own(stormScenario, stormBreakerPolicies...)
 	if err != nil {
 		return err
 	}
@@ -430,7 +463,7 @@ func storms(d *doc) error {
 	}
 	d.table([]string{"instances", "policy", "fleet's tokens N × burst", "client p99 ms [95% CI]", "reads > 100 ms", "hedge rate", "alternate in the slow-down: mean / max", "s at ≥ 99%", "tenants' p99 ms", "refused per run: client / tenants", "back (s): client / alternate"}, fleetRows)
 	d.img(stormScenario+" with 1000 instances: replicas", stormScenario+"-1000/replicas.png")
-	return stormAnswer(d, st, figs, levels, off, fleet)
+	return stormAnswer(d, st, figs, levels, unbounded, off, fleet)
 }
 
 // stormLevel is one background level's figures by policy.
@@ -472,9 +505,10 @@ func joinPct(xs []float64) string {
 }
 
 // stormAnswer writes the notebook's answer from its tables: figs is the
-// storm at the scenario's level, levels the background sweep, off the run
-// with the breaker off, fleet the fleet-size runs keyed "N policy".
-func stormAnswer(d *doc, st stormSetup, figs map[string]stormFig, levels []stormLevel, off *run, fleet map[string]stormFig) error {
+// storm at the scenario's level, levels the background sweep, unbounded
+// the storm without a reachable queue limit, off the run with the breaker
+// off, fleet the fleet-size runs keyed "N policy".
+func stormAnswer(d *doc, st stormSetup, figs map[string]stormFig, levels []stormLevel, unbounded map[string]stormFig, off *run, fleet map[string]stormFig) error {
 	d.p("## Answer")
 	// When: the levels at which static-50ms saturates the alternate.
 	var needed, notNeeded []string
@@ -518,6 +552,15 @@ func stormAnswer(d *doc, st stormSetup, figs map[string]stormFig, levels []storm
 		100*lo.rho, 100*levels[1].rho, ms(lo.figs["static-50ms"].f.P99), ms(levels[1].figs["static-50ms"].f.P99),
 		ms(tenantsDelta), pct(b20b1.over100), pct(figs["static-50ms"].over100), 100*top.rho, 100*headroomRho)
 
+	// The queue limit.
+	us, bs := unbounded["static-50ms"], figs["static-50ms"]
+	if us.f.P99 > 0.95*figs["disabled"].f.P99 && us.bgP99 > bs.bgP99 {
+		d.p("**The alternate's queue limit is part of the answer.** Its 503s are what leave the storm's hedges any use: with the limit out of reach the queue grew to %s (p99), the hedges waited behind it and nearly all lost to the slow primary (client p99 %s ms, disabled's %s; reads > 100 ms %s), and the tenants' p99 rose to %s ms against %s with the limit of %d. Hedging into an alternate without admission control bought the client nothing here and cost its tenants more.",
+			count(us.queueP99), ms(us.f.P99), ms(figs["disabled"].f.P99), pct(us.over100), ms(us.bgP99), ms(bs.bgP99), st.queueLimit)
+	} else {
+		d.p("**The alternate's queue limit.** Without a reachable limit `static-50ms` gave the client %s ms at p99 (%s with the limit) and its tenants %s ms (%s with the limit).", ms(us.f.P99), ms(bs.f.P99), ms(us.bgP99), ms(bs.bgP99))
+	}
+
 	// Breaker and recovery.
 	worst := 0.0
 	for _, n := range stormBreakerPolicies {
@@ -538,15 +581,17 @@ func stormAnswer(d *doc, st stormSetup, figs map[string]stormFig, levels []storm
 			check(s)
 		}
 	}
-	for _, s := range fleet {
-		check(s)
+	for _, m := range []map[string]stormFig{fleet, unbounded} {
+		for _, s := range m {
+			check(s)
+		}
 	}
 	d.p("**The breaker** made no difference that matters here: turning it off changed the tenants' p99 by at most %s ms. Each instance's breaker sees a partition's reads at %.2f/s, so 5 slow reads in a row are rare (%s trips per run under `static-50ms`, each moving that instance's reads of the partition, about %.1f over %s, to the alternate), and it adds almost no load there. A primary slow for whole partitions, rather than for a share of every partition's reads, would trip it far more often; that case is not simulated here.",
 		ms(worst), st.rate/float64(off.cfg.Workload.Partitions*st.instances), count(figs["static-50ms"].trips), st.rate/float64(off.cfg.Workload.Partitions*st.instances)*hedging.DefaultProbeInterval.Seconds(), hedging.DefaultProbeInterval)
 	if metastable {
 		d.p("**Recovery.** Some run did not return to its baseline band by the end of the run: see the *back (s)* columns.")
 	} else {
-		d.p("**Recovery.** Every policy at every level and fleet size was back within %g s of the end of the slow-down, client and alternate alike (the *back (s)* columns): no metastable state. In this model nothing keeps the load up once the primary is fast again: hedges are triggered by the primary's latency alone, the slow primary has unlimited capacity, refused tenants' requests are dropped rather than retried, and a full queue of %d drains in about %s at the alternate's spare capacity at %.0f%%. A real tenant retrying its 503s, or a primary that itself queues, could sustain the overload; this notebook does not show that they would not.", slowest, st.queueLimit, time.Duration(float64(st.queueLimit)/((1-levels[len(levels)-1].rho)*st.capacity)*float64(time.Second)).Round(10*time.Millisecond), 100*levels[len(levels)-1].rho)
+		d.p("**Recovery.** Every policy at every level, fleet size and queue limit was back within %g s of the end of the slow-down, client and alternate alike (the *back (s)* columns): no metastable state. In this model nothing keeps the load up once the primary is fast again: hedges are triggered by the primary's latency alone, the slow primary has unlimited capacity, refused tenants' requests are dropped rather than retried, and a full queue of %d drains in about %s at the alternate's spare capacity at %.0f%%. A real tenant retrying its 503s, or a primary that itself queues, could sustain the overload; this notebook does not show that they would not.", slowest, st.queueLimit, time.Duration(float64(st.queueLimit)/((1-levels[len(levels)-1].rho)*st.capacity)*float64(time.Second)).Round(10*time.Millisecond), 100*levels[len(levels)-1].rho)
 	}
 	d.p("**What an operator should watch.** During a primary's brownout: the alternate region's utilisation and queue, and its 503s from a full queue (the *s at ≥ 99%%* and *refused* columns: they are the storm, where the client's own p99 is not — it improved in every storm here); its other tenants' p99; the fleet's hedge rate × its read rate against the alternate's spare capacity (the storm load, %.1f%% of capacity here); and, for a budget, N × burst against that spare capacity, and a windowed hedge rate that falls to the budget's ratio during the incident (the hedge-rate chart: in the second half of the slow-down `budget-5pct` hedged %s of the reads and `budget-5pct-burst1` %s, against %s for `static-50ms`), which means the budget, not the threshold, decides which reads are hedged — and that the tail is what it would be without hedging.",
 		100*st.stormLoad, pct(b5.hedgeLate), pct(b5b1.hedgeLate), pct(figs["static-50ms"].hedgeLate))
