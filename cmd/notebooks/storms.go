@@ -1,0 +1,623 @@
+package main
+
+// Notebook 05: hedging storms. A fleet hedges a partial slow-down of its
+// primary into an alternate region that serves other tenants too; what
+// that costs them, which hedge budget bounds it, and whether the system
+// recovers when the slow-down ends.
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"hedgelab/hedging"
+	"hedgelab/internal/report"
+	"hedgelab/scenarios"
+	"hedgelab/simnet"
+)
+
+// stormScenario is the embedded scenario the notebook runs and varies.
+const stormScenario = "hedging-storm"
+
+// stormAlternate is the alternate replica's name in stormScenario.
+const stormAlternate = "eastus2"
+
+// stormLevels are the alternate's utilisation from its own tenants
+// (background load / capacity) the notebook compares.
+var stormLevels = []float64{0.60, 0.75, 0.85}
+
+// stormTarget is the alternate's utilisation the budget sizing aims to stay
+// under during a storm.
+const stormTarget = 0.90
+
+// stormSweepPolicies are the scenario's policies run at every background
+// level.
+var stormSweepPolicies = []string{"disabled", "static-50ms", "budget-5pct", "budget-5pct-burst1", "budget-20pct-burst1"}
+
+// stormBreakerPolicies are the scenario's policies run with the breaker off.
+var stormBreakerPolicies = []string{"static-50ms", "p99-dynamic", "budget-5pct", "budget-5pct-burst1"}
+
+// stormQueuePolicies are the scenario's policies run without a reachable
+// queue limit.
+var stormQueuePolicies = []string{"static-50ms", "budget-5pct", "budget-5pct-burst1"}
+
+// stormNoLimit is a queue limit the alternate never reaches (the largest a
+// scenario accepts).
+const stormNoLimit = 1_000_000
+
+// breakerOff is a consecutive_hedge_win_threshold no partition reaches.
+const breakerOff = math.MaxInt32
+
+// polStaticBudget is static-50ms under a hedge budget of ratio alternates
+// per operation with a bucket of burst tokens per instance, falling back to
+// the driver default while it is spent, as the scenario file's
+// `hedge_budget` / `hedge_budget_burst` build it. The name follows the
+// scenario's: budget-<ratio>pct[-burst<burst>] (no suffix for
+// the default burst of 100).
+func polStaticBudget(ratio, burst float64, requestTimeout time.Duration) simnet.Policy {
+	name := fmt.Sprintf("budget-%gpct", ratio*100)
+	if burst != 100 {
+		name += fmt.Sprintf("-burst%g", burst)
+	}
+	th := hedging.MustThreshold(50 * time.Millisecond)
+	return simnet.Policy{Name: name, New: func() (hedging.AvailabilityStrategy, error) {
+		b, err := hedging.NewBudget(hedging.StaticPolicy{T: th}, hedging.BudgetConfig{Ratio: ratio, Burst: burst, Fallback: hedging.DriverDefaultThreshold(requestTimeout)})
+		if err != nil {
+			return hedging.AvailabilityStrategy{}, err
+		}
+		return hedging.Hedging(hedging.NewPolicyStrategy(b)), nil
+	}}
+}
+
+// own returns the scenario's own policies named names, in that order.
+func own(name string, names ...string) ([]simnet.Policy, error) {
+	sc, err := scenarios.Get(name)
+	if err != nil {
+		return nil, err
+	}
+	_, pols, err := sc.Config()
+	if err != nil {
+		return nil, err
+	}
+	var out []simnet.Policy
+	for _, n := range names {
+		i := slices.IndexFunc(pols, func(p simnet.Policy) bool { return p.Name == n })
+		if i < 0 {
+			return nil, fmt.Errorf("%s: no policy %q", name, n)
+		}
+		out = append(out, pols[i])
+	}
+	return out, nil
+}
+
+// stormFig is one policy's storm figures: the client's, the alternate's
+// and the recovery.
+type stormFig struct {
+	f report.Figures
+	// slowP99 is the client's p99 over the operations started during the
+	// slow-down (timeline windows pooled, 2 significant digits); over100
+	// the share of all operations slower than 100 ms.
+	slowP99, over100 float64
+	// hedgeSlow is the hedge rate of the operations started during the
+	// slow-down, hedgeLate of those started in its second half.
+	hedgeSlow, hedgeLate float64
+	// utilRun is the alternate's utilisation over the run; utilSlow and
+	// utilMax the mean and the largest of its windows during the
+	// slow-down; satS the seconds of the slow-down in windows at >= 99%.
+	utilRun, utilSlow, utilMax, satS float64
+	queueP99, bgP99, bgP999          float64
+	// refusedC and refusedB are the alternate's refusals per run (client
+	// attempts, background requests); trips the breaker trips per run.
+	refusedC, refusedB, trips float64
+	// backClient and backAlt are the seconds from the end of the slow-down
+	// to the end of the first window from which every later window is back
+	// in the baseline band (see recovered); NaN when never.
+	backClient, backAlt float64
+}
+
+// stormFigures computes policy's storm figures of run r.
+func stormFigures(r *run, policy string) stormFig {
+	var p *simnet.Stats
+	for _, pr := range r.res.Policies {
+		if pr.Name == policy {
+			p = pr.Merged
+		}
+	}
+	if p == nil {
+		panic("no policy " + policy)
+	}
+	f := r.fig(policy)
+	ep := r.cfg.Episodes[0]
+	w := p.WindowWidth
+	reps := float64(r.reps)
+	out := stormFig{f: f, over100: shareAbove(p, 100), trips: float64(p.BreakerTrips) / reps}
+	slow := simnet.NewLatencyHistogram()
+	var p99s []float64
+	var ops, hedged, lateOps, lateHedged int64
+	for i, win := range p.Timeline {
+		from := time.Duration(i) * w
+		if from >= ep.Start && from < ep.End {
+			slow.Merge(win.Latency)
+			ops += win.Ops
+			hedged += win.Hedged
+			if from >= (ep.Start+ep.End)/2 {
+				lateOps += win.Ops
+				lateHedged += win.Hedged
+			}
+		}
+		p99s = append(p99s, float64(win.Latency.ValueAtQuantile(99))/1000)
+	}
+	out.slowP99 = float64(slow.ValueAtQuantile(99)) / 1000
+	out.hedgeSlow = float64(hedged) / float64(max(ops, 1))
+	out.hedgeLate = float64(lateHedged) / float64(max(lateOps, 1))
+	alt := slices.IndexFunc(f.Replicas, func(x report.ReplicaFigures) bool { return x.Replica == stormAlternate })
+	rf := f.Replicas[alt]
+	out.utilRun, out.queueP99, out.bgP99, out.bgP999 = rf.Utilisation, rf.QueueP99, rf.BackgroundP99, rf.BackgroundP999
+	out.refusedC, out.refusedB = float64(rf.RefusedClient)/reps, float64(rf.RefusedBackground)/reps
+	n := 0
+	for i, u := range rf.WindowUtilisation {
+		from := time.Duration(i) * w
+		if from >= ep.Start && from < ep.End {
+			out.utilSlow += u
+			out.utilMax = max(out.utilMax, u)
+			if u >= 0.99 {
+				out.satS += w.Seconds()
+			}
+			n++
+		}
+	}
+	out.utilSlow /= float64(n)
+	out.backClient = recovered(p99s, w, ep.Start, ep.End, func(base float64) float64 { return 1.1 * base })
+	out.backAlt = recovered(rf.WindowUtilisation, w, ep.Start, ep.End, func(base float64) float64 { return base + 0.02 })
+	return out
+}
+
+// recovered returns the seconds from end to the end of the first window
+// (starting at or after end) from which every later window's value is at
+// most band(baseline), baseline the largest value of the windows that end
+// by start; NaN when no such window exists.
+func recovered(vals []float64, w, start, end time.Duration, band func(float64) float64) float64 {
+	base := math.Inf(-1)
+	first := int(end / w)
+	for i, v := range vals {
+		if time.Duration(i+1)*w <= start {
+			base = max(base, v)
+		}
+	}
+	limit := band(base)
+	k := len(vals)
+	for i := len(vals) - 1; i >= first; i-- {
+		if !(vals[i] <= limit) {
+			break
+		}
+		k = i
+	}
+	if k == len(vals) {
+		return math.NaN()
+	}
+	return (time.Duration(k+1)*w - end).Seconds()
+}
+
+// shareAbove is the share of p's operations slower than ms.
+func shareAbove(p *simnet.Stats, ms float64) float64 {
+	var above int64
+	for _, b := range p.Latency.Distribution() {
+		if float64(b.From)/1000 > ms {
+			above += b.Count
+		}
+	}
+	return float64(above) / float64(max(p.Latency.TotalCount(), 1))
+}
+
+func secs(v float64) string {
+	if math.IsNaN(v) {
+		return "not by the end"
+	}
+	return fmt.Sprintf("%g", v)
+}
+
+func count(v float64) string { return fmt.Sprintf("%.0f", v) }
+
+func util(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) }
+
+var stormClientHeader = []string{"policy", "p99 ms [95% CI]", "p99.9 ms [95% CI]", "p99 in the slow-down", "reads > 100 ms", "hedge rate (in the slow-down)", "RU × [95% CI]", "client back (s)"}
+
+func stormClientRow(s stormFig) []string {
+	f := s.f
+	return []string{f.Policy, withCI(f, "p99_ms", f.P99, ms), withCI(f, "p999_ms", f.P999, ms), ms(s.slowP99), pct(s.over100),
+		pct(f.HedgeRate) + " (" + pct(s.hedgeSlow) + ")", withCI(f, "ru_multiplier", f.RUMultiplier, ru), secs(s.backClient)}
+}
+
+var stormAltHeader = []string{"policy", "utilisation (run)", "in the slow-down: mean / max window", "s at ≥ 99%", "queue p99", "tenants' p99 ms", "tenants' p99.9 ms", "refused per run: client / tenants", "breaker trips per run", "alternate back (s)"}
+
+func stormAltRow(s stormFig) []string {
+	return []string{s.f.Policy, util(s.utilRun), util(s.utilSlow) + " / " + util(s.utilMax), fmt.Sprintf("%g", s.satS), count(s.queueP99),
+		ms(s.bgP99), ms(s.bgP999), count(s.refusedC) + " / " + count(s.refusedB), count(s.trips), secs(s.backAlt)}
+}
+
+// stormSetup is what the notebook derives from the scenario's
+// configuration: the alternate's capacity and the storm's load.
+type stormSetup struct {
+	servers         int
+	meanMs          float64 // the alternate's mean service time
+	capacity        float64 // reads/s: servers / mean service
+	background      float64 // reads/s of its own tenants
+	rate, fraction  float64 // the fleet's reads/s; the slow share of the primary's reads
+	instances       int
+	start, end      time.Duration
+	stormLoad       float64 // fraction × rate / capacity: every slow read hedged
+	queueLimit      int
+	requestTimeout  time.Duration
+	alternateRTT    float64
+	slowAddMs       float64
+	windowS         float64
+	durationS       float64
+	replicationsRun int
+}
+
+func newStormSetup(r *run) (stormSetup, error) {
+	cfg := r.cfg
+	var st stormSetup
+	i := slices.IndexFunc(cfg.Replicas, func(x simnet.Replica) bool { return x.Name == stormAlternate })
+	if i < 0 || len(cfg.Background) != 1 || len(cfg.Episodes) != 1 {
+		return st, fmt.Errorf("%s: want replica %s, one background source and one episode", stormScenario, stormAlternate)
+	}
+	rep := cfg.Replicas[i]
+	st.servers, st.queueLimit = rep.Servers, rep.QueueLimit
+	st.meanMs = rep.Default.Mean()
+	st.capacity = float64(rep.Servers) / st.meanMs * 1000
+	st.background = cfg.Background[0].RatePerSec
+	st.rate, st.fraction = cfg.Workload.RatePerSec, cfg.Episodes[0].Fraction
+	st.instances = max(cfg.Fleet.Instances, 1)
+	st.start, st.end = cfg.Episodes[0].Start, cfg.Episodes[0].End
+	st.stormLoad = st.fraction * st.rate / st.capacity
+	st.requestTimeout = cfg.Client.RequestTimeout
+	st.alternateRTT = cfg.RTTMs[cfg.ClientRegion][rep.Region]
+	st.slowAddMs = cfg.Episodes[0].AddMs
+	st.windowS = cfg.TimelineWindow.Seconds()
+	st.durationS = cfg.Duration.Seconds()
+	st.replicationsRun = r.reps
+	return st, nil
+}
+
+// maxRatio is the largest hedge budget (alternates per operation) whose
+// load keeps the alternate under stormTarget at background utilisation rho.
+func (st stormSetup) maxRatio(rho float64) float64 {
+	return max(stormTarget-rho, 0) * st.capacity / st.rate
+}
+
+func storms(d *doc) error {
+	d.p("**Question.** When every instance of an application hedges into the same alternate region during a partial slow-down of its primary, and that region also serves its own tenants, what does the storm cost them, when is a hedge budget needed, what size, and what should an operator watch? Does the system return to normal when the slow-down ends, or stay degraded (metastable)?")
+	main, err := d.simulate(stormScenario, nil)
+	if err != nil {
+		return err
+	}
+	st, err := newStormSetup(main)
+	if err != nil {
+		return err
+	}
+	rhoMain := st.background / st.capacity
+	d.p("**Setup.** %s — %s", main.setup(), firstSentence(main.scenario.Description))
+	d.p("A fleet of %d instances (each its own `hedging.Client`: its own threshold state, breaker and budget) reads %g times a second in total from a primary with unlimited capacity; from %gs to %gs %.0f%% of the primary's reads take %g ms longer. The alternate, %g ms away, has %d servers with a lognormal service time of mean %.3f ms, so a capacity of %.0f reads/s, a queue of at most %d (refused beyond it with a 503), and %.0f reads/s of its own tenants (utilisation %.0f%% before any hedge). Hedging every slow read would add %.0f%% × %g = %.0f reads/s, **%.1f%% of its capacity**: %.0f%% + %.1f%% is over 100%%.",
+		st.instances, st.rate, st.start.Seconds(), st.end.Seconds(), 100*st.fraction, st.slowAddMs, st.alternateRTT, st.servers, st.meanMs, st.capacity,
+		st.queueLimit, st.background, 100*rhoMain, 100*st.fraction, st.rate, st.fraction*st.rate, 100*st.stormLoad, 100*rhoMain, 100*st.stormLoad)
+	d.p("**Modelling shortcuts, and the figures they bear on.** The tenants' requests are dropped when refused, not retried, and have no deadline: real tenants retrying their 503s would add load, so the *refused* counts, the tenants' latencies and the recovery times are lower bounds on the harm. Cancellation mode `queued`: a losing hedge already in service runs to completion and is charged, in the RU multiplier and the utilisation. One alternate region: every hedge lands on it. The slow primary has unlimited capacity: slow reads cost it nothing, hedges are triggered by its latency alone, and no queue of its own can delay the recovery. The tenants' p99 and p99.9 are over the whole run (%.0f%% of it is the slow-down), pooled over the replications, with no interval.", 100*(st.end-st.start).Seconds()/st.durationS)
+	d.p("**Method.** Every policy runs on the same seeded arrivals, background load and service times (common random numbers), %s of %g s each. Client figures: p99 and p99.9 over the run with 95%% confidence intervals over the replications; the p99 of the operations started during the slow-down (timeline windows pooled, 2 significant digits); the share of reads slower than 100 ms; hedge rate; RU multiplier. Alternate figures: utilisation over the run, and the mean and the largest of its %g s windows during the slow-down; the seconds of the slow-down spent in windows at ≥ 99%%; the queue length p99; the tenants' (background) p99 and p99.9; refusals per run; partition-breaker trips per run. **Recovery**: the baseline of a figure is its largest window before the slow-down; a figure is back when every window from some window on is within the band (client windowed p99 ≤ 1.1 × baseline; alternate window utilisation ≤ baseline + 2 points), and *back (s)* is the time from the end of the slow-down to the end of the first such window: %g s, one window, is the shortest the windows can show; \"not by the end\" would mean still degraded %g s after the slow-down, a metastable state.",
+		report.Replications(main.reps), st.durationS, st.windowS, st.windowS, st.durationS-st.end.Seconds())
+
+	// The storm at the scenario's own level.
+	d.p("## The storm: %d instances, alternate at %.0f%% for its own tenants", st.instances, 100*rhoMain)
+	sub, err := d.charts(main, stormScenario)
+	if err != nil {
+		return err
+	}
+	figs := map[string]stormFig{}
+	var ctab, atab [][]string
+	for _, p := range main.res.Policies {
+		s := stormFigures(main, p.Name)
+		figs[p.Name] = s
+		ctab = append(ctab, stormClientRow(s))
+		atab = append(atab, stormAltRow(s))
+	}
+	d.p("The client's figures:")
+	d.table(stormClientHeader, ctab)
+	d.p("The alternate's, and its tenants' (the collateral damage; the tenants' percentiles are over the whole run, pooled over the replications; a refused tenant's request is dropped, not retried, so the refusals are a lower bound on the harm):")
+	d.table(stormAltHeader, atab)
+	d.img(stormScenario+" replicas", sub+"/replicas.png")
+	d.img(stormScenario+" timeline", sub+"/timeline.png")
+	d.img(stormScenario+" hedge rate", sub+"/hedge_rate.png")
+	d.img(stormScenario+" cost", sub+"/cost.png")
+	d.p("Policy names: `budget-5pct` is `static-50ms` under a hedge budget of 5%% of operations (`hedge_budget = 0.05`) with the default bucket of 100 tokens per instance; `-burst1` sets `hedge_budget_burst = 1`; `p99-budget-5pct-burst1` is the same budget on `p99-dynamic`. While a budget is spent the threshold is the driver default, min(1 s, %s / 2) = 1 s, which the +%g ms reads never reach: a denied read waits for its slow primary. `p99-dynamic` sits on its 50 ms floor here (its ceiling, 2.5 × the primary's median, is ~10 ms), so it hedges the same reads as `static-50ms`; its rows differ only where the breaker has moved a partition's primary to the alternate, whose queueing it then learns (with the breaker off, below, the two are identical).", st.requestTimeout, st.slowAddMs)
+	// Background levels.
+	d.p("## How much headroom does the alternate need?")
+	d.p("The same fleet and slow-down with the alternate's own tenants at %s of its capacity (`background.0.rate_per_s` set to that share of %.0f reads/s); the %.0f%% rows are the table above.", joinPct(stormLevels), st.capacity, 100*rhoMain)
+	var levels []stormLevel
+	for _, rho := range stormLevels {
+		if math.Abs(rho-rhoMain) < 0.005 {
+			levels = append(levels, stormLevel{rhoMain, figs})
+			continue
+		}
+		pols, err := own(stormScenario, stormSweepPolicies...)
+		if err != nil {
+			return err
+		}
+		r, err := d.simulate(stormScenario, pols, param{"background.0.rate_per_s", math.Round(rho * st.capacity)})
+		if err != nil {
+			return err
+		}
+		m := map[string]stormFig{}
+		for _, p := range r.res.Policies {
+			m[p.Name] = stormFigures(r, p.Name)
+		}
+		levels = append(levels, stormLevel{rho, m})
+	}
+	var ltab [][]string
+	for _, l := range levels {
+		for _, n := range stormSweepPolicies {
+			s := l.figs[n]
+			ltab = append(ltab, []string{fmt.Sprintf("%.0f%% (+%.1f%%)", 100*l.rho, 100*st.stormLoad), n, withCI(s.f, "p99_ms", s.f.P99, ms), pct(s.over100), pct(s.f.HedgeRate),
+				util(s.utilSlow) + " / " + util(s.utilMax), fmt.Sprintf("%g", s.satS), ms(s.bgP99), ms(s.bgP999), count(s.refusedC) + " / " + count(s.refusedB), secs(s.backClient) + " / " + secs(s.backAlt)})
+		}
+	}
+	d.table([]string{"tenants' load (+ every slow read hedged)", "policy", "client p99 ms [95% CI]", "reads > 100 ms", "hedge rate", "alternate in the slow-down: mean / max", "s at ≥ 99%", "tenants' p99 ms", "tenants' p99.9 ms", "refused per run: client / tenants", "back (s): client / alternate"}, ltab)
+
+	// The queue limit.
+	d.p("## The alternate's queue limit")
+	d.p("The same storm (tenants at %.0f%%) with the alternate's `queue_limit` raised from %d to %d, which is never reached: in effect an unbounded queue, no 503s. A queued hedge is removed when the slow primary's answer cancels it (`cancel = \"queued\"`).", 100*rhoMain, st.queueLimit, stormNoLimit)
+	pols, err := own(stormScenario, stormQueuePolicies...)
+	if err != nil {
+		return err
+	}
+	unb, err := d.simulate(stormScenario, pols, param{"replicas." + stormAlternate + ".queue_limit", stormNoLimit})
+	if err != nil {
+		return err
+	}
+	var qtab [][]string
+	unbounded := map[string]stormFig{}
+	for _, n := range stormQueuePolicies {
+		unbounded[n] = stormFigures(unb, n)
+		for _, c := range []struct {
+			label string
+			s     stormFig
+		}{{fmt.Sprintf("%d", st.queueLimit), figs[n]}, {"none reached", unbounded[n]}} {
+			s := c.s
+			qtab = append(qtab, []string{n, c.label, withCI(s.f, "p99_ms", s.f.P99, ms), pct(s.over100), pct(s.f.HedgeRate), withCI(s.f, "ru_multiplier", s.f.RUMultiplier, ru), util(s.utilSlow) + " / " + util(s.utilMax), count(s.queueP99), ms(s.bgP99), ms(s.bgP999), count(s.refusedC) + " / " + count(s.refusedB), secs(s.backClient) + " / " + secs(s.backAlt)})
+		}
+	}
+	d.table([]string{"policy", "queue limit", "client p99 ms [95% CI]", "reads > 100 ms", "hedge rate", "RU × [95% CI]", "alternate in the slow-down: mean / max", "queue p99", "tenants' p99 ms", "tenants' p99.9 ms", "refused per run: client / tenants", "back (s): client / alternate"}, qtab)
+
+	// The breaker.
+	d.p("## The partition breaker on and off")
+	d.p("The breaker (spec §9.5) routes a partition's reads to the alternate for %s after %d consecutive alternate wins, which adds load to the alternate; off here means `client.consecutive_hedge_win_threshold` = %d, never reached. Each instance's breaker sees only its own reads of a partition: %g reads/s over %d partitions and %d instances is %.2f reads/s per (instance, partition), of which %.0f%% are slow during the slow-down.",
+		hedging.DefaultProbeInterval, hedging.DefaultConsecutiveHedgeWinThreshold, breakerOff, st.rate, main.cfg.Workload.Partitions, st.instances, st.rate/float64(main.cfg.Workload.Partitions*st.instances), 100*st.fraction)
+	pols, err = own(stormScenario, stormBreakerPolicies...)
+	if err != nil {
+		return err
+	}
+	off, err := d.simulate(stormScenario, pols, param{"client.consecutive_hedge_win_threshold", breakerOff})
+	if err != nil {
+		return err
+	}
+	var btab [][]string
+	for _, n := range stormBreakerPolicies {
+		for _, c := range []struct {
+			label string
+			s     stormFig
+		}{{"on (5)", figs[n]}, {"off", stormFigures(off, n)}} {
+			s := c.s
+			btab = append(btab, []string{n, c.label, count(s.trips), withCI(s.f, "p99_ms", s.f.P99, ms), pct(s.over100), pct(s.f.HedgeRate), util(s.utilSlow) + " / " + util(s.utilMax), ms(s.bgP99), count(s.refusedC) + " / " + count(s.refusedB)})
+		}
+	}
+	d.table([]string{"policy", "breaker", "trips per run", "client p99 ms [95% CI]", "reads > 100 ms", "hedge rate", "alternate in the slow-down: mean / max", "tenants' p99 ms", "refused per run: client / tenants"}, btab)
+
+	// Fleet size and the per-instance bucket.
+	d.p("## 1000 instances: the budget's bucket is per instance")
+	d.p("A hedge budget's bucket holds `hedge_budget_burst` tokens (default 100) per instance and starts full, so a fleet of N instances starts a slow-down with N × burst tokens. While a share f of the reads is slow and the budget is r, each instance spends f − r tokens per read beyond what it earns, so the pool lasts N × burst / ((f − r) × R) seconds at the fleet's full storm rate (R the fleet's reads/s): %s. The same fleet read rate over 1000 instances (2 reads/s each; `fleet.instances` = 1000):", stormPoolLines(st, []int{100, 1000}, []float64{1, 10, 100}, 0.05))
+	var fleetRows [][]string
+	fleet := map[string]stormFig{}
+	for _, n := range []int{st.instances, 1000} {
+		var pols []simnet.Policy
+		if n == st.instances {
+			pols = []simnet.Policy{polStaticBudget(0.05, 10, st.requestTimeout)}
+		} else {
+			base, err := own(stormScenario, "static-50ms")
+			if err != nil {
+				return err
+			}
+			pols = append(base, polStaticBudget(0.05, 100, st.requestTimeout), polStaticBudget(0.05, 10, st.requestTimeout), polStaticBudget(0.05, 1, st.requestTimeout))
+		}
+		r, err := d.simulate(stormScenario, pols, param{"fleet.instances", float64(n)})
+		if err != nil {
+			return err
+		}
+		if n != st.instances {
+			if _, err := d.charts(r, stormScenario+"-1000"); err != nil {
+				return err
+			}
+		}
+		got := map[string]stormFig{}
+		for _, p := range r.res.Policies {
+			got[p.Name] = stormFigures(r, p.Name)
+		}
+		if n == st.instances {
+			for _, k := range []string{"static-50ms", "budget-5pct"} {
+				got[k] = figs[k]
+			}
+			got["budget-5pct-burst1"] = figs["budget-5pct-burst1"]
+		}
+		for _, c := range []struct {
+			name  string
+			burst float64
+		}{{"static-50ms", 0}, {"budget-5pct", 100}, {"budget-5pct-burst10", 10}, {"budget-5pct-burst1", 1}} {
+			s := got[c.name]
+			fleet[fmt.Sprintf("%d %s", n, c.name)] = s
+			pool := "-"
+			if c.burst > 0 {
+				pool = fmt.Sprintf("%.0f", float64(n)*c.burst)
+			}
+			fleetRows = append(fleetRows, []string{fmt.Sprintf("%d", n), c.name, pool, withCI(s.f, "p99_ms", s.f.P99, ms), pct(s.over100), pct(s.f.HedgeRate),
+				util(s.utilSlow) + " / " + util(s.utilMax), fmt.Sprintf("%g", s.satS), ms(s.bgP99), count(s.refusedC) + " / " + count(s.refusedB), secs(s.backClient) + " / " + secs(s.backAlt)})
+		}
+	}
+	d.table([]string{"instances", "policy", "fleet's tokens N × burst", "client p99 ms [95% CI]", "reads > 100 ms", "hedge rate", "alternate in the slow-down: mean / max", "s at ≥ 99%", "tenants' p99 ms", "refused per run: client / tenants", "back (s): client / alternate"}, fleetRows)
+	d.img(stormScenario+" with 1000 instances: replicas", stormScenario+"-1000/replicas.png")
+	return stormAnswer(d, st, figs, levels, unbounded, off, fleet)
+}
+
+// stormLevel is one background level's figures by policy.
+type stormLevel struct {
+	rho  float64
+	figs map[string]stormFig
+}
+
+// stormPoolLines describes how long the fleet's token pool lasts for each
+// fleet size and burst at budget ratio r.
+func stormPoolLines(st stormSetup, sizes []int, bursts []float64, r float64) string {
+	var out []string
+	for _, n := range sizes {
+		for _, b := range bursts {
+			out = append(out, fmt.Sprintf("%d × %g tokens last %.1f s", n, b, float64(n)*b/((st.fraction-r)*st.rate)))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// joinAnd joins xs with commas and a final "and"; none when empty.
+func joinAnd(xs []string, none string) string {
+	switch len(xs) {
+	case 0:
+		return none
+	case 1:
+		return xs[0]
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
+}
+
+// joinPct renders fractions as "60%, 75% and 85%".
+func joinPct(xs []float64) string {
+	var s []string
+	for _, x := range xs {
+		s = append(s, fmt.Sprintf("%.0f%%", 100*x))
+	}
+	return joinAnd(s, "")
+}
+
+// stormAnswer writes the notebook's answer from its tables: figs is the
+// storm at the scenario's level, levels the background sweep, unbounded
+// the storm without a reachable queue limit, off the run with the breaker
+// off, fleet the fleet-size runs keyed "N policy".
+func stormAnswer(d *doc, st stormSetup, figs map[string]stormFig, levels []stormLevel, unbounded map[string]stormFig, off *run, fleet map[string]stormFig) error {
+	d.p("## Answer")
+	// The recommendation in one paragraph, each number from the sections
+	// below.
+	top := levels[len(levels)-1]
+	okLoad, okCost, okP99 := 0.0, 0.0, 0.0
+	var okLevels []string
+	for _, l := range levels {
+		if sf := l.figs["static-50ms"]; sf.satS == 0 && sf.refusedB == 0 {
+			okLoad = max(okLoad, l.rho+st.stormLoad)
+			okCost = max(okCost, sf.bgP99-l.figs["disabled"].bgP99)
+			okP99 = max(okP99, sf.f.P99)
+			okLevels = append(okLevels, fmt.Sprintf("%.0f%%", 100*l.rho))
+		}
+	}
+	d.p("**In short.** Size hedging for the alternate's peak load from its own tenants, ρ. Where ρ plus the storm load (slow share × fleet read rate / the alternate's capacity) stayed at or below %.1f%% — tenants at %s here — hedging without a budget cost the tenants at most %s ms of p99 and no refusals, and cut the client's p99 from %s to at most %s ms. Above that, set `hedge_budget` ≤ (%.0f%% − ρ) × capacity / fleet read rate (%.1f%% at %.0f%%; 5%% and 10%% were run) **and** `hedge_budget_burst` so that instances × burst is at most about 2 s of the alternate's spare capacity (a burst of 1 was safe in every run here; the default of 100 per instance was not, for any fleet here), and keep the alternate's admission control (its queue limit). The price: during such a slow-down the client's p99 stays where it is without hedging.",
+		100*okLoad, joinAnd(okLevels, "no level"), ms(okCost), ms(figs["disabled"].f.P99), ms(okP99), 100*stormTarget, 100*st.maxRatio(top.rho), 100*top.rho)
+
+	// When: the levels at which static-50ms saturates the alternate.
+	var needed, notNeeded []string
+	for _, l := range levels {
+		dis, s := l.figs["disabled"], l.figs["static-50ms"]
+		desc := fmt.Sprintf("%.0f%% (%.0f%% + %.1f%%: tenants' p99 %s → %s ms, p99.9 %s → %s ms, %s s at ≥ 99%%, %s tenants' requests refused per run)",
+			100*l.rho, 100*l.rho, 100*st.stormLoad, ms(dis.bgP99), ms(s.bgP99), ms(dis.bgP999), ms(s.bgP999), fmt.Sprintf("%g", s.satS), count(s.refusedB))
+		if s.satS > 0 || s.refusedB > 0 || s.bgP99 > 2*dis.bgP99 {
+			needed = append(needed, desc)
+		} else {
+			notNeeded = append(notNeeded, desc)
+		}
+	}
+	d.p("**When a hedge budget is needed.** When the alternate's own load plus the storm — the slow share × the fleet's read rate × the alternate's mean service time / its servers, here %.1f%% — reaches its capacity. Unbudgeted `static-50ms` saturated the alternate at %s. It did not at %s. Without that headroom the storm defeats itself: at %.0f%% `static-50ms` still hedges %s of reads, but its hedges wait in a full queue or are refused, so %s of reads stay slower than 100 ms against %s without hedging, and its p99 is %s ms (%s ms during the slow-down) where the same policy reaches %s ms with headroom.",
+		100*st.stormLoad, joinAnd(needed, "no level"), joinAnd(notNeeded, "no level"), 100*levels[len(levels)-1].rho,
+		pct(figs["static-50ms"].f.HedgeRate), pct(figs["static-50ms"].over100), pct(figs["disabled"].over100), ms(figs["static-50ms"].f.P99), ms(figs["static-50ms"].slowP99), ms(levels[0].figs["static-50ms"].f.P99))
+
+	// What size.
+	b5, b5b1, b10b1, b20b1 := figs["budget-5pct"], figs["budget-5pct-burst1"], figs["budget-10pct-burst1"], figs["budget-20pct-burst1"]
+	d.p("**What size.** Two numbers, not one. *The ratio* bounds the storm's rate: r × R alternates per second, so r ≤ (%.0f%% − ρ) × capacity / R keeps the alternate under %.0f%% with its tenants at ρ: %s (%.0f%% leaves a margin: at %.0f%% unbudgeted hedging ran the alternate at %s in the slow-down with the tenants' p99 %s → %s ms and no refusals). At %.0f%% the 5%% and 10%% budgets with a one-token burst kept it at a largest window of %s and %s, the tenants' p99 at %s and %s ms (%s without hedging), with no refusals; the one-token 20%% budget, above that bound, reached %s. *The burst* bounds the storm's start: the bucket is per instance, so the fleet starts with N × burst tokens, and with the default of 100 `budget-5pct` ran the alternate at ≥ 99%% for %g s of the slow-down (tenants' p99 %s ms, %s refusals per run) — as bad as no budget for that time. With 1000 instances the same budget spent its 100 000 tokens for the whole slow-down: its rows equal `static-50ms`'s (tenants' p99 %s ms). Equal pools gave similar storms: 100 × 100 and 1000 × 10 tokens saturated it for %g s and %g s, 100 × 10 and 1000 × 1 tokens peaked at %s and %s without refusals. So size the burst to the fleet: keep N × burst to about 2 s of the alternate's spare capacity (here %.0f%% × %.0f × 2 s ≈ %.0f tokens, a burst of 10 at 100 instances and 1 at 1000), or simply 1. A one-token bucket gives up part of the ratio: `budget-20pct-burst1` hedged %s of reads against `budget-20pct`'s %s, because tokens earned while the bucket is full are lost.",
+		100*stormTarget, 100*stormTarget, maxRatioLines(st, levels), 100*stormTarget, 100*levels[1].rho, util(levels[1].figs["static-50ms"].utilSlow),
+		ms(levels[1].figs["disabled"].bgP99), ms(levels[1].figs["static-50ms"].bgP99), 100*top.rho, util(b5b1.utilMax), util(b10b1.utilMax), ms(b5b1.bgP99), ms(b10b1.bgP99), ms(figs["disabled"].bgP99), util(b20b1.utilMax),
+		b5.satS, ms(b5.bgP99), count(b5.refusedB), ms(fleet["1000 budget-5pct"].bgP99),
+		fleet["100 budget-5pct"].satS, fleet["1000 budget-5pct-burst10"].satS, util(fleet["100 budget-5pct-burst10"].utilMax), util(fleet["1000 budget-5pct-burst1"].utilMax),
+		100*(1-top.rho), st.capacity, (1-top.rho)*st.capacity*2, pct(b20b1.f.HedgeRate), pct(figs["budget-20pct"].f.HedgeRate))
+
+	// Where the recommendation loses.
+	lo := levels[0]
+	headroomRho, tenantsDelta := 0.0, 0.0
+	for _, l := range levels[:len(levels)-1] {
+		tenantsDelta = max(tenantsDelta, l.figs["static-50ms"].bgP99-l.figs["disabled"].bgP99)
+	}
+	for _, l := range levels {
+		if s := l.figs["static-50ms"]; s.satS == 0 && s.refusedB == 0 {
+			headroomRho = max(headroomRho, l.rho)
+		}
+	}
+	d.p("**Where the sized budget loses: the client's p99.** A budget below the slow share (%.0f%% here) cannot hedge enough reads to move the p99: every budget's p99 is within a few ms of no hedging's %s ms, at every level. At %.0f%% that is the price of protecting the tenants: `static-50ms` gives the client %s ms and its tenants %s ms; `budget-5pct-burst1` gives %s and %s ms. At %.0f%% and %.0f%% it is a pure loss: `static-50ms` reached %s and %s ms with no refusals and the tenants' p99 within %s ms of no hedging, and the budgets kept 208 ms. What a budget still buys the client is fewer slow reads in proportion to its ratio (reads > 100 ms: %s with `budget-20pct-burst1` against %s with `static-50ms` at %.0f%%). Since a budget cannot see the alternate's load, size it for the alternate's peak tenant load, and accept this loss whenever the alternate has headroom; where the alternate is known to keep headroom for the whole fleet's storm (here up to %.0f%%), hedge without a budget.",
+		100*st.fraction, ms(figs["disabled"].f.P99), 100*top.rho, ms(figs["static-50ms"].f.P99), ms(figs["static-50ms"].bgP99), ms(b5b1.f.P99), ms(b5b1.bgP99),
+		100*lo.rho, 100*levels[1].rho, ms(lo.figs["static-50ms"].f.P99), ms(levels[1].figs["static-50ms"].f.P99),
+		ms(tenantsDelta), pct(b20b1.over100), pct(figs["static-50ms"].over100), 100*top.rho, 100*headroomRho)
+
+	// The queue limit.
+	us, bs := unbounded["static-50ms"], figs["static-50ms"]
+	if us.f.P99 > 0.95*figs["disabled"].f.P99 && us.bgP99 > bs.bgP99 {
+		d.p("**The alternate's queue limit is part of the answer.** Its 503s are what leave the storm's hedges any use: with the limit out of reach the queue grew to %s (p99), the hedges waited behind it and nearly all lost to the slow primary (client p99 %s ms, disabled's %s; reads > 100 ms %s), and the tenants' p99 rose to %s ms against %s with the limit of %d. Hedging into an alternate without admission control bought the client nothing here and cost its tenants more.",
+			count(us.queueP99), ms(us.f.P99), ms(figs["disabled"].f.P99), pct(us.over100), ms(us.bgP99), ms(bs.bgP99), st.queueLimit)
+	} else {
+		d.p("**The alternate's queue limit.** Without a reachable limit `static-50ms` gave the client %s ms at p99 (%s with the limit) and its tenants %s ms (%s with the limit).", ms(us.f.P99), ms(bs.f.P99), ms(us.bgP99), ms(bs.bgP99))
+	}
+
+	// Breaker and recovery.
+	worst := 0.0
+	for _, n := range stormBreakerPolicies {
+		worst = max(worst, math.Abs(stormFigures(off, n).bgP99-figs[n].bgP99))
+	}
+	slowest, metastable := 0.0, false
+	check := func(s stormFig) {
+		for _, v := range []float64{s.backClient, s.backAlt} {
+			if math.IsNaN(v) {
+				metastable = true
+			} else {
+				slowest = max(slowest, v)
+			}
+		}
+	}
+	for _, l := range levels {
+		for _, s := range l.figs {
+			check(s)
+		}
+	}
+	for _, m := range []map[string]stormFig{fleet, unbounded} {
+		for _, s := range m {
+			check(s)
+		}
+	}
+	d.p("**The breaker** made no difference that matters here: turning it off changed the tenants' p99 by at most %s ms. Each instance's breaker sees a partition's reads at %.2f/s, so 5 slow reads in a row are rare (%s trips per run under `static-50ms`, each moving that instance's reads of the partition, about %.1f over %s, to the alternate), and it adds almost no load there. A primary slow for whole partitions, rather than for a share of every partition's reads, would trip it far more often; that case is not simulated here.",
+		ms(worst), st.rate/float64(off.cfg.Workload.Partitions*st.instances), count(figs["static-50ms"].trips), st.rate/float64(off.cfg.Workload.Partitions*st.instances)*hedging.DefaultProbeInterval.Seconds(), hedging.DefaultProbeInterval)
+	if metastable {
+		d.p("**Recovery.** Some run did not return to its baseline band by the end of the run: see the *back (s)* columns.")
+	} else {
+		d.p("**Recovery.** Every policy at every level, fleet size and queue limit was back within %g s of the end of the slow-down, client and alternate alike (the *back (s)* columns): no metastable state. In this model nothing keeps the load up once the primary is fast again: hedges are triggered by the primary's latency alone, the slow primary has unlimited capacity, refused tenants' requests are dropped rather than retried, and a full queue of %d drains in about %s at the alternate's spare capacity at %.0f%%. A real tenant retrying its 503s, or a primary that itself queues, could sustain the overload; this notebook does not show that they would not.", slowest, st.queueLimit, time.Duration(float64(st.queueLimit)/((1-levels[len(levels)-1].rho)*st.capacity)*float64(time.Second)).Round(10*time.Millisecond), 100*levels[len(levels)-1].rho)
+	}
+	d.p("**What an operator should watch.** During a primary's brownout: the alternate region's utilisation and queue, and its 503s from a full queue (the *s at ≥ 99%%* and *refused* columns: they show the storm, where the client's own p99 does not: it was never worse than without hedging here); its other tenants' p99; the fleet's hedge rate × its read rate against the alternate's spare capacity (the storm load, %.1f%% of capacity here); and, for a budget, N × burst against that spare capacity, and a windowed hedge rate that falls to the budget's ratio during the incident (the hedge-rate chart: in the second half of the slow-down `budget-5pct` hedged %s of the reads and `budget-5pct-burst1` %s, against %s for `static-50ms`), which means the budget, not the threshold, decides which reads are hedged — and that the tail is what it would be without hedging.",
+		100*st.stormLoad, pct(b5.hedgeLate), pct(b5b1.hedgeLate), pct(figs["static-50ms"].hedgeLate))
+	return nil
+}
+
+// maxRatioLines lists the largest budget ratio for each background level.
+func maxRatioLines(st stormSetup, levels []stormLevel) string {
+	var out []string
+	for _, l := range levels {
+		out = append(out, fmt.Sprintf("%.1f%% at ρ = %.0f%%", 100*st.maxRatio(l.rho), 100*l.rho))
+	}
+	return strings.Join(out, ", ")
+}
