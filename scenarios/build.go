@@ -545,18 +545,24 @@ func (b *builder) network(cfg *simnet.Config, nm *names) {
 	}
 }
 
+// target checks the target key at p of an episode or background source:
+// required, a replica name or a physical region.
+func (b *builder) target(p fpath, target string, nm *names) {
+	switch {
+	case target == "":
+		b.fail(p, "required (a replica name or physical region)")
+	case nm.replicasKnown && !nm.targets[target]:
+		b.fail(p, "unknown target %q (want a replica name or region: %s)", target, list(nm.targets))
+	}
+}
+
 // episodes checks [[episodes]] into cfg.
 func (b *builder) episodes(cfg *simnet.Config, nm *names) {
 	f := b.f
 	var root fpath
 	for i, e := range f.Episodes {
 		ep := root.key("episodes").elem(i, "")
-		switch {
-		case e.Target == "":
-			b.fail(ep.key("target"), "required (a replica name or physical region)")
-		case nm.replicasKnown && !nm.targets[e.Target]:
-			b.fail(ep.key("target"), "unknown target %q (want a replica name or region: %s)", e.Target, list(nm.targets))
-		}
+		b.target(ep.key("target"), e.Target, nm)
 		ev := simnet.Episode{Label: e.Label, Target: e.Target, AddMs: e.AddMs, Fraction: e.Fraction, FailRate: e.FailRate,
 			Factor: 1, FailStatus: hedging.Status{Code: 503, SubStatus: e.FailSubstatus}}
 		if ev.Label == "" {

@@ -49,12 +49,7 @@ func (b *builder) background(cfg *simnet.Config, nm *names) {
 	var root fpath
 	for i, g := range f.Background {
 		gp := root.key("background").elem(i, "")
-		switch {
-		case g.Target == "":
-			b.fail(gp.key("target"), "required (a replica name or physical region)")
-		case nm.replicasKnown && !nm.targets[g.Target]:
-			b.fail(gp.key("target"), "unknown target %q (want a replica name or region: %s)", g.Target, list(nm.targets))
-		}
+		b.target(gp.key("target"), g.Target, nm)
 		bg := simnet.Background{Target: g.Target, RatePerSec: g.RatePerS}
 		if !(g.RatePerS > 0) || math.IsInf(g.RatePerS, 0) {
 			b.fail(gp.key("rate_per_s"), "must be > 0 (requests per second at each targeted replica), got %g", g.RatePerS)

@@ -205,8 +205,10 @@ func TestFleetBreakerIsPerInstance(t *testing.T) {
 	}
 }
 
-// benchFleet is BenchmarkSimulatedPointReads with the workload spread
-// over a fleet of n instances (uniform assignment).
+// benchFleet is the simulator benchmark (BenchmarkSimulatedPointReads:
+// b.N point reads over three regions under a static 20 ms threshold) with
+// the workload spread over a fleet of n instances (uniform assignment; 0
+// or 1 = one client).
 func benchFleet(b *testing.B, n int) {
 	cfg := threeRegions(b, 100000, 0)
 	cfg.MaxOps = int64(b.N)

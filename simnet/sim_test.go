@@ -89,19 +89,7 @@ func TestHedgingCutsTheSlowTail(t *testing.T) {
 	}
 }
 
-func BenchmarkSimulatedPointReads(b *testing.B) {
-	cfg := threeRegions(b, 100000, 0)
-	cfg.MaxOps = int64(b.N)
-	b.ReportAllocs()
-	b.ResetTimer()
-	st, err := simnet.Run(cfg, staticPolicy(20), 0, simnet.RunOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.StopTimer()
-	b.ReportMetric(float64(st.Ops)/b.Elapsed().Seconds(), "ops/s")
-	b.ReportMetric(float64(st.Events)/b.Elapsed().Seconds(), "events/s")
-}
+func BenchmarkSimulatedPointReads(b *testing.B) { benchFleet(b, 0) }
 
 // Absurd but valid distributions must not overflow virtual time: delays
 // are capped at MaxDelay and nothing panics.

@@ -463,14 +463,7 @@ func timelineMetricChart(r *Run, what, yLabel string, logY, dropNoData bool, val
 			ch.noData = len(ys) == 0
 		}
 	}
-	if len(r.Episodes) > 0 {
-		// Drawn first, so lines and grid go on top of the shading.
-		ch.p.Add(&episodeShading{eps: r.Episodes, style: textStyle(9, labelGrey)})
-	}
-	ch.p.Add(newGrid(true))
-	if len(r.Episodes) > 0 {
-		ch.p.Add(&episodeShading{eps: r.Episodes, style: textStyle(9, labelGrey), labelsOnly: true})
-	}
+	ch.addTimeLayers(r.Episodes) // first, so lines go on top of the shading
 	ch.lineOffsets = separateLines(segs, &ch.p.Y)
 	for i, p := range r.Policies {
 		sty := policyLine(i)

@@ -111,6 +111,19 @@ type episodeShading struct {
 	labelsOnly bool
 }
 
+// addTimeLayers adds a time-axis chart's background layers: the
+// episodes' shading and boundaries under the grid, the grid, and the
+// episodes' labels above it (eps may be empty: then only the grid).
+func (ch *chart) addTimeLayers(eps []Episode) {
+	if len(eps) > 0 {
+		ch.p.Add(&episodeShading{eps: eps, style: textStyle(9, labelGrey)})
+	}
+	ch.p.Add(newGrid(true))
+	if len(eps) > 0 {
+		ch.p.Add(&episodeShading{eps: eps, style: textStyle(9, labelGrey), labelsOnly: true})
+	}
+}
+
 // labelBox is the translucent white behind episode labels.
 var labelBox = color.NRGBA{0xFF, 0xFF, 0xFF, 0xC8}
 

@@ -189,13 +189,7 @@ func replicasChart(r *Run) *chart {
 	}
 	setLinearAxis(&ch.p.Y, bottom, bottom+(hi-bottom)*headroom)
 	ch.noData = len(lines) == 0
-	if len(r.Episodes) > 0 {
-		ch.p.Add(&episodeShading{eps: r.Episodes, style: textStyle(9, labelGrey)})
-	}
-	ch.p.Add(newGrid(true))
-	if len(r.Episodes) > 0 {
-		ch.p.Add(&episodeShading{eps: r.Episodes, style: textStyle(9, labelGrey), labelsOnly: true})
-	}
+	ch.addTimeLayers(r.Episodes)
 	// Policies whose lines coincide (all but the aggressive ones at a
 	// replica they do not reach) are drawn side by side.
 	segs := make([][]plotter.XYs, len(lines))
