@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"time"
 
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
 	"hedgelab/simnet/dist"
 )
 
@@ -25,7 +27,9 @@ import (
 // counted and dropped). Their service time is Service (Replica.Default
 // when nil), slowed by the replica's episodes (Factor, AddMs, with the
 // episode's Fraction) but not failed by episodes' FailRate or by fault
-// rules, and charged no RU. Their latency is queue wait + service.
+// rules, and charged no RU. Their latency is queue wait + service,
+// recorded over the run and by timeline window of arrival
+// (ReplicaStats.BackgroundWindows).
 type Background struct {
 	// Target is a replica name, or a physical region (every replica in it,
 	// each with the full rate).
@@ -79,6 +83,9 @@ func (s *sim) initBackground() {
 			svc := b.Service
 			if svc == nil {
 				svc = r.Default
+			}
+			if st := s.reps[ri].capr.st; st.BackgroundWindows == nil {
+				st.BackgroundWindows = []*hdr.Histogram{}
 			}
 			bs := bgStream{rep: int32(ri), rate: b.RatePerSec, svc: svc, start: b.Start, end: end}
 			bs.pcg.Seed(s.seed, key(purposeBackground, uint64(i), uint64(ri), 0))
@@ -159,5 +166,11 @@ func (s *sim) bgServe(id int32, rep *replicaRT, k int, arrived time.Duration) {
 	}
 	rs.BackgroundOps++
 	us := max(int64((finish-arrived)/time.Microsecond), histMinMicros)
-	_ = rs.BackgroundLatency.RecordValue(min(us, histMaxMicros))
+	us = min(us, histMaxMicros)
+	_ = rs.BackgroundLatency.RecordValue(us)
+	wi := min(int(arrived/s.stats.WindowWidth), s.maxWindows-1)
+	for wi >= len(rs.BackgroundWindows) {
+		rs.BackgroundWindows = append(rs.BackgroundWindows, newBackgroundWindow())
+	}
+	_ = rs.BackgroundWindows[wi].RecordValue(us)
 }

@@ -114,6 +114,14 @@ type ReplicaStats struct {
 	// their latency (queue wait + service, µs, 3 significant digits).
 	BackgroundOps     int64
 	BackgroundLatency *hdr.Histogram
+	// BackgroundWindows splits BackgroundLatency by timeline window of the
+	// requests' arrival (Stats.WindowWidth wide, as Stats.Timeline;
+	// arrivals past the last window count in it): µs, 2 significant
+	// digits, one histogram per window (its TotalCount is the window's
+	// background requests served), grown as requests arrive. Non-nil (maybe
+	// empty) exactly for a replica that some Background source targets;
+	// nil for the others, so a run without background keeps no windows.
+	BackgroundWindows []*hdr.Histogram
 }
 
 // queueLenMax bounds the recorded queue length.
@@ -184,6 +192,32 @@ func (c *CapacityStats) BackgroundQuantileMs(i int, q float64) float64 {
 	return float64(h.ValueAtQuantile(q*100)) / 1000
 }
 
+// WindowBackground returns replica i's background requests served (ops)
+// and their latency at quantile q (0..1, ms; NaN for a window without
+// any) per timeline window of their arrival; nil, nil when no background
+// source targets the replica.
+func (c *CapacityStats) WindowBackground(i int, q float64) (ops []int64, ms []float64) {
+	ws := c.Replicas[i].BackgroundWindows
+	if ws == nil {
+		return nil, nil
+	}
+	ops, ms = make([]int64, len(ws)), make([]float64, len(ws))
+	for k, h := range ws {
+		ops[k] = h.TotalCount()
+		ms[k] = math.NaN()
+		if ops[k] > 0 {
+			ms[k] = float64(h.ValueAtQuantile(q*100)) / 1000
+		}
+	}
+	return ops, ms
+}
+
+// newBackgroundWindow returns an empty per-window background latency
+// histogram (µs, 2 significant digits, as the timeline's windows).
+func newBackgroundWindow() *hdr.Histogram {
+	return hdr.New(histMinMicros, histMaxMicros, windowHistDigit)
+}
+
 // merge adds o into c (nil c: a copy of o's shape is made first) and
 // returns c.
 func (c *CapacityStats) merge(o *CapacityStats) *CapacityStats {
@@ -220,6 +254,15 @@ func (c *CapacityStats) merge(o *CapacityStats) *CapacityStats {
 		r.AbortedInService += x.AbortedInService
 		r.BackgroundOps += x.BackgroundOps
 		r.BackgroundLatency.Merge(x.BackgroundLatency)
+		if x.BackgroundWindows != nil && r.BackgroundWindows == nil {
+			r.BackgroundWindows = []*hdr.Histogram{}
+		}
+		for k, h := range x.BackgroundWindows {
+			for k >= len(r.BackgroundWindows) {
+				r.BackgroundWindows = append(r.BackgroundWindows, newBackgroundWindow())
+			}
+			r.BackgroundWindows[k].Merge(h)
+		}
 	}
 	return c
 }
@@ -265,6 +308,7 @@ func (c *Config) validateCapacity() error {
 			return fmt.Errorf("simnet: Background[%d]: Start must be >= 0", i)
 		case b.End != 0 && b.End <= b.Start:
 			return fmt.Errorf("simnet: Background[%d]: End must be 0 or > Start", i)
+
 		}
 	}
 	return nil

@@ -229,6 +229,19 @@ func TestMergeCapacity(t *testing.T) {
 	if len(w) != len(bx.BusyByWindow) || math.Abs(w[3]-float64(bx.BusyByWindow[3]+by.BusyByWindow[3])/(2*2*float64(runs[0].WindowWidth))) > 1e-12 {
 		t.Errorf("window utilisation %v", w)
 	}
+	if c.Replicas[0].BackgroundWindows != nil || len(b.BackgroundWindows) != max(len(bx.BackgroundWindows), len(by.BackgroundWindows)) || len(b.BackgroundWindows) < 2 {
+		t.Fatalf("merged background windows: a %v, b %d (runs %d, %d)", c.Replicas[0].BackgroundWindows, len(b.BackgroundWindows), len(bx.BackgroundWindows), len(by.BackgroundWindows))
+	}
+	for k, h := range b.BackgroundWindows {
+		want := bx.BackgroundWindows[k].TotalCount() + by.BackgroundWindows[k].TotalCount()
+		if h.TotalCount() != want || want == 0 {
+			t.Errorf("merged background window %d holds %d, want %d", k, h.TotalCount(), want)
+		}
+	}
+	ops, p99 := c.WindowBackground(1, 0.99)
+	if ops[1] != b.BackgroundWindows[1].TotalCount() || p99[1] != float64(b.BackgroundWindows[1].ValueAtQuantile(99))/1000 {
+		t.Errorf("WindowBackground window 1: %d ops, p99 %v", ops[1], p99[1])
+	}
 	var sum time.Duration
 	for _, v := range b.BusyByWindow {
 		sum += v
@@ -252,5 +265,46 @@ func TestCancelInServiceAfterSent(t *testing.T) {
 	b := st.Capacity.Replicas[1]
 	if got, want := st.RUCharged-st.RUReturned, 10*4.0/150; math.Abs(got-want) > 1e-9 || b.Busy != 40*time.Millisecond || b.AbortedInService != 10 {
 		t.Errorf("alternates charged %v RU (want %v), busy %v (want 40ms), aborted %d (want 10)", got, want, b.Busy, b.AbortedInService)
+	}
+}
+
+// Background latency per timeline window is attributed by arrival: 1.5 s
+// requests arriving in [5 s, 7 s) at a replica that never queues fall in
+// windows 5 and 6 only (not in 7 and 8, where they finish); the windows
+// sum to the run's figures; a replica without background keeps none.
+func TestBackgroundWindows(t *testing.T) {
+	cfg := backgroundScenario(t, 0)
+	cfg.Replicas[1].Servers = 1000
+	cfg.Background = []simnet.Background{{Target: "b", RatePerSec: 100, Service: constant(t, 1500), Start: 5 * time.Second, End: 7 * time.Second}}
+	st, err := simnet.Run(cfg, disabledPolicy(), 0, simnet.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := st.Capacity
+	if st.WindowWidth != time.Second {
+		t.Fatalf("window width %v, want 1s", st.WindowWidth)
+	}
+	if ops, p99 := c.WindowBackground(0, 0.99); ops != nil || p99 != nil || c.Replicas[0].BackgroundWindows != nil {
+		t.Errorf("replica a without background has windows %v %v", ops, p99)
+	}
+	ops, p99 := c.WindowBackground(1, 0.99)
+	if len(ops) != 7 {
+		t.Fatalf("%d background windows (%v), want 7 (up to the last arrival's, 6)", len(ops), ops)
+	}
+	var sum int64
+	for k, n := range ops {
+		sum += n
+		if (k == 5 || k == 6) != (n > 0) {
+			t.Errorf("window %d: %d background requests", k, n)
+		}
+		if n > 0 && math.Abs(p99[k]-1500) > 15 {
+			t.Errorf("window %d: p99 %v ms, want 1500", k, p99[k])
+		}
+		if n == 0 && !math.IsNaN(p99[k]) {
+			t.Errorf("window %d without requests: p99 %v, want NaN", k, p99[k])
+		}
+	}
+	if sum != c.Replicas[1].BackgroundOps || sum < 150 {
+		t.Errorf("windows hold %d requests, run %d (want ~200)", sum, c.Replicas[1].BackgroundOps)
 	}
 }

@@ -111,10 +111,12 @@ type stormFig struct {
 	// refusedC and refusedB are the alternate's refusals per run (client
 	// attempts, background requests); trips the breaker trips per run.
 	refusedC, refusedB, trips float64
-	// backClient and backAlt are the seconds from the end of the slow-down
-	// to the end of the first window from which every later window is back
-	// in the baseline band (see recovered); NaN when never.
-	backClient, backAlt float64
+	// backClient, backAlt and backTen are the seconds from the end of the
+	// slow-down to the end of the first window from which every later
+	// window is back in the baseline band (see recovered) for the client's
+	// windowed p99, the alternate's window utilisation and its tenants'
+	// p99 by window of arrival; NaN when never.
+	backClient, backAlt, backTen float64
 }
 
 // stormFigures computes policy's storm figures of run r.
@@ -171,6 +173,7 @@ func stormFigures(r *run, policy string) stormFig {
 	out.utilSlow /= float64(n)
 	out.backClient = recovered(p99s, w, ep.Start, ep.End, func(base float64) float64 { return 1.1 * base })
 	out.backAlt = recovered(rf.WindowUtilisation, w, ep.Start, ep.End, func(base float64) float64 { return base + 0.02 })
+	out.backTen = recovered(rf.WindowBackgroundP99, w, ep.Start, ep.End, func(base float64) float64 { return 1.1 * base })
 	return out
 }
 
@@ -218,6 +221,15 @@ func secs(v float64) string {
 	return fmt.Sprintf("%g", v)
 }
 
+// backs joins recovery times with " / ".
+func backs(vs ...float64) string {
+	var out []string
+	for _, v := range vs {
+		out = append(out, secs(v))
+	}
+	return strings.Join(out, " / ")
+}
+
 func count(v float64) string { return fmt.Sprintf("%.0f", v) }
 
 func util(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) }
@@ -230,11 +242,11 @@ func stormClientRow(s stormFig) []string {
 		pct(f.HedgeRate) + " (" + pct(s.hedgeSlow) + ")", withCI(f, "ru_multiplier", f.RUMultiplier, ru), secs(s.backClient)}
 }
 
-var stormAltHeader = []string{"policy", "utilisation (run)", "in the slow-down: mean / max window", "s at ≥ 99%", "queue p99", "tenants' p99 ms", "tenants' p99.9 ms", "refused per run: client / tenants", "breaker trips per run", "alternate back (s)"}
+var stormAltHeader = []string{"policy", "utilisation (run)", "in the slow-down: mean / max window", "s at ≥ 99%", "queue p99", "tenants' p99 ms", "tenants' p99.9 ms", "refused per run: client / tenants", "breaker trips per run", "back (s): alternate / tenants"}
 
 func stormAltRow(s stormFig) []string {
 	return []string{s.f.Policy, util(s.utilRun), util(s.utilSlow) + " / " + util(s.utilMax), fmt.Sprintf("%g", s.satS), count(s.queueP99),
-		ms(s.bgP99), ms(s.bgP999), count(s.refusedC) + " / " + count(s.refusedB), count(s.trips), secs(s.backAlt)}
+		ms(s.bgP99), ms(s.bgP999), count(s.refusedC) + " / " + count(s.refusedB), count(s.trips), backs(s.backAlt, s.backTen)}
 }
 
 // stormSetup is what the notebook derives from the scenario's
@@ -303,8 +315,8 @@ func storms(d *doc) error {
 	d.p("A fleet of %d instances (each its own `hedging.Client`: its own threshold state, breaker and budget) reads %g times a second in total from a primary with unlimited capacity; from %gs to %gs %.0f%% of the primary's reads take %g ms longer. The alternate, %g ms away, has %d servers with a lognormal service time of mean %.3f ms, so a capacity of %.0f reads/s, a queue of at most %d (refused beyond it with a 503), and %.0f reads/s of its own tenants (utilisation %.0f%% before any hedge). Hedging every slow read would add %.0f%% × %g = %.0f reads/s, **%.1f%% of its capacity**: %.0f%% + %.1f%% is over 100%%.",
 		st.instances, st.rate, st.start.Seconds(), st.end.Seconds(), 100*st.fraction, st.slowAddMs, st.alternateRTT, st.servers, st.meanMs, st.capacity,
 		st.queueLimit, st.background, 100*rhoMain, 100*st.fraction, st.rate, st.fraction*st.rate, 100*st.stormLoad, 100*rhoMain, 100*st.stormLoad)
-	d.p("**Modelling shortcuts, and the figures they bear on.** The tenants' requests are dropped when refused, not retried, and have no deadline: real tenants retrying their 503s would add load, so the *refused* counts, the tenants' latencies and the recovery times are lower bounds on the harm. Cancellation mode `queued`: a losing hedge already in service runs to completion and is charged, in the RU multiplier and the utilisation. One alternate region: every hedge lands on it. The slow primary has unlimited capacity: slow reads cost it nothing, hedges are triggered by its latency alone, and no queue of its own can delay the recovery. The tenants' p99 and p99.9 are over the whole run (%.0f%% of it is the slow-down), pooled over the replications, with no interval.", 100*(st.end-st.start).Seconds()/st.durationS)
-	d.p("**Method.** Every policy runs on the same seeded arrivals, background load and service times (common random numbers), %s of %g s each. Client figures: p99 and p99.9 over the run with 95%% confidence intervals over the replications; the p99 of the operations started during the slow-down (timeline windows pooled, 2 significant digits); the share of reads slower than 100 ms; hedge rate; RU multiplier. Alternate figures: utilisation over the run, and the mean and the largest of its %g s windows during the slow-down; the seconds of the slow-down spent in windows at ≥ 99%%; the queue length p99; the tenants' (background) p99 and p99.9; refusals per run; partition-breaker trips per run. **Recovery**: the baseline of a figure is its largest window before the slow-down; a figure is back when every window from some window on is within the band (client windowed p99 ≤ 1.1 × baseline; alternate window utilisation ≤ baseline + 2 points), and *back (s)* is the time from the end of the slow-down to the end of the first such window: %g s, one window, is the shortest the windows can show; \"not by the end\" would mean still degraded %g s after the slow-down, a metastable state.",
+	d.p("**Modelling shortcuts, and the figures they bear on.** The tenants' requests are dropped when refused, not retried, and have no deadline: real tenants retrying their 503s would add load, so the *refused* counts, the tenants' latencies and the recovery times are lower bounds on the harm. Cancellation mode `queued`: a losing hedge already in service runs to completion and is charged, in the RU multiplier and the utilisation. One alternate region: every hedge lands on it. The slow primary has unlimited capacity: slow reads cost it nothing, hedges are triggered by its latency alone, and no queue of its own can delay the recovery. The tenants' p99 and p99.9 in the tables are over the whole run (%.0f%% of it is the slow-down), pooled over the replications, with no interval; their recovery is judged on their p99 per %g s window of arrival (2 significant digits, pooled over the replications).", 100*(st.end-st.start).Seconds()/st.durationS, st.windowS)
+	d.p("**Method.** Every policy runs on the same seeded arrivals, background load and service times (common random numbers), %s of %g s each. Client figures: p99 and p99.9 over the run with 95%% confidence intervals over the replications; the p99 of the operations started during the slow-down (timeline windows pooled, 2 significant digits); the share of reads slower than 100 ms; hedge rate; RU multiplier. Alternate figures: utilisation over the run, and the mean and the largest of its %g s windows during the slow-down; the seconds of the slow-down spent in windows at ≥ 99%%; the queue length p99; the tenants' (background) p99 and p99.9; refusals per run; partition-breaker trips per run. **Recovery**: the baseline of a figure is its largest window before the slow-down; a figure is back when every window from some window on is within the band (client windowed p99 ≤ 1.1 × baseline; alternate window utilisation ≤ baseline + 2 points; tenants' p99 by window of arrival ≤ 1.1 × baseline), and *back (s)* is the time from the end of the slow-down to the end of the first such window: %g s, one window, is the shortest the windows can show; \"not by the end\" would mean still degraded %g s after the slow-down, a metastable state.",
 		report.Replications(main.reps), st.durationS, st.windowS, st.windowS, st.durationS-st.end.Seconds())
 
 	// The storm at the scenario's own level.
@@ -358,10 +370,10 @@ func storms(d *doc) error {
 		for _, n := range stormSweepPolicies {
 			s := l.figs[n]
 			ltab = append(ltab, []string{fmt.Sprintf("%.0f%% (+%.1f%%)", 100*l.rho, 100*st.stormLoad), n, withCI(s.f, "p99_ms", s.f.P99, ms), pct(s.over100), pct(s.f.HedgeRate),
-				util(s.utilSlow) + " / " + util(s.utilMax), fmt.Sprintf("%g", s.satS), ms(s.bgP99), ms(s.bgP999), count(s.refusedC) + " / " + count(s.refusedB), secs(s.backClient) + " / " + secs(s.backAlt)})
+				util(s.utilSlow) + " / " + util(s.utilMax), fmt.Sprintf("%g", s.satS), ms(s.bgP99), ms(s.bgP999), count(s.refusedC) + " / " + count(s.refusedB), backs(s.backClient, s.backAlt, s.backTen)})
 		}
 	}
-	d.table([]string{"tenants' load (+ every slow read hedged)", "policy", "client p99 ms [95% CI]", "reads > 100 ms", "hedge rate", "alternate in the slow-down: mean / max", "s at ≥ 99%", "tenants' p99 ms", "tenants' p99.9 ms", "refused per run: client / tenants", "back (s): client / alternate"}, ltab)
+	d.table([]string{"tenants' load (+ every slow read hedged)", "policy", "client p99 ms [95% CI]", "reads > 100 ms", "hedge rate", "alternate in the slow-down: mean / max", "s at ≥ 99%", "tenants' p99 ms", "tenants' p99.9 ms", "refused per run: client / tenants", "back (s): client / alternate / tenants"}, ltab)
 
 	// The queue limit.
 	d.p("## The alternate's queue limit")
@@ -383,10 +395,10 @@ func storms(d *doc) error {
 			s     stormFig
 		}{{fmt.Sprintf("%d", st.queueLimit), figs[n]}, {"none reached", unbounded[n]}} {
 			s := c.s
-			qtab = append(qtab, []string{n, c.label, withCI(s.f, "p99_ms", s.f.P99, ms), pct(s.over100), pct(s.f.HedgeRate), withCI(s.f, "ru_multiplier", s.f.RUMultiplier, ru), util(s.utilSlow) + " / " + util(s.utilMax), count(s.queueP99), ms(s.bgP99), ms(s.bgP999), count(s.refusedC) + " / " + count(s.refusedB), secs(s.backClient) + " / " + secs(s.backAlt)})
+			qtab = append(qtab, []string{n, c.label, withCI(s.f, "p99_ms", s.f.P99, ms), pct(s.over100), pct(s.f.HedgeRate), withCI(s.f, "ru_multiplier", s.f.RUMultiplier, ru), util(s.utilSlow) + " / " + util(s.utilMax), count(s.queueP99), ms(s.bgP99), ms(s.bgP999), count(s.refusedC) + " / " + count(s.refusedB), backs(s.backClient, s.backAlt, s.backTen)})
 		}
 	}
-	d.table([]string{"policy", "queue limit", "client p99 ms [95% CI]", "reads > 100 ms", "hedge rate", "RU × [95% CI]", "alternate in the slow-down: mean / max", "queue p99", "tenants' p99 ms", "tenants' p99.9 ms", "refused per run: client / tenants", "back (s): client / alternate"}, qtab)
+	d.table([]string{"policy", "queue limit", "client p99 ms [95% CI]", "reads > 100 ms", "hedge rate", "RU × [95% CI]", "alternate in the slow-down: mean / max", "queue p99", "tenants' p99 ms", "tenants' p99.9 ms", "refused per run: client / tenants", "back (s): client / alternate / tenants"}, qtab)
 
 	// The breaker.
 	d.p("## The partition breaker on and off")
@@ -458,10 +470,10 @@ func storms(d *doc) error {
 				pool = fmt.Sprintf("%.0f", float64(n)*c.burst)
 			}
 			fleetRows = append(fleetRows, []string{fmt.Sprintf("%d", n), c.name, pool, withCI(s.f, "p99_ms", s.f.P99, ms), pct(s.over100), pct(s.f.HedgeRate),
-				util(s.utilSlow) + " / " + util(s.utilMax), fmt.Sprintf("%g", s.satS), ms(s.bgP99), count(s.refusedC) + " / " + count(s.refusedB), secs(s.backClient) + " / " + secs(s.backAlt)})
+				util(s.utilSlow) + " / " + util(s.utilMax), fmt.Sprintf("%g", s.satS), ms(s.bgP99), count(s.refusedC) + " / " + count(s.refusedB), backs(s.backClient, s.backAlt, s.backTen)})
 		}
 	}
-	d.table([]string{"instances", "policy", "fleet's tokens N × burst", "client p99 ms [95% CI]", "reads > 100 ms", "hedge rate", "alternate in the slow-down: mean / max", "s at ≥ 99%", "tenants' p99 ms", "refused per run: client / tenants", "back (s): client / alternate"}, fleetRows)
+	d.table([]string{"instances", "policy", "fleet's tokens N × burst", "client p99 ms [95% CI]", "reads > 100 ms", "hedge rate", "alternate in the slow-down: mean / max", "s at ≥ 99%", "tenants' p99 ms", "refused per run: client / tenants", "back (s): client / alternate / tenants"}, fleetRows)
 	d.img(stormScenario+" with 1000 instances: replicas", stormScenario+"-1000/replicas.png")
 	return stormAnswer(d, st, figs, levels, unbounded, off, fleet)
 }
@@ -583,7 +595,7 @@ func stormAnswer(d *doc, st stormSetup, figs map[string]stormFig, levels []storm
 	}
 	slowest, metastable := 0.0, false
 	check := func(s stormFig) {
-		for _, v := range []float64{s.backClient, s.backAlt} {
+		for _, v := range []float64{s.backClient, s.backAlt, s.backTen} {
 			if math.IsNaN(v) {
 				metastable = true
 			} else {
@@ -606,7 +618,7 @@ func stormAnswer(d *doc, st stormSetup, figs map[string]stormFig, levels []storm
 	if metastable {
 		d.p("**Recovery.** Some run did not return to its baseline band by the end of the run: see the *back (s)* columns.")
 	} else {
-		d.p("**Recovery.** Every policy at every level, fleet size and queue limit was back within %g s of the end of the slow-down, client and alternate alike (the *back (s)* columns): no metastable state. In this model nothing keeps the load up once the primary is fast again: hedges are triggered by the primary's latency alone, the slow primary has unlimited capacity, refused tenants' requests are dropped rather than retried, and a full queue of %d drains in about %s at the alternate's spare capacity at %.0f%%. A real tenant retrying its 503s, or a primary that itself queues, could sustain the overload; this notebook does not show that they would not.", slowest, st.queueLimit, time.Duration(float64(st.queueLimit)/((1-levels[len(levels)-1].rho)*st.capacity)*float64(time.Second)).Round(10*time.Millisecond), 100*levels[len(levels)-1].rho)
+		d.p("**Recovery.** Every policy at every level, fleet size and queue limit was back within %g s of the end of the slow-down — the client's p99, the alternate's utilisation and its tenants' p99 alike (the *back (s)* columns): no metastable state. In this model nothing keeps the load up once the primary is fast again: hedges are triggered by the primary's latency alone, the slow primary has unlimited capacity, refused tenants' requests are dropped rather than retried, and a full queue of %d drains in about %s at the alternate's spare capacity at %.0f%%. A real tenant retrying its 503s, or a primary that itself queues, could sustain the overload; this notebook does not show that they would not.", slowest, st.queueLimit, time.Duration(float64(st.queueLimit)/((1-levels[len(levels)-1].rho)*st.capacity)*float64(time.Second)).Round(10*time.Millisecond), 100*levels[len(levels)-1].rho)
 	}
 	d.p("**What an operator should watch.** During a primary's brownout: the alternate region's utilisation and queue, and its 503s from a full queue (the *s at ≥ 99%%* and *refused* columns: they show the storm, where the client's own p99 does not: it was never worse than without hedging here); its other tenants' p99; the fleet's hedge rate × its read rate against the alternate's spare capacity (the storm load, %.1f%% of capacity here); and, for a budget, N × burst against that spare capacity, and a windowed hedge rate that falls to the budget's ratio during the incident (the hedge-rate chart: in the second half of the slow-down `budget-5pct` hedged %s of the reads and `budget-5pct-burst1` %s, against %s for `static-50ms`), which means the budget, not the threshold, decides which reads are hedged — and that the tail is what it would be without hedging.",
 		100*st.stormLoad, pct(b5.hedgeLate), pct(b5b1.hedgeLate), pct(figs["static-50ms"].hedgeLate))

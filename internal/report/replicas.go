@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"math"
 
 	"gonum.org/v1/plot/plotter"
@@ -33,6 +34,12 @@ type ReplicaFigures struct {
 	// WindowUtilisation is the utilisation per timeline window (the
 	// policy's Timeline windows; nil without servers).
 	WindowUtilisation []float64
+	// WindowBackgroundOps and WindowBackgroundP99 are the background
+	// requests served and their p99 (ms; NaN for a window without any)
+	// per timeline window of their arrival; nil for a replica that no
+	// background source targets.
+	WindowBackgroundOps []int64
+	WindowBackgroundP99 []float64
 }
 
 type replicaJSON struct {
@@ -80,17 +87,33 @@ func hasReplicas(r *Run) bool {
 }
 
 // replicasCSV renders replicas.csv: policy, replica, start_s, end_s,
-// utilisation, one row per timeline window of every replica with servers.
+// utilisation, background_ops, background_p99_ms, one row per timeline
+// window of every replica with servers or background load (as many rows
+// as it has windows of either). Cells that do not apply are empty:
+// utilisation without servers, both background cells for a replica that
+// no background source targets, background_p99_ms for a window without
+// background requests.
 func replicasCSV(r *Run) ([]byte, error) {
-	rows := [][]string{{"policy", "replica", "start_s", "end_s", "utilisation"}}
+	rows := [][]string{{"policy", "replica", "start_s", "end_s", "utilisation", "background_ops", "background_p99_ms"}}
 	for _, p := range r.Policies {
 		for _, rep := range p.Replicas {
-			for k, u := range rep.WindowUtilisation {
+			n := max(len(rep.WindowUtilisation), len(rep.WindowBackgroundOps))
+			for k := range n {
 				start, end := float64(k), float64(k+1)
 				if k < len(p.Timeline) {
 					start, end = p.Timeline[k].StartS, p.Timeline[k].EndS
 				}
-				rows = append(rows, []string{p.Policy, rep.Replica, fmtNum(start, precS), fmtNum(end, precS), fmtNum(u, precRate)})
+				u, ops, p99 := "", "", ""
+				if k < len(rep.WindowUtilisation) {
+					u = fmtNum(rep.WindowUtilisation[k], precRate)
+				}
+				if rep.WindowBackgroundOps != nil {
+					ops, p99 = "0", ""
+					if k < len(rep.WindowBackgroundOps) {
+						ops, p99 = fmt.Sprintf("%d", rep.WindowBackgroundOps[k]), fmtNum(rep.WindowBackgroundP99[k], precMs)
+					}
+				}
+				rows = append(rows, []string{p.Policy, rep.Replica, fmtNum(start, precS), fmtNum(end, precS), u, ops, p99})
 			}
 		}
 	}

@@ -26,8 +26,13 @@ func capacityRun() *Run {
 	for i := range r.Policies {
 		p := &r.Policies[i]
 		p.Timeline = nil
-		var ne, we []float64
+		var ne, we, bp []float64
+		var bo []int64
 		for s := 0.0; s < 60; s += 5 {
+			bo, bp = append(bo, 400), append(bp, 4+s/10)
+			if s == 55 {
+				bo[len(bo)-1], bp[len(bp)-1] = 0, math.NaN() // no background in the last window
+			}
 			p.Timeline = append(p.Timeline, Window{StartS: s, EndS: s + 5, Ops: 100, P99Ms: 10})
 			ne = append(ne, 0.6)
 			u := 0.75
@@ -39,7 +44,7 @@ func capacityRun() *Run {
 		p.Replicas = []ReplicaFigures{
 			{Replica: "northeurope", Servers: 64, Utilisation: 0.6, QueueP99: 0, AttemptsServed: 1000, BackgroundP99: math.NaN(), BackgroundP999: math.NaN(), WindowUtilisation: ne},
 			{Replica: "westeurope", Servers: 8, QueueLimit: 100, Utilisation: 0.8, QueueP99: 12, RefusedClient: int64(i), BackgroundOps: 5000,
-				BackgroundP99: 4 + float64(i), BackgroundP999: 9, WindowUtilisation: we},
+				BackgroundP99: 4 + float64(i), BackgroundP999: 9, WindowUtilisation: we, WindowBackgroundOps: bo, WindowBackgroundP99: bp},
 			{Replica: "uksouth", Utilisation: math.NaN(), QueueP99: math.NaN(), BackgroundP99: math.NaN(), BackgroundP999: math.NaN()},
 		}
 	}
@@ -139,10 +144,19 @@ func TestReplicasOutput(t *testing.T) {
 		t.Errorf("uksouth (no servers, no background) %v: want nulls", uk)
 	}
 	rows := readCSV(t, filepath.Join(dir, "replicas.csv"))
-	if !reflect.DeepEqual(rows[0], []string{"policy", "replica", "start_s", "end_s", "utilisation"}) || len(rows) != 1+3*2*12 {
+	if !reflect.DeepEqual(rows[0], []string{"policy", "replica", "start_s", "end_s", "utilisation", "background_ops", "background_p99_ms"}) || len(rows) != 1+3*2*12 {
 		t.Fatalf("replicas.csv header %v, %d rows (want 72: 3 policies × 2 replicas with servers × 12 windows)", rows[0], len(rows)-1)
 	}
-	if got := rows[1+2*24+12+4]; !reflect.DeepEqual(got, []string{"static-100ms", "westeurope", "20", "25", "0.95"}) {
-		t.Errorf("row %v", got)
+	for _, c := range []struct {
+		row  int
+		want []string
+	}{
+		{1 + 2*24 + 12 + 4, []string{"static-100ms", "westeurope", "20", "25", "0.95", "400", "6"}},
+		{1 + 2*24 + 12 + 11, []string{"static-100ms", "westeurope", "55", "60", "0.75", "0", ""}}, // no background in the window
+		{1 + 2*24 + 4, []string{"static-100ms", "northeurope", "20", "25", "0.6", "", ""}},        // no background source
+	} {
+		if got := rows[c.row]; !reflect.DeepEqual(got, c.want) {
+			t.Errorf("row %d %v, want %v", c.row, got, c.want)
+		}
 	}
 }

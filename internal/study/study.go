@@ -335,13 +335,15 @@ func replicaFigures(m *simnet.Stats) []report.ReplicaFigures {
 	}
 	out := make([]report.ReplicaFigures, len(c.Replicas))
 	for i, r := range c.Replicas {
+		bgOps, bgP99 := c.WindowBackground(i, 0.99)
 		out[i] = report.ReplicaFigures{
 			Replica: r.Name, Servers: r.Servers, QueueLimit: r.QueueLimit,
 			Utilisation: c.Utilisation(i), QueueP99: c.QueueQuantile(i, 0.99),
 			RefusedClient: r.RefusedClient, RefusedBackground: r.RefusedBackground,
 			AttemptsServed: r.ClientServed, AbortedInService: r.AbortedInService, BackgroundOps: r.BackgroundOps,
 			BackgroundP99: c.BackgroundQuantileMs(i, 0.99), BackgroundP999: c.BackgroundQuantileMs(i, 0.999),
-			WindowUtilisation: c.WindowUtilisation(i, m.WindowWidth),
+			WindowUtilisation:   c.WindowUtilisation(i, m.WindowWidth),
+			WindowBackgroundOps: bgOps, WindowBackgroundP99: bgP99,
 		}
 	}
 	return out
