@@ -43,6 +43,9 @@ func (b *builder) replicaCapacity(rp fpath, r *Replica, rep *simnet.Replica) {
 	}
 }
 
+// maxBackgroundRetries bounds background.retries.
+const maxBackgroundRetries = simnet.MaxBackgroundRetries
+
 // background checks [[background]] into cfg.
 func (b *builder) background(cfg *simnet.Config, nm *names) {
 	f := b.f
@@ -71,6 +74,15 @@ func (b *builder) background(cfg *simnet.Config, nm *names) {
 		}
 		if b.n == m && f.DurationS > 0 && g.StartS >= f.DurationS {
 			b.fail(gp.key("start_s"), "must be < duration_s (%g), got %g", f.DurationS, g.StartS)
+		}
+		b.intRange(gp.key("retries"), g.Retries, 0, maxBackgroundRetries)
+		bg.Retries = min(max(g.Retries, 0), maxBackgroundRetries)
+		if g.RetryBackoffMs != nil {
+			m := b.n
+			bg.RetryBackoff = b.posDur(gp.key("retry_backoff_ms"), *g.RetryBackoffMs, time.Millisecond)
+			if b.n == m && g.Retries == 0 {
+				b.fail(gp.key("retry_backoff_ms"), "applies only with retries > 0")
+			}
 		}
 		cfg.Background = append(cfg.Background, bg)
 	}

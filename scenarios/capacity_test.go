@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"hedgelab/hedging"
 	"hedgelab/simnet"
@@ -33,6 +34,11 @@ func TestCapacityErrors(t *testing.T) {
 		{"background end before start", "rate_per_s = 100", bg + "rate_per_s = 5\nstart_s = 4\nend_s = 2", `x.toml:37: background.0.end_s: must be > start_s (4), got 2`},
 		{"background end after the run", "rate_per_s = 100", bg + "rate_per_s = 5\nend_s = 11", `x.toml:36: background.0.end_s: must be <= duration_s (10), got 11`},
 		{"background unknown key", "rate_per_s = 100", bg + "rate = 5", `x.toml:35: background.0.rate: unknown field`},
+		{"background retries negative", "rate_per_s = 100", bg + "rate_per_s = 5\nretries = -1", `x.toml:36: background.0.retries: must be between 0 and 10, got -1`},
+		{"background retries too many", "rate_per_s = 100", bg + "rate_per_s = 5\nretries = 11", `x.toml:36: background.0.retries: must be between 0 and 10, got 11`},
+		{"background retries not an integer", "rate_per_s = 100", bg + "rate_per_s = 5\nretries = 1.5", `x.toml:36: background.0.retries: must be an integer, written without a decimal point or exponent (2, not 2.0)`},
+		{"background backoff zero", "rate_per_s = 100", bg + "rate_per_s = 5\nretries = 2\nretry_backoff_ms = 0", `x.toml:37: background.0.retry_backoff_ms: must be > 0, got 0`},
+		{"background backoff without retries", "rate_per_s = 100", bg + "rate_per_s = 5\nretry_backoff_ms = 50", `x.toml:36: background.0.retry_backoff_ms: applies only with retries > 0`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := string(base)
@@ -54,7 +60,7 @@ func TestCapacityKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := strings.Replace(string(base), "servers = 4", "servers = 4\nqueue_limit = 20\noverflow_status = \"429/3200\"\ncancel = \"in_service\"", 1)
-	src = strings.Replace(src, "rate_per_s = 100", "rate_per_s = 100\n[[background]]\ntarget = \"West US\"\nrate_per_s = 50\nstart_s = 2\nend_s = 8\n[[background]]\ntarget = \"eastus\"\nrate_per_s = 5\nservice = { family = \"constant\", value_ms = 1.0 }", 1)
+	src = strings.Replace(src, "rate_per_s = 100", "rate_per_s = 100\n[[background]]\ntarget = \"West US\"\nrate_per_s = 50\nstart_s = 2\nend_s = 8\n[[background]]\ntarget = \"eastus\"\nrate_per_s = 5\nservice = { family = \"constant\", value_ms = 1.0 }\nretries = 3\nretry_backoff_ms = 250", 1)
 	s, err := Parse("x.toml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +82,9 @@ func TestCapacityKeys(t *testing.T) {
 	b0, b1 := cfg.Background[0], cfg.Background[1]
 	if b0.Target != "West US" || b0.RatePerSec != 50 || b0.Start.Seconds() != 2 || b0.End.Seconds() != 8 || b0.Service != nil {
 		t.Errorf("background 0: %+v", b0)
+	}
+	if b0.Retries != 0 || b0.RetryBackoff != 0 || b1.Retries != 3 || b1.RetryBackoff != 250*time.Millisecond {
+		t.Errorf("background retries: %d / %v, %d / %v; want 0 / 0, 3 / 250ms", b0.Retries, b0.RetryBackoff, b1.Retries, b1.RetryBackoff)
 	}
 	if b1.Target != "eastus" || b1.End != 0 || b1.Service == nil || b1.Service.Mean() != 1 {
 		t.Errorf("background 1: %+v", b1)

@@ -105,6 +105,12 @@ type Background struct {
 	Service  *dist.Spec `toml:"service"`    // service time (ms); absent = the replica's service
 	StartS   float64    `toml:"start_s"`    // s, >= 0
 	EndS     *float64   `toml:"end_s"`      // s, > start_s and <= duration_s; absent = the run's end
+	// Retries is how many times a request refused by a full queue is
+	// retried, 0..10 (default 0: dropped).
+	Retries int `toml:"retries"`
+	// RetryBackoffMs is the first retry's mean backoff (ms), > 0; absent
+	// = 100; only with retries > 0.
+	RetryBackoffMs *float64 `toml:"retry_backoff_ms"`
 }
 
 // Network is the [network] table.

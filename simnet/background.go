@@ -24,12 +24,11 @@ import (
 // the same background arrivals and service times (service draws are keyed
 // by the request's arrival time). Background requests queue FIFO with the
 // client's attempts and count against Replica.QueueLimit (a refused one is
-// counted and dropped). Their service time is Service (Replica.Default
+// counted and dropped, or retried up to Retries times). Their service time is Service (Replica.Default
 // when nil), slowed by the replica's episodes (Factor, AddMs, with the
 // episode's Fraction) but not failed by episodes' FailRate or by fault
-// rules, and charged no RU. Their latency is queue wait + service,
-// recorded over the run and by timeline window of arrival
-// (ReplicaStats.BackgroundWindows).
+// rules, and charged no RU. Their latency is queue wait + service, recorded over the run
+// and by timeline window of arrival (ReplicaStats.BackgroundWindows).
 type Background struct {
 	// Target is a replica name, or a physical region (every replica in it,
 	// each with the full rate).
@@ -40,13 +39,37 @@ type Background struct {
 	Service dist.Sampler
 	// Start and End bound the arrivals; End 0 = the end of the client's
 	// arrivals (Config.Duration, or when MaxOps is reached). Arrivals also
-	// stop when the client's stop.
+	// stop when the client's stop (retries of earlier arrivals do not).
 	Start, End time.Duration
+	// Retries is how many times a request refused by a full queue is
+	// retried, 0..MaxBackgroundRetries (0: a refused request is dropped).
+	// The k-th retry (k = 1..Retries) arrives RetryBackoff × 2^(k−1) × u
+	// after the refusal, u uniform in [0.5, 1.5) drawn from the source's
+	// own draws keyed by the request's first arrival and k (so the client's
+	// draws, and every other background draw, are unchanged). A retried
+	// request keeps its first arrival time: its latency, when served,
+	// runs from it, it is counted in that arrival's timeline window, and
+	// its service time is the one its first try would have had.
+	Retries int
+	// RetryBackoff is the first retry's mean backoff; 0 = 100 ms. Used
+	// only with Retries > 0.
+	RetryBackoff time.Duration
 }
 
+// MaxBackgroundRetries bounds Background.Retries.
+const MaxBackgroundRetries = 10
+
+// DefaultBackgroundRetryBackoff is Background.RetryBackoff's default.
+const DefaultBackgroundRetryBackoff = 100 * time.Millisecond
+
 // evBackground is a background arrival; event.id is the stream. (Kept
-// apart from heap.go's kinds.)
-const evBackground evKind = 64
+// apart from heap.go's kinds.) evBackgroundRetry is a retry of a refused
+// background request: event.id is the stream, gen and aseq hold its first
+// arrival (as bgQueued), sub the retry's number, 1..Retries.
+const (
+	evBackground      evKind = 64
+	evBackgroundRetry evKind = 65
+)
 
 // purposeBackground keys background service draws.
 const purposeBackground uint64 = 0xb6
@@ -58,8 +81,12 @@ type bgStream struct {
 	svc  dist.Sampler
 	// start and end bound the arrivals.
 	start, end time.Duration
-	pcg        rand.PCG
-	rng        *rand.Rand
+	// retries and backoff are Background.Retries and RetryBackoff (its
+	// default applied).
+	retries int
+	backoff time.Duration
+	pcg     rand.PCG
+	rng     *rand.Rand
 }
 
 // initBackground builds the run's background streams and queues their
@@ -87,7 +114,11 @@ func (s *sim) initBackground() {
 			if st := s.reps[ri].capr.st; st.BackgroundWindows == nil {
 				st.BackgroundWindows = []*hdr.Histogram{}
 			}
-			bs := bgStream{rep: int32(ri), rate: b.RatePerSec, svc: svc, start: b.Start, end: end}
+			backoff := b.RetryBackoff
+			if backoff <= 0 {
+				backoff = DefaultBackgroundRetryBackoff
+			}
+			bs := bgStream{rep: int32(ri), rate: b.RatePerSec, svc: svc, start: b.Start, end: end, retries: b.Retries, backoff: backoff}
 			bs.pcg.Seed(s.seed, key(purposeBackground, uint64(i), uint64(ri), 0))
 			s.capa.bg = append(s.capa.bg, bs)
 		}
@@ -113,28 +144,62 @@ func (s *sim) backgroundArrive(ev event) {
 	if next := s.now + b.gap(); next < b.end && s.acceptingArrivals(next) {
 		s.q.push(event{at: next, kind: evBackground, id: ev.id})
 	}
+	s.bgAdmit(ev.id, s.now, 0)
+}
+
+// backgroundRetry handles a retry of a refused background request.
+func (s *sim) backgroundRetry(ev event) {
+	id, first := bgArrival(queued{op: -1 - ev.id, gen: ev.gen, aseq: ev.aseq})
+	s.bgAdmit(id, first, int(ev.sub))
+}
+
+// bgAdmit admits, queues or refuses at its replica try number try (0 =
+// the first, k = the k-th retry) of a background request of stream id
+// that first arrived at first.
+func (s *sim) bgAdmit(id int32, first time.Duration, try int) {
+	b := &s.capa.bg[id]
 	rep := &s.reps[b.rep]
 	s.capArrive(rep)
 	if rep.servers == 0 {
-		s.bgServe(ev.id, rep, -1, s.now)
+		s.bgServe(id, rep, -1, first)
 		return
 	}
 	if s.wouldQueue(rep) {
 		if s.queueFull(rep) {
-			rep.capr.st.RefusedBackground++
+			s.bgRefused(id, rep, first, try)
 			return
 		}
-		rep.queue = append(rep.queue, bgQueued(ev.id, s.now))
+		rep.queue = append(rep.queue, bgQueued(id, first))
 		s.capQueued(rep, 0, nil)
 		s.scheduleWake(b.rep, rep)
 		return
 	}
 	for k := range rep.busy {
 		if rep.busy[k] <= s.now {
-			s.bgServe(ev.id, rep, k, s.now)
+			s.bgServe(id, rep, k, first)
 			return
 		}
 	}
+}
+
+// bgRefused counts a refused try of a background request and schedules
+// its next retry, or counts it as given up after its last.
+func (s *sim) bgRefused(id int32, rep *replicaRT, first time.Duration, try int) {
+	b := &s.capa.bg[id]
+	rs := rep.capr.st
+	rs.RefusedBackground++
+	if b.retries == 0 {
+		return
+	}
+	if try >= b.retries {
+		rs.BackgroundGaveUp++
+		return
+	}
+	rs.BackgroundRetries++
+	u := s.draw(purposeBackground, uint64(id), uint64(first), uint64(2+try)).Float64()
+	wait := min(time.Duration(float64(b.backoff)*float64(uint64(1)<<try)*(0.5+u)), MaxDelay)
+	q := bgQueued(id, first)
+	s.q.push(event{at: s.now + wait, kind: evBackgroundRetry, id: id, gen: q.gen, aseq: q.aseq, sub: uint8(try + 1)})
 }
 
 // bgQueued is the queue entry of a background request of stream id that

@@ -104,8 +104,12 @@ type ReplicaStats struct {
 	// digits); nil when Servers is 0.
 	QueueLen *hdr.Histogram
 	// RefusedClient and RefusedBackground count requests refused by a full
-	// queue.
+	// queue (RefusedBackground every refused try, retries included).
 	RefusedClient, RefusedBackground int64
+	// BackgroundRetries counts the retries issued by background sources
+	// with Retries > 0; BackgroundGaveUp their requests refused on every
+	// try (after their last retry). Both are 0 without retries.
+	BackgroundRetries, BackgroundGaveUp int64
 	// ClientServed counts client attempts that started service;
 	// AbortedInService those of them aborted in service by a cancellation
 	// (CancelInService).
@@ -250,6 +254,8 @@ func (c *CapacityStats) merge(o *CapacityStats) *CapacityStats {
 		}
 		r.RefusedClient += x.RefusedClient
 		r.RefusedBackground += x.RefusedBackground
+		r.BackgroundRetries += x.BackgroundRetries
+		r.BackgroundGaveUp += x.BackgroundGaveUp
 		r.ClientServed += x.ClientServed
 		r.AbortedInService += x.AbortedInService
 		r.BackgroundOps += x.BackgroundOps
@@ -308,7 +314,10 @@ func (c *Config) validateCapacity() error {
 			return fmt.Errorf("simnet: Background[%d]: Start must be >= 0", i)
 		case b.End != 0 && b.End <= b.Start:
 			return fmt.Errorf("simnet: Background[%d]: End must be 0 or > Start", i)
-
+		case b.Retries < 0 || b.Retries > MaxBackgroundRetries:
+			return fmt.Errorf("simnet: Background[%d]: Retries must be 0..%d", i, MaxBackgroundRetries)
+		case b.RetryBackoff < 0:
+			return fmt.Errorf("simnet: Background[%d]: RetryBackoff must be >= 0", i)
 		}
 	}
 	return nil

@@ -308,3 +308,72 @@ func TestBackgroundWindows(t *testing.T) {
 		t.Errorf("windows hold %d requests, run %d (want ~200)", sum, c.Replicas[1].BackgroundOps)
 	}
 }
+
+// retryScenario: backgroundScenario's replica b with one server and a
+// queue of one, loaded only by a background source of svcMs requests at
+// rate per second, retrying refused ones retries times.
+func retryScenario(t *testing.T, rate, svcMs float64, retries int) *simnet.Config {
+	cfg := backgroundScenario(t, 0)
+	cfg.Duration = 10 * time.Second
+	cfg.Replicas[1].Servers, cfg.Replicas[1].QueueLimit = 1, 1
+	cfg.Background = []simnet.Background{{Target: "b", RatePerSec: rate, Service: constant(t, svcMs), Retries: retries}}
+	return cfg
+}
+
+// Retry counts are exact when every try is refused: the first request
+// holds the only server for 1000 s and the second the only queue slot, so
+// each later one is refused 1 + retries times, retried retries times and
+// gives up once.
+func TestBackgroundRetriesExact(t *testing.T) {
+	var base simnet.ReplicaStats
+	for _, retries := range []int{0, 3} {
+		st, err := simnet.Run(retryScenario(t, 10, 1e6, retries), disabledPolicy(), 0, simnet.RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := st.Capacity.Replicas[1]
+		if retries == 0 {
+			base = b
+			if b.RefusedBackground < 50 || b.BackgroundRetries != 0 || b.BackgroundGaveUp != 0 {
+				t.Fatalf("no retries: refused %d, retries %d, gave up %d", b.RefusedBackground, b.BackgroundRetries, b.BackgroundGaveUp)
+			}
+			continue
+		}
+		n := base.RefusedBackground // requests after the first two
+		if b.RefusedBackground != 4*n || b.BackgroundRetries != 3*n || b.BackgroundGaveUp != n || b.BackgroundOps != base.BackgroundOps {
+			t.Errorf("3 retries: refused %d (want %d), retries %d (want %d), gave up %d (want %d), served %d (want %d)",
+				b.RefusedBackground, 4*n, b.BackgroundRetries, 3*n, b.BackgroundGaveUp, n, b.BackgroundOps, base.BackgroundOps)
+		}
+	}
+}
+
+// Under overload with short service some retries succeed: every arrival
+// is served or gives up, retried requests are served later than their
+// first arrival (latency includes the backoff), and the client's
+// operations (at another replica) are unchanged.
+func TestBackgroundRetriesServe(t *testing.T) {
+	base, err := simnet.Run(retryScenario(t, 40, 50, 0), disabledPolicy(), 0, simnet.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := simnet.Run(retryScenario(t, 40, 50, 3), disabledPolicy(), 0, simnet.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b0, b := base.Capacity.Replicas[1], st.Capacity.Replicas[1]
+	arrivals := b0.BackgroundOps + b0.RefusedBackground
+	if b.BackgroundOps+b.BackgroundGaveUp != arrivals || b.BackgroundOps <= b0.BackgroundOps || b.BackgroundRetries == 0 {
+		t.Errorf("served %d + gave up %d, want %d arrivals; served %d without retries, %d retries", b.BackgroundOps, b.BackgroundGaveUp, arrivals, b0.BackgroundOps, b.BackgroundRetries)
+	}
+	if b.RefusedBackground != b.BackgroundRetries+b.BackgroundGaveUp {
+		t.Errorf("refused %d tries, want retries %d + gave up %d", b.RefusedBackground, b.BackgroundRetries, b.BackgroundGaveUp)
+	}
+	// Without retries a request waits at most one 50 ms service in the
+	// queue; a retried one also waits out its backoff (>= 50 ms).
+	if b0.BackgroundLatency.Max() > 101_000 || b.BackgroundLatency.Max() < 102_000 {
+		t.Errorf("longest background latency %d µs without retries (want <= 100 ms), %d µs with (want > 100 ms)", b0.BackgroundLatency.Max(), b.BackgroundLatency.Max())
+	}
+	if st.Latency.Mean() != base.Latency.Mean() || st.Ops != base.Ops {
+		t.Errorf("retries changed the client's operations")
+	}
+}

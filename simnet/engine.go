@@ -122,6 +122,8 @@ func (s *sim) run(done <-chan struct{}) bool {
 			s.drain(ev.id)
 		case evBackground:
 			s.backgroundArrive(ev)
+		case evBackgroundRetry:
+			s.backgroundRetry(ev)
 		}
 	}
 	s.stats.End = max(s.now, s.deadEnd)

@@ -36,6 +36,20 @@ const stormTarget = 0.90
 // level.
 var stormSweepPolicies = []string{"disabled", "static-50ms", "budget-5pct", "budget-5pct-burst1", "budget-20pct-burst1"}
 
+// stormRetryPolicies are the scenario's policies run with retrying
+// tenants: no hedging, unbudgeted, and the sized budget.
+var stormRetryPolicies = []string{"disabled", "static-50ms", "budget-5pct-burst1"}
+
+// stormRetries is how many times the retrying tenants retry a refused
+// request.
+const stormRetries = 3
+
+// retrySpan is the longest time from a first refusal to the last of n
+// retries: the sum of their longest backoffs (1.5 × the mean).
+func retrySpan(n int) time.Duration {
+	return time.Duration(1.5 * float64(simnet.DefaultBackgroundRetryBackoff) * float64(uint64(1)<<n-1))
+}
+
 // stormBreakerPolicies are the scenario's policies run with the breaker off.
 var stormBreakerPolicies = []string{"static-50ms", "p99-dynamic", "budget-5pct", "budget-5pct-burst1"}
 
@@ -109,8 +123,12 @@ type stormFig struct {
 	utilRun, utilSlow, utilMax, satS float64
 	queueP99, bgP99, bgP999          float64
 	// refusedC and refusedB are the alternate's refusals per run (client
-	// attempts, background requests); trips the breaker trips per run.
-	refusedC, refusedB, trips float64
+	// attempts, background tries); trips the breaker trips per run;
+	// retries and gaveUp the tenants' retries and requests refused on
+	// every try per run (0 unless they retry).
+	refusedC, refusedB, trips, retries, gaveUp float64
+	// bgOps is the tenants' requests served per run.
+	bgOps float64
 	// backClient, backAlt and backTen are the seconds from the end of the
 	// slow-down to the end of the first window from which every later
 	// window is back in the baseline band (see recovered) for the client's
@@ -158,6 +176,7 @@ func stormFigures(r *run, policy string) stormFig {
 	rf := f.Replicas[alt]
 	out.utilRun, out.queueP99, out.bgP99, out.bgP999 = rf.Utilisation, rf.QueueP99, rf.BackgroundP99, rf.BackgroundP999
 	out.refusedC, out.refusedB = float64(rf.RefusedClient)/reps, float64(rf.RefusedBackground)/reps
+	out.retries, out.gaveUp, out.bgOps = float64(rf.BackgroundRetries)/reps, float64(rf.BackgroundGaveUp)/reps, float64(rf.BackgroundOps)/reps
 	n := 0
 	for i, u := range rf.WindowUtilisation {
 		from := time.Duration(i) * w
@@ -315,7 +334,7 @@ func storms(d *doc) error {
 	d.p("A fleet of %d instances (each its own `hedging.Client`: its own threshold state, breaker and budget) reads %g times a second in total from a primary with unlimited capacity; from %gs to %gs %.0f%% of the primary's reads take %g ms longer. The alternate, %g ms away, has %d servers with a lognormal service time of mean %.3f ms, so a capacity of %.0f reads/s, a queue of at most %d (refused beyond it with a 503), and %.0f reads/s of its own tenants (utilisation %.0f%% before any hedge). Hedging every slow read would add %.0f%% × %g = %.0f reads/s, **%.1f%% of its capacity**: %.0f%% + %.1f%% is over 100%%.",
 		st.instances, st.rate, st.start.Seconds(), st.end.Seconds(), 100*st.fraction, st.slowAddMs, st.alternateRTT, st.servers, st.meanMs, st.capacity,
 		st.queueLimit, st.background, 100*rhoMain, 100*st.fraction, st.rate, st.fraction*st.rate, 100*st.stormLoad, 100*rhoMain, 100*st.stormLoad)
-	d.p("**Modelling shortcuts, and the figures they bear on.** The tenants' requests are dropped when refused, not retried, and have no deadline: real tenants retrying their 503s would add load, so the *refused* counts, the tenants' latencies and the recovery times are lower bounds on the harm. Cancellation mode `queued`: a losing hedge already in service runs to completion and is charged, in the RU multiplier and the utilisation. One alternate region: every hedge lands on it. The slow primary has unlimited capacity: slow reads cost it nothing, hedges are triggered by its latency alone, and no queue of its own can delay the recovery. The tenants' p99 and p99.9 in the tables are over the whole run (%.0f%% of it is the slow-down), pooled over the replications, with no interval; their recovery is judged on their p99 per %g s window of arrival (2 significant digits, pooled over the replications).", 100*(st.end-st.start).Seconds()/st.durationS, st.windowS)
+	d.p("**Modelling shortcuts, and the figures they bear on.** Except in the section *Tenants that retry*, the tenants' requests are dropped when refused, not retried; they never have a deadline. Real tenants retrying their 503s add load (that section measures it), so elsewhere the *refused* counts, the tenants' latencies and the recovery times are lower bounds on the harm. Cancellation mode `queued`: a losing hedge already in service runs to completion and is charged, in the RU multiplier and the utilisation. One alternate region: every hedge lands on it. The slow primary has unlimited capacity: slow reads cost it nothing, hedges are triggered by its latency alone, and no queue of its own can delay the recovery. The tenants' p99 and p99.9 in the tables are over the whole run (%.0f%% of it is the slow-down), pooled over the replications, with no interval; their recovery is judged on their p99 per %g s window of arrival (2 significant digits, pooled over the replications).", 100*(st.end-st.start).Seconds()/st.durationS, st.windowS)
 	d.p("**Method.** Every policy runs on the same seeded arrivals, background load and service times (common random numbers), %s of %g s each. Client figures: p99 and p99.9 over the run with 95%% confidence intervals over the replications; the p99 of the operations started during the slow-down (timeline windows pooled, 2 significant digits); the share of reads slower than 100 ms; hedge rate; RU multiplier. Alternate figures: utilisation over the run, and the mean and the largest of its %g s windows during the slow-down; the seconds of the slow-down spent in windows at ≥ 99%%; the queue length p99; the tenants' (background) p99 and p99.9; refusals per run; partition-breaker trips per run. **Recovery**: the baseline of a figure is its largest window before the slow-down; a figure is back when every window from some window on is within the band (client windowed p99 ≤ 1.1 × baseline; alternate window utilisation ≤ baseline + 2 points; tenants' p99 by window of arrival ≤ 1.1 × baseline), and *back (s)* is the time from the end of the slow-down to the end of the first such window: %g s, one window, is the shortest the windows can show; \"not by the end\" would mean still degraded %g s after the slow-down, a metastable state.",
 		report.Replications(main.reps), st.durationS, st.windowS, st.windowS, st.durationS-st.end.Seconds())
 
@@ -335,7 +354,7 @@ func storms(d *doc) error {
 	}
 	d.p("The client's figures:")
 	d.table(stormClientHeader, ctab)
-	d.p("The alternate's, and its tenants' (the collateral damage; the tenants' percentiles are over the whole run, pooled over the replications; a refused tenant's request is dropped, not retried, so the refusals are a lower bound on the harm):")
+	d.p("The alternate's, and its tenants' (the collateral damage; the tenants' percentiles are over the whole run, pooled over the replications; a refused tenant's request is dropped, not retried, so the refusals are a lower bound on the harm; *Tenants that retry*, below, retries them):")
 	d.table(stormAltHeader, atab)
 	d.img(stormScenario+" replicas", sub+"/replicas.png")
 	d.img(stormScenario+" timeline", sub+"/timeline.png")
@@ -475,7 +494,70 @@ func storms(d *doc) error {
 	}
 	d.table([]string{"instances", "policy", "fleet's tokens N × burst", "client p99 ms [95% CI]", "reads > 100 ms", "hedge rate", "alternate in the slow-down: mean / max", "s at ≥ 99%", "tenants' p99 ms", "refused per run: client / tenants", "back (s): client / alternate / tenants"}, fleetRows)
 	d.img(stormScenario+" with 1000 instances: replicas", stormScenario+"-1000/replicas.png")
-	return stormAnswer(d, st, figs, levels, unbounded, off, fleet)
+
+	// Tenants that retry.
+	retry, err := stormRetrySection(d, st, figs)
+	if err != nil {
+		return err
+	}
+	return stormAnswer(d, st, figs, levels, unbounded, off, fleet, retry)
+}
+
+// stormRetrySection runs the storm at the scenario's level with tenants
+// that retry their refused requests and writes its section; it returns
+// the figures by policy.
+func stormRetrySection(d *doc, st stormSetup, figs map[string]stormFig) (map[string]stormFig, error) {
+	rho := st.background / st.capacity
+	d.p("## Tenants that retry")
+	d.p("The storm above with the alternate's tenants at %.0f%% retrying a request refused by its full queue up to %d times (`background.0.retries` = %d; the i-th retry %g ms × 2^(i−1) after the refusal, jittered ×0.5–1.5, then it gives up), as a client retrying its 503s would: refused load comes back, into the same full queue. A retried request's latency runs from its first try, backoffs included, and counts in the window of its first arrival; *refused* counts every refused try. The first rows of each policy are the tables above (refused tenants' requests dropped).",
+		100*rho, stormRetries, stormRetries, simnet.DefaultBackgroundRetryBackoff.Seconds()*1000)
+	pols, err := own(stormScenario, stormRetryPolicies...)
+	if err != nil {
+		return nil, err
+	}
+	r, err := d.simulate(stormScenario, pols, param{"background.0.retries", stormRetries})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]stormFig{}
+	var rows [][]string
+	for _, n := range stormRetryPolicies {
+		out[n] = stormFigures(r, n)
+		for _, c := range []struct {
+			label string
+			s     stormFig
+		}{{"dropped", figs[n]}, {fmt.Sprintf("%d retries", stormRetries), out[n]}} {
+			s := c.s
+			rows = append(rows, []string{n, c.label, withCI(s.f, "p99_ms", s.f.P99, ms), pct(s.over100), util(s.utilSlow) + " / " + util(s.utilMax), fmt.Sprintf("%g", s.satS),
+				ms(s.bgP99), ms(s.bgP999), count(s.refusedC) + " / " + count(s.refusedB), count(s.retries) + " / " + count(s.gaveUp), backs(s.backClient, s.backAlt, s.backTen)})
+		}
+	}
+	d.table([]string{"policy", "tenants' refused requests", "client p99 ms [95% CI]", "reads > 100 ms", "alternate in the slow-down: mean / max", "s at ≥ 99%", "tenants' p99 ms", "tenants' p99.9 ms", "refused tries per run: client / tenants", "tenants' retries / gave up per run", "back (s): client / alternate / tenants"}, rows)
+	// What the table shows, from its figures.
+	s, b := out["static-50ms"], out["budget-5pct-burst1"]
+	var back []string
+	worst := 0.0
+	stuck := false
+	for _, n := range stormRetryPolicies {
+		x := out[n]
+		for _, v := range []float64{x.backClient, x.backAlt, x.backTen} {
+			if math.IsNaN(v) {
+				stuck = true
+			} else {
+				worst = max(worst, v)
+			}
+		}
+		back = append(back, fmt.Sprintf("`%s` %s s", n, backs(x.backClient, x.backAlt, x.backTen)))
+	}
+	verdict := fmt.Sprintf("No metastable state: with retrying tenants every policy was back within %g s of the end of the slow-down (client / alternate / tenants: %s), well within a minute.", worst, joinAnd(back, ""))
+	if stuck || worst > 60 {
+		verdict = fmt.Sprintf("The retries sustained the overload: back (s) client / alternate / tenants: %s; a figure not back within a minute of the slow-down's end is a metastable state in this model.", joinAnd(back, ""))
+	}
+	s0 := figs["static-50ms"]
+	d.p("%s During the slow-down the retries deepen the harm instead: unbudgeted `static-50ms` kept the alternate at ≥ 99%% for %g s either way, but its tenants retried %s times per run and %s requests per run still gave up after %d retries (against %s dropped without retries); the refused tries rose from %s to %s per run and the client's refused hedges from %s to %s (the retries take the queue's freed slots, client p99 %s → %s ms); the tenants' p99 went from %s to %s ms and their p99.9 from %s to %s ms, backoffs included. The sized budget (`budget-5pct-burst1`) left nothing to retry: %s retries per run, the tenants' p99 %s ms. The retries come back within about %s of a refusal (the sum of the longest backoffs), so once the queue has drained they find room: they do not outlive the storm here.",
+		verdict, s.satS, count(s.retries), count(s.gaveUp), stormRetries, count(s0.refusedB), count(s0.refusedB), count(s.refusedB), count(s0.refusedC), count(s.refusedC), ms(s0.f.P99), ms(s.f.P99),
+		ms(s0.bgP99), ms(s.bgP99), ms(s0.bgP999), ms(s.bgP999), count(b.retries), ms(b.bgP99), retrySpan(stormRetries))
+	return out, nil
 }
 
 // stormLevel is one background level's figures by policy.
@@ -519,8 +601,9 @@ func joinPct(xs []float64) string {
 // stormAnswer writes the notebook's answer from its tables: figs is the
 // storm at the scenario's level, levels the background sweep, unbounded
 // the storm without a reachable queue limit, off the run with the breaker
-// off, fleet the fleet-size runs keyed "N policy".
-func stormAnswer(d *doc, st stormSetup, figs map[string]stormFig, levels []stormLevel, unbounded map[string]stormFig, off *run, fleet map[string]stormFig) error {
+// off, fleet the fleet-size runs keyed "N policy", retry the storm with
+// retrying tenants.
+func stormAnswer(d *doc, st stormSetup, figs map[string]stormFig, levels []stormLevel, unbounded map[string]stormFig, off *run, fleet, retry map[string]stormFig) error {
 	d.p("## Answer")
 	// The recommendation in one paragraph, each number from the sections
 	// below.
@@ -608,7 +691,7 @@ func stormAnswer(d *doc, st stormSetup, figs map[string]stormFig, levels []storm
 			check(s)
 		}
 	}
-	for _, m := range []map[string]stormFig{fleet, unbounded} {
+	for _, m := range []map[string]stormFig{fleet, unbounded, retry} {
 		for _, s := range m {
 			check(s)
 		}
@@ -618,7 +701,10 @@ func stormAnswer(d *doc, st stormSetup, figs map[string]stormFig, levels []storm
 	if metastable {
 		d.p("**Recovery.** Some run did not return to its baseline band by the end of the run: see the *back (s)* columns.")
 	} else {
-		d.p("**Recovery.** Every policy at every level, fleet size and queue limit was back within %g s of the end of the slow-down — the client's p99, the alternate's utilisation and its tenants' p99 alike (the *back (s)* columns): no metastable state. In this model nothing keeps the load up once the primary is fast again: hedges are triggered by the primary's latency alone, the slow primary has unlimited capacity, refused tenants' requests are dropped rather than retried, and a full queue of %d drains in about %s at the alternate's spare capacity at %.0f%%. A real tenant retrying its 503s, or a primary that itself queues, could sustain the overload; this notebook does not show that they would not.", slowest, st.queueLimit, time.Duration(float64(st.queueLimit)/((1-levels[len(levels)-1].rho)*st.capacity)*float64(time.Second)).Round(10*time.Millisecond), 100*levels[len(levels)-1].rho)
+		rs, r0 := retry["static-50ms"], figs["static-50ms"]
+		d.p("**Recovery.** Every policy at every level, fleet size and queue limit, and with tenants retrying their 503s, was back within %g s of the end of the slow-down — the client's p99, the alternate's utilisation and its tenants' p99 alike (the *back (s)* columns): no metastable state. In this model nothing keeps the load up once the primary is fast again: hedges are triggered by the primary's latency alone, the slow primary has unlimited capacity, and a full queue of %d drains in about %s at the alternate's spare capacity at %.0f%%. Tenants retrying up to %d times multiplied the refused tries %.0f-fold during the storm (`static-50ms`), but their retries return within about %s of a refusal and then find room. Tenants that retry for longer, load that with its retries exceeds the alternate's capacity without any hedge, or a primary that itself queues could still sustain an overload; those are not simulated.",
+			slowest, st.queueLimit, time.Duration(float64(st.queueLimit)/((1-levels[len(levels)-1].rho)*st.capacity)*float64(time.Second)).Round(10*time.Millisecond), 100*levels[len(levels)-1].rho,
+			stormRetries, rs.refusedB/max(r0.refusedB, 1), retrySpan(stormRetries))
 	}
 	d.p("**What an operator should watch.** During a primary's brownout: the alternate region's utilisation and queue, and its 503s from a full queue (the *s at ≥ 99%%* and *refused* columns: they show the storm, where the client's own p99 does not: it was never worse than without hedging here); its other tenants' p99; the fleet's hedge rate × its read rate against the alternate's spare capacity (the storm load, %.1f%% of capacity here); and, for a budget, N × burst against that spare capacity, and a windowed hedge rate that falls to the budget's ratio during the incident (the hedge-rate chart: in the second half of the slow-down `budget-5pct` hedged %s of the reads and `budget-5pct-burst1` %s, against %s for `static-50ms`), which means the budget, not the threshold, decides which reads are hedged — and that the tail is what it would be without hedging.",
 		100*st.stormLoad, pct(b5.hedgeLate), pct(b5b1.hedgeLate), pct(figs["static-50ms"].hedgeLate))

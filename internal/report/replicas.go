@@ -28,6 +28,10 @@ type ReplicaFigures struct {
 	// AbortedInService those aborted by a cancellation; BackgroundOps the
 	// background requests served.
 	RefusedClient, RefusedBackground, AttemptsServed, AbortedInService, BackgroundOps int64
+	// BackgroundRetries counts the retries of refused background requests
+	// (sources with retries); BackgroundGaveUp those requests refused on
+	// every try. Both are written to summary.json only when not 0.
+	BackgroundRetries, BackgroundGaveUp int64
 	// BackgroundP99 and BackgroundP999 are the background requests'
 	// latency percentiles in ms (NaN without background).
 	BackgroundP99, BackgroundP999 float64
@@ -53,6 +57,8 @@ type replicaJSON struct {
 	AttemptsServed    int64  `json:"attempts_served"`
 	AbortedInService  int64  `json:"aborted_in_service"`
 	BackgroundOps     int64  `json:"background_ops"`
+	BackgroundRetries int64  `json:"background_retries,omitempty"`
+	BackgroundGaveUp  int64  `json:"background_gave_up,omitempty"`
 	BackgroundP99     num    `json:"background_p99_ms"`
 	BackgroundP999    num    `json:"background_p999_ms"`
 }
@@ -68,6 +74,7 @@ func replicasJSON(rs []ReplicaFigures) []replicaJSON {
 			Utilisation: num{r.Utilisation, precRate}, QueueP99: num{r.QueueP99, precS},
 			RefusedClient: r.RefusedClient, RefusedBackground: r.RefusedBackground,
 			AttemptsServed: r.AttemptsServed, AbortedInService: r.AbortedInService, BackgroundOps: r.BackgroundOps,
+			BackgroundRetries: r.BackgroundRetries, BackgroundGaveUp: r.BackgroundGaveUp,
 			BackgroundP99: num{r.BackgroundP99, precMs}, BackgroundP999: num{r.BackgroundP999, precMs},
 		})
 	}

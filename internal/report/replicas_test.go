@@ -43,7 +43,7 @@ func capacityRun() *Run {
 		}
 		p.Replicas = []ReplicaFigures{
 			{Replica: "northeurope", Servers: 64, Utilisation: 0.6, QueueP99: 0, AttemptsServed: 1000, BackgroundP99: math.NaN(), BackgroundP999: math.NaN(), WindowUtilisation: ne},
-			{Replica: "westeurope", Servers: 8, QueueLimit: 100, Utilisation: 0.8, QueueP99: 12, RefusedClient: int64(i), BackgroundOps: 5000,
+			{Replica: "westeurope", Servers: 8, QueueLimit: 100, Utilisation: 0.8, QueueP99: 12, RefusedClient: int64(i), BackgroundOps: 5000, BackgroundRetries: 3 * int64(i), BackgroundGaveUp: int64(i),
 				BackgroundP99: 4 + float64(i), BackgroundP999: 9, WindowUtilisation: we, WindowBackgroundOps: bo, WindowBackgroundP99: bp},
 			{Replica: "uksouth", Utilisation: math.NaN(), QueueP99: math.NaN(), BackgroundP99: math.NaN(), BackgroundP999: math.NaN()},
 		}
@@ -139,6 +139,12 @@ func TestReplicasOutput(t *testing.T) {
 	if we["replica"] != "westeurope" || we["utilisation"] != 0.8 || we["queue_p99"] != 12.0 || we["refused_client"] != 2.0 ||
 		we["background_p99_ms"] != 6.0 || we["queue_limit"] != 100.0 || we["background_ops"] != 5000.0 {
 		t.Errorf("westeurope %v", we)
+	}
+	if we["background_retries"] != 6.0 || we["background_gave_up"] != 2.0 {
+		t.Errorf("westeurope retries %v, gave up %v; want 6, 2", we["background_retries"], we["background_gave_up"])
+	}
+	if _, ok := sum.Policies[0].Replicas[1]["background_retries"]; ok {
+		t.Errorf("background_retries written when 0: %v", sum.Policies[0].Replicas[1])
 	}
 	if uk["utilisation"] != nil || uk["queue_p99"] != nil || uk["background_p99_ms"] != nil {
 		t.Errorf("uksouth (no servers, no background) %v: want nulls", uk)

@@ -341,6 +341,7 @@ func replicaFigures(m *simnet.Stats) []report.ReplicaFigures {
 			Utilisation: c.Utilisation(i), QueueP99: c.QueueQuantile(i, 0.99),
 			RefusedClient: r.RefusedClient, RefusedBackground: r.RefusedBackground,
 			AttemptsServed: r.ClientServed, AbortedInService: r.AbortedInService, BackgroundOps: r.BackgroundOps,
+			BackgroundRetries: r.BackgroundRetries, BackgroundGaveUp: r.BackgroundGaveUp,
 			BackgroundP99: c.BackgroundQuantileMs(i, 0.99), BackgroundP999: c.BackgroundQuantileMs(i, 0.999),
 			WindowUtilisation:   c.WindowUtilisation(i, m.WindowWidth),
 			WindowBackgroundOps: bgOps, WindowBackgroundP99: bgP99,
