@@ -29,6 +29,9 @@ import (
 //     background load that alone exceeds the servers (background requests
 //     have no deadline). Its FIFO queue, and the run's memory, then grow
 //     without limit. Hedges and retries are not counted;
+//   - a [[background]] source with retries > 0 none of whose targeted
+//     replicas has a queue_limit: nothing is refused, so nothing is
+//     retried;
 //   - a [fleet] with more instances than partitions (assignment =
 //     "partition") or than closed-loop clients (assignment = "uniform"):
 //     the extra instances receive no operations.
@@ -111,6 +114,23 @@ func (s *Scenario) Warnings() []*Error {
 			r.Name, what, r.Servers, float64(r.Servers)/(o.meanMs/1000), o.meanMs, why)
 	}
 	out = append(out, fleetWarnings(s, cfg, loc)...)
+
+	// Retries that can never happen: no targeted replica refuses.
+	for i, b := range cfg.Background {
+		if b.Retries == 0 {
+			continue
+		}
+		refuses := false
+		for _, r := range cfg.Replicas {
+			if (b.Target == r.Name || b.Target == r.Region) && r.QueueLimit > 0 {
+				refuses = true
+			}
+		}
+		if !refuses {
+			warn(loc.line("background", strconv.Itoa(i), "retries"), "background."+strconv.Itoa(i)+".retries",
+				"no replica targeted by %q has a queue_limit, so no request is ever refused and retried", b.Target)
+		}
+	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Line < out[j].Line })
 	return out
 }

@@ -49,6 +49,9 @@ func TestWarnings(t *testing.T) {
 		{"deadline and background that fits", []string{eastus, eastusSlow, rate, "rate_per_s = 100\n[[background]]\ntarget = \"eastus\"\nrate_per_s = 40", "[client]\n", "[client]\noperation_timeout_ms = 500\n"}, ``},
 		{"deadline and background that does not fit", []string{eastus, eastusSlow, rate, "rate_per_s = 100\n[[background]]\ntarget = \"eastus\"\nrate_per_s = 60", "[client]\n", "[client]\noperation_timeout_ms = 500\n"},
 			`x.toml:21: replicas.eastus.servers: warning: replica eastus is offered 100 primary operations/s and 60 background requests/s but its 1 servers serve at most 50/s (mean service time 20 ms); background requests have no deadline, and with no queue_limit its queue grows without limit`},
+		{"retries without a queue limit", []string{rate, "rate_per_s = 100\n[[background]]\ntarget = \"westus\"\nrate_per_s = 5\nretries = 2"},
+			`x.toml:36: background.0.retries: warning: no replica targeted by "westus" has a queue_limit, so no request is ever refused and retried`},
+		{"retries with a queue limit", []string{westus, westus + "\nqueue_limit = 10", rate, "rate_per_s = 100\n[[background]]\ntarget = \"westus\"\nrate_per_s = 5\nretries = 2"}, ``},
 		{"primary within capacity", []string{eastus, "servers = 3\nservice = { family = \"constant\", value_ms = 20.0 }"}, ``},
 		// The saturation report: ExcludeRegions moves 60% of the reads off
 		// the primary, which then runs at rho 0.8.
