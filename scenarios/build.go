@@ -798,6 +798,9 @@ func (b *builder) limits(cfg *simnet.Config, reps int, pols []simnet.Policy) boo
 			total, what, reps, len(pols), float64(MaxSimulatedOps), lower)
 		return false
 	}
+	if !b.backgroundLimit(cfg, reps, len(pols)) {
+		return false
+	}
 	if err := cfg.Validate(); err != nil { // a backstop: every rule above is stricter
 		b.fail(root, "%v", err)
 		return false
@@ -1254,4 +1257,46 @@ func BuildPolicies(source string, text []byte, requestTimeout time.Duration) ([]
 		return nil, joinErrors(b.errs)
 	}
 	return pols, nil
+}
+
+// backgroundLimit checks that the expected number of background arrivals
+// (each source's rate_per_s × its arrival window × the replicas it
+// targets, × replications × policies) is at most MaxSimulatedOps, the
+// bound client operations have: each arrival is an event, so a huge
+// rate_per_s would otherwise run for hours. The window of a source
+// without end_s ends with the client's arrivals (runLength). It reports
+// whether the check passed.
+func (b *builder) backgroundLimit(cfg *simnet.Config, reps, pols int) bool {
+	f := b.f
+	var root fpath
+	think := 0.0
+	if cfg.Workload.Think != nil {
+		think = cfg.Workload.Think.Mean()
+	}
+	length := runLength(f, think).Seconds()
+	total, worst, worstOps := 0.0, -1, 0.0
+	for i, g := range f.Background {
+		end := length
+		if g.EndS != nil && *g.EndS < end {
+			end = *g.EndS
+		}
+		n := 0
+		for _, r := range cfg.Replicas {
+			if g.Target == r.Name || g.Target == r.Region {
+				n++
+			}
+		}
+		ops := g.RatePerS * max(end-g.StartS, 0) * float64(n) * float64(reps) * float64(pols)
+		total += ops
+		if ops > worstOps {
+			worst, worstOps = i, ops
+		}
+	}
+	if total > MaxSimulatedOps {
+		b.fail(root.key("background").elem(worst, "").key("rate_per_s"),
+			"background sources would simulate %.2g requests (rate_per_s × arrival window × targeted replicas × %d replications × %d policies); the limit is %g: lower rate_per_s, the window, duration_s or replications",
+			total, reps, pols, float64(MaxSimulatedOps))
+		return false
+	}
+	return true
 }

@@ -38,6 +38,8 @@ func TestCapacityErrors(t *testing.T) {
 		{"background retries too many", "rate_per_s = 100", bg + "rate_per_s = 5\nretries = 11", `x.toml:36: background.0.retries: must be between 0 and 10, got 11`},
 		{"background retries not an integer", "rate_per_s = 100", bg + "rate_per_s = 5\nretries = 1.5", `x.toml:36: background.0.retries: must be an integer, written without a decimal point or exponent (2, not 2.0)`},
 		{"background backoff zero", "rate_per_s = 100", bg + "rate_per_s = 5\nretries = 2\nretry_backoff_ms = 0", `x.toml:37: background.0.retry_backoff_ms: must be > 0, got 0`},
+		{"background rate huge", "rate_per_s = 100", bg + "rate_per_s = 1e12", `x.toml:35: background.0.rate_per_s: background sources would simulate 2e+13 requests (rate_per_s × arrival window × targeted replicas × 1 replications × 2 policies); the limit is 2e+09: lower rate_per_s, the window, duration_s or replications`},
+		{"background rate huge by region", "rate_per_s = 100", "rate_per_s = 100\n[[background]]\ntarget = \"West US\"\nrate_per_s = 3e8\nend_s = 5", `x.toml:35: background.0.rate_per_s: background sources would simulate 3e+09 requests (rate_per_s × arrival window × targeted replicas × 1 replications × 2 policies); the limit is 2e+09: lower rate_per_s, the window, duration_s or replications`},
 		{"background backoff without retries", "rate_per_s = 100", bg + "rate_per_s = 5\nretry_backoff_ms = 50", `x.toml:36: background.0.retry_backoff_ms: applies only with retries > 0`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
