@@ -130,10 +130,12 @@ func (s *sim) startOp(client int32) {
 		o.op.Strategy = hedging.Disabled
 	}
 	o.inst = 0
+	c := s.clients[0]
 	if len(s.clients) > 1 {
 		o.inst = s.instanceOf(o.idx, part, client)
+		c = s.instance(o.inst)
 	}
-	s.clients[o.inst].BeginTo(&s.eff, &o.race, s.now, &o.op)
+	c.BeginTo(&s.eff, &o.race, s.now, &o.op)
 	s.perform(slot, &s.eff)
 }
 

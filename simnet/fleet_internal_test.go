@@ -134,3 +134,35 @@ func BenchmarkFleetMemory(b *testing.B) {
 	b.ReportMetric(perOp, "B/extra-op")
 	b.ReportMetric(slots, "op-slots")
 }
+
+// A fleet builds an instance (its client and policy state) only when an
+// operation reaches it: 100000 instances running 20 operations hold at
+// most 20 clients beside the first, not 100000 (each holding its own
+// p99-dynamic sketches).
+func TestFleetBuildsInstancesOnFirstUse(t *testing.T) {
+	cfg := fleetMemConfig(t, MaxInstances, time.Second)
+	cfg.Workload.RatePerSec = 20
+	cfg.TimelineWindow = time.Second
+	p := Policy{Name: "p", New: func() (hedging.AvailabilityStrategy, error) { return hedging.Disabled, nil }}
+	s, err := newSim(cfg, hedging.Disabled, cfg.Seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.initFleet(p); err != nil {
+		t.Fatal(err)
+	}
+	s.run(nil)
+	built := 0
+	for _, c := range s.clients {
+		if c != nil {
+			built++
+		}
+	}
+	if s.stats.Ops == 0 {
+		t.Fatal("no operation simulated")
+	}
+	if len(s.clients) != MaxInstances || built < 2 || int64(built) > s.stats.Ops+1 {
+		t.Errorf("%d instances, %d built for %d operations; want %d instances, 2..%d built",
+			len(s.clients), built, s.stats.Ops, MaxInstances, s.stats.Ops+1)
+	}
+}

@@ -34,6 +34,12 @@ type sim struct {
 	// fleet.go), all built from clientCfg.
 	clients   []*hedging.Client
 	clientCfg hedging.Config
+	// newStrategy and policyName build the fleet's instances beyond the
+	// first on their first operation (sim.instance); fleetErr is the
+	// first error doing so, which fails the run.
+	newStrategy func() (hedging.AvailabilityStrategy, error)
+	policyName  string
+	fleetErr    error
 	now       time.Duration
 	q         eventQueue
 	// eff receives the effects of every call into a race (BeginTo,
@@ -119,6 +125,9 @@ func Run(cfg *Config, p Policy, replication int, opts RunOptions) (*Stats, error
 	}
 	if !s.run(done) {
 		return nil, opts.Context.Err()
+	}
+	if s.fleetErr != nil {
+		return nil, s.fleetErr
 	}
 	return s.stats, nil
 }
