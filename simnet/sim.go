@@ -40,8 +40,8 @@ type sim struct {
 	newStrategy func() (hedging.AvailabilityStrategy, error)
 	policyName  string
 	fleetErr    error
-	now       time.Duration
-	q         eventQueue
+	now         time.Duration
+	q           eventQueue
 	// eff receives the effects of every call into a race (BeginTo,
 	// RespondedTo, TimerFiredTo), performed before the next call: one
 	// value reused, never cleared or copied whole.
