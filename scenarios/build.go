@@ -696,7 +696,12 @@ func (b *builder) fleet(cfg *simnet.Config) {
 		cfg.Fleet.Instances = *fl.Instances
 	}
 	switch fl.Assignment {
-	case "", "uniform":
+	case "":
+		if b.set(fp.key("assignment")) {
+			b.fail(fp.key("assignment"), `must be "uniform" or "partition", got ""`)
+		}
+		cfg.Fleet.Assignment = simnet.AssignUniform
+	case "uniform":
 		cfg.Fleet.Assignment = simnet.AssignUniform
 	case "partition":
 		cfg.Fleet.Assignment = simnet.AssignPartition
@@ -799,6 +804,9 @@ func (b *builder) limits(cfg *simnet.Config, reps int, pols []simnet.Policy) boo
 		return false
 	}
 	if !b.backgroundLimit(cfg, reps, len(pols)) {
+		return false
+	}
+	if !b.fleetBucketLimit() {
 		return false
 	}
 	if err := cfg.Validate(); err != nil { // a backstop: every rule above is stricter
@@ -1299,4 +1307,33 @@ func (b *builder) backgroundLimit(cfg *simnet.Config, reps, pols int) bool {
 		return false
 	}
 	return true
+}
+
+// MaxInstanceBuckets bounds fleet.instances × a policy's buckets: every
+// instance keeps its own latency window of buckets sub-window sketches
+// (two per bucket and region, about 0.6 KB each when filled), so 100000
+// instances × 1000 buckets would hold ~120 GB. At the bound a policy's
+// windows hold about 1.2 GB per region.
+const MaxInstanceBuckets = 1_000_000
+
+// fleetBucketLimit checks fleet.instances × buckets against
+// MaxInstanceBuckets for every policy that sets buckets, and reports
+// whether the check passed.
+func (b *builder) fleetBucketLimit() bool {
+	f := b.f
+	if f.Fleet.Instances == nil {
+		return true
+	}
+	n := *f.Fleet.Instances
+	var root fpath
+	ok := true
+	for i, p := range f.Policies {
+		if p.Buckets != nil && n*(*p.Buckets) > MaxInstanceBuckets {
+			b.fail(root.key("policies").elem(i, p.Name).key("buckets"),
+				"fleet.instances (%d) × buckets (%d) = %d per-instance window sketches; the limit is %d (each instance keeps its own window): lower buckets or fleet.instances",
+				n, *p.Buckets, n*(*p.Buckets), MaxInstanceBuckets)
+			ok = false
+		}
+	}
+	return ok
 }

@@ -8,6 +8,13 @@ import (
 	"hedgelab/simnet"
 )
 
+// set reports whether the file writes p itself (an explicit "" is not
+// the key's absence).
+func (b *builder) set(p fpath) bool {
+	_, ok := b.loc.first[joinPath(p.loc)]
+	return ok
+}
+
 // overflowStatuses are the statuses a full queue may answer with
 // (replicas.overflow_status).
 var overflowStatuses = map[string]hedging.Status{
@@ -24,7 +31,7 @@ func (b *builder) replicaCapacity(rp fpath, r *Replica, rep *simnet.Replica) {
 		b.fail(rp.key("queue_limit"), "needs servers > 0 (a replica without servers has no queue)")
 	}
 	rep.QueueLimit = max(r.QueueLimit, 0)
-	if r.OverflowStatus != "" {
+	if r.OverflowStatus != "" || b.set(rp.key("overflow_status")) {
 		st, ok := overflowStatuses[r.OverflowStatus]
 		switch {
 		case !ok:
@@ -34,7 +41,7 @@ func (b *builder) replicaCapacity(rp fpath, r *Replica, rep *simnet.Replica) {
 		}
 		rep.OverflowStatus = st
 	}
-	if r.Cancel != "" {
+	if r.Cancel != "" || b.set(rp.key("cancel")) {
 		m, err := simnet.ParseCancelMode(r.Cancel)
 		if err != nil {
 			b.fail(rp.key("cancel"), `unknown mode %q (want "queued", "in_service" or "none")`, r.Cancel)

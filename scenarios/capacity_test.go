@@ -23,6 +23,8 @@ func TestCapacityErrors(t *testing.T) {
 		{"overflow status unknown", "servers = 4", "servers = 4\nqueue_limit = 10\noverflow_status = \"500\"", `x.toml:27: replicas.westus.overflow_status: unknown status "500" (want "503", "429/3200" or "408")`},
 		{"overflow status without limit", "servers = 4", "servers = 4\noverflow_status = \"408\"", `x.toml:26: replicas.westus.overflow_status: applies only with queue_limit > 0`},
 		{"overflow status not a string", "servers = 4", "servers = 4\nqueue_limit = 10\noverflow_status = 503", `x.toml:27: replicas.westus.overflow_status: must be a string, got an integer`},
+		{"overflow status empty", "servers = 4", "servers = 4\nqueue_limit = 10\noverflow_status = \"\"", `x.toml:27: replicas.westus.overflow_status: unknown status "" (want "503", "429/3200" or "408")`},
+		{"cancel mode empty", "servers = 4", "servers = 4\ncancel = \"\"", `x.toml:26: replicas.westus.cancel: unknown mode "" (want "queued", "in_service" or "none")`},
 		{"cancel mode", "servers = 4", "servers = 4\ncancel = \"in-service\"", `x.toml:26: replicas.westus.cancel: unknown mode "in-service" (want "queued", "in_service" or "none")`},
 		{"background target missing", "rate_per_s = 100", "rate_per_s = 100\n[[background]]\nrate_per_s = 5", `x.toml:33: background.0.target: required (a replica name or physical region)`},
 		{"background target unknown", "rate_per_s = 100", "rate_per_s = 100\n[[background]]\ntarget = \"Mars\"\nrate_per_s = 5", `x.toml:34: background.0.target: unknown target "Mars" (want a replica name or region: East US, West US, eastus, westus)`},

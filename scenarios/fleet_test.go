@@ -22,7 +22,10 @@ func TestFleetErrors(t *testing.T) {
 		{"fractional instances", "instances = 2.5", `x.toml:44: fleet.instances: must be an integer, written without a decimal point or exponent (2, not 2.0)`},
 		{"string instances", `instances = "10"`, `x.toml:44: fleet.instances: must be an integer, got a string`},
 		{"unknown assignment", "instances = 10\nassignment = \"random\"", `x.toml:45: fleet.assignment: must be "uniform" or "partition", got "random"`},
+		{"empty assignment", "instances = 10\nassignment = \"\"", `x.toml:45: fleet.assignment: must be "uniform" or "partition", got ""`},
 		{"unknown key", "instances = 10\nsize = 3", `x.toml:45: fleet.size: unknown field`},
+		{"instances × buckets", "instances = 100000\n[[policies]]\nname = \"p99\"\ntype = \"p99_dynamic\"\nbuckets = 1000",
+			`x.toml:48: policies.p99.buckets: fleet.instances (100000) × buckets (1000) = 100000000 per-instance window sketches; the limit is 1000000 (each instance keeps its own window): lower buckets or fleet.instances`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			data := string(base) + "\n[fleet]\n" + c.fleet + "\n"
