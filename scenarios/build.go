@@ -1310,10 +1310,11 @@ func (b *builder) backgroundLimit(cfg *simnet.Config, reps, pols int) bool {
 }
 
 // MaxInstanceBuckets bounds fleet.instances × a policy's buckets: every
-// instance keeps its own latency window of buckets sub-window sketches
-// (two per bucket and region, about 0.6 KB each when filled), so 100000
-// instances × 1000 buckets would hold ~120 GB. At the bound a policy's
-// windows hold about 1.2 GB per region.
+// instance keeps its own latency window of buckets sub-window sketches,
+// about 0.6 KB per instance and bucket once used (measured: two
+// 1000-bucket p99_dynamic policies run in parallel over ~2000 busy
+// instances peaked at 2.4 GB), so 100000 instances × 1000 buckets could
+// hold ~60 GB per policy; at the bound, ~0.6 GB.
 const MaxInstanceBuckets = 1_000_000
 
 // fleetBucketLimit checks fleet.instances × buckets against
