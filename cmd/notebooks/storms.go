@@ -640,11 +640,11 @@ func stormAnswer(d *doc, st stormSetup, figs map[string]stormFig, levels []storm
 
 	// What size.
 	b5, b5b1, b20b1 := figs["budget-5pct"], figs["budget-5pct-burst1"], figs["budget-20pct-burst1"]
-	d.p("**What size.** Two numbers, not one. *The ratio* bounds the storm's rate: r × R alternates per second, so r ≤ (%.0f%% − ρ) × capacity / R keeps the alternate under %.0f%% with its tenants at ρ: %s (%.0f%% leaves a margin: at %.0f%% unbudgeted hedging ran the alternate at %s in the slow-down with the tenants' p99 %s → %s ms and no refusals). %s *The burst* bounds the storm's start: the bucket is per instance, so the fleet starts with N × burst tokens, and with the default of 100 `budget-5pct` ran the alternate at ≥ 99%% for %g s of the slow-down (tenants' p99 %s ms, %s refusals per run) — as bad as no budget for that time. With 1000 instances the same budget's 100000 tokens outlast the %g s slow-down (they last %.1f s at the storm rate), so it never limited a hedge: its rows equal `static-50ms`'s (tenants' p99 %s ms). Equal pools gave similar storms: 100 × 100 and 1000 × 10 tokens saturated it for %g s and %g s, 100 × 10 and 1000 × 1 tokens peaked at %s and %s without refusals. So size the burst to the fleet: keep N × burst to about 2 s of the alternate's spare capacity (here %.0f%% × %.0f × 2 s ≈ %.0f tokens, a burst of 10 at 100 instances and 1 at 1000), or simply 1. A one-token bucket gives up part of the ratio: `budget-20pct-burst1` hedged %s of reads against `budget-20pct`'s %s, because tokens earned while the bucket is full are lost.",
+	d.p("**What size.** Two numbers, not one. *The ratio* bounds the storm's rate: r × R alternates per second, so r ≤ (%.0f%% − ρ) × capacity / R keeps the alternate under %.0f%% with its tenants at ρ: %s (%.0f%% leaves a margin: at %.0f%% unbudgeted hedging ran the alternate at %s in the slow-down with the tenants' p99 %s → %s ms and no refusals). %s *The burst* bounds the storm's start: the bucket is per instance, so the fleet starts with N × burst tokens, and with the default of 100 `budget-5pct` ran the alternate at ≥ 99%% for %g s of the slow-down (tenants' p99 %s ms, %s refusals per run) — as bad as no budget for that time. With 1000 instances the same budget's 100000 tokens outlast the %g s slow-down (they last %.1f s at the storm rate), so it never limited a hedge: its rows equal `static-50ms`'s (tenants' p99 %s ms). Equal pools gave similar storms: 100 × 100 and 1000 × 10 tokens saturated it for %g s and %g s, 100 × 10 and 1000 × 1 tokens peaked at %s and %s%s without refusals. So size the burst to the fleet: keep N × burst to about 2 s of the alternate's spare capacity (here %.0f%% × %.0f × 2 s ≈ %.0f tokens, a burst of 10 at 100 instances and 1 at 1000), or simply 1. A one-token bucket gives up part of the ratio: `budget-20pct-burst1` hedged %s of reads against `budget-20pct`'s %s, because tokens earned while the bucket is full are lost.",
 		100*stormTarget, 100*stormTarget, maxRatioLines(st, levels), 100*stormTarget, 100*levels[1].rho, util(levels[1].figs["static-50ms"].utilSlow),
 		ms(levels[1].figs["disabled"].bgP99), ms(levels[1].figs["static-50ms"].bgP99), oneTokenLines(st, top.rho, figs),
 		b5.satS, ms(b5.bgP99), count(b5.refusedB), (st.end - st.start).Seconds(), 1000*100/((st.fraction-0.05)*st.rate), ms(fleet["1000 budget-5pct"].bgP99),
-		fleet["100 budget-5pct"].satS, fleet["1000 budget-5pct-burst10"].satS, util(fleet["100 budget-5pct-burst10"].utilMax), util(fleet["1000 budget-5pct-burst1"].utilMax),
+		fleet["100 budget-5pct"].satS, fleet["1000 budget-5pct-burst10"].satS, util(fleet["100 budget-5pct-burst10"].utilMax), util(fleet["1000 budget-5pct-burst1"].utilMax), overTarget(fleet["100 budget-5pct-burst10"].utilMax, fleet["1000 budget-5pct-burst1"].utilMax),
 		100*(1-top.rho), st.capacity, (1-top.rho)*st.capacity*2, pct(b20b1.f.HedgeRate), pct(figs["budget-20pct"].f.HedgeRate))
 
 	// Where the recommendation loses.
@@ -816,4 +816,15 @@ func burstVerdict(rho float64, figs map[string]stormFig, levels []stormLevel, un
 		return "see *What size*"
 	}
 	return strings.Join(parts, "; ")
+}
+
+// overTarget is ", over the 90% the ratio aims for but" when every
+// utilisation in us is above stormTarget, "," otherwise.
+func overTarget(us ...float64) string {
+	for _, u := range us {
+		if u <= stormTarget {
+			return ","
+		}
+	}
+	return fmt.Sprintf(", over the %.0f%% the ratio aims for but", 100*stormTarget)
 }
