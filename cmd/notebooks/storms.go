@@ -634,9 +634,9 @@ func stormAnswer(d *doc, st stormSetup, figs map[string]stormFig, levels []storm
 			notNeeded = append(notNeeded, desc)
 		}
 	}
-	d.p("**When a hedge budget is needed.** When the alternate's own load plus the storm — the slow share × the fleet's read rate × the alternate's mean service time / its servers, here %.1f%% — reaches its capacity. Unbudgeted `static-50ms` saturated the alternate at %s. It did not at %s. Without that headroom the storm defeats itself: at %.0f%% `static-50ms` still hedges %s of reads, but its hedges wait in a full queue or are refused, so %s of reads stay slower than 100 ms against %s without hedging, and its p99 is %s ms (%s ms during the slow-down) where the same policy reaches %s ms with headroom.",
+	d.p("**When a hedge budget is needed.** When the alternate's own load plus the storm — the slow share × the fleet's read rate × the alternate's mean service time / its servers, here %.1f%% — reaches its capacity. Unbudgeted `static-50ms` saturated the alternate at %s. It did not at %s. Without that headroom the storm defeats itself: at %.0f%% `static-50ms` still hedges %s of the reads started in the slow-down (%s over the run), but its hedges wait in a full queue or are refused, so %s of the run's reads stay slower than 100 ms against %s without hedging, and its p99 is %s ms (%s ms during the slow-down) where the same policy reaches %s ms with headroom.",
 		100*st.stormLoad, joinAnd(needed, "no level"), joinAnd(notNeeded, "no level"), 100*levels[len(levels)-1].rho,
-		pct(figs["static-50ms"].f.HedgeRate), pct(figs["static-50ms"].over100), pct(figs["disabled"].over100), ms(figs["static-50ms"].f.P99), ms(figs["static-50ms"].slowP99), ms(levels[0].figs["static-50ms"].f.P99))
+		pct(figs["static-50ms"].hedgeSlow), pct(figs["static-50ms"].f.HedgeRate), pct(figs["static-50ms"].over100), pct(figs["disabled"].over100), ms(figs["static-50ms"].f.P99), ms(figs["static-50ms"].slowP99), ms(levels[0].figs["static-50ms"].f.P99))
 
 	// What size.
 	b5, b5b1, b20b1 := figs["budget-5pct"], figs["budget-5pct-burst1"], figs["budget-20pct-burst1"]
@@ -664,8 +664,22 @@ func stormAnswer(d *doc, st stormSetup, figs map[string]stormFig, levels []storm
 			headroomRho = max(headroomRho, l.rho)
 		}
 	}
-	d.p("**Where the sized budget loses: the client's p99.** A budget below the slow share (%.0f%% here) cannot hedge enough reads to move the p99: every budget's p99 is within a few ms of no hedging's %s ms, at every level. At %.0f%% that is the price of protecting the tenants: `static-50ms` gives the client %s ms and its tenants %s ms; `budget-5pct-burst1` gives %s and %s ms. At %.0f%% and %.0f%% it is a pure loss: `static-50ms` reached %s and %s ms with no refusals and the tenants' p99 within %s ms of no hedging, and the budgets kept %s ms or more. What a budget still buys the client is fewer slow reads in proportion to its ratio (reads > 100 ms: %s with `budget-20pct-burst1` against %s with `static-50ms` at %.0f%%). Since a budget cannot see the alternate's load, size it for the alternate's peak tenant load, and accept this loss whenever the alternate has headroom; where the alternate is known to keep headroom for the whole fleet's storm (here up to %.0f%%), hedge without a budget.",
-		100*st.fraction, ms(figs["disabled"].f.P99), 100*top.rho, ms(figs["static-50ms"].f.P99), ms(figs["static-50ms"].bgP99), ms(b5b1.f.P99), ms(b5b1.bgP99),
+	// How far the budgets' p99 is from no hedging's, at every level; a
+	// budget whose pool outlasted the slow-down is named as the exception.
+	budgetGap := 0.0
+	for _, l := range levels {
+		for k, s := range l.figs {
+			if strings.Contains(k, "budget") {
+				budgetGap = max(budgetGap, l.figs["disabled"].f.P99-s.f.P99)
+			}
+		}
+	}
+	budgetExc := ""
+	if fb := fleet["1000 budget-5pct"]; figs["disabled"].f.P99-fb.f.P99 > budgetGap {
+		budgetExc = fmt.Sprintf(" with 100 instances (with 1000, `budget-5pct`'s pool outlasted the slow-down and its p99 was %s ms, `static-50ms`'s)", ms(fb.f.P99))
+	}
+	d.p("**Where the sized budget loses: the client's p99.** A budget below the slow share (%.0f%% here) cannot hedge enough reads to move the p99: every budget's p99 is within %s ms of no hedging's %s ms, at every level%s. At %.0f%% that is the price of protecting the tenants: `static-50ms` gives the client %s ms and its tenants %s ms; `budget-5pct-burst1` gives %s and %s ms. At %.0f%% and %.0f%% it is a pure loss: `static-50ms` reached %s and %s ms with no refusals and the tenants' p99 within %s ms of no hedging, and the budgets kept %s ms or more. What a budget still buys the client is fewer slow reads in proportion to its ratio (reads > 100 ms: %s with `budget-20pct-burst1` against %s with `static-50ms` at %.0f%%). Since a budget cannot see the alternate's load, size it for the alternate's peak tenant load, and accept this loss whenever the alternate has headroom; where the alternate is known to keep headroom for the whole fleet's storm (here up to %.0f%%), hedge without a budget.",
+		100*st.fraction, ms(budgetGap), ms(figs["disabled"].f.P99), budgetExc, 100*top.rho, ms(figs["static-50ms"].f.P99), ms(figs["static-50ms"].bgP99), ms(b5b1.f.P99), ms(b5b1.bgP99),
 		100*lo.rho, 100*levels[1].rho, ms(lo.figs["static-50ms"].f.P99), ms(levels[1].figs["static-50ms"].f.P99),
 		ms(tenantsDelta), ms(budgetP99), pct(b20b1.over100), pct(figs["static-50ms"].over100), 100*top.rho, 100*headroomRho)
 
