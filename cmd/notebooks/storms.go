@@ -824,7 +824,7 @@ func burstVerdict(rho float64, figs map[string]stormFig, levels []stormLevel, un
 		parts = append(parts, "a burst of 1 never had a window at ≥ 99% nor a tenant refused in any run here")
 	}
 	if defSat {
-		parts = append(parts, fmt.Sprintf("at %.0f%% the default of 100 per instance saturated it for every ratio run and with 100 and 1000 instances", 100*rho))
+		parts = append(parts, fmt.Sprintf("at %.0f%% the default bucket of 100 per instance saturated it in every run of it: `budget-5pct`, `-10pct` and `-20pct`, and `budget-5pct` with 1000 instances", 100*rho))
 	}
 	if len(parts) == 0 {
 		return "see *What size*"
