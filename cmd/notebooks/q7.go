@@ -312,11 +312,13 @@ func q7(d *doc) error {
 	}
 
 	var rows [][]string
+	probes := map[float64]breakerRun{}
 	for _, probe := range q7Probes {
 		c, err := runBreaker(chronic, polStatic("static-200ms", 200), breakerOpts{n: 5, probe: probe}, d.parallel)
 		if err != nil {
 			return err
 		}
+		probes[probe] = c
 		rows = append(rows, []string{fmt.Sprintf("%g", probe), ttr(c.medianTTR, epS), ms(c.p99), ru(c.ru), fmt.Sprintf("%.0f", float64(c.trips)/c.hours)})
 	}
 	d.p("## Sweep of the probe interval (N = 5, one client)")
@@ -399,14 +401,46 @@ func q7(d *doc) error {
 		strings.Join(ttrs, ", "), big, pct(big1.five.routed), pct(one.five.routed), ms(big1.five.epMeanMs), ms(one.five.epMeanMs), ru(big1.five.ru), ru(one.five.ru), ttr(sharded.medianTTR, epS))
 	switch {
 	case rec < 5:
-		d.p("**Recommendation:** lower the default from 5 to N = %g, the smallest N without false trips at every fleet size here. For one client the margin N = 5 keeps against burstier jitter than modelled costs only %.1f s (%s s against %s s); in a fleet of %d it costs %.1f s (%s s against %s s), and the breaker routes fewer of the episode's reads away (%s at N = 5, %s at N = %g). Keep the 30 s probe interval: shorter intervals fail back sooner but re-trip more often during a long episode, each re-trip costing one slow primary and its hedge (see the probe table).",
-			rec, round1(one.five.ttr)-round1(one.at.ttr), ttr(one.five.ttr, epS), ttr(one.at.ttr, epS), big, round1(big1.five.ttr)-round1(big1.at.ttr), ttr(big1.five.ttr, epS), ttr(big1.at.ttr, epS), pct(big1.five.routed), pct(big1.at.routed), rec)
+		d.p("**Recommendation:** lower the default from 5 to N = %g, the smallest N without false trips at every fleet size here. For one client the margin N = 5 keeps against burstier jitter than modelled costs only %.1f s (%s s against %s s); in a fleet of %d it costs %.1f s (%s s against %s s), and the breaker routes fewer of the episode's reads away (%s at N = 5, %s at N = %g). %s",
+			rec, round1(one.five.ttr)-round1(one.at.ttr), ttr(one.five.ttr, epS), ttr(one.at.ttr, epS), big, round1(big1.five.ttr)-round1(big1.at.ttr), ttr(big1.five.ttr, epS), ttr(big1.at.ttr, epS), pct(big1.five.routed), pct(big1.at.routed), rec, probeAdvice(probes))
 	case rec == 5:
-		d.p("**Recommendation:** keep the spec's default of N = 5, the smallest N without false trips at every fleet size here. Keep the 30 s probe interval (see the probe table).")
+		d.p("**Recommendation:** keep the spec's default of N = 5, the smallest N without false trips at every fleet size here. %s", probeAdvice(probes))
 	default:
 		d.p("**Recommendation:** raise the default from 5 to %g: below it the breaker tripped on healthy jitter in these scenarios.", rec)
 	}
 	d.p("Whatever N, a per-instance breaker is slow in a large fleet with few reads per instance and partition: at N = %g a fleet of %d takes %s s to route a median pair away. There the hedge, not the breaker, carries the incident, and its RU is the price (%s× at N = %g); an application that shards its keys over its instances gets the one-client behaviour back.", rec, big, ttr(big1.at.ttr, epS), ru(big1.at.ru), rec)
 	d.p("Where the data does not settle it: the false trips here come from independent per-read jitter with uniform keys over 100 partitions. Jitter that comes in bursts (a GC pause, a noisy neighbour) makes runs of alternate wins likelier than independent draws do, and few hot partitions give each pair more reads: both bring false trips sooner at every N. An operator can check N against production by counting breaker trips per instance-hour on healthy days. The alternate here has unlimited capacity: where it serves other tenants, a trip moves the partition's whole read load onto it, and in notebook 04's `shared-alternate` that moved load, not the hedges, filled the alternate's queue — a lower N trips sooner and moves more, so check the alternate's headroom before lowering N.")
 	return nil
+}
+
+// probeAdvice is the answer's probe-interval sentence from the probe sweep
+// (breaker runs at N = 5 by probe interval in seconds): the 30 s default
+// against the shorter and the longer intervals, and what the chronic
+// episode cannot show (failback after a recovery).
+func probeAdvice(probes map[float64]breakerRun) string {
+	def := probes[30]
+	var shorter, longer []string
+	for _, p := range q7Probes {
+		c := probes[p]
+		s := fmt.Sprintf("%g s: %s× RU, %.0f trips/h", p, ru(c.ru), float64(c.trips)/c.hours)
+		switch {
+		case p < 30:
+			shorter = append(shorter, s)
+		case p > 30:
+			longer = append(longer, s)
+		}
+	}
+	out := fmt.Sprintf("Keep the 30 s probe interval (one client at N = 5: %s× RU, %.0f trips/h): shorter intervals fail back sooner but re-trip more often during a long episode, each re-trip costing one slow primary and its hedge (%s).", ru(def.ru), float64(def.trips)/def.hours, joinAnd(shorter, "none run"))
+	if len(longer) > 0 {
+		samep99 := true
+		for _, p := range q7Probes {
+			samep99 = samep99 && ms(probes[p].p99) == ms(def.p99)
+		}
+		out += fmt.Sprintf(" A longer interval costs less here (%s); what it loses is failback: after the primary recovers, a tripped partition keeps reading from the alternate for up to the interval, which the tables here do not measure", joinAnd(longer, ""))
+		if samep99 {
+			out += fmt.Sprintf(" (the p99 was %s ms at every interval)", ms(def.p99))
+		}
+		out += "."
+	}
+	return out
 }

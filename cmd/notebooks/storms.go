@@ -360,6 +360,7 @@ func storms(d *doc) error {
 	d.img(stormScenario+" timeline", sub+"/timeline.png")
 	d.img(stormScenario+" hedge rate", sub+"/hedge_rate.png")
 	d.img(stormScenario+" cost", sub+"/cost.png")
+	d.p("Reading the time charts: lines that coincide in at least half of their windows (here every policy's, before and after the slow-down) are drawn a line width apart for the whole run, so that each stays visible. The order of close lines is therefore not their order of value, and a line can sit just below 0%% or above 100%%: read the values from the tables.")
 	d.p("Policy names: `budget-5pct` is `static-50ms` under a hedge budget of 5%% of operations (`hedge_budget = 0.05`) with the default bucket of 100 tokens per instance; `-burst1` sets `hedge_budget_burst = 1`; `p99-budget-5pct-burst1` is the same budget on `p99-dynamic`. While a budget is spent the threshold is the driver default, min(1 s, %s / 2) = 1 s, which the +%g ms reads never reach: a denied read waits for its slow primary. `p99-dynamic` sits on its 50 ms floor here (its ceiling, 2.5 × the primary's median, is ~10 ms), so it hedges the same reads as `static-50ms`; its rows differ only where the breaker has moved a partition's primary to the alternate, whose queueing it then learns (with the breaker off, below, the two are identical).", st.requestTimeout, st.slowAddMs)
 	// Background levels.
 	d.p("## How much headroom does the alternate need?")
@@ -618,8 +619,8 @@ func stormAnswer(d *doc, st stormSetup, figs map[string]stormFig, levels []storm
 			okLevels = append(okLevels, fmt.Sprintf("%.0f%%", 100*l.rho))
 		}
 	}
-	d.p("**In short.** Size hedging for the alternate's peak load from its own tenants, ρ. Where ρ plus the storm load (slow share × fleet read rate / the alternate's capacity) stayed at or below %.1f%% — tenants at %s here — hedging without a budget cost the tenants at most %s ms of p99 and no refusals, and cut the client's p99 from %s to at most %s ms. Above that, set `hedge_budget` ≤ (%.0f%% − ρ) × capacity / fleet read rate (%.1f%% at %.0f%%; 5%% and 10%% were run) **and** `hedge_budget_burst` so that instances × burst is at most about 2 s of the alternate's spare capacity (a burst of 1 was safe in every run here; the default of 100 per instance was not, for any fleet here), and keep the alternate's admission control (its queue limit). The price: during such a slow-down the client's p99 stays where it is without hedging.",
-		100*okLoad, joinAnd(okLevels, "no level"), ms(okCost), ms(figs["disabled"].f.P99), ms(okP99), 100*stormTarget, 100*st.maxRatio(top.rho), 100*top.rho)
+	d.p("**In short.** Size hedging for the alternate's peak load from its own tenants, ρ. Where ρ plus the storm load (slow share × fleet read rate / the alternate's capacity) stayed at or below %.1f%% — tenants at %s here — hedging without a budget cost the tenants at most %s ms of p99 and no refusals, and cut the client's p99 from %s to at most %s ms. Above that, set `hedge_budget` ≤ (%.0f%% − ρ) × capacity / fleet read rate (%.1f%% at %.0f%%) **and** `hedge_budget_burst` so that instances × burst is at most about 2 s of the alternate's spare capacity (%s), and keep the alternate's admission control (its queue limit). The price: during such a slow-down the client's p99 stays where it is without hedging.",
+		100*okLoad, joinAnd(okLevels, "no level"), ms(okCost), ms(figs["disabled"].f.P99), ms(okP99), 100*stormTarget, 100*st.maxRatio(top.rho), 100*top.rho, burstVerdict(top.rho, figs, levels, unbounded, fleet, retry))
 
 	// When: the levels at which static-50ms saturates the alternate.
 	var needed, notNeeded []string
@@ -633,34 +634,54 @@ func stormAnswer(d *doc, st stormSetup, figs map[string]stormFig, levels []storm
 			notNeeded = append(notNeeded, desc)
 		}
 	}
-	d.p("**When a hedge budget is needed.** When the alternate's own load plus the storm — the slow share × the fleet's read rate × the alternate's mean service time / its servers, here %.1f%% — reaches its capacity. Unbudgeted `static-50ms` saturated the alternate at %s. It did not at %s. Without that headroom the storm defeats itself: at %.0f%% `static-50ms` still hedges %s of reads, but its hedges wait in a full queue or are refused, so %s of reads stay slower than 100 ms against %s without hedging, and its p99 is %s ms (%s ms during the slow-down) where the same policy reaches %s ms with headroom.",
+	d.p("**When a hedge budget is needed.** When the alternate's own load plus the storm — the slow share × the fleet's read rate × the alternate's mean service time / its servers, here %.1f%% — reaches its capacity. Unbudgeted `static-50ms` saturated the alternate at %s. It did not at %s. Without that headroom the storm defeats itself: at %.0f%% `static-50ms` still hedges %s of the reads started in the slow-down (%s over the run), but its hedges wait in a full queue or are refused, so %s of the run's reads stay slower than 100 ms against %s without hedging, and its p99 is %s ms (%s ms during the slow-down) where the same policy reaches %s ms with headroom.",
 		100*st.stormLoad, joinAnd(needed, "no level"), joinAnd(notNeeded, "no level"), 100*levels[len(levels)-1].rho,
-		pct(figs["static-50ms"].f.HedgeRate), pct(figs["static-50ms"].over100), pct(figs["disabled"].over100), ms(figs["static-50ms"].f.P99), ms(figs["static-50ms"].slowP99), ms(levels[0].figs["static-50ms"].f.P99))
+		pct(figs["static-50ms"].hedgeSlow), pct(figs["static-50ms"].f.HedgeRate), pct(figs["static-50ms"].over100), pct(figs["disabled"].over100), ms(figs["static-50ms"].f.P99), ms(figs["static-50ms"].slowP99), ms(levels[0].figs["static-50ms"].f.P99))
 
 	// What size.
-	b5, b5b1, b10b1, b20b1 := figs["budget-5pct"], figs["budget-5pct-burst1"], figs["budget-10pct-burst1"], figs["budget-20pct-burst1"]
-	d.p("**What size.** Two numbers, not one. *The ratio* bounds the storm's rate: r × R alternates per second, so r ≤ (%.0f%% − ρ) × capacity / R keeps the alternate under %.0f%% with its tenants at ρ: %s (%.0f%% leaves a margin: at %.0f%% unbudgeted hedging ran the alternate at %s in the slow-down with the tenants' p99 %s → %s ms and no refusals). At %.0f%% the 5%% and 10%% budgets with a one-token burst kept it at a largest window of %s and %s, the tenants' p99 at %s and %s ms (%s without hedging), with no refusals; the one-token 20%% budget, above that bound, reached %s. *The burst* bounds the storm's start: the bucket is per instance, so the fleet starts with N × burst tokens, and with the default of 100 `budget-5pct` ran the alternate at ≥ 99%% for %g s of the slow-down (tenants' p99 %s ms, %s refusals per run) — as bad as no budget for that time. With 1000 instances the same budget spent its 100 000 tokens for the whole slow-down: its rows equal `static-50ms`'s (tenants' p99 %s ms). Equal pools gave similar storms: 100 × 100 and 1000 × 10 tokens saturated it for %g s and %g s, 100 × 10 and 1000 × 1 tokens peaked at %s and %s without refusals. So size the burst to the fleet: keep N × burst to about 2 s of the alternate's spare capacity (here %.0f%% × %.0f × 2 s ≈ %.0f tokens, a burst of 10 at 100 instances and 1 at 1000), or simply 1. A one-token bucket gives up part of the ratio: `budget-20pct-burst1` hedged %s of reads against `budget-20pct`'s %s, because tokens earned while the bucket is full are lost.",
+	b5, b5b1, b20b1 := figs["budget-5pct"], figs["budget-5pct-burst1"], figs["budget-20pct-burst1"]
+	d.p("**What size.** Two numbers, not one. *The ratio* bounds the storm's rate: r × R alternates per second, so r ≤ (%.0f%% − ρ) × capacity / R keeps the alternate under %.0f%% with its tenants at ρ: %s (%.0f%% leaves a margin: at %.0f%% unbudgeted hedging ran the alternate at %s in the slow-down with the tenants' p99 %s → %s ms and no refusals). %s *The burst* bounds the storm's start: the bucket is per instance, so the fleet starts with N × burst tokens, and with the default of 100 `budget-5pct` ran the alternate at ≥ 99%% for %g s of the slow-down (tenants' p99 %s ms, %s refusals per run) — as bad as no budget for that time. With 1000 instances the same budget's 100000 tokens outlast the %g s slow-down (they last %.1f s at the storm rate), so it never limited a hedge: its rows equal `static-50ms`'s (tenants' p99 %s ms). Equal pools gave similar storms: 100 × 100 and 1000 × 10 tokens saturated it for %g s and %g s, 100 × 10 and 1000 × 1 tokens peaked at %s and %s%s without refusals. So size the burst to the fleet: keep N × burst to about 2 s of the alternate's spare capacity (here %.0f%% × %.0f × 2 s ≈ %.0f tokens, a burst of 10 at 100 instances and 1 at 1000), or simply 1. A one-token bucket gives up part of the ratio: `budget-20pct-burst1` hedged %s of reads against `budget-20pct`'s %s, because tokens earned while the bucket is full are lost.",
 		100*stormTarget, 100*stormTarget, maxRatioLines(st, levels), 100*stormTarget, 100*levels[1].rho, util(levels[1].figs["static-50ms"].utilSlow),
-		ms(levels[1].figs["disabled"].bgP99), ms(levels[1].figs["static-50ms"].bgP99), 100*top.rho, util(b5b1.utilMax), util(b10b1.utilMax), ms(b5b1.bgP99), ms(b10b1.bgP99), ms(figs["disabled"].bgP99), util(b20b1.utilMax),
-		b5.satS, ms(b5.bgP99), count(b5.refusedB), ms(fleet["1000 budget-5pct"].bgP99),
-		fleet["100 budget-5pct"].satS, fleet["1000 budget-5pct-burst10"].satS, util(fleet["100 budget-5pct-burst10"].utilMax), util(fleet["1000 budget-5pct-burst1"].utilMax),
+		ms(levels[1].figs["disabled"].bgP99), ms(levels[1].figs["static-50ms"].bgP99), oneTokenLines(st, top.rho, figs),
+		b5.satS, ms(b5.bgP99), count(b5.refusedB), (st.end - st.start).Seconds(), 1000*100/((st.fraction-0.05)*st.rate), ms(fleet["1000 budget-5pct"].bgP99),
+		fleet["100 budget-5pct"].satS, fleet["1000 budget-5pct-burst10"].satS, util(fleet["100 budget-5pct-burst10"].utilMax), util(fleet["1000 budget-5pct-burst1"].utilMax), overTarget(fleet["100 budget-5pct-burst10"].utilMax, fleet["1000 budget-5pct-burst1"].utilMax),
 		100*(1-top.rho), st.capacity, (1-top.rho)*st.capacity*2, pct(b20b1.f.HedgeRate), pct(figs["budget-20pct"].f.HedgeRate))
 
 	// Where the recommendation loses.
 	lo := levels[0]
 	headroomRho, tenantsDelta := 0.0, 0.0
+	budgetP99 := math.Inf(1)
 	for _, l := range levels[:len(levels)-1] {
 		tenantsDelta = max(tenantsDelta, l.figs["static-50ms"].bgP99-l.figs["disabled"].bgP99)
+		for k, s := range l.figs {
+			if strings.Contains(k, "budget") {
+				budgetP99 = min(budgetP99, s.f.P99)
+			}
+		}
 	}
 	for _, l := range levels {
 		if s := l.figs["static-50ms"]; s.satS == 0 && s.refusedB == 0 {
 			headroomRho = max(headroomRho, l.rho)
 		}
 	}
-	d.p("**Where the sized budget loses: the client's p99.** A budget below the slow share (%.0f%% here) cannot hedge enough reads to move the p99: every budget's p99 is within a few ms of no hedging's %s ms, at every level. At %.0f%% that is the price of protecting the tenants: `static-50ms` gives the client %s ms and its tenants %s ms; `budget-5pct-burst1` gives %s and %s ms. At %.0f%% and %.0f%% it is a pure loss: `static-50ms` reached %s and %s ms with no refusals and the tenants' p99 within %s ms of no hedging, and the budgets kept 208 ms. What a budget still buys the client is fewer slow reads in proportion to its ratio (reads > 100 ms: %s with `budget-20pct-burst1` against %s with `static-50ms` at %.0f%%). Since a budget cannot see the alternate's load, size it for the alternate's peak tenant load, and accept this loss whenever the alternate has headroom; where the alternate is known to keep headroom for the whole fleet's storm (here up to %.0f%%), hedge without a budget.",
-		100*st.fraction, ms(figs["disabled"].f.P99), 100*top.rho, ms(figs["static-50ms"].f.P99), ms(figs["static-50ms"].bgP99), ms(b5b1.f.P99), ms(b5b1.bgP99),
+	// How far the budgets' p99 is from no hedging's, at every level; a
+	// budget whose pool outlasted the slow-down is named as the exception.
+	budgetGap := 0.0
+	for _, l := range levels {
+		for k, s := range l.figs {
+			if strings.Contains(k, "budget") {
+				budgetGap = max(budgetGap, l.figs["disabled"].f.P99-s.f.P99)
+			}
+		}
+	}
+	budgetExc := ""
+	if fb := fleet["1000 budget-5pct"]; figs["disabled"].f.P99-fb.f.P99 > budgetGap {
+		budgetExc = fmt.Sprintf(" with 100 instances (with 1000, `budget-5pct`'s pool outlasted the slow-down and its p99 was %s ms, `static-50ms`'s)", ms(fb.f.P99))
+	}
+	d.p("**Where the sized budget loses: the client's p99.** A budget below the slow share (%.0f%% here) cannot hedge enough reads to move the p99: every budget's p99 is within %s ms of no hedging's %s ms, at every level%s. At %.0f%% that is the price of protecting the tenants: `static-50ms` gives the client %s ms and its tenants %s ms; `budget-5pct-burst1` gives %s and %s ms. At %.0f%% and %.0f%% it is a pure loss: `static-50ms` reached %s and %s ms with no refusals and the tenants' p99 within %s ms of no hedging, and the budgets kept %s ms or more. What a budget still buys the client is fewer slow reads in proportion to its ratio (reads > 100 ms: %s with `budget-20pct-burst1` against %s with `static-50ms` at %.0f%%). Since a budget cannot see the alternate's load, size it for the alternate's peak tenant load, and accept this loss whenever the alternate has headroom; where the alternate is known to keep headroom for the whole fleet's storm (here up to %.0f%%), hedge without a budget.",
+		100*st.fraction, ms(budgetGap), ms(figs["disabled"].f.P99), budgetExc, 100*top.rho, ms(figs["static-50ms"].f.P99), ms(figs["static-50ms"].bgP99), ms(b5b1.f.P99), ms(b5b1.bgP99),
 		100*lo.rho, 100*levels[1].rho, ms(lo.figs["static-50ms"].f.P99), ms(levels[1].figs["static-50ms"].f.P99),
-		ms(tenantsDelta), pct(b20b1.over100), pct(figs["static-50ms"].over100), 100*top.rho, 100*headroomRho)
+		ms(tenantsDelta), ms(budgetP99), pct(b20b1.over100), pct(figs["static-50ms"].over100), 100*top.rho, 100*headroomRho)
 
 	// The queue limit.
 	us, bs := unbounded["static-50ms"], figs["static-50ms"]
@@ -673,8 +694,17 @@ func stormAnswer(d *doc, st stormSetup, figs map[string]stormFig, levels []storm
 
 	// Breaker and recovery.
 	worst := 0.0
+	refusals := ""
+	worstRel := 0.0
 	for _, n := range stormBreakerPolicies {
-		worst = max(worst, math.Abs(stormFigures(off, n).bgP99-figs[n].bgP99))
+		o := stormFigures(off, n)
+		worst = max(worst, math.Abs(o.bgP99-figs[n].bgP99))
+		if o.refusedB > 0 {
+			if rel := figs[n].refusedB/o.refusedB - 1; math.Abs(rel) > 0.1 && math.Abs(rel) > worstRel {
+				worstRel = math.Abs(rel)
+				refusals = fmt.Sprintf(" It did change the refusals: with it on, `%s`'s tenants were refused %s times per run against %s with it off (%+.0f%%).", n, count(figs[n].refusedB), count(o.refusedB), 100*rel)
+			}
+		}
 	}
 	slowest, metastable := 0.0, false
 	check := func(s stormFig) {
@@ -696,8 +726,8 @@ func stormAnswer(d *doc, st stormSetup, figs map[string]stormFig, levels []storm
 			check(s)
 		}
 	}
-	d.p("**The breaker** made no difference that matters here: turning it off changed the tenants' p99 by at most %s ms. Each instance's breaker sees a partition's reads at %.2f/s, so 5 slow reads in a row are rare (%s trips per run under `static-50ms`, each moving that instance's reads of the partition, about %.1f over %s, to the alternate), and it adds almost no load there. A primary slow for whole partitions, rather than for a share of every partition's reads, would trip it far more often; that case is not simulated here.",
-		ms(worst), st.rate/float64(off.cfg.Workload.Partitions*st.instances), count(figs["static-50ms"].trips), st.rate/float64(off.cfg.Workload.Partitions*st.instances)*hedging.DefaultProbeInterval.Seconds(), hedging.DefaultProbeInterval)
+	d.p("**The breaker** made little difference to the tenants' latency here: turning it off changed their p99 by at most %s ms.%s Each instance's breaker sees a partition's reads at %.2f/s, so 5 slow reads in a row are rare (%s trips per run under `static-50ms`, each moving that instance's reads of the partition, about %.1f over %s, to the alternate), and it adds almost no load there. A primary slow for whole partitions, rather than for a share of every partition's reads, would trip it far more often; that case is not simulated here.",
+		ms(worst), refusals, st.rate/float64(off.cfg.Workload.Partitions*st.instances), count(figs["static-50ms"].trips), st.rate/float64(off.cfg.Workload.Partitions*st.instances)*hedging.DefaultProbeInterval.Seconds(), hedging.DefaultProbeInterval)
 	if metastable {
 		d.p("**Recovery.** Some run did not return to its baseline band by the end of the run: see the *back (s)* columns.")
 	} else {
@@ -718,4 +748,97 @@ func maxRatioLines(st stormSetup, levels []stormLevel) string {
 		out = append(out, fmt.Sprintf("%.1f%% at ρ = %.0f%%", 100*st.maxRatio(l.rho), 100*l.rho))
 	}
 	return strings.Join(out, ", ")
+}
+
+// stormOneTokenRatios are the budget ratios the storm runs with a
+// one-token bucket (policies "budget-<pct>pct-burst1").
+var stormOneTokenRatios = []float64{0.02, 0.05, 0.10, 0.20}
+
+// oneTokenLines compares the one-token budgets at background level rho
+// (figs) with the ratio bound st.maxRatio(rho): their largest window, the
+// tenants' p99 and refusals, and whether the bound separated the budgets
+// that stayed under stormTarget from those that did not.
+func oneTokenLines(st stormSetup, rho float64, figs map[string]stormFig) string {
+	bound := st.maxRatio(rho)
+	var names, peaks, p99s []string
+	refused := 0.0
+	separates, under, over := true, 0, 0
+	for _, r := range stormOneTokenRatios {
+		s := figs[fmt.Sprintf("budget-%.0fpct-burst1", 100*r)]
+		names = append(names, fmt.Sprintf("%.0f%%", 100*r))
+		peaks = append(peaks, util(s.utilMax))
+		p99s = append(p99s, ms(s.bgP99))
+		refused += s.refusedB
+		if r <= bound {
+			under++
+		} else {
+			over++
+		}
+		if (r <= bound) != (s.utilMax < stormTarget) {
+			separates = false
+		}
+	}
+	out := fmt.Sprintf("At %.0f%% (bound %.1f%%) the one-token budgets of %s peaked at a largest window of %s, the tenants' p99 at %s ms (%s without hedging)",
+		100*rho, 100*bound, joinAnd(names, ""), joinAnd(peaks, ""), joinAnd(p99s, ""), ms(figs["disabled"].bgP99))
+	if refused == 0 {
+		out += ", with no refusals"
+	} else {
+		out += fmt.Sprintf(", %s tenants' requests refused per run in all", count(refused))
+	}
+	switch {
+	case separates && under > 0 && over > 0:
+		out += fmt.Sprintf(": those at or under the bound stayed under %.0f%%, those over it did not.", 100*stormTarget)
+	case !separates:
+		out += fmt.Sprintf(": the bound did not separate the budgets that stayed under %.0f%% from those that did not (a one-token bucket hedges less than its ratio, below).", 100*stormTarget)
+	default:
+		out += "."
+	}
+	return out
+}
+
+// burstVerdict says, from every run of the notebook, whether a one-token
+// bucket ever saturated the alternate (a window at >= 99%) or had a tenant
+// refused, and whether the default bucket of 100 per instance saturated
+// it in every run at background level rho (figs, fleet "N policy").
+func burstVerdict(rho float64, figs map[string]stormFig, levels []stormLevel, unbounded, fleet, retry map[string]stormFig) string {
+	oneSafe := true
+	maps := []map[string]stormFig{figs, unbounded, fleet, retry}
+	for _, l := range levels {
+		maps = append(maps, l.figs)
+	}
+	for _, m := range maps {
+		for k, s := range m {
+			if strings.HasSuffix(k, "-burst1") && (s.satS > 0 || s.refusedB > 0) {
+				oneSafe = false
+			}
+		}
+	}
+	defSat := true
+	for _, s := range []stormFig{figs["budget-5pct"], figs["budget-10pct"], figs["budget-20pct"], fleet["1000 budget-5pct"]} {
+		if s.satS == 0 {
+			defSat = false
+		}
+	}
+	var parts []string
+	if oneSafe {
+		parts = append(parts, "a burst of 1 never had a window at ≥ 99% nor a tenant refused in any run here")
+	}
+	if defSat {
+		parts = append(parts, fmt.Sprintf("at %.0f%% the default bucket of 100 per instance saturated it in every run of it: `budget-5pct`, `-10pct` and `-20pct`, and `budget-5pct` with 1000 instances", 100*rho))
+	}
+	if len(parts) == 0 {
+		return "see *What size*"
+	}
+	return strings.Join(parts, "; ")
+}
+
+// overTarget is ", over the 90% the ratio aims for but" when every
+// utilisation in us is above stormTarget, "," otherwise.
+func overTarget(us ...float64) string {
+	for _, u := range us {
+		if u <= stormTarget {
+			return ","
+		}
+	}
+	return fmt.Sprintf(", over the %.0f%% the ratio aims for but", 100*stormTarget)
 }

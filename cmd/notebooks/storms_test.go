@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,5 +75,37 @@ func TestStormBudgetMatchesScenario(t *testing.T) {
 		if a.Hedged == 0 || a.Hedged != b.Hedged || a.Latency.Max() != b.Latency.Max() || a.QuantileMs(0.99) != b.QuantileMs(0.99) {
 			t.Errorf("%s: scenario hedged %d (p99 %.1f), polStaticBudget %d (p99 %.1f): want the same, > 0", c.name, a.Hedged, a.QuantileMs(0.99), b.Hedged, b.QuantileMs(0.99))
 		}
+	}
+}
+
+// oneTokenLines says whether the ratio bound separated the one-token
+// budgets that stayed under stormTarget from those that did not.
+func TestOneTokenLinesBound(t *testing.T) {
+	// capacity 2000, rate 2000, rho 0.82: bound (0.90-0.82) = 8%.
+	st := stormSetup{capacity: 2000, rate: 2000}
+	figs := func(peaks ...float64) map[string]stormFig {
+		m := map[string]stormFig{"disabled": {bgP99: 13}}
+		for i, r := range stormOneTokenRatios {
+			m[fmt.Sprintf("budget-%.0fpct-burst1", 100*r)] = stormFig{utilMax: peaks[i], bgP99: 14}
+		}
+		return m
+	}
+	got := oneTokenLines(st, 0.82, figs(0.86, 0.89, 0.91, 0.95))
+	if !strings.Contains(got, "bound 8.0%") || !strings.Contains(got, "those at or under the bound stayed under 90%, those over it did not") {
+		t.Errorf("separated: %q", got)
+	}
+	got = oneTokenLines(st, 0.82, figs(0.86, 0.89, 0.89, 0.95))
+	if !strings.Contains(got, "the bound did not separate") {
+		t.Errorf("10%% under 90%% though over the bound: %q", got)
+	}
+}
+
+// overTarget flags only when every utilisation is above stormTarget.
+func TestOverTarget(t *testing.T) {
+	if got := overTarget(0.93, 0.905); got != ", over the 90% the ratio aims for but" {
+		t.Errorf("both over: %q", got)
+	}
+	if got := overTarget(0.93, 0.89); got != "," {
+		t.Errorf("one under: %q", got)
 	}
 }
