@@ -500,8 +500,11 @@ const (
 // coincidentPt, e.g. several policies at the same 50 ms threshold clamp,
 // or a learned threshold that sits on a static one most of the time)
 // and moves each such group apart by lineGap points, centred on the true
-// values, so every line stays visible. It moves the points in segs and
-// returns each policy's offset in points (0 for most).
+// values, so every line stays visible. Only the points where a line meets
+// another line of its group are moved; where they part, each is drawn at
+// its true value (a moved line never shows a utilisation above 100% or a
+// hedge rate below 0% where it stands alone). It moves the points in segs
+// and returns each policy's offset in points (0 for most).
 func separateLines(segs [][]plotter.XYs, y *plot.Axis) []vg.Length {
 	n := len(segs)
 	offsets := make([]vg.Length, n)
@@ -553,12 +556,27 @@ func separateLines(segs [][]plotter.XYs, y *plot.Axis) []vg.Length {
 			offsets[m] = vg.Length(float64(k)-float64(len(members)-1)/2) * lineGap
 		}
 	}
+	// Move only the points where the line meets another of its group: where
+	// the lines part, every line is drawn at its true value.
+	meets := func(i int, x, pi float64) bool {
+		for j := range n {
+			if j != i && group[j] == group[i] {
+				if pj, ok := byX[j][x]; ok && math.Abs(pi-pj) < coincidentPt {
+					return true
+				}
+			}
+		}
+		return false
+	}
 	for i, off := range offsets {
 		if off == 0 {
 			continue
 		}
 		for _, s := range segs[i] {
 			for k := range s {
+				if !meets(i, s[k].X, byX[i][s[k].X]) {
+					continue
+				}
 				p := axisPos(y, s[k].Y) + float64(off/approxDataH)
 				s[k].Y = axisValue(y, p)
 			}

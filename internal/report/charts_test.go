@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
@@ -720,5 +721,28 @@ func TestCostChartWhiskerReachingZero(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no open whisker from the axis bottom %v to 150 at RU %v", ch.p.Y.Min, f.RUMultiplier)
+	}
+}
+
+// TestSeparateLinesOnlyWhereTheyMeet: two lines equal in 3 of 5 windows
+// are moved apart there, and drawn at their true values where they part
+// (before: moved for the whole run, so a line at 100% utilisation that
+// met another one most of the time was drawn above 100% where it stood
+// alone).
+func TestSeparateLinesOnlyWhereTheyMeet(t *testing.T) {
+	a := plotter.XYs{{X: 1, Y: 0.5}, {X: 2, Y: 0.5}, {X: 3, Y: 0.5}, {X: 4, Y: 1}, {X: 5, Y: 1}}
+	b := plotter.XYs{{X: 1, Y: 0.5}, {X: 2, Y: 0.5}, {X: 3, Y: 0.5}, {X: 4, Y: 0.7}, {X: 5, Y: 0.6}}
+	y := plot.Axis{Min: 0, Max: 1.1, Scale: plot.LinearScale{}}
+	off := separateLines([][]plotter.XYs{{a}, {b}}, &y)
+	if off[0] == 0 || off[1] == 0 || off[0] == off[1] {
+		t.Fatalf("offsets %v: want the two lines moved apart", off)
+	}
+	for k := range 3 {
+		if a[k].Y == 0.5 || b[k].Y == 0.5 || a[k].Y == b[k].Y {
+			t.Errorf("window %d: %v and %v, want both moved off 0.5 and apart", k, a[k].Y, b[k].Y)
+		}
+	}
+	if a[3].Y != 1 || a[4].Y != 1 || b[3].Y != 0.7 || b[4].Y != 0.6 {
+		t.Errorf("where the lines part they moved: a %v %v, b %v %v", a[3].Y, a[4].Y, b[3].Y, b[4].Y)
 	}
 }
