@@ -46,7 +46,7 @@ var (
 // stands.
 func typeErrors(source string, raw map[string]any, loc, dataLoc *locator) []*Error {
 	var probs []typeProblem
-	checkType(nil, raw, reflect.TypeFor[File](), &probs)
+	checkType(nil, raw, reflect.TypeFor[File](), &probs, false)
 	return placeTypeProblems(source, raw, probs, loc, dataLoc)
 }
 
@@ -57,54 +57,8 @@ func typeErrors(source string, raw map[string]any, loc, dataLoc *locator) []*Err
 // as by typeErrors; nil when there is none.
 func shapeErrors(source string, raw map[string]any, loc, dataLoc *locator) []*Error {
 	var probs []typeProblem
-	checkShape(nil, raw, reflect.TypeFor[File](), &probs)
+	checkType(nil, raw, reflect.TypeFor[File](), &probs, true)
 	return placeTypeProblems(source, raw, probs, loc, dataLoc)
-}
-
-// checkShape appends to probs every map-typed field of t whose value in
-// data is not a table (see shapeErrors), walking structs, slices and maps.
-func checkShape(p []string, data any, t reflect.Type, probs *[]typeProblem) {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.Slice, reflect.Array:
-		if l, ok := data.([]any); ok {
-			for i, v := range l {
-				checkShape(append(p, strconv.Itoa(i)), v, t.Elem(), probs)
-			}
-		} else if l, ok := data.([]map[string]any); ok {
-			for i, v := range l {
-				checkShape(append(p, strconv.Itoa(i)), v, t.Elem(), probs)
-			}
-		}
-	case reflect.Map:
-		m, ok := data.(map[string]any)
-		if !ok {
-			if data != nil {
-				*probs = append(*probs, typeProblem{path: clone(p), msg: fmt.Sprintf("type mismatch for %s: expected table but found %s", t.String(), fmtType(data))})
-			}
-			return
-		}
-		for _, key := range sortedKeys(m) {
-			checkShape(append(p, key), m[key], t.Elem(), probs)
-		}
-	case reflect.Struct:
-		if t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) ||
-			t.Implements(textUnmarshalerType) || reflect.PointerTo(t).Implements(textUnmarshalerType) {
-			return
-		}
-		m, ok := data.(map[string]any)
-		if !ok {
-			return
-		}
-		fields := tomlFields(t)
-		for _, key := range sortedKeys(m) {
-			if ft, ok := fieldFor(fields, key); ok {
-				checkShape(append(p, key), m[key], ft, probs)
-			}
-		}
-	}
 }
 
 // placeTypeProblems turns probs into errors ordered by their place in the
@@ -147,8 +101,9 @@ func placeTypeProblems(source string, raw map[string]any, probs []typeProblem, l
 // generically decoded document, at path p) into a value of type t, with
 // the rules and messages of BurntSushi/toml v1.6's unify. Types the
 // decoder hands to an unmarshaler, and kinds no scenario field has, are
-// not checked.
-func checkType(p []string, data any, t reflect.Type, probs *[]typeProblem) {
+// not checked. With tableMaps, a map-typed field whose value is not a table
+// is a problem too (the decoder takes it for an empty table; shapeErrors).
+func checkType(p []string, data any, t reflect.Type, probs *[]typeProblem, tableMaps bool) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
@@ -212,7 +167,7 @@ func checkType(p []string, data any, t reflect.Type, probs *[]typeProblem) {
 			return
 		}
 		for i := range dv.Len() {
-			checkType(append(p, strconv.Itoa(i)), dv.Index(i).Interface(), t.Elem(), probs)
+			checkType(append(p, strconv.Itoa(i)), dv.Index(i).Interface(), t.Elem(), probs, tableMaps)
 		}
 	case reflect.Map:
 		if kk := t.Key().Kind(); kk != reflect.String && kk != reflect.Interface {
@@ -220,13 +175,17 @@ func checkType(p []string, data any, t reflect.Type, probs *[]typeProblem) {
 		}
 		// The decoder accepts any value that is not a table for a map
 		// (unifyMap returns nil when the type assertion fails), so only a
-		// table's entries are checked.
+		// table's entries are checked, unless tableMaps asks for that
+		// value to be reported too (shapeErrors).
 		m, ok := data.(map[string]any)
 		if !ok {
+			if tableMaps && data != nil {
+				bad("type mismatch for %s: expected table but found %s", t.String(), fmtType(data))
+			}
 			return
 		}
 		for _, key := range sortedKeys(m) {
-			checkType(append(p, key), m[key], t.Elem(), probs)
+			checkType(append(p, key), m[key], t.Elem(), probs, tableMaps)
 		}
 	case reflect.Struct:
 		m, ok := data.(map[string]any)
@@ -239,7 +198,7 @@ func checkType(p []string, data any, t reflect.Type, probs *[]typeProblem) {
 		fields := tomlFields(t)
 		for _, key := range sortedKeys(m) {
 			if ft, ok := fieldFor(fields, key); ok {
-				checkType(append(p, key), m[key], ft, probs)
+				checkType(append(p, key), m[key], ft, probs, tableMaps)
 			} // an unknown key: reported by MetaData.Undecoded
 		}
 	}

@@ -140,7 +140,7 @@ func FuzzTypeErrors(f *testing.F) {
 		var file File
 		_, err := toml.Decode(string(data), &file)
 		var probs []typeProblem
-		checkType(nil, raw, reflect.TypeFor[File](), &probs)
+		checkType(nil, raw, reflect.TypeFor[File](), &probs, false)
 		if (err != nil) != (len(probs) > 0) {
 			t.Fatalf("decoder error %v, checkType problems %v", err, probs)
 		}
