@@ -1290,7 +1290,7 @@ func (b *builder) backgroundLimit(cfg *simnet.Config, reps, pols int) bool {
 		}
 		n := 0
 		for _, r := range cfg.Replicas {
-			if g.Target == r.Name || g.Target == r.Region {
+			if r.Targeted(g.Target) {
 				n++
 			}
 		}

@@ -122,7 +122,7 @@ func (s *Scenario) Warnings() []*Error {
 		}
 		refuses := false
 		for _, r := range cfg.Replicas {
-			if (b.Target == r.Name || b.Target == r.Region) && r.QueueLimit > 0 {
+			if r.Targeted(b.Target) && r.QueueLimit > 0 {
 				refuses = true
 			}
 		}
@@ -169,7 +169,7 @@ func primaryOverloads(cfg *simnet.Config) []overload {
 	bgBusy := make(map[string]float64)
 	for _, b := range cfg.Background {
 		for _, r := range cfg.Replicas {
-			if b.Target != r.Name && b.Target != r.Region {
+			if !r.Targeted(b.Target) {
 				continue
 			}
 			mean := r.Default.Mean()

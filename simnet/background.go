@@ -97,7 +97,7 @@ func (s *sim) initBackground() {
 		b := &cfg.Background[i]
 		for ri := range cfg.Replicas {
 			r := &cfg.Replicas[ri]
-			if b.Target != r.Name && b.Target != r.Region {
+			if !r.Targeted(b.Target) {
 				continue
 			}
 			end := b.End

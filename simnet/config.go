@@ -46,6 +46,11 @@ type Replica struct {
 	Cancel CancelMode
 }
 
+// Targeted reports whether target — an episode's, fault rule's or
+// background source's Target — selects r: target is r's name or its
+// physical region (every replica in it).
+func (r *Replica) Targeted(target string) bool { return target == r.Name || target == r.Region }
+
 // Episode is a time window in which replicas get slower and/or fail.
 type Episode struct {
 	Label string

@@ -409,13 +409,13 @@ func (s *sim) initReplicas(cfg *Config, writeRegion hedging.Region) int {
 			rt.lagNs = msDur(cfg.ReplicationLagMs[r.Region])
 		}
 		for j := range cfg.Episodes {
-			if ep := &cfg.Episodes[j]; ep.Target == r.Name || ep.Target == r.Region {
+			if ep := &cfg.Episodes[j]; r.Targeted(ep.Target) {
 				rt.episodes = append(rt.episodes, ep)
 			}
 		}
 		for j := range cfg.Faults {
 			f := &cfg.Faults[j]
-			if len(f.Targets) == 0 || slices.Contains(f.Targets, r.Name) || slices.Contains(f.Targets, r.Region) {
+			if len(f.Targets) == 0 || slices.ContainsFunc(f.Targets, r.Targeted) {
 				rt.faults = append(rt.faults, f)
 			}
 		}
