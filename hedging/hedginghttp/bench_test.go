@@ -63,15 +63,21 @@ func bxRequest(b *testing.B, url string) *http.Request {
 	return req
 }
 
-// (a) A plain http.Transport.
-func BenchmarkHappyPathPlainTransport(b *testing.B) {
-	srv, tr := bxServer(b)
-	hc := &http.Client{Transport: tr}
-	req := bxRequest(b, srv.URL)
+// bxLoop is the benchmark loop: a GET of url's document through rt per
+// iteration, allocations reported.
+func bxLoop(b *testing.B, url string, rt http.RoundTripper) {
+	hc := &http.Client{Transport: rt}
+	req := bxRequest(b, url)
 	b.ReportAllocs()
 	for b.Loop() {
 		bxGet(b, hc, req)
 	}
+}
+
+// (a) A plain http.Transport.
+func BenchmarkHappyPathPlainTransport(b *testing.B) {
+	srv, tr := bxServer(b)
+	bxLoop(b, srv.URL, tr)
 }
 
 // (b) NewRoundTripper over the same transport, two regions, threshold 1 s.
@@ -82,12 +88,7 @@ func BenchmarkHappyPathRoundTripper(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	hc := &http.Client{Transport: rt}
-	req := bxRequest(b, srv.URL)
-	b.ReportAllocs()
-	for b.Loop() {
-		bxGet(b, hc, req)
-	}
+	bxLoop(b, srv.URL, rt)
 }
 
 // (c) cristalhq/hedgedhttp over the same transport, delay 1 s, upto 2.
@@ -97,12 +98,7 @@ func BenchmarkHappyPathHedgedHTTP(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	hc := &http.Client{Transport: rt}
-	req := bxRequest(b, srv.URL)
-	b.ReportAllocs()
-	for b.Loop() {
-		bxGet(b, hc, req)
-	}
+	bxLoop(b, srv.URL, rt)
 }
 
 // (d) hedging.Client.Do over Transport (request built from the Operation).
