@@ -18,9 +18,9 @@ func TestNewBudgetedPolicyErrors(t *testing.T) {
 		{nil, 0.1, 10, "budget: inner policy is nil"},
 		{inner, 0, 10, "budget: ratio must be in (0,1], got 0"},
 		{inner, 1.5, 10, "budget: ratio must be in (0,1], got 1.5"},
-		{inner, 0.1, 0.5, "budget: burst must be >= 1, got 0.5"},
+		{inner, 0.1, 0, "budget: burst must be > 0, got 0"},
 	} {
-		if _, err := hedging.NewBudgetedPolicy(c.inner, c.ratio, c.burst, hedging.Threshold{}); err == nil || err.Error() != c.want {
+		if _, err := hedging.NewBudgetedPolicy(c.inner, c.ratio, c.burst); err == nil || err.Error() != c.want {
 			t.Errorf("NewBudgetedPolicy(%v, %v) = %v, want %q", c.ratio, c.burst, err, c.want)
 		}
 	}
@@ -28,7 +28,8 @@ func TestNewBudgetedPolicyErrors(t *testing.T) {
 
 // With a primary that is always slower than the threshold, an unbudgeted
 // policy hedges every operation; a budget of 10% hedges ~10% of them (plus
-// the initial burst), and the rest wait for the fallback threshold.
+// the initial burst): the gate refuses the rest when their threshold fires,
+// and their primaries answer alone.
 func TestBudgetedPolicyCapsHedgeRate(t *testing.T) {
 	for _, c := range []struct {
 		ratio  float64
@@ -43,7 +44,7 @@ func TestBudgetedPolicyCapsHedgeRate(t *testing.T) {
 		var bp *hedging.BudgetedPolicy
 		if c.budget {
 			var err error
-			bp, err = hedging.NewBudgetedPolicy(policy, c.ratio, 20, hedging.MustThreshold(time.Second))
+			bp, err = hedging.NewBudgetedPolicy(policy, c.ratio, 20)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -74,10 +75,10 @@ func TestBudgetedPolicyCapsHedgeRate(t *testing.T) {
 					timerAt = a.At
 				}
 			}
-			// The primary answers after 200 ms: after a 50 ms threshold,
-			// before the 1 s fallback.
-			if timerAt-now < 200*time.Millisecond {
-				e = r.TimerFired(timerAt, hedging.TimerThreshold)
+			// The primary answers after 200 ms, after the 50 ms threshold;
+			// the alternate, when the budget admits it, after 5 ms.
+			e = r.TimerFired(timerAt, hedging.TimerThreshold)
+			if e.Len() > 0 && e.At(0).Kind == hedging.ActSend {
 				alt := e.At(0).Attempt
 				r.Responded(timerAt+5*time.Millisecond, alt, hedging.Result{Status: hedging.Status{Code: 200}})
 				hedged++

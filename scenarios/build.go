@@ -910,7 +910,7 @@ var policyTypes = []policyType{
 			if !ok || b.n > n0 {
 				return nil
 			}
-			bc := hedging.BudgetConfig{Ratio: load, Burst: burst, PerSecond: minRate, Fallback: hedging.DriverDefaultThreshold(rt)}
+			bc := hedging.BudgetConfig{Ratio: load, Burst: burst, PerSecond: minRate}
 			return budgetedNew(func() (hedging.ThresholdPolicy, error) { return hedging.NewP99Dynamic(pc) }, &bc)
 		}},
 	{name: "retry_throttle", doc: "threshold_ms while a token bucket in [0, max_tokens] holds more than half: gRPC's retry throttling (A6)",
@@ -937,8 +937,7 @@ var policyTypes = []policyType{
 			if b.n > n0 {
 				return nil
 			}
-			bc := hedging.BudgetConfig{Ratio: ratio, Burst: maxTokens, Reserve: maxTokens / 2, ChargeFailover: true,
-				Fallback: hedging.DriverDefaultThreshold(rt)}
+			bc := hedging.BudgetConfig{Ratio: ratio, Burst: maxTokens, Reserve: maxTokens / 2, ChargeFailover: true}
 			return budgetedNew(func() (hedging.ThresholdPolicy, error) { return hedging.StaticPolicy{T: th}, nil }, &bc)
 		}},
 }
@@ -1054,7 +1053,7 @@ func (b *builder) budgeted(pp fpath, p *Policy, requestTimeout time.Duration, ne
 		}
 		return budgetedNew(newPol, nil)
 	}
-	bc := hedging.BudgetConfig{Ratio: *p.HedgeBudget, Burst: 100, Fallback: hedging.DriverDefaultThreshold(requestTimeout)}
+	bc := hedging.BudgetConfig{Ratio: *p.HedgeBudget, Burst: 100}
 	if !(bc.Ratio > 0 && bc.Ratio <= 1) {
 		b.fail(pp.key("hedge_budget"), "must be in (0, 1], got %g", bc.Ratio)
 	}

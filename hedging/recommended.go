@@ -1,0 +1,435 @@
+package hedging
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"time"
+)
+
+// RecommendedConfig configures [Recommended]. The zero value is the
+// recommended configuration; zero fields take the defaults noted on each.
+type RecommendedConfig struct {
+	// Quantile is the latency quantile the policy minimises; default 0.99.
+	Quantile float64
+	// HedgeCost is what hedging every operation must buy, as a fraction of
+	// the unhedged quantile: a threshold hedging a fraction h of operations
+	// is chosen only if it lowers the quantile by more than HedgeCost × h
+	// of it. Default 0.3; in [0, 10].
+	HedgeCost float64
+	// MinGain is the smallest relative gain in the quantile worth hedging
+	// for; default 0.05 (5%); in [0, 1).
+	MinGain float64
+	// MaxHedgeRate caps the fraction of operations the chosen threshold
+	// may hedge, in (0, 1]; default 1. Set it to a hedge budget's ratio so
+	// the threshold fits the budget instead of the budget refusing
+	// hedges at random.
+	MaxHedgeRate float64
+	// Warmup is the least time after a key's first observation before it
+	// hedges; it is also at least 4 × the largest latency seen, so the
+	// first estimate is not of the fastest operations only (warm-up by
+	// time, not by arrival count). Default 200 ms.
+	Warmup time.Duration
+	// MinSamples is the decayed observation weight a key needs before it
+	// hedges, and the weight of the prior that stands for the alternate
+	// until it has been observed; default 20.
+	MinSamples float64
+	// TargetSamples, MinMemory and MaxMemory set how fast old observations
+	// fade: their weight decays with time constant TargetSamples / rate,
+	// clamped to [MinMemory, MaxMemory]. Defaults 2000, 5 s, 60 s.
+	TargetSamples        float64
+	MinMemory, MaxMemory time.Duration
+	// Refresh is how often a key's threshold is recomputed; default 250 ms.
+	Refresh time.Duration
+	// Explore is the period, in operations of a key, of an operation sent
+	// without a hedge while hedging is on, so the primary's latency beyond
+	// the threshold stays observed; default 200 (0.5%). Negative: never.
+	Explore int
+	// Max is the largest threshold; default 4 s (TPS §4.2's clamp).
+	Max time.Duration
+}
+
+func (c *RecommendedConfig) setDefaults() {
+	if c.Quantile == 0 {
+		c.Quantile = 0.99
+	}
+	if c.HedgeCost == 0 {
+		c.HedgeCost = 0.3
+	}
+	if c.MinGain == 0 {
+		c.MinGain = 0.05
+	}
+	if c.MaxHedgeRate == 0 {
+		c.MaxHedgeRate = 1
+	}
+	if c.Warmup == 0 {
+		c.Warmup = 200 * time.Millisecond
+	}
+	if c.MinSamples == 0 {
+		c.MinSamples = 20
+	}
+	if c.TargetSamples == 0 {
+		c.TargetSamples = 2000
+	}
+	if c.MinMemory == 0 {
+		c.MinMemory = 5 * time.Second
+	}
+	if c.MaxMemory == 0 {
+		c.MaxMemory = 60 * time.Second
+	}
+	if c.Refresh == 0 {
+		c.Refresh = 250 * time.Millisecond
+	}
+	if c.Explore == 0 {
+		c.Explore = 200
+	}
+	if c.Max == 0 {
+		c.Max = 4000 * time.Millisecond
+	}
+}
+
+// Validate reports the first impossible setting after defaults, naming the
+// field ("recommended: quantile must be in (0,1), got 1.5").
+func (c RecommendedConfig) Validate() error {
+	c.setDefaults()
+	bad := func(f string, v any, want string) error {
+		return fmt.Errorf("recommended: %s must be %s, got %v", f, want, v)
+	}
+	switch {
+	case !(c.Quantile > 0 && c.Quantile < 1):
+		return bad("quantile", c.Quantile, "in (0,1)")
+	case !(c.HedgeCost >= 0 && c.HedgeCost <= 10):
+		return bad("hedge cost", c.HedgeCost, "in [0, 10]")
+	case !(c.MinGain >= 0 && c.MinGain < 1):
+		return bad("min gain", c.MinGain, "in [0, 1)")
+	case !(c.MaxHedgeRate > 0 && c.MaxHedgeRate <= 1):
+		return bad("max hedge rate", c.MaxHedgeRate, "in (0, 1]")
+	case c.Warmup < 0:
+		return bad("warmup", c.Warmup, ">= 0")
+	case !(c.MinSamples >= 1 && c.MinSamples <= 1e6):
+		return bad("min samples", c.MinSamples, "in [1, 1e6]")
+	case !(c.TargetSamples >= 1 && c.TargetSamples <= 1e9):
+		return bad("target samples", c.TargetSamples, "in [1, 1e9]")
+	case c.MinMemory <= 0 || c.MaxMemory < c.MinMemory:
+		return fmt.Errorf("recommended: memory must satisfy 0 < min (%v) <= max (%v)", c.MinMemory, c.MaxMemory)
+	case c.Refresh <= 0:
+		return bad("refresh", c.Refresh, "> 0")
+	case c.Max <= 0:
+		return bad("max", c.Max, "> 0")
+	}
+	return nil
+}
+
+// Latency histograms: log-spaced bins from recLo, each recRatio wider than
+// the last; values above the last bin count in it.
+const (
+	recBins  = 280
+	recLo    = 50e-3 // ms
+	recRatio = 1.05
+)
+
+var recLogRatio = math.Log(recRatio)
+
+// recBin returns the bin of a latency in ms.
+func recBin(ms float64) int {
+	if !(ms > recLo) {
+		return 0
+	}
+	return min(int(math.Log(ms/recLo)/recLogRatio), recBins-1)
+}
+
+// recUpper returns the upper edge of bin i in ms.
+func recUpper(i int) float64 { return recLo * math.Pow(recRatio, float64(i+1)) }
+
+// recKey is what the policy learns under: a primary region and an
+// operation kind.
+type recKey struct {
+	primary Region
+	kind    OperationKind
+}
+
+// recState is one key's evidence: decayed weights of the primary's and the
+// alternate's attempt latencies, answered and censored, and the cached
+// decision. Its size is fixed (bounded memory per key).
+type recState struct {
+	pU, pC, aU, aC [recBins]float32
+	first, decayed time.Duration
+	maxMs          float64
+	rate           float64 // smoothed primary observations per second
+	since          float64 // primary observations since the last decay
+	nextCalc       time.Duration
+	hedge          bool
+	t              time.Duration
+	altMed         time.Duration
+	ops            int
+	survP, survA   [recBins]float32 // scratch
+}
+
+// Recommended is the threshold policy notebook 01 recommends (scenario type
+// "recommended"), designed from what a hedge is for: send the alternate
+// only when it is expected to answer sooner, and only as much as it pays.
+// Per (primary region, operation kind) it keeps the primary's attempt
+// latency and the alternate's response time as decayed histograms, each a
+// Kaplan–Meier estimate over answered and cancelled (censored) attempts;
+// the primary's distribution stands in for the alternate's until hedges
+// have been observed. Every Refresh it evaluates, for each candidate
+// threshold T, the Quantile of min(P, T + A) and the hedge rate P(P > T),
+// and picks the T with the largest gain over not hedging net of
+// HedgeCost × hedge rate; it hedges only if that gain is positive and at
+// least MinGain of the unhedged quantile. Each operation's threshold also
+// leaves the alternate its median answer time before the deadline, and an
+// operation whose deadline leaves none is not hedged.
+//
+// Failure kinds it survives (../shared/cases/policy): hedges that cannot
+// win (correlated slow-downs, heavy operations everywhere: the alternate is
+// no faster, so no threshold gains), a deadline below any fixed floor, a
+// majority slow-down (no quantile of the primary to ratchet: the
+// threshold follows what the alternate buys), warm-up at any arrival rate
+// (by time), a fresh instance (no hedge before MinSamples observations and
+// Warmup), censored primaries (Kaplan–Meier, and one unhedged operation in
+// Explore). Kinds it does not survive on its own: a fleet's extra load
+// (wrap it in a [BudgetedPolicy] with BurstSeconds), an alternate whose
+// recovery it has not seen (after a slow alternate stops it hedging, it
+// learns of the recovery only as the old evidence fades, within
+// MaxMemory), and a primary slower than its evidence for less than
+// Refresh.
+//
+// State per key is fixed (about 6.7 KB); keys are bounded by regions ×
+// operation kinds. Safe for concurrent use; time is a parameter.
+type Recommended struct {
+	cfg  RecommendedConfig
+	mu   sync.Mutex
+	keys map[recKey]*recState
+}
+
+// NewRecommended returns the policy, or the error of cfg.Validate.
+func NewRecommended(cfg RecommendedConfig) (*Recommended, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.setDefaults()
+	return &Recommended{cfg: cfg, keys: make(map[recKey]*recState)}, nil
+}
+
+// Config returns the configuration with defaults applied.
+func (p *Recommended) Config() RecommendedConfig { return p.cfg }
+
+// Name returns "recommended".
+func (p *Recommended) Name() string { return "recommended" }
+
+// Threshold returns the threshold of a point read without a deadline, or
+// Max when the policy would not hedge it.
+func (p *Recommended) Threshold(now time.Duration, primary Region) Threshold {
+	t, ok := p.ThresholdOp(now, primary, PointRead, 0)
+	if !ok {
+		return Threshold{p.cfg.Max}
+	}
+	return t
+}
+
+// Observe records an answered point-read attempt to region as a primary
+// attempt of that region (for callers that drive the policy by hand; the
+// race reports through AttemptEnded).
+func (p *Recommended) Observe(now time.Duration, region Region, latency time.Duration) {
+	p.AttemptEnded(now, AttemptEnd{Primary: region, Region: region, Kind: PointRead, Elapsed: latency, Answered: true})
+}
+
+func (p *Recommended) state(now time.Duration, k recKey) *recState {
+	s := p.keys[k]
+	if s == nil {
+		s = &recState{first: -1, decayed: now, nextCalc: now}
+		p.keys[k] = s
+	}
+	return s
+}
+
+// AttemptEnded records one attempt: the primary leg's under the primary's
+// distribution, the alternate leg's under the alternate's; answered
+// attempts as latencies, cancelled ones as lower bounds.
+func (p *Recommended) AttemptEnded(now time.Duration, a AttemptEnd) {
+	ms := float64(a.Elapsed) / float64(time.Millisecond)
+	i := recBin(ms)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.state(now, recKey{a.Primary, a.Kind})
+	switch {
+	case a.Leg == Alternate && a.Answered:
+		s.aU[i]++
+	case a.Leg == Alternate:
+		s.aC[i]++
+	case a.Answered:
+		s.pU[i]++
+	default:
+		s.pC[i]++
+	}
+	if a.Leg == Primary {
+		s.since++
+		if s.first < 0 {
+			s.first = now
+		}
+		s.maxMs = max(s.maxMs, ms)
+	}
+}
+
+// ThresholdOp returns the threshold of one operation and whether to hedge
+// it (see [Recommended]).
+func (p *Recommended) ThresholdOp(now time.Duration, primary Region, kind OperationKind, remaining time.Duration) (Threshold, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.state(now, recKey{primary, kind})
+	if now >= s.nextCalc {
+		s.nextCalc = now + p.cfg.Refresh
+		p.decide(now, s)
+	}
+	if !s.hedge {
+		return Threshold{p.cfg.Max}, false
+	}
+	s.ops++
+	if p.cfg.Explore > 0 && s.ops%p.cfg.Explore == 0 {
+		return Threshold{p.cfg.Max}, false
+	}
+	t := s.t
+	if remaining > 0 {
+		t = min(t, remaining-s.altMed)
+		if t <= 0 {
+			return Threshold{p.cfg.Max}, false
+		}
+	}
+	return Threshold{t}, true
+}
+
+// decay fades s's evidence to now; p.mu must be held.
+func (p *Recommended) decay(now time.Duration, s *recState) {
+	dt := (now - s.decayed).Seconds()
+	if dt <= 0 {
+		return
+	}
+	s.decayed = now
+	s.rate = 0.8*s.rate + 0.2*s.since/dt
+	if s.rate == 0 {
+		s.rate = s.since / dt
+	}
+	s.since = 0
+	tau := p.cfg.TargetSamples / max(s.rate, 1e-9)
+	tau = min(max(tau, p.cfg.MinMemory.Seconds()), p.cfg.MaxMemory.Seconds())
+	f := float32(math.Exp(-dt / tau))
+	for i := range recBins {
+		s.pU[i] *= f
+		s.pC[i] *= f
+		s.aU[i] *= f
+		s.aC[i] *= f
+	}
+}
+
+// km writes the Kaplan–Meier survival past each bin of answered u and
+// censored c into out and returns the total weight; mass beyond the last
+// answered value stays in out's tail (unknown, taken as slower than any
+// bin).
+func km(u, c *[recBins]float32, out *[recBins]float32) float64 {
+	var risk float64
+	for i := range recBins {
+		risk += float64(u[i]) + float64(c[i])
+	}
+	total, surv := risk, 1.0
+	for i := range recBins {
+		if risk > 0 {
+			surv *= 1 - min(float64(u[i])/risk, 1)
+		}
+		out[i] = float32(surv)
+		risk -= float64(u[i]) + float64(c[i])
+	}
+	return total
+}
+
+// survAt returns a survival curve's value at ms, interpolated between bin
+// edges (1 at and below 0).
+func survAt(surv *[recBins]float32, ms float64) float64 {
+	if !(ms > recLo) {
+		return 1
+	}
+	x := math.Log(ms/recLo)/recLogRatio - 1 // position on the upper-edge grid
+	if x < 0 {
+		return 1 + (x+1)*(float64(surv[0])-1)
+	}
+	i := int(x)
+	if i >= recBins-1 {
+		return float64(surv[recBins-1])
+	}
+	f := x - float64(i)
+	return float64(surv[i])*(1-f) + float64(surv[i+1])*f
+}
+
+// quantileOf returns the smallest upper bin edge where surv <= 1-q, or +Inf.
+func quantileOf(surv *[recBins]float32, q float64) float64 {
+	for i := range recBins {
+		if float64(surv[i]) <= 1-q {
+			return recUpper(i)
+		}
+	}
+	return math.Inf(1)
+}
+
+// decide recomputes s's threshold and whether to hedge; p.mu must be held.
+func (p *Recommended) decide(now time.Duration, s *recState) {
+	p.decay(now, s)
+	s.hedge = false
+	warm := max(p.cfg.Warmup, time.Duration(4*s.maxMs*float64(time.Millisecond)))
+	if s.first < 0 || now-s.first < warm {
+		return
+	}
+	wP := km(&s.pU, &s.pC, &s.survP)
+	if wP < p.cfg.MinSamples {
+		return
+	}
+	wA := km(&s.aU, &s.aC, &s.survA)
+	if wA < p.cfg.MinSamples {
+		// The primary's distribution stands in for the alternate's, with
+		// the weight of MinSamples observations.
+		f := float32(wA / p.cfg.MinSamples)
+		for i := range recBins {
+			s.survA[i] = f*s.survA[i] + (1-f)*s.survP[i]
+		}
+	}
+	q := p.cfg.Quantile
+	qInf := quantileOf(&s.survP, q)
+	if math.IsInf(qInf, 1) {
+		qInf = 2 * float64(p.cfg.Max) / float64(time.Millisecond)
+	}
+	s.altMed = time.Duration(quantileOf(&s.survA, 0.5) * float64(time.Millisecond))
+	// Q(T): the smallest upper edge x with S_P(x) × S_A(x - T) <= 1-q.
+	quant := func(t float64) float64 {
+		lo, hi := 0, recBins-1
+		if float64(s.survP[hi])*survAt(&s.survA, recUpper(hi)-t) > 1-q {
+			return math.Inf(1)
+		}
+		for lo < hi {
+			m := (lo + hi) / 2
+			if float64(s.survP[m])*survAt(&s.survA, recUpper(m)-t) <= 1-q {
+				hi = m
+			} else {
+				lo = m + 1
+			}
+		}
+		return recUpper(lo)
+	}
+	maxMs := float64(p.cfg.Max) / float64(time.Millisecond)
+	best, bestT, bestQ := 0.0, 0.0, qInf
+	for i := range recBins {
+		t := recUpper(i)
+		if t > maxMs {
+			break
+		}
+		h := survAt(&s.survP, t)
+		if h > p.cfg.MaxHedgeRate {
+			continue
+		}
+		qt := quant(t)
+		if g := (qInf - qt) - p.cfg.HedgeCost*qInf*h; g > best {
+			best, bestT, bestQ = g, t, qt
+		}
+	}
+	if best > 0 && bestQ <= (1-p.cfg.MinGain)*qInf {
+		s.hedge = true
+		s.t = time.Duration(bestT * float64(time.Millisecond))
+	}
+}
