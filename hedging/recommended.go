@@ -47,6 +47,9 @@ type RecommendedConfig struct {
 	Explore int
 	// Max is the largest threshold; default 4 s (TPS §4.2's clamp).
 	Max time.Duration
+	// Backstop is the threshold, as a multiple of the unhedged quantile,
+	// used while no threshold pays; default 3; >= 1.
+	Backstop float64
 }
 
 func (c *RecommendedConfig) setDefaults() {
@@ -86,6 +89,9 @@ func (c *RecommendedConfig) setDefaults() {
 	if c.Max == 0 {
 		c.Max = 4000 * time.Millisecond
 	}
+	if c.Backstop == 0 {
+		c.Backstop = 3
+	}
 }
 
 // Validate reports the first impossible setting after defaults, naming the
@@ -116,6 +122,8 @@ func (c RecommendedConfig) Validate() error {
 		return bad("refresh", c.Refresh, "> 0")
 	case c.Max <= 0:
 		return bad("max", c.Max, "> 0")
+	case !(c.Backstop >= 1 && c.Backstop <= 1000):
+		return bad("backstop", c.Backstop, "in [1, 1000]")
 	}
 	return nil
 }
@@ -158,7 +166,7 @@ type recState struct {
 	rate           float64 // smoothed primary observations per second
 	since          float64 // primary observations since the last decay
 	nextCalc       time.Duration
-	hedge          bool
+	hedge          bool // warm: s.t applies (the chosen threshold or the backstop)
 	t              time.Duration
 	altMed         time.Duration
 	ops            int
@@ -312,12 +320,24 @@ func (p *Recommended) decay(now time.Duration, s *recState) {
 	s.since = 0
 	tau := p.cfg.TargetSamples / max(s.rate, 1e-9)
 	tau = min(max(tau, p.cfg.MinMemory.Seconds()), p.cfg.MaxMemory.Seconds())
-	f := float32(math.Exp(-dt / tau))
+	f := math.Exp(-dt / tau)
+	// The alternate's evidence fades only down to MinSamples: while no
+	// hedge goes out, what was learned of the alternate is kept rather
+	// than replaced by the prior (which would send a burst of hedges to
+	// relearn it every few memories).
+	var wA float64
 	for i := range recBins {
-		s.pU[i] *= f
-		s.pC[i] *= f
-		s.aU[i] *= f
-		s.aC[i] *= f
+		wA += float64(s.aU[i]) + float64(s.aC[i])
+	}
+	fA := f
+	if wA > 0 {
+		fA = min(1, max(f, p.cfg.MinSamples/wA))
+	}
+	for i := range recBins {
+		s.pU[i] *= float32(f)
+		s.pC[i] *= float32(f)
+		s.aU[i] *= float32(fA)
+		s.aC[i] *= float32(fA)
 	}
 }
 
@@ -383,11 +403,14 @@ func (p *Recommended) decide(now time.Duration, s *recState) {
 	}
 	wA := km(&s.aU, &s.aC, &s.survA)
 	if wA < p.cfg.MinSamples {
-		// The primary's distribution stands in for the alternate's, with
-		// the weight of MinSamples observations.
+		// Until the alternate has been observed, it is taken to answer like
+		// the faster half of the primary's attempts (P | P <= median), with
+		// the weight of MinSamples observations: optimistic enough to try
+		// hedges when the primary has a slow mode, and no gain where the
+		// primary is steady (a far primary, a shared slow-down).
 		f := float32(wA / p.cfg.MinSamples)
 		for i := range recBins {
-			s.survA[i] = f*s.survA[i] + (1-f)*s.survP[i]
+			s.survA[i] = f*s.survA[i] + (1-f)*max(0, 2*s.survP[i]-1)
 		}
 	}
 	q := p.cfg.Quantile
@@ -428,8 +451,13 @@ func (p *Recommended) decide(now time.Duration, s *recState) {
 			best, bestT, bestQ = g, t, qt
 		}
 	}
+	s.hedge = true
 	if best > 0 && bestQ <= (1-p.cfg.MinGain)*qInf {
-		s.hedge = true
 		s.t = time.Duration(bestT * float64(time.Millisecond))
+		return
 	}
+	// No threshold pays: a backstop at Backstop × the unhedged quantile
+	// hedges almost nothing, but a sudden slow-down is hedged before its
+	// first slow primary has answered (a model learns only from answers).
+	s.t = min(time.Duration(p.cfg.Backstop*qInf*float64(time.Millisecond)), p.cfg.Max)
 }
