@@ -637,6 +637,29 @@ func (b *builder) faults(cfg *simnet.Config, nm *names) {
 	}
 }
 
+// rateChanges checks [[workload.rate_changes]]: open loop only, each
+// entry's at_s at or after the previous entry's at_s + ramp_s.
+func (b *builder) rateChanges(wp fpath, w Workload) []simnet.RateChange {
+	var out []simnet.RateChange
+	end := time.Duration(0)
+	for i, c := range w.RateChanges {
+		cp := wp.key("rate_changes").elem(i, "")
+		if w.Clients > 0 {
+			b.fail(cp, "applies only to an open loop (rate_per_s > 0), not to clients")
+			return nil
+		}
+		at := b.dur(cp.key("at_s"), c.AtS, time.Second)
+		ramp := b.dur(cp.key("ramp_s"), c.RampS, time.Second)
+		b.nonNeg(cp.key("rate_per_s"), c.RatePerS)
+		if at < end {
+			b.fail(cp.key("at_s"), "must be >= %g s, where the previous rate change ends (at_s + ramp_s)", end.Seconds())
+		}
+		end = at + ramp
+		out = append(out, simnet.RateChange{At: at, Ramp: ramp, RatePerSec: c.RatePerS})
+	}
+	return out
+}
+
 // workload checks [workload] into cfg.
 func (b *builder) workload(cfg *simnet.Config, nm *names) {
 	f := b.f
@@ -653,6 +676,7 @@ func (b *builder) workload(cfg *simnet.Config, nm *names) {
 	}
 	wl := simnet.Workload{RatePerSec: w.RatePerS, Clients: w.Clients, Partitions: max(w.Partitions, 1), ZipfS: w.ZipfS,
 		ExcludeFraction: w.ExcludeFraction, Exclude: slices.Clone(w.ExcludeRegions), DisabledFraction: w.DisabledFraction}
+	wl.RateChanges = b.rateChanges(wp, w)
 	switch {
 	case w.Think != nil && w.Clients == 0:
 		b.fail(wp.key("think"), "applies only to a closed loop (clients > 0)")

@@ -171,6 +171,16 @@ type Workload struct {
 	ExcludeFraction  float64            `toml:"exclude_fraction"`  // 0..1
 	ExcludeRegions   []string           `toml:"exclude_regions"`   // endpoint region names
 	DisabledFraction float64            `toml:"disabled_fraction"` // 0..1
+	RateChanges      []RateChange       `toml:"rate_changes"`      // open loop: steps and ramps of rate_per_s
+}
+
+// RateChange is one [[workload.rate_changes]] entry: from at_s the
+// open-loop rate moves linearly over ramp_s (0 = a step) to rate_per_s
+// (simnet.RateChange). Entries are in time order and do not overlap.
+type RateChange struct {
+	AtS      float64 `toml:"at_s"`       // s, >= 0; required
+	RampS    float64 `toml:"ramp_s"`     // s, >= 0; 0 = a step
+	RatePerS float64 `toml:"rate_per_s"` // >= 0; the rate reached at at_s + ramp_s
 }
 
 // TokenBucket is the [ru_budget] or [throughput_control] table.

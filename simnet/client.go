@@ -59,6 +59,9 @@ type opState struct {
 }
 
 func (s *sim) interarrival() time.Duration {
+	if len(s.cfg.Workload.RateChanges) > 0 {
+		return s.nextArrivalVarying()
+	}
 	return msDur(s.arr.ExpFloat64() / s.cfg.Workload.RatePerSec * 1000)
 }
 
