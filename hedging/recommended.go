@@ -26,9 +26,9 @@ type RecommendedConfig struct {
 	// hedges at random.
 	MaxHedgeRate float64
 	// Warmup is the least time after a key's first observation before it
-	// hedges; it is also at least 4 × the largest latency seen, so the
+	// hedges; it is also at least 2 × the largest latency seen, so the
 	// first estimate is not of the fastest operations only (warm-up by
-	// time, not by arrival count). Default 200 ms.
+	// time, not by arrival count). Default 50 ms.
 	Warmup time.Duration
 	// MinSamples is the decayed observation weight a key needs before it
 	// hedges, and the weight of the prior that stands for the alternate
@@ -66,7 +66,7 @@ func (c *RecommendedConfig) setDefaults() {
 		c.MaxHedgeRate = 1
 	}
 	if c.Warmup == 0 {
-		c.Warmup = 200 * time.Millisecond
+		c.Warmup = 50 * time.Millisecond
 	}
 	if c.MinSamples == 0 {
 		c.MinSamples = 20
@@ -393,7 +393,7 @@ func quantileOf(surv *[recBins]float32, q float64) float64 {
 func (p *Recommended) decide(now time.Duration, s *recState) {
 	p.decay(now, s)
 	s.hedge = false
-	warm := max(p.cfg.Warmup, time.Duration(4*s.maxMs*float64(time.Millisecond)))
+	warm := max(p.cfg.Warmup, time.Duration(2*s.maxMs*float64(time.Millisecond)))
 	if s.first < 0 || now-s.first < warm {
 		return
 	}
@@ -418,7 +418,23 @@ func (p *Recommended) decide(now time.Duration, s *recState) {
 	if math.IsInf(qInf, 1) {
 		qInf = 2 * float64(p.cfg.Max) / float64(time.Millisecond)
 	}
-	s.altMed = time.Duration(quantileOf(&s.survA, 0.5) * float64(time.Millisecond))
+	// The alternate's median answer time, for the deadline; when most of
+	// its attempts were cancelled before answering (unknown), the prior's.
+	am := quantileOf(&s.survA, 0.5)
+	if math.IsInf(am, 1) {
+		for i := range recBins {
+			s.survA[i] = max(0, 2*s.survP[i]-1)
+		}
+		am = quantileOf(&s.survA, 0.5)
+		if math.IsInf(am, 1) {
+			am = 0
+		}
+	}
+	s.altMed = time.Duration(am * float64(time.Millisecond))
+	if wA < p.cfg.MinSamples {
+		// Decided on the prior: look again soon, once hedges have answered.
+		s.nextCalc = now + p.cfg.Refresh/10
+	}
 	// Q(T): the smallest upper edge x with S_P(x) × S_A(x - T) <= 1-q.
 	quant := func(t float64) float64 {
 		lo, hi := 0, recBins-1
