@@ -422,10 +422,7 @@ func (p *Recommended) decide(now time.Duration, s *recState) {
 	// its attempts were cancelled before answering (unknown), the prior's.
 	am := quantileOf(&s.survA, 0.5)
 	if math.IsInf(am, 1) {
-		for i := range recBins {
-			s.survA[i] = max(0, 2*s.survP[i]-1)
-		}
-		am = quantileOf(&s.survA, 0.5)
+		am = quantileOf(&s.survP, 0.25) // the prior's median: P | P <= median
 		if math.IsInf(am, 1) {
 			am = 0
 		}
