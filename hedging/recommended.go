@@ -15,7 +15,7 @@ type RecommendedConfig struct {
 	// HedgeCost is what hedging every operation must buy, as a fraction of
 	// the unhedged quantile: a threshold hedging a fraction h of operations
 	// is chosen only if it lowers the quantile by more than HedgeCost × h
-	// of it. Default 0.3; in [0, 10].
+	// of it. Default 0.5; in [0, 10].
 	HedgeCost float64
 	// MinGain is the smallest relative gain in the quantile worth hedging
 	// for; default 0.05 (5%); in [0, 1).
@@ -50,6 +50,9 @@ type RecommendedConfig struct {
 	// Backstop is the threshold, as a multiple of the unhedged quantile,
 	// used while no threshold pays; default 3; >= 1.
 	Backstop float64
+	// Cold is the threshold, as a multiple of the median primary latency
+	// observed so far, before Warmup and MinSamples; default 10; >= 1.
+	Cold float64
 }
 
 func (c *RecommendedConfig) setDefaults() {
@@ -57,7 +60,7 @@ func (c *RecommendedConfig) setDefaults() {
 		c.Quantile = 0.99
 	}
 	if c.HedgeCost == 0 {
-		c.HedgeCost = 0.3
+		c.HedgeCost = 0.5
 	}
 	if c.MinGain == 0 {
 		c.MinGain = 0.05
@@ -92,6 +95,9 @@ func (c *RecommendedConfig) setDefaults() {
 	if c.Backstop == 0 {
 		c.Backstop = 3
 	}
+	if c.Cold == 0 {
+		c.Cold = 10
+	}
 }
 
 // Validate reports the first impossible setting after defaults, naming the
@@ -124,6 +130,8 @@ func (c RecommendedConfig) Validate() error {
 		return bad("max", c.Max, "> 0")
 	case !(c.Backstop >= 1 && c.Backstop <= 1000):
 		return bad("backstop", c.Backstop, "in [1, 1000]")
+	case !(c.Cold >= 1 && c.Cold <= 1000):
+		return bad("cold", c.Cold, "in [1, 1000]")
 	}
 	return nil
 }
@@ -342,10 +350,11 @@ func (p *Recommended) decay(now time.Duration, s *recState) {
 }
 
 // km writes the Kaplan–Meier survival past each bin of answered u and
-// censored c into out and returns the total weight; mass beyond the last
-// answered value stays in out's tail (unknown, taken as slower than any
-// bin).
-func km(u, c *[recBins]float32, out *[recBins]float32) float64 {
+// censored c into out and returns the total weight. Mass beyond the last
+// answered value (censored only) stays in out's tail — unknown, taken as
+// slower than any bin — unless closed, when it ends at the largest
+// observation (Efron's tail: optimistic).
+func km(u, c *[recBins]float32, out *[recBins]float32, closed bool) float64 {
 	var risk float64
 	for i := range recBins {
 		risk += float64(u[i]) + float64(c[i])
@@ -357,6 +366,10 @@ func km(u, c *[recBins]float32, out *[recBins]float32) float64 {
 		}
 		out[i] = float32(surv)
 		risk -= float64(u[i]) + float64(c[i])
+		if closed && risk <= 0 && total > 0 {
+			surv = 0
+			out[i] = 0
+		}
 	}
 	return total
 }
@@ -394,14 +407,26 @@ func (p *Recommended) decide(now time.Duration, s *recState) {
 	p.decay(now, s)
 	s.hedge = false
 	warm := max(p.cfg.Warmup, time.Duration(2*s.maxMs*float64(time.Millisecond)))
-	if s.first < 0 || now-s.first < warm {
+	wP := km(&s.pU, &s.pC, &s.survP, false)
+	if s.first < 0 {
+		return // no evidence: no hedge
+	}
+	if now-s.first < warm || wP < p.cfg.MinSamples {
+		// Cold: only a primary far slower than the median of the few
+		// seen so far is hedged (Cold × median), so a fresh instance
+		// neither hedges blindly nor waits out a slow primary.
+		if med := quantileOf(&s.survP, 0.5); !math.IsInf(med, 1) {
+			s.hedge = true
+			s.t = min(time.Duration(p.cfg.Cold*med*float64(time.Millisecond)), p.cfg.Max)
+		}
 		return
 	}
-	wP := km(&s.pU, &s.pC, &s.survP)
-	if wP < p.cfg.MinSamples {
-		return
-	}
-	wA := km(&s.aU, &s.aC, &s.survA)
+	// The alternate's tail is closed: an alternate cancelled because the
+	// primary answered says nothing of how slow it would have been, and
+	// an open tail of a few such attempts would read as "never answers"
+	// and stop hedging for good. The primary's stays open: a primary
+	// cancelled because the alternate won is what a hedge is for.
+	wA := km(&s.aU, &s.aC, &s.survA, true)
 	if wA < p.cfg.MinSamples {
 		// Until the alternate has been observed, it is taken to answer like
 		// the faster half of the primary's attempts (P | P <= median), with
@@ -449,6 +474,10 @@ func (p *Recommended) decide(now time.Duration, s *recState) {
 		return recUpper(lo)
 	}
 	maxMs := float64(p.cfg.Max) / float64(time.Millisecond)
+	hcap := p.cfg.MaxHedgeRate
+	if wA < p.cfg.MinSamples {
+		hcap = min(hcap, 0.5) // on the prior: hedge at most half, learn the alternate
+	}
 	best, bestT, bestQ := 0.0, 0.0, qInf
 	for i := range recBins {
 		t := recUpper(i)
@@ -456,7 +485,7 @@ func (p *Recommended) decide(now time.Duration, s *recState) {
 			break
 		}
 		h := survAt(&s.survP, t)
-		if h > p.cfg.MaxHedgeRate {
+		if h > hcap {
 			continue
 		}
 		qt := quant(t)
