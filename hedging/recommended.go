@@ -182,36 +182,45 @@ type recState struct {
 }
 
 // Recommended is the threshold policy notebook 01 recommends (scenario type
-// "recommended"), designed from what a hedge is for: send the alternate
-// only when it is expected to answer sooner, and only as much as it pays.
-// Per (primary region, operation kind) it keeps the primary's attempt
-// latency and the alternate's response time as decayed histograms, each a
-// Kaplan–Meier estimate over answered and cancelled (censored) attempts;
-// the primary's distribution stands in for the alternate's until hedges
-// have been observed. Every Refresh it evaluates, for each candidate
-// threshold T, the Quantile of min(P, T + A) and the hedge rate P(P > T),
-// and picks the T with the largest gain over not hedging net of
-// HedgeCost × hedge rate; it hedges only if that gain is positive and at
-// least MinGain of the unhedged quantile. Each operation's threshold also
-// leaves the alternate its median answer time before the deadline, and an
-// operation whose deadline leaves none is not hedged.
+// "recommended"; hedgelab's proposal for spec §17 Q11), designed from what
+// a hedge is for: send the alternate only when it is expected to answer
+// sooner, and only as much as it pays. Per (primary region, operation
+// kind) it keeps the primary's attempt latency P and the alternate's
+// response time A as time-decayed histograms, each read as a Kaplan–Meier
+// estimate over answered and cancelled (censored) attempts. Until 20
+// alternates have been observed, A is taken to answer like the faster half
+// of P (an optimistic prior, so hedges are tried where P has a slow mode,
+// at most half of the operations). Every Refresh it evaluates, for each
+// candidate threshold T, the Quantile of min(P, T + A) and the hedge rate
+// P(P > T), and picks the T with the largest gain over not hedging net of
+// HedgeCost × hedge rate × the unhedged quantile; where no T gains at
+// least MinGain it keeps a backstop at Backstop × the unhedged quantile,
+// which hedges almost nothing but catches a sudden slow-down before its
+// first slow primary has answered. Each operation's threshold also leaves
+// the alternate its median answer time before the deadline, and an
+// operation whose deadline leaves none is not hedged. Before a key has
+// MinSamples observations and Warmup (at least 2 × the largest latency
+// seen), the threshold is Cold × the median seen so far, and nothing is
+// hedged before the first observation.
 //
 // Failure kinds it survives (../shared/cases/policy): hedges that cannot
-// win (correlated slow-downs, heavy operations everywhere: the alternate is
-// no faster, so no threshold gains), a deadline below any fixed floor, a
-// majority slow-down (no quantile of the primary to ratchet: the
+// win (correlated slow-downs, heavy operations everywhere: the alternate
+// is no faster, so no threshold gains), a deadline below any fixed floor,
+// a majority slow-down (no quantile of the primary to ratchet: the
 // threshold follows what the alternate buys), warm-up at any arrival rate
-// (by time), a fresh instance (no hedge before MinSamples observations and
-// Warmup), censored primaries (Kaplan–Meier, and one unhedged operation in
+// (by time), a fresh instance far from its regions (10 × its median),
+// censored primaries (Kaplan–Meier, and one unhedged operation in
 // Explore). Kinds it does not survive on its own: a fleet's extra load
-// (wrap it in a [BudgetedPolicy] with BurstSeconds), an alternate whose
-// recovery it has not seen (after a slow alternate stops it hedging, it
-// learns of the recovery only as the old evidence fades, within
-// MaxMemory), and a primary slower than its evidence for less than
-// Refresh.
+// (wrap it in a [BudgetedPolicy] with BurstSeconds; an instance below ~0.3
+// operations/s never leaves the cold rule), a breaker tripped by the
+// backstop's hedges on a GC pause (use [Config.HedgeWinMinSpan]), an
+// alternate whose recovery it has not seen (its evidence is kept while no
+// hedge goes out; backstop hedges renew it), and a primary slower than its
+// evidence for less than Refresh.
 //
-// State per key is fixed (about 6.7 KB); keys are bounded by regions ×
-// operation kinds. Safe for concurrent use; time is a parameter.
+// State per key is fixed (7 KB: BenchmarkRecommendedBytesPerInstance);
+// keys are bounded by regions × operation kinds. Safe for concurrent use;
+// time is a parameter, never read from a clock.
 type Recommended struct {
 	cfg  RecommendedConfig
 	mu   sync.Mutex
