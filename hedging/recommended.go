@@ -417,6 +417,9 @@ func (p *Recommended) decide(now time.Duration, s *recState) {
 	s.hedge = false
 	warm := max(p.cfg.Warmup, time.Duration(2*s.maxMs*float64(time.Millisecond)))
 	wP := km(&s.pU, &s.pC, &s.survP, false)
+	if s.first < 0 || now-s.first < warm || wP < p.cfg.MinSamples {
+		s.nextCalc = now + p.cfg.Refresh/10 // cold: look again soon
+	}
 	if s.first < 0 {
 		return // no evidence: no hedge
 	}

@@ -938,22 +938,6 @@ var policyTypes = []policyType{
 			bc := hedging.BudgetConfig{Ratio: load, Burst: burst, PerSecond: minRate}
 			return budgetedNew(func() (hedging.ThresholdPolicy, error) { return hedging.NewP99Dynamic(pc) }, &bc)
 		}},
-	{name: "recommended", doc: "the policy notebook 01 recommends (today hedging.Recommended: hedge where a threshold is expected to answer sooner, per operation kind, inside the deadline)",
-		keys: keys([]string{"quantile"}, budgetKeys),
-		build: func(b *builder, pp fpath, p *Policy, rt time.Duration) func() (hedging.AvailabilityStrategy, error) {
-			var rc hedging.RecommendedConfig
-			if p.Quantile != nil {
-				rc.Quantile = *p.Quantile
-			}
-			if p.HedgeBudget != nil && *p.HedgeBudget > 0 && *p.HedgeBudget <= 1 {
-				rc.MaxHedgeRate = *p.HedgeBudget // the threshold fits the budget
-			}
-			if err := rc.Validate(); err != nil {
-				b.fail(pp.key("quantile"), "%v", err)
-				return nil
-			}
-			return b.budgeted(pp, p, rt, func() (hedging.ThresholdPolicy, error) { return hedging.NewRecommended(rc) })
-		}},
 	{name: "retry_throttle", doc: "threshold_ms while a token bucket in [0, max_tokens] holds more than half: gRPC's retry throttling (A6)",
 		keys: []string{"threshold_ms", "max_tokens", "token_ratio"},
 		build: func(b *builder, pp fpath, p *Policy, rt time.Duration) func() (hedging.AvailabilityStrategy, error) {
@@ -980,6 +964,22 @@ var policyTypes = []policyType{
 			}
 			bc := hedging.BudgetConfig{Ratio: ratio, Burst: maxTokens, Reserve: maxTokens / 2, ChargeFailover: true}
 			return budgetedNew(func() (hedging.ThresholdPolicy, error) { return hedging.StaticPolicy{T: th}, nil }, &bc)
+		}},
+	{name: "recommended", doc: "the policy notebook 01 recommends (today hedging.Recommended: hedge where a threshold is expected to answer sooner, per operation kind, inside the deadline)",
+		keys: keys([]string{"quantile"}, budgetKeys),
+		build: func(b *builder, pp fpath, p *Policy, rt time.Duration) func() (hedging.AvailabilityStrategy, error) {
+			var rc hedging.RecommendedConfig
+			if p.Quantile != nil {
+				rc.Quantile = *p.Quantile
+			}
+			if p.HedgeBudget != nil && *p.HedgeBudget > 0 && *p.HedgeBudget <= 1 {
+				rc.MaxHedgeRate = *p.HedgeBudget // the threshold fits the budget
+			}
+			if err := rc.Validate(); err != nil {
+				b.fail(pp.key("quantile"), "%v", err)
+				return nil
+			}
+			return b.budgeted(pp, p, rt, func() (hedging.ThresholdPolicy, error) { return hedging.NewRecommended(rc) })
 		}},
 }
 
