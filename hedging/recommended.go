@@ -53,6 +53,15 @@ type RecommendedConfig struct {
 	// Cold is the threshold, as a multiple of the median primary latency
 	// observed so far, before Warmup and MinSamples; default 10; >= 1.
 	Cold float64
+	// Initial is the threshold before a key's first observation, and the
+	// largest while it is cold; default 1 s (the spec's driver default,
+	// §5.2). It is a conservative prior: a fresh instance hedges only a
+	// primary that has not answered in a second.
+	Initial time.Duration
+	// Probe is the period, in operations of a key, of an operation hedged
+	// at the primary's 10th percentile while fewer than MinSamples alternates have
+	// been observed; default 100 (1%). Negative: never.
+	Probe int
 }
 
 func (c *RecommendedConfig) setDefaults() {
@@ -98,6 +107,12 @@ func (c *RecommendedConfig) setDefaults() {
 	if c.Cold == 0 {
 		c.Cold = 10
 	}
+	if c.Probe == 0 {
+		c.Probe = 100
+	}
+	if c.Initial == 0 {
+		c.Initial = DefaultThresholdCap
+	}
 }
 
 // Validate reports the first impossible setting after defaults, naming the
@@ -128,6 +143,8 @@ func (c RecommendedConfig) Validate() error {
 		return bad("refresh", c.Refresh, "> 0")
 	case c.Max <= 0:
 		return bad("max", c.Max, "> 0")
+	case c.Initial <= 0:
+		return bad("initial", c.Initial, "> 0")
 	case !(c.Backstop >= 1 && c.Backstop <= 1000):
 		return bad("backstop", c.Backstop, "in [1, 1000]")
 	case !(c.Cold >= 1 && c.Cold <= 1000):
@@ -170,12 +187,13 @@ type recKey struct {
 type recState struct {
 	pU, pC, aU, aC [recBins]float32
 	first, decayed time.Duration
-	maxMs          float64
+	maxMs          float64 // largest answered primary latency
 	rate           float64 // smoothed primary observations per second
 	since          float64 // primary observations since the last decay
 	nextCalc       time.Duration
 	hedge          bool // warm: s.t applies (the chosen threshold or the backstop)
 	t              time.Duration
+	probeT         time.Duration // > 0: the alternate is unknown; probe at this threshold
 	altMed         time.Duration
 	ops            int
 	survP, survA   [recBins]float32 // scratch
@@ -292,7 +310,11 @@ func (p *Recommended) AttemptEnded(now time.Duration, a AttemptEnd) {
 		if s.first < 0 {
 			s.first = now
 		}
-		s.maxMs = max(s.maxMs, ms)
+		if a.Answered {
+			// Survivor bias concerns answers: the first to arrive are the
+			// fastest. A cancelled primary is a lower bound however early.
+			s.maxMs = max(s.maxMs, ms)
+		}
 	}
 }
 
@@ -314,6 +336,9 @@ func (p *Recommended) ThresholdOp(now time.Duration, primary Region, kind Operat
 		return Threshold{p.cfg.Max}, false
 	}
 	t := s.t
+	if s.probeT > 0 && p.cfg.Probe > 0 && s.ops%p.cfg.Probe == p.cfg.Probe/2 {
+		t = min(t, s.probeT) // the alternate is unknown: probe it
+	}
 	if remaining > 0 {
 		t = min(t, remaining-s.altMed)
 		if t <= 0 {
@@ -360,10 +385,9 @@ func (p *Recommended) decay(now time.Duration, s *recState) {
 
 // km writes the Kaplan–Meier survival past each bin of answered u and
 // censored c into out and returns the total weight. Mass beyond the last
-// answered value (censored only) stays in out's tail — unknown, taken as
-// slower than any bin — unless closed, when it ends at the largest
-// observation (Efron's tail: optimistic).
-func km(u, c *[recBins]float32, out *[recBins]float32, closed bool) float64 {
+// answered value (censored only) stays in out's tail: unknown, taken as
+// slower than any bin.
+func km(u, c *[recBins]float32, out *[recBins]float32) float64 {
 	var risk float64
 	for i := range recBins {
 		risk += float64(u[i]) + float64(c[i])
@@ -375,10 +399,6 @@ func km(u, c *[recBins]float32, out *[recBins]float32, closed bool) float64 {
 		}
 		out[i] = float32(surv)
 		risk -= float64(u[i]) + float64(c[i])
-		if closed && risk <= 0 && total > 0 {
-			surv = 0
-			out[i] = 0
-		}
 	}
 	return total
 }
@@ -411,34 +431,46 @@ func quantileOf(surv *[recBins]float32, q float64) float64 {
 	return math.Inf(1)
 }
 
+// lowerQuantileOf returns the lower edge of the bin holding quantile q of
+// surv (below nine in ten of that bin's values, however narrow the
+// distribution), or +Inf.
+func lowerQuantileOf(surv *[recBins]float32, q float64) float64 {
+	for i := range recBins {
+		if float64(surv[i]) <= 1-q {
+			if i == 0 {
+				return recLo
+			}
+			return recUpper(i - 1)
+		}
+	}
+	return math.Inf(1)
+}
+
 // decide recomputes s's threshold and whether to hedge; p.mu must be held.
 func (p *Recommended) decide(now time.Duration, s *recState) {
 	p.decay(now, s)
 	s.hedge = false
 	warm := max(p.cfg.Warmup, time.Duration(2*s.maxMs*float64(time.Millisecond)))
-	wP := km(&s.pU, &s.pC, &s.survP, false)
+	wP := km(&s.pU, &s.pC, &s.survP)
+	s.probeT = 0
 	if s.first < 0 || now-s.first < warm || wP < p.cfg.MinSamples {
 		s.nextCalc = now + p.cfg.Refresh/10 // cold: look again soon
 	}
-	if s.first < 0 {
-		return // no evidence: no hedge
-	}
-	if now-s.first < warm || wP < p.cfg.MinSamples {
-		// Cold: only a primary far slower than the median of the few
-		// seen so far is hedged (Cold × median), so a fresh instance
-		// neither hedges blindly nor waits out a slow primary.
-		if med := quantileOf(&s.survP, 0.5); !math.IsInf(med, 1) {
-			s.hedge = true
-			s.t = min(time.Duration(p.cfg.Cold*med*float64(time.Millisecond)), p.cfg.Max)
+	if s.first < 0 || now-s.first < warm || wP < p.cfg.MinSamples {
+		// Cold: a conservative prior (Initial, the spec's driver default
+		// of 1 s) until the first observations, then Cold × their median
+		// if lower: a fresh instance neither hedges blindly nor waits out a
+		// primary that is slow from the start.
+		s.hedge, s.t = true, p.cfg.Initial
+		if med := quantileOf(&s.survP, 0.5); s.first >= 0 && !math.IsInf(med, 1) {
+			s.t = min(s.t, max(time.Duration(p.cfg.Cold*med*float64(time.Millisecond)), 1))
 		}
 		return
 	}
-	// The alternate's tail is closed: an alternate cancelled because the
-	// primary answered says nothing of how slow it would have been, and
-	// an open tail of a few such attempts would read as "never answers"
-	// and stop hedging for good. The primary's stays open: a primary
-	// cancelled because the alternate won is what a hedge is for.
-	wA := km(&s.aU, &s.aC, &s.survA, true)
+	// Both tails stay open: an alternate cancelled at c because the
+	// primary answered first is a hedge that lost (threshold + A > P), and
+	// closing its tail at c would read a far alternate as a fast one.
+	wA := km(&s.aU, &s.aC, &s.survA)
 	if wA < p.cfg.MinSamples {
 		// Until the alternate has been observed, it is taken to answer like
 		// the faster half of the primary's attempts (P | P <= median), with
@@ -466,8 +498,12 @@ func (p *Recommended) decide(now time.Duration, s *recState) {
 	}
 	s.altMed = time.Duration(am * float64(time.Millisecond))
 	if wA < p.cfg.MinSamples {
-		// Decided on the prior: look again soon, once hedges have answered.
+		// Decided on the prior: look again soon, once hedges have answered;
+		// meanwhile one operation in Probe is hedged at the lower edge of
+		// the primary's 10th percentile, so an alternate the prior thinks
+		// no faster (a primary slow on every read) is still observed.
 		s.nextCalc = now + p.cfg.Refresh/10
+		s.probeT = max(time.Duration(lowerQuantileOf(&s.survP, 0.1)*float64(time.Millisecond)), 1)
 	}
 	// Q(T): the smallest upper edge x with S_P(x) × S_A(x - T) <= 1-q.
 	quant := func(t float64) float64 {
