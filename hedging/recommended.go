@@ -53,10 +53,10 @@ type RecommendedConfig struct {
 	// Cold is the threshold, as a multiple of the median primary latency
 	// observed so far, before Warmup and MinSamples; default 10; >= 1.
 	Cold float64
-	// Initial is the threshold before a key's first observation, and the
-	// largest while it is cold; default 1 s (the spec's driver default,
-	// §5.2). It is a conservative prior: a fresh instance hedges only a
-	// primary that has not answered in a second.
+	// Initial is the threshold before a key's first answered primary (and
+	// while most of its primaries were cancelled); default 1 s (the
+	// spec's driver default, §5.2). It is a conservative prior: a fresh
+	// instance hedges only a primary that has not answered in a second.
 	Initial time.Duration
 	// Probe is the period, in operations of a key, of an operation hedged
 	// at the primary's 10th percentile while fewer than MinSamples alternates have
@@ -204,37 +204,47 @@ type recState struct {
 // a hedge is for: send the alternate only when it is expected to answer
 // sooner, and only as much as it pays. Per (primary region, operation
 // kind) it keeps the primary's attempt latency P and the alternate's
-// response time A as time-decayed histograms, each read as a Kaplan–Meier
-// estimate over answered and cancelled (censored) attempts. Until 20
+// response time A as time-decayed histograms (memory TargetSamples/rate,
+// within [MinMemory, MaxMemory]), each read as a Kaplan–Meier estimate
+// over answered and cancelled (censored) attempts; a cancelled primary is
+// a hedge that won, a cancelled alternate one that lost. Until MinSamples
 // alternates have been observed, A is taken to answer like the faster half
-// of P (an optimistic prior, so hedges are tried where P has a slow mode,
-// at most half of the operations). Every Refresh it evaluates, for each
-// candidate threshold T, the Quantile of min(P, T + A) and the hedge rate
-// P(P > T), and picks the T with the largest gain over not hedging net of
-// HedgeCost × hedge rate × the unhedged quantile; where no T gains at
-// least MinGain it keeps a backstop at Backstop × the unhedged quantile,
-// which hedges almost nothing but catches a sudden slow-down before its
-// first slow primary has answered. Each operation's threshold also leaves
-// the alternate its median answer time before the deadline, and an
-// operation whose deadline leaves none is not hedged. Before a key has
-// MinSamples observations and Warmup (at least 2 × the largest latency
-// seen), the threshold is Cold × the median seen so far, and nothing is
-// hedged before the first observation.
+// of P (an optimistic prior; it may hedge at most half of the operations)
+// and one operation in Probe is hedged at P's 10th percentile, so an
+// alternate is observed even when the prior sees no gain.
+//
+// Every Refresh it evaluates, for each candidate threshold T, the Quantile
+// of min(P, T + A) and the hedge rate P(P > T), and picks the T with the
+// largest gain over not hedging net of HedgeCost × hedge rate × the
+// unhedged quantile; where no T gains at least MinGain it keeps a backstop
+// at Backstop × the unhedged quantile, which hedges almost nothing but
+// catches a sudden slow-down before its first slow primary has answered.
+// One operation in Explore is not hedged, so the primary's latency past
+// the threshold stays observed. Each operation's threshold leaves the
+// alternate its median answer time before the deadline; an operation whose
+// deadline leaves none is not hedged. Before a key has MinSamples
+// observations and Warmup (at least 2 × the largest answered latency: the
+// first answers are the fastest), the threshold is the conservative prior
+// Initial (1 s) until a primary has answered, then Cold × the median
+// (Initial, if lower, while the alternate answers faster than that median).
 //
 // Failure kinds it survives (../shared/cases/policy): hedges that cannot
 // win (correlated slow-downs, heavy operations everywhere: the alternate
 // is no faster, so no threshold gains), a deadline below any fixed floor,
 // a majority slow-down (no quantile of the primary to ratchet: the
 // threshold follows what the alternate buys), warm-up at any arrival rate
-// (by time), a fresh instance far from its regions (10 × its median),
-// censored primaries (Kaplan–Meier, and one unhedged operation in
-// Explore). Kinds it does not survive on its own: a fleet's extra load
-// (wrap it in a [BudgetedPolicy] with BurstSeconds; an instance below ~0.3
-// operations/s never leaves the cold rule), a breaker tripped by the
-// backstop's hedges on a GC pause (use [Config.HedgeWinMinSpan]), an
-// alternate whose recovery it has not seen (its evidence is kept while no
-// hedge goes out; backstop hedges renew it), and a primary slower than its
-// evidence for less than Refresh.
+// (by time), a fresh instance far from its regions (1 s, then 10 × the
+// median), censored primaries (Kaplan–Meier). Kinds it does not survive on
+// its own: a fleet's extra load (wrap it in a [BudgetedPolicy] with
+// BurstSeconds; an instance below ~0.3 operations/s stays cold), a
+// primary slow from a fresh instance's first operation (the first ~2 s
+// wait for the 1 s prior: primary-slow p99 1 s, where a blind 50 ms floor
+// gets 61 ms), a breaker tripped by the backstop's hedges on a GC pause
+// (use [Config.HedgeWinMinSpan]), an operation p99 set by another path
+// than the primary attempt (hub-header-1002: it hedges the attempt's tail
+// for no operation gain), an alternate whose recovery it has not seen (its
+// evidence is kept while no hedge goes out; backstop hedges renew it), and
+// a primary slower than its evidence for less than Refresh.
 //
 // State per key is fixed (7 KB: BenchmarkRecommendedBytesPerInstance);
 // keys are bounded by regions × operation kinds. Safe for concurrent use;
@@ -458,12 +468,20 @@ func (p *Recommended) decide(now time.Duration, s *recState) {
 	}
 	if s.first < 0 || now-s.first < warm || wP < p.cfg.MinSamples {
 		// Cold: a conservative prior (Initial, the spec's driver default
-		// of 1 s) until the first observations, then Cold × their median
-		// if lower: a fresh instance neither hedges blindly nor waits out a
-		// primary that is slow from the start.
+		// of 1 s) until the first answers, then Cold × their median: a
+		// fresh instance neither hedges blindly nor waits out a primary
+		// slow from the start, and stops hedging a heavy operation as soon
+		// as it has seen one answer.
 		s.hedge, s.t = true, p.cfg.Initial
 		if med := quantileOf(&s.survP, 0.5); s.first >= 0 && !math.IsInf(med, 1) {
-			s.t = min(s.t, max(time.Duration(p.cfg.Cold*med*float64(time.Millisecond)), 1))
+			cold := min(max(time.Duration(p.cfg.Cold*med*float64(time.Millisecond)), 1), p.cfg.Max)
+			// Keep the prior while the alternate answers faster than the
+			// primary's median (a primary slow from the start).
+			if km(&s.aU, &s.aC, &s.survA) == 0 || !(quantileOf(&s.survA, 0.5) < med) {
+				s.t = cold
+			} else {
+				s.t = min(s.t, cold)
+			}
 		}
 		return
 	}
