@@ -59,8 +59,8 @@ type RecommendedConfig struct {
 	// instance hedges only a primary that has not answered in a second.
 	Initial time.Duration
 	// Probe is the period, in operations of a key, of an operation hedged
-	// at the primary's 10th percentile while fewer than MinSamples alternates have
-	// been observed; default 100 (1%). Negative: never.
+	// at the primary's 90th percentile while fewer than MinSamples alternates
+	// have been observed; default 100 (1%). Negative: never.
 	Probe int
 }
 
@@ -210,7 +210,7 @@ type recState struct {
 // a hedge that won, a cancelled alternate one that lost. Until MinSamples
 // alternates have been observed, A is taken to answer like the faster half
 // of P (an optimistic prior; it may hedge at most half of the operations)
-// and one operation in Probe is hedged at P's 10th percentile, so an
+// and one operation in Probe is hedged at P's 90th percentile, so an
 // alternate is observed even when the prior sees no gain.
 //
 // Every Refresh it evaluates, for each candidate threshold T, the Quantile
@@ -490,11 +490,12 @@ func (p *Recommended) decide(now time.Duration, s *recState) {
 	// closing its tail at c would read a far alternate as a fast one.
 	wA := km(&s.aU, &s.aC, &s.survA)
 	if wA < p.cfg.MinSamples {
-		// Until the alternate has been observed, it is taken to answer like
-		// the faster half of the primary's attempts (P | P <= median), with
-		// the weight of MinSamples observations: optimistic enough to try
-		// hedges when the primary has a slow mode, and no gain where the
-		// primary is steady (a far primary, a shared slow-down).
+		// Until MinSamples alternates have answered or been cancelled, the
+		// alternate is taken to answer like the faster half of the
+		// primary's attempts (P | P <= median), weighted as the missing
+		// observations: optimistic enough to try hedges when the primary
+		// has a slow mode, and no gain where the primary is steady (a far
+		// primary, a shared slow-down).
 		f := float32(wA / p.cfg.MinSamples)
 		for i := range recBins {
 			s.survA[i] = f*s.survA[i] + (1-f)*max(0, 2*s.survP[i]-1)
@@ -518,10 +519,11 @@ func (p *Recommended) decide(now time.Duration, s *recState) {
 	if wA < p.cfg.MinSamples {
 		// Decided on the prior: look again soon, once hedges have answered;
 		// meanwhile one operation in Probe is hedged at the lower edge of
-		// the primary's 10th percentile, so an alternate the prior thinks
-		// no faster (a primary slow on every read) is still observed.
+		// the primary's 90th percentile, so an alternate the prior thinks
+		// no faster (a primary slow on every read) is still observed, and
+		// mostly where hedges matter: behind a slow primary.
 		s.nextCalc = now + p.cfg.Refresh/10
-		s.probeT = max(time.Duration(lowerQuantileOf(&s.survP, 0.1)*float64(time.Millisecond)), 1)
+		s.probeT = max(time.Duration(lowerQuantileOf(&s.survP, 0.9)*float64(time.Millisecond)), 1)
 	}
 	// Q(T): the smallest upper edge x with S_P(x) × S_A(x - T) <= 1-q.
 	quant := func(t float64) float64 {
