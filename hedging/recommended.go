@@ -207,7 +207,9 @@ type recState struct {
 // response time A as time-decayed histograms (memory TargetSamples/rate,
 // within [MinMemory, MaxMemory]), each read as a Kaplan–Meier estimate
 // over answered and cancelled (censored) attempts; a cancelled primary is
-// a hedge that won, a cancelled alternate one that lost. Until MinSamples
+// a hedge that won, a cancelled alternate one that lost. The primary's
+// tail past its last answer stays open (slower than any bin); the
+// alternate's past its last observation takes the prior's shape. Until MinSamples
 // alternates have been observed, A is taken to answer like the faster half
 // of P (an optimistic prior; it may hedge at most half of the operations)
 // and one operation in Probe is hedged at P's 90th percentile, so an
@@ -485,10 +487,29 @@ func (p *Recommended) decide(now time.Duration, s *recState) {
 		}
 		return
 	}
-	// Both tails stay open: an alternate cancelled at c because the
-	// primary answered first is a hedge that lost (threshold + A > P), and
-	// closing its tail at c would read a far alternate as a fast one.
+	// The primary's tail stays open: a primary cancelled because the
+	// alternate won is what a hedge is for.
 	wA := km(&s.aU, &s.aC, &s.survA)
+	// Beyond its last observation, the alternate's tail takes the prior's
+	// shape (below): cancelled alternates say only "slower than this", and
+	// an open tail would read a few early cancellations as "never
+	// answers", a closed one a far alternate as a fast one.
+	last := -1
+	for i := range recBins {
+		if s.aU[i]+s.aC[i] > 0 {
+			last = i
+		}
+	}
+	if last >= 0 {
+		pl := max(0, 2*s.survP[last]-1)
+		for i := last + 1; i < recBins; i++ {
+			if pl > 0 {
+				s.survA[i] = s.survA[last] * max(0, 2*s.survP[i]-1) / pl
+			} else {
+				s.survA[i] = 0
+			}
+		}
+	}
 	if wA < p.cfg.MinSamples {
 		// Until MinSamples alternates have answered or been cancelled, the
 		// alternate is taken to answer like the faster half of the
