@@ -14,8 +14,8 @@
 // tps_literal preset, capped_quantile 100 ms, backup_requests,
 // retry_throttle 50 ms, recommended) is added under names the file does not
 // use. It prints one line per scenario: p99 and RU of p99_dynamic (before)
-// and recommended (after), and recommended's losses with the dominating
-// policy named.
+// and recommended (after), recommended's losses with the dominating policy
+// named, and how many policies dominate p99_dynamic.
 package main
 
 import (
@@ -144,21 +144,28 @@ func score(path string, reps int, maxDur float64) (string, int, error) {
 	i := slices.IndexFunc(rows, func(r row) bool { return r.name == "recommended" })
 	j := slices.IndexFunc(rows, func(r row) bool { return r.name == "sc-p99-dynamic" })
 	rec, before := rows[i], rows[j]
-	var why []string
-	if rec.errs > bestErr+0.01 {
-		why = append(why, fmt.Sprintf("errors %.2f%% vs best %.2f%%", 100*rec.errs, 100*bestErr))
-	}
-	for _, o := range rows {
-		if o.name == rec.name {
-			continue
+	losses := func(p row) []string {
+		var why []string
+		if p.errs > bestErr+0.01 {
+			why = append(why, fmt.Sprintf("errors %.2f%% vs best %.2f%%", 100*p.errs, 100*bestErr))
 		}
-		if w, ok := dominates(o, rec); ok {
-			why = append(why, o.name+": "+w)
+		for _, o := range rows {
+			if o.name == p.name {
+				continue
+			}
+			if w, ok := dominates(o, p); ok {
+				why = append(why, o.name+": "+w)
+			}
 		}
+		return why
 	}
+	why := losses(rec)
 	verdict := "no loss"
 	if len(why) > 0 {
 		verdict = "LOSES to " + strings.Join(why, "; ")
+	}
+	if n := len(losses(before)); n > 0 {
+		verdict += fmt.Sprintf(" (p99_dynamic loses: %d dominating policies or an error excess)", n)
 	}
 	return fmt.Sprintf("%-32s p99_dynamic %7.1f ms RU %.3f → recommended %7.1f ms RU %.3f err %.2f%%  %s",
 		s.Name, before.p99, before.ru, rec.p99, rec.ru, 100*rec.errs, verdict), min(len(why), 1), nil
