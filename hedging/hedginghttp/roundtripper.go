@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"sync"
 	"time"
 
 	"hedgelab/hedging"
@@ -69,9 +68,12 @@ func WithLogger(l *slog.Logger) Option {
 	return func(s *settings) error { s.logger = l; return nil }
 }
 
-// WithTimeout bounds every hedged request end to end, both legs together
-// (spec §9.4); the request context's deadline, when earlier, wins. d must
-// be positive.
+// WithTimeout bounds every hedged request end to end, from RoundTrip's
+// start: the race, both legs together (spec §9.4), and then the returned
+// response's body, whose reads end with context.DeadlineExceeded once d has
+// passed, as with a request context of that deadline (and as
+// http.Client.Timeout does). The request context's deadline, when earlier,
+// wins. d must be positive.
 func WithTimeout(d time.Duration) Option {
 	return func(s *settings) error {
 		if d <= 0 {
@@ -173,20 +175,13 @@ func NewRoundTripper(next http.RoundTripper, regions []Region, opts ...Option) (
 	return rt, nil
 }
 
-// opPool recycles the Operation a request is described by: Client.Do
-// copies it for its attempts and does not keep it after returning.
-var opPool = sync.Pool{New: func() any { return new(hedging.Operation) }}
-
 // RoundTrip implements http.RoundTripper; see [NewRoundTripper].
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !rt.hedgeable(req) {
 		return rt.next.RoundTrip(req)
 	}
-	op := opPool.Get().(*hedging.Operation)
-	*op = hedging.Operation{Kind: hedging.PointRead, Method: req.Method, Timeout: rt.timeout, Request: req}
+	op := &hedging.Operation{Kind: hedging.PointRead, Method: req.Method, Timeout: rt.timeout, Request: req}
 	resp, err := rt.client.Do(req.Context(), op)
-	*op = hedging.Operation{}
-	opPool.Put(op)
 	if req.Body != nil {
 		// Attempts read replays (GetBody); the original is closed here, as
 		// a RoundTripper must.
