@@ -43,7 +43,6 @@ type Response struct {
 // ErrNoTransport is returned by [Client.Do] when Config.Transport is nil.
 var ErrNoTransport = errors.New("hedging: Config.Transport is nil")
 
-
 // Do runs op as one hedged logical operation in real time and returns the
 // final response of the winning leg (spec §6, execute_hedged).
 //
