@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -114,9 +115,21 @@ var ErrNoTransport = errors.New("hedging: Config.Transport is nil")
 // scheduling jitter of the threshold may be seen either side of it; a tie
 // has no sharper meaning in real time.
 //
-// Do is safe for concurrent use. Every operation has its own state, and
-// nothing Do hands out (the Response, a body, an attempt's context) is
-// reused by a later operation.
+// Do is safe for concurrent use. Nothing Do hands out or leaves running
+// (the Response, a body, an attempt's context, the copy of op a transport
+// reads) is reused by a later operation: those are allocated for each
+// operation. Only the engine that drives the race (the race core's state,
+// the attempt slots, timers and channels) is pooled, and only when no
+// abandoned attempt can still reach it; nothing handed out points into it.
+//
+// Allocation: on the happy path (the primary answers before the threshold)
+// Do allocates 4 times on top of what the Transport allocates: the answer
+// (the Response, its diagnostics, the body wrapper and the copy of op, one
+// object), the attempt's context (2) and its goroutine's closure. An
+// operation with a deadline adds one per attempt (the context reporting
+// it); a caller context that can end adds context.WithoutCancel's, and then
+// a handed-out body context.AfterFunc's; op.Timeout, when it is the earlier
+// deadline, adds the handed-out body's timer.
 //
 // Observability: Config.Observer, when set, is called once per attempt and
 // once per operation, on Do's goroutine with ctx (see [Observer]); slog
@@ -131,14 +144,16 @@ func (c *Client) Do(ctx context.Context, op *Operation) (*Response, error) {
 		return nil, &Error{Cause: err}
 	}
 	t0 := time.Now()
-	s := &doState{c: c, op: op, opc: *op, ctx: ctx, base: ctx, obs: c.cfg.Observer, results: make(chan uint8, maxSlots)}
+	s := getDoState(t0)
+	s.ans = &answer{opc: *op}
+	s.c, s.op, s.ctx, s.base, s.obs = c, op, ctx, ctx, c.cfg.Observer
+	defer s.release()
 	if ctx.Done() != nil {
 		// Attempts carry ctx's values but not its cancellation, which
 		// reaches them through the race (harvest window, §6.5 #7). A ctx
 		// that can never end is its own WithoutCancel.
 		s.base = context.WithoutCancel(ctx)
 	}
-	s.timers = s.tbuf[:0]
 
 	now := clockAt(t0)
 	s.begin = now
@@ -185,13 +200,42 @@ var bubbleEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 // clockNow reads the driver clock; see Client.Now.
 func clockNow() time.Duration { return clockAt(time.Now()) }
 
-// clockAt converts a reading of time.Now to the driver clock: time.Now
-// carries a monotonic reading, except inside a testing/synctest bubble.
+// clockAt converts a reading of time.Now to the driver clock.
 func clockAt(t time.Time) time.Duration {
-	if t == t.Round(0) {
+	if !hasMonotonic(t) {
 		return t.Sub(bubbleEpoch)
 	}
 	return t.Sub(processEpoch)
+}
+
+// hasMonotonic reports whether t carries a monotonic clock reading. time.Now
+// always does, except inside a testing/synctest bubble; the driver uses this
+// to keep bubbled channels and timers out of its pool (using a channel of one
+// bubble from outside it is a fatal error).
+func hasMonotonic(t time.Time) bool { return t != t.Round(0) }
+
+// doPool recycles the engine of Do (see doState) between operations,
+// outside synctest bubbles.
+var doPool = sync.Pool{New: func() any { return newDoState() }}
+
+// getDoState returns a pooled engine, or a fresh one inside a synctest
+// bubble (detected from now, a reading of time.Now).
+func getDoState(now time.Time) *doState {
+	if !hasMonotonic(now) {
+		s := newDoState()
+		s.bubbled = true
+		return s
+	}
+	return doPool.Get().(*doState)
+}
+
+func newDoState() *doState {
+	s := &doState{results: make(chan uint8, maxSlots)}
+	for i := range s.slots {
+		s.slots[i].s, s.slots[i].idx = s, uint8(i)
+	}
+	s.timers = s.tbuf[:0]
+	return s
 }
 
 // maxSlots bounds the attempts of one operation that can be running at once:
@@ -208,13 +252,17 @@ const (
 	slotAbandoned
 )
 
-// doState is the state of one call of Do. It is made fresh for every
-// operation and never reused: the Response, the body and the attempt
-// contexts Do hands out may point into it.
+// doState is the engine of one call of Do: the race, the attempt slots,
+// the timers and the result channel. It is pooled, so nothing Do hands out
+// (the Response, a body, an attempt's context, the Operation a transport
+// reads) points into it: those are made fresh for every operation (answer,
+// and one context per attempt), release clears every reference the engine
+// holds to them, and an engine that an abandoned attempt's goroutine may
+// still touch is never reused.
 type doState struct {
 	c     *Client
 	op    *Operation // the caller's operation, given to the race
-	opc   Operation  // a copy of it, given to the transport
+	ans   *answer    // this operation's fresh part
 	ctx   context.Context
 	base  context.Context // the parent of the attempts' contexts: ctx without its cancellation
 	dl    time.Time       // the operation's deadline, seen by attempts
@@ -250,9 +298,18 @@ type doState struct {
 	cancelled  [4]int                  // cancellations by CancelReason
 	abandoned  int                     // attempts still running when the race ended
 
-	resp Response         // the Response Do returns
-	diag HedgeDiagnostics // its Diagnostics
-	body handedBody       // the body handed to the caller, if any
+	bubbled bool // created inside a synctest bubble: never pooled
+}
+
+// answer is the part of an operation that Do hands out or that outlives it,
+// allocated fresh for every operation in one object: the Response, its
+// diagnostics, the body handed to the caller, and the copy of the Operation
+// the transport reads.
+type answer struct {
+	resp Response
+	diag HedgeDiagnostics
+	body handedBody
+	opc  Operation
 }
 
 type pendingTimer struct {
@@ -260,9 +317,8 @@ type pendingTimer struct {
 	kind TimerKind
 }
 
-// attemptSlot is one attempt goroutine's mailbox. A slot is reused within
-// its operation once its attempt delivered; every attempt gets a new
-// context.
+// attemptSlot is one attempt goroutine's mailbox. A slot is reused once its
+// attempt delivered; every attempt gets a new context.
 type attemptSlot struct {
 	s         *doState
 	idx       uint8 // the slot's index in s.slots
@@ -341,7 +397,6 @@ func (s *doState) start(a Attempt) {
 		panic("hedging: too many concurrent attempts")
 	}
 	sl := &s.slots[i]
-	sl.s, sl.idx = s, uint8(i)
 	sl.busy, sl.a, sl.sent = true, a, s.last
 	sl.state.Store(slotRunning)
 	ctx, cancel := context.WithCancelCause(s.base)
@@ -376,7 +431,7 @@ func (sl *attemptSlot) send(s *doState) (res Result) {
 			res = Result{Err: fmt.Errorf("hedging: transport panicked on the %s leg (region %q): %v", sl.a.Leg, sl.a.Endpoint.Region, p)}
 		}
 	}()
-	return s.c.cfg.Transport.Send(sl.ctx, &s.opc, sl.a)
+	return s.c.cfg.Transport.Send(sl.ctx, &s.ans.opc, sl.a)
 }
 
 func closeBody(b interface{ Close() error }) {
@@ -682,7 +737,8 @@ func (s *doState) outcome() (*Response, error) {
 	}
 	s.dropLast()
 	w, _ := r.Winner()
-	s.resp = Response{
+	ans := s.ans
+	ans.resp = Response{
 		Result:        res,
 		Leg:           w,
 		Endpoint:      r.Endpoint(w),
@@ -690,12 +746,33 @@ func (s *doState) outcome() (*Response, error) {
 		RequestCharge: r.RequestCharge(),
 		Elapsed:       r.DoneAt() - s.begin,
 	}
-	s.resp.Result.Body = s.hand(res.Body, s.win)
+	ans.resp.Result.Body = s.hand(res.Body, s.win)
 	if d, ok := r.Diagnostics(); ok {
-		s.diag = *d
-		s.resp.Diagnostics = &s.diag
+		ans.diag = *d
+		ans.resp.Diagnostics = &ans.diag
 	}
-	return &s.resp, nil
+	return &ans.resp, nil
+}
+
+// release clears every reference the engine holds to this operation and
+// returns it to the pool, unless an abandoned attempt may still touch it.
+func (s *doState) release() {
+	if s.abandoned > 0 || s.bubbled {
+		return // the abandoned goroutines keep it alive; never reused
+	}
+	s.race = Race{}
+	s.c, s.op, s.ans, s.ctx, s.base, s.obs = nil, nil, nil, nil, nil, nil
+	s.win, s.lastBody, s.lastCancel = nil, nil, nil
+	s.dl, s.hasDL, s.opDeadline = time.Time{}, false, false
+	s.cancelled = [4]int{}
+	for i := range s.slots {
+		sl := &s.slots[i]
+		sl.a, sl.ctx, sl.cancel, sl.res = Attempt{}, nil, nil, Result{}
+	}
+	if cap(s.timers) > len(s.tbuf) {
+		s.timers = s.tbuf[:0]
+	}
+	doPool.Put(s)
 }
 
 // hand returns body, the result of the attempt whose context cancel
@@ -710,7 +787,7 @@ func (s *doState) hand(body io.ReadCloser, cancel context.CancelCauseFunc) io.Re
 		cancel(context.Canceled)
 		return nil
 	}
-	b := &s.body
+	b := &s.ans.body
 	b.rc, b.cancel = body, cancel
 	if ctx := s.ctx; ctx.Done() != nil {
 		b.stopCtx = context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })

@@ -127,9 +127,12 @@ type roundTripper struct {
 // "scheme://host..."), or an option is invalid.
 //
 // Allocation: on the happy path (the first region answers before the
-// threshold) a request costs two allocations more than next.RoundTrip: the
-// attempt's shallow copy of the request (with its context) and the driver's
-// Response.
+// threshold) a request costs 10 allocations more than next.RoundTrip (75
+// against 65 allocs/op for a GET on loopback; cristalhq/hedgedhttp: 80):
+// the Operation, [hedging.Client.Do]'s 4, the attempt's shallow copy of the
+// request, the result body that carries the *http.Response, and net/http's
+// use of the attempt's context (its Done channel, and the registration of
+// net/http's own per-request context under it, 2).
 func NewRoundTripper(next http.RoundTripper, regions []Region, opts ...Option) (http.RoundTripper, error) {
 	if next == nil {
 		return nil, errors.New("hedginghttp: NewRoundTripper: next is nil (pass http.DefaultTransport explicitly)")
