@@ -45,6 +45,17 @@ func (b *lfCtxBody) Read(p []byte) (int, error) {
 
 func (b *lfCtxBody) Close() error { return nil }
 
+// lfContext returns the context mk makes (Background when mk is nil) and
+// releases it when the test ends.
+func lfContext(t *testing.T, mk func() (context.Context, func())) context.Context {
+	if mk == nil {
+		return context.Background()
+	}
+	ctx, done := mk()
+	t.Cleanup(done)
+	return ctx
+}
+
 // lfAttemptSeen is what a transport saw of its attempt's context once it was
 // done.
 type lfAttemptSeen struct {
@@ -120,12 +131,7 @@ func TestDoAttemptCancelCause(t *testing.T) {
 					return hedging.Result{Err: ctx.Err()}
 				})
 				c := dtClient(t, dtHedgingCfg(tc.threshold, "A", "B"), tr)
-				ctx := context.Background()
-				if tc.ctx != nil {
-					var done func()
-					ctx, done = tc.ctx()
-					defer done()
-				}
+				ctx := lfContext(t, tc.ctx)
 				_, _ = c.Do(ctx, &hedging.Operation{Kind: hedging.PointRead, Timeout: tc.timeout})
 				synctest.Wait() // abandoned attempts finish
 				mu.Lock()
@@ -182,12 +188,7 @@ func TestDoBodyFollowsCallerContext(t *testing.T) {
 					return res
 				})
 				c := dtClient(t, dtHedgingCfg(time.Second, "A", "B"), tr)
-				ctx := context.Background()
-				if tc.ctx != nil {
-					var done func()
-					ctx, done = tc.ctx()
-					defer done()
-				}
+				ctx := lfContext(t, tc.ctx)
 				resp, err := c.Do(ctx, &hedging.Operation{Kind: hedging.PointRead, Timeout: tc.timeout})
 				if err != nil {
 					t.Fatal(err)
