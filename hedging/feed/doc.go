@@ -16,7 +16,7 @@
 //     leaf's chain restarts cold.
 //   - Concurrency: at most MaxConcurrency leaves in flight and at most
 //     MaxFanOut leaves per operation, and an optional per-client [Gate] on
-//     data-plane legs in flight, so a fan-out of 100 in a brown-out cannot
+//     the hedge legs in flight, so a fan-out of 100 in a brown-out cannot
 //     send 100 hedges at once.
 //   - Feed [Diagnostics]: pages, pages hedged, alternate wins, region
 //     switches within a leaf, cold restarts and the contacts made before the

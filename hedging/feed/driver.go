@@ -37,8 +37,8 @@ type Config struct {
 	// MaxColdRestarts is how many times one leaf may restart cold after its
 	// pinned region failed; 0 = [DefaultMaxColdRestarts].
 	MaxColdRestarts int
-	// Gate, when set, is the client's gate: a [Legs] gate on data-plane legs
-	// in flight, or a [Races] budget for metadata reads. Nil: no gate.
+	// Gate, when set, is the client's gate on hedge legs in flight (the
+	// data plane's, or the metadata budget). Nil: no gate.
 	Gate *Gate
 }
 
@@ -55,12 +55,11 @@ type Page struct {
 	Op hedging.Operation
 	// Pinned is the region the page is pinned to; "" when not pinned.
 	Pinned hedging.Region
-	// Gated: the gate had no room for a second leg (or no budget token), so
-	// the page runs unhedged (Strategy Disabled). An operator's
+	// Gated: every slot of the gate was held, so the page runs unhedged (Strategy Disabled). An operator's
 	// AZURE_COSMOS_HEDGING_ENABLED(_OVERRIDE)=true still forces hedging on
 	// over it, as over any Disabled (§11.3.1); only a pin cannot be undone.
 	Gated bool
-	slots int
+	slot  bool // holds a gate slot
 }
 
 // Outcome is what one page's race produced: its returned result (the
@@ -301,8 +300,7 @@ func (s *leafState) pin() hedging.Region {
 
 // Next returns the next page to race at now, and false when none may start
 // now: every active leaf has a page in flight, the rest wait for a
-// concurrency slot, a [Legs] gate has no slot (retry after a release,
-// [Gate.Changed]), the operation failed, or it is done. Call it until it
+// concurrency slot, the operation failed, or it is done. Call it until it
 // returns false after every Deliver.
 func (d *Driver) Next(now time.Duration) (Page, bool) {
 	if d.err != nil {
@@ -325,11 +323,9 @@ func (d *Driver) Next(now time.Duration) (Page, bool) {
 		}
 		p := Page{Leaf: i, Epoch: s.epoch, Seq: s.seq, Pinned: s.pin()}
 		hedge := true
-		if d.cfg.Gate != nil {
-			var ok bool
-			if p.slots, hedge, ok = d.cfg.Gate.admit(p.Pinned != ""); !ok {
-				return Page{}, false
-			}
+		if d.cfg.Gate != nil && p.Pinned == "" {
+			p.slot = d.cfg.Gate.tryAcquire()
+			hedge = p.slot
 		}
 		p.Op = d.cfg.Template
 		p.Op.Kind, p.Op.Partition, p.Op.Continuation = l.Kind, l.Partition, s.cont
@@ -367,8 +363,8 @@ func (d *Driver) Deliver(now time.Duration, p Page, out Outcome) (Delivery, erro
 	}
 	s.inFlight = false
 	d.flight--
-	if d.cfg.Gate != nil {
-		d.cfg.Gate.release(p.slots)
+	if p.slot {
+		d.cfg.Gate.release()
 	}
 	l := &d.leaves[p.Leaf]
 	del := Delivery{Page: p}

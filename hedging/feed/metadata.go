@@ -17,7 +17,7 @@ import (
 // Phase 2 metadata reads).
 const MetadataThreshold = 1500 * time.Millisecond
 
-// DefaultMetadataBudget is the capacity of a metadata [Races] gate: the
+// DefaultMetadataBudget is the capacity of the metadata budget, a [Gate]: the
 // Rust driver's HedgeBudget of 32 concurrent hedged metadata races.
 const DefaultMetadataBudget = 32
 
@@ -59,7 +59,7 @@ func MetadataStrategy() hedging.AvailabilityStrategy {
 
 // MetadataConfig returns the driver configuration of metadata reads: the
 // fixed threshold on every page (which a caller's per-request strategy
-// cannot change) and budget, a [Races] gate (nil: no budget). A client
+// cannot change) and budget, a [Gate] (nil: no budget). A client
 // whose Config.Phase allows MetadataRead (hedging.Phase2) and whose
 // Transport is wrapped by [PrimaryAuthoritative] runs them.
 func MetadataConfig(budget *Gate) Config {
@@ -170,7 +170,8 @@ func (a *Answer) before(b *Answer) bool {
 // still answer. Rules, first match wins:
 //
 //  1. A final non-success of the primary is authoritative: it is returned
-//     (.NET returns a definitive primary answer verbatim).
+//     (.NET returns a definitive primary answer verbatim) when it arrived
+//     before the first clean answer, or within the grace after it.
 //  2. No clean answer yet: not decided while a leg is pending; otherwise
 //     -1, decided (no answer at all).
 //  3. Fastest: the earliest clean answer.
@@ -179,15 +180,18 @@ func (a *Answer) before(b *Answer) bool {
 //     AppliedLSN among those that arrived within the grace (ties: the
 //     earlier); before that, not decided.
 func (c Choice) Decide(now time.Duration, answers []Answer, pending bool) (int, bool) {
-	first := -1
+	first, prim := -1, -1
 	for i := range answers {
 		a := &answers[i]
-		if a.Leg == hedging.Primary && a.Result.Final() && a.Result.Status.Code >= 400 {
-			return i, true
-		}
-		if a.clean() && (first < 0 || a.before(&answers[first])) {
+		switch {
+		case a.Leg == hedging.Primary && a.Result.Final() && a.Result.Status.Code >= 400:
+			prim = i
+		case a.clean() && (first < 0 || a.before(&answers[first])):
 			first = i
 		}
+	}
+	if prim >= 0 && (first < 0 || !answers[first].before(&answers[prim]) || answers[prim].At <= answers[first].At+c.grace) {
+		return prim, true
 	}
 	switch {
 	case first < 0:

@@ -15,8 +15,8 @@ import (
 // pages are not yielded but tell the consumer, through the next yielded
 // page's Epoch, to drop what that leaf delivered before. A yield error stops
 // the operation: Run waits for the pages in flight, closes their bodies and
-// returns the error. Otherwise Run returns d.Err() (a *[LeafError], or nil)
-// or ctx's error when it was cancelled while a page waited for the gate.
+// returns the error. Otherwise Run returns d.Err(): a *[LeafError] (a
+// cancelled ctx fails the page in flight, whose error it wraps), or nil.
 // Run returns only once no page of it is in flight.
 func Run(ctx context.Context, c *hedging.Client, d *Driver, yield func(Delivery, *hedging.Response) error) error {
 	type done struct {
@@ -27,13 +27,6 @@ func Run(ctx context.Context, c *hedging.Client, d *Driver, yield func(Delivery,
 	results := make(chan done)
 	var stop error
 	for {
-		// Take the gate's channel before asking for pages, so a release
-		// between a refusal and the wait is not missed. Without a gate it is
-		// nil, and a nil channel never fires in a select.
-		var changed <-chan struct{}
-		if d.cfg.Gate != nil {
-			changed = d.cfg.Gate.Changed()
-		}
 		for stop == nil {
 			p, ok := d.Next(c.Now())
 			if !ok {
@@ -45,23 +38,9 @@ func Run(ctx context.Context, c *hedging.Client, d *Driver, yield func(Delivery,
 			}()
 		}
 		if d.InFlight() == 0 {
-			if stop != nil || d.Done() || changed == nil {
-				break
-			}
-			// Only a Legs gate holds a page back with nothing in flight.
-			select {
-			case <-changed:
-				continue
-			case <-ctx.Done():
-				return ctx.Err()
-			}
+			break
 		}
-		var r done
-		select {
-		case r = <-results:
-		case <-changed:
-			continue
-		}
+		r := <-results
 		del, err := d.Deliver(c.Now(), r.p, FromResponse(r.resp, r.err))
 		switch {
 		case err == nil && del.OK && stop == nil:
