@@ -19,7 +19,10 @@ var (
 
 // newClient returns a Phase 2 client with a 50 ms threshold, the given
 // regions, breaker threshold (0 = default) and environment.
-func newClient(t testing.TB, regions []hedging.Endpoint, breaker int, env map[string]string) *hedging.Client {
+func newClient(t interface {
+	Helper()
+	Fatal(...any)
+}, regions []hedging.Endpoint, breaker int, env map[string]string) *hedging.Client {
 	t.Helper()
 	ec, err := hedging.LoadEnv(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {
