@@ -48,6 +48,23 @@ type Continuation struct {
 // chain restarted from scratch.
 func (c Continuation) Cold() bool { return c.Token == "" }
 
+// PageInfo is what a response says as a page of a feed or a metadata read
+// (spec §16 Phase 2), in [Result.Page].
+type PageInfo struct {
+	// Continuation is the position the response hands out for the next
+	// page (x-ms-continuation, or the change feed's ETag); cold (no token)
+	// when the feed-range leaf is drained.
+	Continuation Continuation
+	// ServedBy is the region the server reports it served the request
+	// from; empty when the transport does not know (the attempt's endpoint
+	// region then stands for it).
+	ServedBy Region
+	// AppliedLSN is what the serving replica had applied: an ordered version
+	// (a log sequence number; 0 = unknown). Unlike an _etag it can be
+	// compared: the larger is the later view (spec §16 metadata reads).
+	AppliedLSN int64
+}
+
 // Pin routes op to region alone: op.ExcludeRegions becomes the user's set ∪
 // (every preferred region but region), the set the race gives its pinned
 // alternate (§6.3, §6.4.1). With one applicable region, §5.1 row 5 refuses

@@ -186,11 +186,11 @@ func TestRaceForwardsWinnersContinuation(t *testing.T) {
 		t.Fatalf("threshold sent %v, want the alternate", alt.Leg)
 	}
 	r.Responded(120*time.Millisecond, alt, hedging.Result{Status: hedging.Status{Code: 200},
-		Continuation: hedging.Continuation{Token: "c2-east", IssuedBy: "East"}, ServedBy: "East", AppliedLSN: 41})
+		Page: &hedging.PageInfo{Continuation: hedging.Continuation{Token: "c2-east", IssuedBy: "East"}, ServedBy: "East", AppliedLSN: 41}})
 	r.Responded(130*time.Millisecond, prim, hedging.Result{Status: hedging.Status{Code: 200},
-		Continuation: hedging.Continuation{Token: "c2-west", IssuedBy: "West"}, ServedBy: "West", AppliedLSN: 40})
+		Page: &hedging.PageInfo{Continuation: hedging.Continuation{Token: "c2-west", IssuedBy: "West"}, ServedBy: "West", AppliedLSN: 40}})
 	res, err := r.Result()
-	if err != nil || res.Continuation.Token != "c2-east" || res.ServedBy != "East" || res.AppliedLSN != 41 {
+	if err != nil || res.Page == nil || res.Page.Continuation.Token != "c2-east" || res.Page.ServedBy != "East" || res.Page.AppliedLSN != 41 {
 		t.Errorf("Result = %+v, %v; want the alternate's c2-east from East at LSN 41", res, err)
 	}
 }

@@ -75,19 +75,12 @@ type Result struct {
 	// status alone (§7.2). [Client.Do] hands the winner's body to the
 	// caller unread and closes every other body it receives.
 	Body io.ReadCloser
-	// Continuation is the feed position the response hands out for the next
-	// page (x-ms-continuation, or the change feed's ETag); zero when the
-	// feed-range leaf is drained or the operation is not a feed page. Only
-	// the winner's reaches the caller, as its body does (spec §16 Phase 2).
-	Continuation Continuation
-	// ServedBy is the region the server reports it served the request from;
-	// empty when the transport does not know (the attempt's endpoint region
-	// then stands for it).
-	ServedBy Region
-	// AppliedLSN is what the serving replica had applied: an ordered version
-	// (a log sequence number; 0 = unknown). Unlike an _etag it can be
-	// compared: the larger is the later view (spec §16 metadata reads).
-	AppliedLSN int64
+	// Page is what the response says as a page of a feed (its
+	// continuation, serving region and the replica's applied LSN); nil when
+	// the transport reports none, as for a point read, which so pays one
+	// pointer for it. Only the winner's reaches the caller, as its body
+	// does (spec §16 Phase 2).
+	Page *PageInfo
 }
 
 // Final reports whether the result ends a race: no transport error and

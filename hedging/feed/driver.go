@@ -121,8 +121,8 @@ func FromResponse(resp *hedging.Response, err error) Outcome {
 // served is the region that served the page: the server's word when the
 // transport reported it (under redirects it differs from the endpoint).
 func (o *Outcome) served() hedging.Region {
-	if o.Result.ServedBy != "" {
-		return o.Result.ServedBy
+	if pg := o.Result.Page; pg != nil && pg.ServedBy != "" {
+		return pg.ServedBy
 	}
 	return o.Region
 }
@@ -406,7 +406,10 @@ func (d *Driver) Deliver(now time.Duration, p Page, out Outcome) (Delivery, erro
 	}
 	s.lastRegion = served
 	s.seq++
-	s.cont = out.Result.Continuation
+	s.cont = hedging.Continuation{}
+	if out.Result.Page != nil {
+		s.cont = out.Result.Page.Continuation
+	}
 	if s.cont.IssuedBy == "" && !s.cont.Cold() {
 		s.cont.IssuedBy = served
 	}

@@ -71,10 +71,9 @@ func TestDriverInvariants(t *testing.T) {
 			maxConc = nLeaves
 		}
 		type key struct{ leaf, epoch int }
-		nextSeq := map[key]int{}                 // next page expected per (leaf, epoch)
+		nextSeq := map[key]int{}                    // next page expected per (leaf, epoch)
 		forwarded := map[int]hedging.Continuation{} // what the leaf's next page must carry
 		var inFlight []feed.Page
-		var delivered []feed.Page
 		now := time.Duration(0)
 		for steps := 0; !d.Done(); steps++ {
 			if steps > 500 {
@@ -124,13 +123,12 @@ func TestDriverInvariants(t *testing.T) {
 			if p.Seq != nextSeq[k] {
 				rt.Fatalf("leaf %d epoch %d delivered page %d, want %d", p.Leaf, p.Epoch, p.Seq, nextSeq[k])
 			}
-			delivered = append(delivered, p)
 			switch {
 			case del.Restarted:
 				forwarded[p.Leaf] = hedging.Continuation{}
 			case del.OK:
 				nextSeq[k]++
-				cont := out.Result.Continuation
+				cont := out.Result.Page.Continuation
 				if !cont.Cold() && !strings.HasSuffix(cont.Token, "/"+string(out.Region)) {
 					rt.Fatalf("returned continuation %q not issued by the winning region %s", cont.Token, out.Region)
 				}

@@ -362,7 +362,7 @@ func TestDeliverTwiceIsStale(t *testing.T) {
 	c := newClient(t, regions2, 0, nil)
 	d, _ := feed.New(c, feed.Leaves(hedging.QueryPage, "a"), feed.Config{})
 	p, _ := d.Next(0)
-	out := feed.Outcome{Result: hedging.Result{Status: hedging.Status{Code: 200}, Continuation: hedging.Continuation{Token: "t"}}, Legs: 1}
+	out := feed.Outcome{Result: hedging.Result{Status: hedging.Status{Code: 200}, Page: &hedging.PageInfo{Continuation: hedging.Continuation{Token: "t"}}}, Legs: 1}
 	if _, err := d.Deliver(0, p, out); err != nil {
 		t.Fatal(err)
 	}

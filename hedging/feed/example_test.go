@@ -23,9 +23,9 @@ func (pagedQuery) Send(_ context.Context, op *hedging.Operation, a hedging.Attem
 	if op.Partition == "1" && page == 1 && a.Endpoint.Region == "West" {
 		return hedging.Result{Status: hedging.Status{Code: 503}}
 	}
-	res := hedging.Result{Status: hedging.Status{Code: 200}, ServedBy: a.Endpoint.Region, RequestCharge: 2.8}
+	res := hedging.Result{Status: hedging.Status{Code: 200}, Page: &hedging.PageInfo{ServedBy: a.Endpoint.Region}, RequestCharge: 2.8}
 	if page < 2 {
-		res.Continuation = hedging.Continuation{Token: fmt.Sprintf("%s:%d", op.Partition, page+1)}
+		res.Page.Continuation = hedging.Continuation{Token: fmt.Sprintf("%s:%d", op.Partition, page+1)}
 	}
 	return res
 }
@@ -51,7 +51,7 @@ func ExampleRun() {
 	}
 	err = feed.Run(context.Background(), c, d, func(del feed.Delivery, resp *hedging.Response) error {
 		fmt.Printf("partition %s page %d from %-4s sent %-4q next %q\n", del.Page.Op.Partition, del.Page.Seq, resp.Region,
-			del.Page.Op.Continuation.Token, resp.Result.Continuation.Token)
+			del.Page.Op.Continuation.Token, resp.Result.Page.Continuation.Token)
 		return nil
 	})
 	fmt.Printf("err=%v %+v\n", err, d.Diagnostics())

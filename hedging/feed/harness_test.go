@@ -150,9 +150,9 @@ func (s *feedServer) answer(a hedging.Attempt, op *hedging.Operation) (time.Dura
 	if s.status != nil {
 		st = s.status(a, op)
 	}
-	res := hedging.Result{Status: st, ServedBy: region, RequestCharge: 2.8}
+	res := hedging.Result{Status: st, Page: &hedging.PageInfo{ServedBy: region}, RequestCharge: 2.8}
 	if next := pageOf(op.Continuation) + 1; next < s.pages[op.Partition] {
-		res.Continuation = hedging.Continuation{Token: fmt.Sprintf("%s/%d/%s", op.Partition, next, region), Affinity: s.affinity, IssuedBy: region}
+		res.Page.Continuation = hedging.Continuation{Token: fmt.Sprintf("%s/%d/%s", op.Partition, next, region), Affinity: s.affinity, IssuedBy: region}
 	}
 	return lat, res
 }

@@ -120,7 +120,7 @@ func (w authoritative) Send(ctx context.Context, op *hedging.Operation, a hedgin
 // Choice decides between the answers of a metadata read's two legs (spec
 // §16 Phase 2: "prefer the latest _etag / resource id or the fastest
 // response"). The zero value is [Fastest]. An _etag is not ordered, so
-// "latest" compares Result.AppliedLSN, an ordered version.
+// "latest" compares Result.Page.AppliedLSN, an ordered version.
 type Choice struct {
 	grace  time.Duration
 	latest bool
@@ -131,7 +131,7 @@ type Choice struct {
 var Fastest = Choice{}
 
 // LatestWithGrace waits up to grace after the first clean answer for the
-// other leg and takes the answer with the larger AppliedLSN. It needs a
+// other leg and takes the answer with the larger Result.Page.AppliedLSN. It needs a
 // driver that lets the other leg run on after the first final answer (a
 // simulator's event loop); Client.Do cancels it. Errors: a negative grace.
 func LatestWithGrace(grace time.Duration) (Choice, error) {
@@ -159,6 +159,14 @@ type Answer struct {
 
 // clean reports whether a is a final success.
 func (a *Answer) clean() bool { return a.Result.Final() && a.Result.Status.Code < 400 }
+
+// lsn returns the answer's ordered version, 0 when it reports none.
+func (a *Answer) lsn() int64 {
+	if a.Result.Page == nil {
+		return 0
+	}
+	return a.Result.Page.AppliedLSN
+}
 
 // before reports whether a arrived before b, ties by [hedging.Leg.WinsTie].
 func (a *Answer) before(b *Answer) bool {
@@ -206,7 +214,7 @@ func (c Choice) Decide(now time.Duration, answers []Answer, pending bool) (int, 
 	for i := range answers {
 		a, b := &answers[i], &answers[best]
 		if a.clean() && a.At <= until &&
-			(a.Result.AppliedLSN > b.Result.AppliedLSN || a.Result.AppliedLSN == b.Result.AppliedLSN && a.before(b)) {
+			(a.lsn() > b.lsn() || a.lsn() == b.lsn() && a.before(b)) {
 			best = i
 		}
 	}

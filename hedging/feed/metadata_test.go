@@ -112,7 +112,7 @@ func (s staticTransport) Send(ctx context.Context, op *hedging.Operation, a hedg
 	r := s[a.Endpoint.Region]
 	select {
 	case <-time.After(r.after):
-		return hedging.Result{Status: hedging.Status{Code: r.code}, ServedBy: a.Endpoint.Region}
+		return hedging.Result{Status: hedging.Status{Code: r.code}, Page: &hedging.PageInfo{ServedBy: a.Endpoint.Region}}
 	case <-ctx.Done():
 		return hedging.Result{Err: ctx.Err()}
 	}
@@ -150,7 +150,7 @@ func primaryAuthoritativeThroughDo(t *testing.T) {
 // Fastest vs latest by an ordered version within a grace period.
 func TestChoiceDecide(t *testing.T) {
 	ok := func(at time.Duration, leg hedging.Leg, lsn int64) feed.Answer {
-		return feed.Answer{At: at * time.Millisecond, Leg: leg, Result: hedging.Result{Status: hedging.Status{Code: 200}, AppliedLSN: lsn}}
+		return feed.Answer{At: at * time.Millisecond, Leg: leg, Result: hedging.Result{Status: hedging.Status{Code: 200}, Page: &hedging.PageInfo{AppliedLSN: lsn}}}
 	}
 	nf := func(at time.Duration, leg hedging.Leg) feed.Answer {
 		return feed.Answer{At: at * time.Millisecond, Leg: leg, Result: hedging.Result{Status: hedging.Status{Code: 404}}}

@@ -41,7 +41,7 @@ func (q *bodyQuery) Send(ctx context.Context, op *hedging.Operation, a hedging.A
 	}
 	page := len(op.Continuation.Token)
 	if page+1 < q.n {
-		res.Continuation = hedging.Continuation{Token: strings.Repeat("x", page+1)}
+		res.Page = &hedging.PageInfo{Continuation: hedging.Continuation{Token: strings.Repeat("x", page+1)}}
 	}
 	return res
 }
