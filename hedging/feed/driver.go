@@ -17,7 +17,7 @@ const DefaultMaxFanOut = 100
 // after its pinned region failed, when Config.MaxColdRestarts is 0.
 const DefaultMaxColdRestarts = 1
 
-// Config configures a [Driver].
+// Config configures a [Driver] (spec §16 Phase 2).
 type Config struct {
 	// Template carries the per-operation settings every page inherits:
 	// Strategy, HedgingEnabled, ExcludeRegions, Timeout (per page), Method,
@@ -42,7 +42,8 @@ type Config struct {
 	Gate *Gate
 }
 
-// Page is one page request the driver asks to be raced: perform Op as one
+// Page is one page request the driver asks to be raced, the hedge unit of
+// spec §16 Phase 2: perform Op as one
 // hedge race ([hedging.Client.Do], or Begin and the race methods) and hand
 // its outcome back to [Driver.Deliver] with this Page.
 type Page struct {
@@ -62,7 +63,8 @@ type Page struct {
 	slot  bool // holds a gate slot
 }
 
-// Outcome is what one page's race produced: its returned result (the
+// Outcome is what one page's race produced (spec §6.4 execute_hedged's
+// answer): its returned result (the
 // winner's) or its error, and what the driver's policies need to know.
 // Build it with [FromResponse] or [FromRace].
 type Outcome struct {
@@ -238,7 +240,7 @@ type Driver struct {
 // New returns a driver for the leaves of one feed operation on client c
 // (whose Config.Phase must allow the leaves' kinds, e.g. hedging.Phase2,
 // for their pages to be hedged). Errors: more leaves than MaxFanOut, a
-// negative setting, a leaf with an empty partition, a kind that is not a
+// negative setting, an unknown affinity policy, a leaf with an empty partition, a kind that is not a
 // read, or a region-affine Start that names no issuing region.
 func New(c *hedging.Client, leaves []Leaf, cfg Config) (*Driver, error) {
 	if cfg.MaxConcurrency < 0 || cfg.MaxFanOut < 0 || cfg.MaxColdRestarts < 0 {
@@ -255,6 +257,11 @@ func New(c *hedging.Client, leaves []Leaf, cfg Config) (*Driver, error) {
 	}
 	if cfg.MaxConcurrency == 0 || cfg.MaxConcurrency > len(leaves) {
 		cfg.MaxConcurrency = len(leaves)
+	}
+	for kind, a := range cfg.Affinity {
+		if a >= numAffinities {
+			return nil, fmt.Errorf("feed: Config.Affinity[%v]: unknown policy %v", kind, a)
+		}
 	}
 	d := &Driver{c: c, cfg: cfg, leaves: leaves, st: make([]leafState, len(leaves))}
 	for i, l := range leaves {

@@ -404,3 +404,11 @@ func TestAffinityNames(t *testing.T) {
 		t.Error("String or DefaultAffinity wrong")
 	}
 }
+
+func TestNewRejectsUnknownAffinity(t *testing.T) {
+	c := newClient(t, regions2, 0, nil)
+	_, err := feed.New(c, nil, feed.Config{Affinity: map[hedging.OperationKind]feed.Affinity{hedging.QueryPage: 7}})
+	if err == nil || err.Error() != "feed: Config.Affinity[query]: unknown policy Affinity(7)" {
+		t.Errorf("err = %v", err)
+	}
+}
