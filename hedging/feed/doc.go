@@ -21,7 +21,7 @@
 //   - Feed [Diagnostics]: pages, pages hedged, alternate wins, region
 //     switches within a leaf, cold restarts and the contacts made before the
 //     first page (the §16 G2 caveat).
-//   - Metadata reads ([MetadataStrategy], [PrimaryAuthoritative], [Choice]):
+//   - Metadata reads ([MetadataConfig], [PrimaryAuthoritative], [Choice]):
 //     a fixed 1.5 s threshold, a race budget, "primary is authoritative",
 //     and the choice between the fastest answer and the latest by an
 //     ordered version.

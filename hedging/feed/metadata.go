@@ -51,9 +51,9 @@ func (r Resource) String() string {
 	return fmt.Sprintf("Resource(%d)", uint8(r))
 }
 
-// MetadataStrategy returns the availability strategy of every metadata
+// metadataStrategy returns the availability strategy of every metadata
 // read: hedging at [MetadataThreshold].
-func MetadataStrategy() hedging.AvailabilityStrategy {
+func metadataStrategy() hedging.AvailabilityStrategy {
 	return hedging.Hedging(hedging.NewHedgingStrategy(hedging.MustThreshold(MetadataThreshold)))
 }
 
@@ -61,9 +61,13 @@ func MetadataStrategy() hedging.AvailabilityStrategy {
 // fixed threshold on every page (which a caller's per-request strategy
 // cannot change) and budget, a [Gate] (nil: no budget). A client
 // whose Config.Phase allows MetadataRead (hedging.Phase2) and whose
-// Transport is wrapped by [PrimaryAuthoritative] runs them.
+// Transport is wrapped by [PrimaryAuthoritative] runs them. A primary's
+// regional failure hedges at once where the race's upgrade path does (503,
+// 404/1002, 429/3092, no response, §7.2.1); .NET's metadata strategy also
+// does so on 500, 410/LeaseNotFound and 403/DatabaseAccountNotFound, which
+// the race core does not (it is unchanged by Phase 2).
 func MetadataConfig(budget *Gate) Config {
-	return Config{Template: hedging.Operation{Strategy: MetadataStrategy()}, Gate: budget}
+	return Config{Template: hedging.Operation{Strategy: metadataStrategy()}, Gate: budget}
 }
 
 // MetadataLeaf returns the leaf of one metadata read of res for partition
