@@ -75,6 +75,12 @@ type Result struct {
 	// status alone (§7.2). [Client.Do] hands the winner's body to the
 	// caller unread and closes every other body it receives.
 	Body io.ReadCloser
+	// Page is what the response says as a page of a feed (its
+	// continuation, serving region and the replica's applied LSN); nil when
+	// the transport reports none, as for a point read, which so pays one
+	// pointer for it. Only the winner's reaches the caller, as its body
+	// does (spec §16 Phase 2).
+	Page *PageInfo
 }
 
 // Final reports whether the result ends a race: no transport error and
