@@ -394,7 +394,7 @@ func TestNewRoundTripperErrors(t *testing.T) {
 		{"no regions", http.DefaultTransport, nil, nil, "no regions"},
 		{"duplicate", http.DefaultTransport, []hedginghttp.Region{{"A", "http://a.test"}, {"A", "http://b.test"}}, nil, `regions[1]: region "A" listed twice`},
 		{"empty name", http.DefaultTransport, []hedginghttp.Region{{"", "http://a.test"}}, nil, "regions[0]: empty name"},
-		{"unparsable URL", http.DefaultTransport, []hedginghttp.Region{{"A", "http://a.test"}, {"B", "http://[::1"}}, nil, `regions[1] ("B"): URL`},
+		{"unparsable URL", http.DefaultTransport, []hedginghttp.Region{{"A", "http://a.test"}, {"B", "http://[::1"}}, nil, `regions[1] ("B"): parse`},
 		{"no scheme", http.DefaultTransport, []hedginghttp.Region{{"A", "a.test"}}, nil, `want scheme://host`},
 		{"zero threshold", http.DefaultTransport, ok, []hedginghttp.Option{hedginghttp.WithThreshold(0)}, "threshold must be positive"},
 		{"nil policy", http.DefaultTransport, ok, []hedginghttp.Option{hedginghttp.WithPolicy(nil)}, "WithPolicy(nil)"},

@@ -137,8 +137,9 @@ func TestObserverRecordsReservedMetrics(t *testing.T) {
 			}
 		}
 		eq(hedgingotel.MetricOperations, counter(hedgingotel.MetricOperations),
-			map[string]int64{"result=primary_won": 1, "result=alternate_won": 1, "result=disabled": 1, "result=both_transient": 1})
-		eq(hedgingotel.MetricAlternateSpawned, counter(hedgingotel.MetricAlternateSpawned), map[string]int64{"": 2})
+			map[string]int64{"outcome=success,result=primary_won": 1, "outcome=success,result=alternate_won": 1,
+				"outcome=success,result=disabled": 1, "outcome=transient_error,result=both_transient": 1})
+		eq(hedgingotel.MetricAlternateSpawned, counter(hedgingotel.MetricAlternateSpawned), map[string]int64{"cause=threshold": 2})
 		eq(hedgingotel.MetricCanceled, counter(hedgingotel.MetricCanceled), map[string]int64{"reason=winner_found": 1})
 		eq(hedgingotel.MetricFirstResponseLatency, hist(hedgingotel.MetricFirstResponseLatency),
 			map[string][2]float64{"was_hedge=false": {1, 10}, "was_hedge=true": {1, 130}})
