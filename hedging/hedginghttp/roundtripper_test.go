@@ -62,7 +62,7 @@ type stNet struct {
 func newStNet(t *testing.T) *stNet {
 	n := &stNet{t: t, servers: map[string]*stListener{}}
 	n.tr = &http.Transport{DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
-		l, ok := n.servers[addr]
+		l, ok := n.servers[strings.ToLower(addr)] // host names are case-insensitive
 		if !ok {
 			return nil, errors.New("no such host " + addr)
 		}
