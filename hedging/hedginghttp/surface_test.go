@@ -247,7 +247,9 @@ func TestRoundTripperRegionPathPrefix(t *testing.T) {
 // Issue 18, hard to misuse: what panicked or went silently wrong is an
 // error from NewRoundTripper, and a zero P99Dynamic is usable.
 func TestNewRoundTripperRejectsMisuse(t *testing.T) {
-	two := func(a, b string) []hedginghttp.Region { return []hedginghttp.Region{{Name: "A", URL: a}, {Name: "B", URL: b}} }
+	two := func(a, b string) []hedginghttp.Region {
+		return []hedginghttp.Region{{Name: "A", URL: a}, {Name: "B", URL: b}}
+	}
 	ok := two("http://a.test", "http://b.test")
 	var nilObs *nilObserver
 	for _, tc := range []struct {
