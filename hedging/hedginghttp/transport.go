@@ -47,9 +47,11 @@ var (
 // RoundTripper (redirects are not followed; cookies are not kept).
 //
 // Request: when op.Request holds an *http.Request (as [NewRoundTripper]
-// arranges), the attempt sends its own deep copy of it (http.Request.Clone,
-// header map included) with the attempt's context and its body replayed
-// with GetBody (a body that cannot be replayed fails the attempt). When the
+// arranges, with its own copy of the caller's request), the attempt sends a
+// copy of it with the attempt's context and its body replayed with GetBody
+// (a body that cannot be replayed fails the attempt); the copy's header map
+// is op.Request's until the attempt adds a header, then its own, and its
+// own from the start when Prepare is set (a deep copy, http.Request.Clone). When the
 // request's URL addresses one of BaseURLs (same scheme, host name compared
 // case-insensitively, same port once a default port :80/:443 is filled in,
 // path under the base's path), the copy sent to another endpoint gets that
@@ -119,8 +121,10 @@ func (t *Transport) Send(ctx context.Context, op *hedging.Operation, a hedging.A
 	}
 	var req *http.Request
 	var err error
-	if orig, ok := op.Request.(*http.Request); ok {
+	orig, shared := op.Request.(*http.Request)
+	if shared {
 		req, err = t.attemptRequest(ctx, orig, a.Endpoint.Key)
+		shared = t.Prepare == nil // attemptRequest shares orig's header map unless Prepare may write it
 	} else {
 		req, err = newRequest(ctx, op, base)
 	}
@@ -128,6 +132,9 @@ func (t *Transport) Send(ctx context.Context, op *hedging.Operation, a hedging.A
 		return hedging.Result{Err: err}
 	}
 	if a.HubRegionProcessingOnly || a.SessionLSN > 0 || a.Hedging {
+		if shared {
+			req.Header = req.Header.Clone()
+		}
 		if req.Header == nil {
 			req.Header = make(http.Header)
 		}
@@ -175,8 +182,10 @@ func newRequest(ctx context.Context, op *hedging.Operation, base string) (*http.
 }
 
 // attemptRequest returns the request of one attempt to endpoint key: a
-// deep copy of orig with the attempt's context, rewritten for the endpoint
-// (see [Transport]) and its body replayed.
+// copy of orig with the attempt's context, rewritten for the endpoint (see
+// [Transport]) and its body replayed. The copy is deep (http.Request.Clone)
+// when Prepare is set; otherwise it shares orig's header map, which the
+// caller must copy before writing to it.
 func (t *Transport) attemptRequest(ctx context.Context, orig *http.Request, key string) (*http.Request, error) {
 	bases := t.bases
 	if bases == nil {
@@ -186,17 +195,24 @@ func (t *Transport) attemptRequest(ctx context.Context, orig *http.Request, key 
 	if !ok {
 		return nil, fmt.Errorf("hedginghttp: the base URL of endpoint %q does not parse", key)
 	}
-	req := orig.Clone(ctx)
+	var req *http.Request
+	if t.Prepare != nil {
+		req = orig.Clone(ctx)
+	} else {
+		req = orig.WithContext(ctx)
+	}
 	if fromKey, rest, ok := addressed(bases, orig.URL); ok {
 		if fromKey != key {
-			if err := to.rebase(req.URL, rest); err != nil {
+			u := *orig.URL
+			if err := to.rebase(&u, rest); err != nil {
 				return nil, err
 			}
-			req.Host = ""
+			req.URL, req.Host = &u, ""
 		}
 	} else if !to.sameOrigin(orig.URL) {
-		req.URL.Scheme, req.URL.Host, req.URL.User = to.u.Scheme, to.u.Host, nil
-		req.Host = ""
+		u := *orig.URL
+		u.Scheme, u.Host, u.User = to.u.Scheme, to.u.Host, nil
+		req.URL, req.Host = &u, ""
 	}
 	if orig.Body != nil && orig.Body != http.NoBody {
 		if orig.GetBody == nil {
