@@ -84,10 +84,8 @@ var (
 // to get the whole *http.Response) and closes every other.
 //
 // Connections: the race cancels a losing attempt's request and Do closes
-// its body unread. Over HTTP/2 that resets only the stream and the
-// connection stays pooled; over HTTP/1.1 net/http closes a connection whose
-// response was not read to its end, so a cancelled loser's connection is
-// not reused.
+// its body unread, which over HTTP/1.1 costs the connection (see the
+// package documentation, Connections).
 //
 // Errors: a request that could not be built or sent (no base URL for the
 // endpoint, a dial error, a cancelled context, ...) is reported in
