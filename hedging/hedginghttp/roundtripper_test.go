@@ -112,10 +112,16 @@ func stWait(r *http.Request, d time.Duration) bool {
 	}
 }
 
-// stRoundTripper builds a RoundTripper for regions a.test and b.test.
+// stRoundTripper builds a RoundTripper for regions A (URL a) and B (URL b).
 func stRoundTripper(t *testing.T, n *stNet, a, b string, opts ...hedginghttp.Option) *http.Client {
 	t.Helper()
-	rt, err := hedginghttp.NewRoundTripper(n.tr, []hedginghttp.Region{{Name: "A", URL: a}, {Name: "B", URL: b}}, opts...)
+	return stRegions(t, n, []hedginghttp.Region{{Name: "A", URL: a}, {Name: "B", URL: b}}, opts...)
+}
+
+// stRegions builds a RoundTripper over n for regions.
+func stRegions(t *testing.T, n *stNet, regions []hedginghttp.Region, opts ...hedginghttp.Option) *http.Client {
+	t.Helper()
+	rt, err := hedginghttp.NewRoundTripper(n.tr, regions, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

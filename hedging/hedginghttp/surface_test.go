@@ -85,13 +85,15 @@ func sfGet(t *testing.T, hc *http.Client, req *http.Request) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-func sfRT(t *testing.T, n *stNet, regions []hedginghttp.Region, opts ...hedginghttp.Option) *http.Client {
+// sfHedged serves a.test (slow) and b.test (fast) as sfSlowFast does and
+// returns their log, A's URL and a client hedging A to B after 10 ms with
+// opts. Call it inside a bubble.
+func sfHedged(t *testing.T, opts ...hedginghttp.Option) (*sfLog, string, *http.Client) {
 	t.Helper()
-	rt, err := hedginghttp.NewRoundTripper(n.tr, regions, opts...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &http.Client{Transport: rt}
+	n := newStNet(t)
+	log := new(sfLog)
+	a, b := sfSlowFast(n, log, "a.test:80", "b.test:80")
+	return log, a, stRoundTripper(t, n, a, b, append([]hedginghttp.Option{hedginghttp.WithThreshold(10 * time.Millisecond)}, opts...)...)
 }
 
 // Issue 18 #3: the primary leg shared the caller's header map and the
@@ -102,10 +104,7 @@ func sfRT(t *testing.T, n *stNet, regions []hedginghttp.Region, opts ...hedgingh
 // is still being cancelled. (The race itself shows under go test -race.)
 func TestRoundTripperCallerReusesRequest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		n := newStNet(t)
-		var log sfLog
-		a, b := sfSlowFast(n, &log, "a.test:80", "b.test:80")
-		hc := sfRT(t, n, []hedginghttp.Region{{Name: "A", URL: a}, {Name: "B", URL: b}}, hedginghttp.WithThreshold(10*time.Millisecond))
+		log, a, hc := sfHedged(t)
 		req, err := http.NewRequest(http.MethodGet, a+"/docs/1", nil)
 		if err != nil {
 			t.Fatal(err)
@@ -192,7 +191,7 @@ func TestRoundTripperHostSpellings(t *testing.T) {
 				n := newStNet(t)
 				var log sfLog
 				_, b := sfSlowFast(n, &log, "a.test:80", "b.test:80")
-				hc := sfRT(t, n, []hedginghttp.Region{{Name: "A", URL: tc.region}, {Name: "B", URL: b}}, hedginghttp.WithThreshold(10*time.Millisecond))
+				hc := stRegions(t, n, []hedginghttp.Region{{Name: "A", URL: tc.region}, {Name: "B", URL: b}}, hedginghttp.WithThreshold(10*time.Millisecond))
 				req, _ := http.NewRequest(http.MethodGet, tc.req, nil)
 				sfGet(t, hc, req)
 				synctest.Wait()
@@ -228,7 +227,7 @@ func TestRoundTripperRegionPathPrefix(t *testing.T) {
 					_, _ = io.WriteString(w, r.RequestURI)
 				})
 				_ = gw
-				hc := sfRT(t, n, []hedginghttp.Region{{Name: "A", URL: tc.regionA}, {Name: "B", URL: tc.regionB}}, hedginghttp.WithThreshold(10*time.Millisecond))
+				hc := stRegions(t, n, []hedginghttp.Region{{Name: "A", URL: tc.regionA}, {Name: "B", URL: tc.regionB}}, hedginghttp.WithThreshold(10*time.Millisecond))
 				req, _ := http.NewRequest(http.MethodGet, "http://gw.test"+tc.req, nil)
 				_, body := sfGet(t, hc, req)
 				want := tc.wantB
@@ -279,10 +278,8 @@ func TestNewRoundTripperRejectsMisuse(t *testing.T) {
 	}
 	t.Run("zero P99Dynamic", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
-			n := newStNet(t)
-			var log sfLog
-			a, b := sfSlowFast(n, &log, "a.test:80", "b.test:80")
-			hc := sfRT(t, n, two(a, b), hedginghttp.WithPolicy(&hedging.P99Dynamic{}), hedginghttp.WithLogger(slog.New(slog.DiscardHandler)))
+			// WithPolicy replaces sfHedged's WithThreshold.
+			_, a, hc := sfHedged(t, hedginghttp.WithPolicy(&hedging.P99Dynamic{}), hedginghttp.WithLogger(slog.New(slog.DiscardHandler)))
 			req, _ := http.NewRequest(http.MethodGet, a+"/x", nil)
 			// The zero policy is NewP99Dynamic's default: 50 ms until it
 			// has observations.
@@ -306,10 +303,7 @@ func (o *nilObserver) ObserveOperation(context.Context, hedging.OperationEvent) 
 // (net/http's convention), so it is hedged.
 func TestRoundTripperIdempotencyKey(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		n := newStNet(t)
-		var log sfLog
-		a, b := sfSlowFast(n, &log, "a.test:80", "b.test:80")
-		hc := sfRT(t, n, []hedginghttp.Region{{Name: "A", URL: a}, {Name: "B", URL: b}}, hedginghttp.WithThreshold(10*time.Millisecond))
+		log, a, hc := sfHedged(t)
 		req, _ := http.NewRequest(http.MethodPost, a+"/x", strings.NewReader("doc"))
 		req.Header.Set("Idempotency-Key", "")
 		if _, err := hc.Do(req); err == nil || !strings.Contains(err.Error(), "empty Idempotency-Key value") {
@@ -345,11 +339,7 @@ func TestRoundTripperPartitionKey(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				n := newStNet(t)
-				var log sfLog
-				a, b := sfSlowFast(n, &log, "a.test:80", "b.test:80")
-				hc := sfRT(t, n, []hedginghttp.Region{{Name: "A", URL: a}, {Name: "B", URL: b}},
-					append([]hedginghttp.Option{hedginghttp.WithThreshold(10 * time.Millisecond)}, tc.opt...)...)
+				log, a, hc := sfHedged(t, tc.opt...)
 				get := func(k string) {
 					req, _ := http.NewRequest(http.MethodGet, a+"/docs", nil)
 					tc.key(req, k)
@@ -378,10 +368,7 @@ func TestRoundTripperPartitionKey(t *testing.T) {
 // caller's request keeps none.
 func TestRoundTripperPrepareSignsEachLeg(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		n := newStNet(t)
-		var log sfLog
-		a, b := sfSlowFast(n, &log, "a.test:80", "b.test:80")
-		hc := sfRT(t, n, []hedginghttp.Region{{Name: "A", URL: a}, {Name: "B", URL: b}}, hedginghttp.WithThreshold(10*time.Millisecond),
+		log, a, hc := sfHedged(t,
 			hedginghttp.WithPrepare(func(req *http.Request, region string) error {
 				req.Header.Set("Authorization", "sig-"+region+"-"+req.URL.Host)
 				return nil
