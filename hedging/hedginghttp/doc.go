@@ -13,7 +13,8 @@
 // regional endpoints. When each region needs its own credentials (a
 // signature over the host, a per-region token), sign each region's copy
 // with [WithPrepare], which sees every attempt's own request and the
-// region's name.
+// region's name, or in the next RoundTripper, which receives every request,
+// hedged or not, with the URL of the region it goes to.
 //
 // # Partitions and the breaker
 //

@@ -145,7 +145,9 @@ func WithPartitionKey(fn func(req *http.Request) string) Option {
 // attempt's goroutine, possibly while the other region's attempt runs. An
 // error fails that attempt like a transport error (transient: the race goes
 // on with the other region, see [NewRoundTripper]). Requests that are not
-// hedged are passed to next unchanged and fn is not called. fn must not be
+// hedged are passed to next unchanged and fn is not called: to sign every
+// request, sign in next instead (a RoundTripper wrapping the transport),
+// which receives each region's copy with that region's URL. fn must not be
 // nil.
 func WithPrepare(fn func(req *http.Request, region string) error) Option {
 	return func(s *settings) error {
@@ -297,9 +299,9 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !hedge {
 		return rt.next.RoundTrip(req)
 	}
-	// The attempts clone this private copy, never the caller's request: a
-	// losing attempt may start after RoundTrip returned, when the caller
-	// may reuse req.
+	// The attempts copy this private copy, never the caller's request: a
+	// losing attempt may still run after RoundTrip returned, when the
+	// caller may reuse req.
 	snap, part := req.Clone(req.Context()), rt.partition(req)
 	op := opPool.Get().(*hedging.Operation)
 	*op = hedging.Operation{Kind: hedging.PointRead, Method: req.Method, Timeout: rt.timeout, Request: snap, Partition: part}
