@@ -203,8 +203,9 @@ type roundTripper struct {
 // the body can be replayed (req.GetBody, set by http.NewRequest for
 // in-memory bodies). Every other request, and every request that does not
 // address the first region, is passed to next unchanged and sent once.
-// RoundTrip reads the caller's request only before it returns: every
-// attempt sends its own copy.
+// RoundTrip reads the caller's request only before it returns (every
+// attempt sends its own copy), except that a losing attempt may still call
+// req.GetBody after it: keep the bytes GetBody replays unchanged.
 //
 // A hedged request that ends without a final response returns the most
 // recent transient response (both legs 503, say: the later 503, with its
