@@ -94,6 +94,7 @@ func (s *sim) startOp(client int32) {
 	o := &s.ops[slot]
 	o.idx = s.nextIdx
 	s.nextIdx++
+	s.stats.Arrivals++
 	s.lastStart = s.now
 	o.client = client
 	o.att[hedging.Primary] = attemptState{}
@@ -154,7 +155,12 @@ func (s *sim) perform(slot int32, e *hedging.Effects) {
 			}
 		}
 	}
-	if o.race.Done() {
+	// A done race ignores every later event, but its slot (and so its
+	// timers and responses) stays live while a cancelled attempt is still
+	// travelling or queued: complete only on the call that ended the race,
+	// or a stale timer (the threshold timer of a race that failed over
+	// before it, say) would count the operation again.
+	if o.race.Done() && !o.done {
 		s.complete(slot, o)
 	}
 }

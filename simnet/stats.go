@@ -37,6 +37,11 @@ type Window struct {
 // Stats are the measurements of one run of one policy.
 type Stats struct {
 	Policy string
+	// Arrivals counts operations started (admitted by the workload); every
+	// one finishes before the run ends, so Ops == Arrivals, and for an open
+	// loop it is the same for every policy of a scenario (the arrivals come
+	// from their own random stream) and at most Config.MaxOps per run.
+	Arrivals int64
 	// Ops counts finished operations; Errors those that returned an error.
 	Ops, Errors int64
 	// Hedged counts operations whose alternate was spawned; AlternateWins
@@ -109,6 +114,7 @@ func TerminalName(i int) string {
 // Merge adds o's counts and histograms into s (for replications or
 // shards). Timelines merge window by window.
 func (s *Stats) Merge(o *Stats) {
+	s.Arrivals += o.Arrivals
 	s.Ops += o.Ops
 	s.Errors += o.Errors
 	s.Hedged += o.Hedged
