@@ -241,6 +241,9 @@ func (s *sim) send(slot int32, o *opState, a *hedging.Attempt) {
 		rttMs += s.cfg.Jitter.Sample(s.draw(purposeJitter, o.idx, uint64(ri), uint64(st.n)))
 	}
 	rtt := msDur(rttMs)
+	if st.n > 1 {
+		rtt = max(rtt, 2*minOneWay) // a retry: see minOneWay
+	}
 	st.back = rtt - rtt/2
 	o.pending++
 	ev := event{at: s.now + rtt/2, kind: evReplicaArrive, id: slot, gen: o.gen, aseq: a.Seq, sub: uint8(a.Leg)}

@@ -116,3 +116,29 @@ func TestConservationEmbedded(t *testing.T) {
 		})
 	}
 }
+
+// A retry at zero RTT reaches its replica after the refusal it answers,
+// not at the same virtual instant: each retry's round trip takes at least
+// 2 µs. Before, a replica refusing at zero RTT (a full queue, a fault
+// rule) was retried and refused again within one instant, so every retry
+// met the state that refused it. Here the fault answers every attempt at
+// once: 3 attempts end at 2 × 2 µs, not at 0.
+func TestZeroRTTRetryTakesTime(t *testing.T) {
+	cfg := &simnet.Config{
+		Seed: 1, MaxOps: 1, ClientRegion: "c",
+		Endpoints: []simnet.Endpoint{{Region: "A", Replica: "a"}},
+		Replicas:  []simnet.Replica{{Name: "a", Region: "c", Default: constant(t, 1)}},
+		Faults:    []simnet.Fault{{Status: hedging.Status{Code: 503}, Probability: 1}},
+		Workload:  simnet.Workload{RatePerSec: 1},
+		Client:    hedging.Config{Retry: hedging.RetryOptions{MaxAttempts: 3}},
+	}
+	var lat time.Duration
+	st, err := simnet.Run(cfg, simnet.Policy{Name: "disabled", New: func() (hedging.AvailabilityStrategy, error) { return hedging.Disabled, nil }}, 0,
+		simnet.RunOptions{OnComplete: func(r *hedging.Race, _ *hedging.Operation) { lat = r.DoneAt() - r.Start() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Attempts != 3 || lat != 4*time.Microsecond {
+		t.Errorf("%d attempts in %v, want 3 in 4µs (two retries of 2 µs)", st.Attempts, lat)
+	}
+}
