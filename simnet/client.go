@@ -56,6 +56,12 @@ type opState struct {
 	nparked uint8
 	parkLeg uint8
 	parkSeq uint32
+	// tiedStarted: leg tiedLeg started service at tiedStartAt on replica
+	// tiedRep, whose mode is CancelOnStart (tied requests, capacity.go).
+	tiedStarted bool
+	tiedLeg     uint8
+	tiedRep     int32
+	tiedStartAt time.Duration
 }
 
 func (s *sim) interarrival() time.Duration {
@@ -102,7 +108,7 @@ func (s *sim) startOp(client int32) {
 		o.att[hedging.Alternate] = attemptState{}
 		o.altUsed = false
 	}
-	o.pending, o.done, o.nparked = 0, false, 0
+	o.pending, o.done, o.nparked, o.tiedStarted = 0, false, 0, false
 	// Operation attributes come from the sequential workload stream, so every
 	// policy sees the same sequence.
 	w := &s.cfg.Workload
@@ -235,6 +241,9 @@ func (s *sim) send(slot int32, o *opState, a *hedging.Attempt) {
 	rep := &s.reps[ri]
 	st.rep = ri
 	st.cx.sent = true
+	if s.capa.tied {
+		s.tieSent(slot, o, st)
+	}
 	s.stats.ReplicaAttempts[ri]++
 	rttMs := rep.rttMs
 	if s.cfg.Jitter != nil {
