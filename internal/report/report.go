@@ -224,9 +224,11 @@ type output struct {
 // Format details:
 //   - summary.json: {"scenario","seed","replications","duration_s","policies"},
 //     with "instances" after "replications" for a fleet of more than one;
-//     each policy has exactly the keys policy, ops, p50_ms … mean_ms (ms,
-//     3 decimals), hedge_rate, alternate_win_rate, ru_multiplier, error_rate
-//     (6 decimals), terminal_states (object, keys sorted; {} when nil) and,
+//     each policy has exactly the keys policy, ops, empty_replications
+//     (only when > 0), p50_ms … mean_ms (ms, 3 decimals, more below 1 ms
+//     so that 3 significant digits remain), hedge_rate,
+//     alternate_win_rate, ru_multiplier, error_rate (failed operations;
+//     6 decimals), terminal_states (object, keys sorted; {} when nil) and,
 //     only when Figures.CI95 != nil, all eight <key>_ci95 pairs [low, high]
 //     (null for a key missing from CI95), and "replicas" only when
 //     Figures.Replicas != nil: one object per replica with replica,
