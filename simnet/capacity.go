@@ -366,6 +366,12 @@ type pendingCancel struct {
 	leg  uint8
 }
 
+// cancelOf is the cancellation of attempt st (of the op in slot, of
+// generation gen) reaching its replica at at.
+func cancelOf(slot int32, gen uint32, st *attemptState, at time.Duration) pendingCancel {
+	return pendingCancel{at: at, slot: slot, gen: gen, aseq: st.a.Seq, leg: uint8(st.a.Leg)}
+}
+
 // capReplica is a replica's capacity state.
 type capReplica struct {
 	// waiting is the number of live waiting requests (see the file
@@ -550,10 +556,10 @@ func (s *sim) capQueued(rep *replicaRT, slot int32, st *attemptState) {
 		return
 	}
 	if st.cancelled {
-		c.pushCancel(pendingCancel{at: st.cancelAt, slot: slot, gen: s.ops[slot].gen, aseq: st.a.Seq, leg: uint8(st.a.Leg)})
+		c.pushCancel(cancelOf(slot, s.ops[slot].gen, st, st.cancelAt))
 	}
 	if st.cx.tied {
-		c.pushCancel(pendingCancel{at: st.cx.tiedAt, slot: slot, gen: s.ops[slot].gen, aseq: st.a.Seq, leg: uint8(st.a.Leg)})
+		c.pushCancel(cancelOf(slot, s.ops[slot].gen, st, st.cx.tiedAt))
 	}
 }
 
@@ -600,7 +606,7 @@ func (s *sim) tie(slot int32, o *opState, other *attemptState) {
 	other.cx.tied, other.cx.tiedAt = true, at
 	rep := &s.reps[other.rep]
 	if other.cx.qlive && rep.cfg.Cancel != CancelNone {
-		rep.capr.pushCancel(pendingCancel{at: at, slot: slot, gen: o.gen, aseq: other.a.Seq, leg: uint8(other.a.Leg)})
+		rep.capr.pushCancel(cancelOf(slot, o.gen, other, at))
 	}
 }
 
@@ -631,7 +637,7 @@ func (s *sim) capCancel(slot int32, o *opState, st *attemptState) {
 		}
 	}
 	if st.cx.qlive && rep.cfg.Cancel != CancelNone {
-		rep.capr.pushCancel(pendingCancel{at: st.cancelAt, slot: slot, gen: o.gen, aseq: st.a.Seq, leg: uint8(st.a.Leg)})
+		rep.capr.pushCancel(cancelOf(slot, o.gen, st, st.cancelAt))
 	}
 }
 
