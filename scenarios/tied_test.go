@@ -25,6 +25,9 @@ func runTied(t *testing.T, cfg *simnet.Config, p simnet.Policy, mode simnet.Canc
 	if err != nil {
 		t.Fatal(err)
 	}
+	if st.Ops != st.Arrivals || st.Ops == 0 {
+		t.Fatalf("%s, cancel %v: %d ops of %d arrivals; every arrival must finish once", p.Name, mode, st.Ops, st.Arrivals)
+	}
 	r := tiedRun{p50: st.QuantileMs(0.5), p999: st.QuantileMs(0.999)}
 	var served int64
 	for i, rs := range st.Capacity.Replicas {

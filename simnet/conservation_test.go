@@ -76,7 +76,7 @@ func conservationMaxOps() int64 {
 	return 300000
 }
 
-// Every embedded scenario, run short (at most conservationMaxOps()
+// Every embedded scenario (and scenarios/testdata/tied-requests.toml), run short (at most conservationMaxOps()
 // operations and its first 120 s, one replication): under every policy
 // each arrival finishes exactly once, and an open loop's policies see the
 // same arrivals.
@@ -85,6 +85,12 @@ func TestConservationEmbedded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// and tied requests (cancel = "on_start"), which no embedded scenario uses
+	tied, err := scenarios.Load("../scenarios/testdata/tied-requests.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	list = append(list, tied)
 	for _, sc := range list {
 		t.Run(sc.Name, func(t *testing.T) {
 			cfg, pols, err := sc.Config()
