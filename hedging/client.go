@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
 	"time"
 )
 
@@ -110,8 +111,15 @@ type Client struct {
 
 // NewClient validates cfg and returns a client. Errors: a region listed
 // twice, an endpoint with an empty region or key, a negative duration or
-// retry count.
+// retry count, an Observer or Transport that is a nil pointer (or other nil
+// value) inside a non-nil interface.
 func NewClient(cfg Config) (*Client, error) {
+	if isNil(cfg.Observer) {
+		return nil, fmt.Errorf("hedging: Config.Observer is a nil %T", cfg.Observer)
+	}
+	if isNil(cfg.Transport) {
+		return nil, fmt.Errorf("hedging: Config.Transport is a nil %T", cfg.Transport)
+	}
 	seen := make(map[Region]bool, len(cfg.Regions))
 	for i, e := range cfg.Regions {
 		if e.Region == "" || e.Key == "" {
@@ -219,4 +227,17 @@ func (r *Race) logEnabled(level slog.Level) bool {
 
 func (r *Race) log(level slog.Level, event string, attrs ...slog.Attr) {
 	r.c.logger.LogAttrs(r.ctx, level, event, attrs...)
+}
+
+// isNil reports whether v is a non-nil interface holding a nil pointer, map,
+// slice, channel or function: a value whose methods would panic on use.
+func isNil(v any) bool {
+	if v == nil {
+		return false
+	}
+	switch r := reflect.ValueOf(v); r.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Chan, reflect.Func:
+		return r.IsNil()
+	}
+	return false
 }

@@ -634,6 +634,10 @@ func (s *doState) respond(sl *attemptSlot) {
 				s.lastBody, s.lastCancel, keep = res.Body, cancel, true
 			}
 		}
+	} else {
+		// Decided: a loser's answer that landed as the race ended only adds
+		// its RU to the total (ru_charge_total, §10.4).
+		s.race.Responded(at, a, res)
 	}
 	if s.obs != nil {
 		s.obs.ObserveAttempt(s.ctx, AttemptEvent{Attempt: a, Result: res, Latency: at - sl.sent})

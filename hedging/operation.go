@@ -162,4 +162,11 @@ type Operation struct {
 	// never reads (the hedginghttp RoundTripper puts the caller's
 	// *http.Request here). Attempts may read it concurrently.
 	Request any
+	// Continuation is the feed position a page request resumes from (spec
+	// §16 Phase 2, §17 Q9): zero for a single-shot operation or the first
+	// page of a feed-range leaf. Every attempt of the race carries the same
+	// one; the race never reads it. A region-affine continuation must be
+	// sent pinned to its issuing region ([Client.Pin]); the hedging/feed
+	// driver does so.
+	Continuation Continuation
 }

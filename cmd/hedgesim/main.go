@@ -469,11 +469,7 @@ func printTable(w io.Writer, policies []report.PolicyResult, reps int) error {
 	if err := report.FormatTable(w, figs); err != nil {
 		return err
 	}
-	ci := ""
-	if reps > 1 {
-		ci = report.ReplicationNote(reps, "summary.json")
-	}
-	fmt.Fprintf(w, "ops: operations over all replications; hedge: alternate sent; altwin: alternate's answer returned; RU ×: RU charged / RU returned; trips: partition-breaker trips%s\n\n", ci)
+	fmt.Fprintf(w, "%s\n\n", report.TableLegend(figs, reps, "summary.json"))
 	return nil
 }
 
@@ -737,11 +733,7 @@ func printSweepTable(w io.Writer, path string, rows []sweepRow, reps int) error 
 		}
 		fmt.Fprintf(w, "%*s  %s", width, cell, line)
 	}
-	ci := ""
-	if reps > 1 {
-		ci = report.ReplicationNote(reps, "sweep.json")
-	}
-	fmt.Fprintf(w, "one row per value of %s and policy; ops: operations over all replications; hedge: alternate sent; altwin: alternate's answer returned; RU ×: RU charged / RU returned; trips: partition-breaker trips%s\n\n", path, ci)
+	fmt.Fprintf(w, "one row per value of %s and policy; %s\n\n", path, report.TableLegend(figs, reps, "sweep.json"))
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -46,14 +47,23 @@ var (
 // RoundTripper (redirects are not followed; cookies are not kept).
 //
 // Request: when op.Request holds an *http.Request (as [NewRoundTripper]
-// arranges), the attempt sends a shallow copy of it with the attempt's
-// context, its scheme and host replaced by the endpoint's base URL when they
-// differ, and its body replayed with GetBody (a body that cannot be replayed
-// fails the attempt). Otherwise it builds one: method op.Method (GET when
-// empty), URL base URL + op.Path, body op.Body (none when nil). Either way
-// the request carries the attempt's context, so the race cancels a losing
-// attempt by cancelling its request, and its deadline is the operation's.
-// Headers added, on a copy of the header map only when one is needed:
+// arranges, with its own copy of the caller's request), the attempt sends a
+// copy of it with the attempt's context and its body replayed with GetBody
+// (a body that cannot be replayed fails the attempt); the copy's header map
+// is op.Request's until the attempt adds a header, then its own, and its
+// own from the start when Prepare is set (a deep copy, http.Request.Clone). When the
+// request's URL addresses one of BaseURLs (same scheme, host name compared
+// case-insensitively, same port once a default port :80/:443 is filled in,
+// path under the base's path), the copy sent to another endpoint gets that
+// endpoint's base URL followed by the path below the addressed base:
+// "http://a.example/a/docs/1" addressing "http://a.example/a" goes to
+// "https://b.example/b/docs/1" for the base "https://b.example/b". A request
+// that addresses none of them keeps its path and gets the endpoint's scheme
+// and host. Otherwise it builds one: method op.Method (GET when empty), URL
+// base URL + op.Path, body op.Body (none when nil). Either way the request
+// carries the attempt's context, so the race cancels a losing attempt by
+// cancelling its request, and its deadline is the operation's. Headers
+// added to the attempt's request:
 //
 //   - x-ms-cosmos-hub-region-processing-only: True when
 //     Attempt.HubRegionProcessingOnly (spec §9.6);
@@ -73,15 +83,13 @@ var (
 // finite number >= 0 (NaN, ±Inf, negative) and a retry-after that is not a
 // finite number > 0; a retry-after beyond the largest time.Duration (~292
 // years) saturates at it, and the race honours at most
-// [hedging.RetryOptions].MaxRetryAfter of it. Result.Body is the response body, unread:
-// [hedging.Client.Do] hands the winner's to its caller (use [HTTPResponse]
-// to get the whole *http.Response) and closes every other.
+// [hedging.RetryOptions].MaxRetryAfter of it. Result.Body is the response
+// body, unread: [hedging.Client.Do] hands the winner's to its caller (use
+// [HTTPResponse] to get the whole *http.Response) and closes every other.
 //
 // Connections: the race cancels a losing attempt's request and Do closes
-// its body unread. Over HTTP/2 that resets only the stream and the
-// connection stays pooled; over HTTP/1.1 net/http closes a connection whose
-// response was not read to its end, so a cancelled loser's connection is
-// not reused.
+// its body unread, which over HTTP/1.1 costs the connection (see the
+// package documentation, Connections).
 //
 // Errors: a request that could not be built or sent (no base URL for the
 // endpoint, a dial error, a cancelled context, ...) is reported in
@@ -97,10 +105,14 @@ type Transport struct {
 	// slash; op.Path is appended verbatim).
 	BaseURLs map[string]string
 	// Prepare, when set, is called on every request before it is sent
-	// (authorization, extra headers); an error fails the attempt. It may
-	// modify req's header map only after cloning it (req.Header =
-	// req.Header.Clone()), since requests of one operation share it.
+	// (authorization, extra headers); an error fails the attempt (a
+	// transport error, transient). req is the attempt's own: Prepare may
+	// modify it, header map included.
 	Prepare func(req *http.Request, op *hedging.Operation, a hedging.Attempt) error
+
+	// bases are BaseURLs parsed, set by NewRoundTripper; nil: parse
+	// BaseURLs on every attempt that needs them.
+	bases map[string]baseURL
 }
 
 // Send performs attempt a of op as one HTTP request; see [Transport].
@@ -111,8 +123,10 @@ func (t *Transport) Send(ctx context.Context, op *hedging.Operation, a hedging.A
 	}
 	var req *http.Request
 	var err error
-	if orig, ok := op.Request.(*http.Request); ok {
-		req, err = attemptRequest(ctx, orig, base)
+	orig, shared := op.Request.(*http.Request)
+	if shared {
+		req, err = t.attemptRequest(ctx, orig, a.Endpoint.Key)
+		shared = t.Prepare == nil // attemptRequest shares orig's header map unless Prepare may write it
 	} else {
 		req, err = newRequest(ctx, op, base)
 	}
@@ -120,7 +134,9 @@ func (t *Transport) Send(ctx context.Context, op *hedging.Operation, a hedging.A
 		return hedging.Result{Err: err}
 	}
 	if a.HubRegionProcessingOnly || a.SessionLSN > 0 || a.Hedging {
-		req.Header = req.Header.Clone()
+		if shared {
+			req.Header = req.Header.Clone()
+		}
 		if req.Header == nil {
 			req.Header = make(http.Header)
 		}
@@ -167,13 +183,37 @@ func newRequest(ctx context.Context, op *hedging.Operation, base string) (*http.
 	return http.NewRequestWithContext(ctx, method, base+op.Path, body)
 }
 
-// attemptRequest returns a shallow copy of orig for one attempt: the
-// attempt's context, the scheme and host of base, a replayed body.
-func attemptRequest(ctx context.Context, orig *http.Request, base string) (*http.Request, error) {
-	req := orig.WithContext(ctx)
-	if scheme, host, ok := splitBase(base); ok && (scheme != orig.URL.Scheme || host != orig.URL.Host) {
+// attemptRequest returns the request of one attempt to endpoint key: a
+// copy of orig with the attempt's context, rewritten for the endpoint (see
+// [Transport]) and its body replayed. The copy is deep (http.Request.Clone)
+// when Prepare is set; otherwise it shares orig's header map, which the
+// caller must copy before writing to it.
+func (t *Transport) attemptRequest(ctx context.Context, orig *http.Request, key string) (*http.Request, error) {
+	bases := t.bases
+	if bases == nil {
+		bases = parseBases(t.BaseURLs)
+	}
+	to, ok := bases[key]
+	if !ok {
+		return nil, fmt.Errorf("hedginghttp: the base URL of endpoint %q does not parse", key)
+	}
+	var req *http.Request
+	if t.Prepare != nil {
+		req = orig.Clone(ctx)
+	} else {
+		req = orig.WithContext(ctx)
+	}
+	if fromKey, rest, ok := addressed(bases, orig.URL); ok {
+		if fromKey != key {
+			u := *orig.URL
+			if err := to.rebase(&u, rest); err != nil {
+				return nil, err
+			}
+			req.URL, req.Host = &u, ""
+		}
+	} else if !to.sameOrigin(orig.URL) {
 		u := *orig.URL
-		u.Scheme, u.Host = scheme, host
+		u.Scheme, u.Host, u.User = to.u.Scheme, to.u.Host, nil
 		req.URL, req.Host = &u, ""
 	}
 	if orig.Body != nil && orig.Body != http.NoBody {
@@ -191,17 +231,32 @@ func attemptRequest(ctx context.Context, orig *http.Request, base string) (*http
 
 var errNoReplay = fmt.Errorf("hedginghttp: the request body cannot be replayed (no GetBody)")
 
-// splitBase returns the scheme and host of a base URL "scheme://host[/...]".
-func splitBase(base string) (scheme, host string, ok bool) {
-	i := strings.Index(base, "://")
-	if i <= 0 {
-		return "", "", false
+// parseBases parses base URLs leniently; one that does not parse is left
+// out.
+func parseBases(m map[string]string) map[string]baseURL {
+	out := make(map[string]baseURL, len(m))
+	for k, s := range m {
+		if b, err := parseBase(s, false); err == nil {
+			out[k] = b
+		}
 	}
-	scheme, host = base[:i], base[i+3:]
-	if j := strings.IndexByte(host, '/'); j >= 0 {
-		host = host[:j]
+	return out
+}
+
+// addressed returns the key of the base that u addresses and u's escaped
+// path below it: the longest prefix wins, then the smallest key.
+func addressed(bases map[string]baseURL, u *url.URL) (key, rest string, ok bool) {
+	best := -1
+	for k, b := range bases {
+		r, m := b.match(u)
+		if !m {
+			continue
+		}
+		if n := len(b.prefix); n > best || (n == best && k < key) {
+			best, key, rest = n, k, r
+		}
 	}
-	return scheme, host, host != ""
+	return key, rest, best >= 0
 }
 
 // resultOf classifies resp from its status and headers (spec §7.2) and

@@ -117,7 +117,7 @@ func replicasCSV(r *Run) ([]byte, error) {
 				if rep.WindowBackgroundOps != nil {
 					ops, p99 = "0", ""
 					if k < len(rep.WindowBackgroundOps) {
-						ops, p99 = fmt.Sprintf("%d", rep.WindowBackgroundOps[k]), fmtNum(rep.WindowBackgroundP99[k], precMs)
+						ops, p99 = fmt.Sprintf("%d", rep.WindowBackgroundOps[k]), fmtMs(rep.WindowBackgroundP99[k])
 					}
 				}
 				rows = append(rows, []string{p.Policy, rep.Replica, fmtNum(start, precS), fmtNum(end, precS), u, ops, p99})

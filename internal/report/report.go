@@ -53,6 +53,10 @@ type Figures struct {
 	Policy string
 	// Ops is the number of operations (requests) issued by callers.
 	Ops int64
+	// EmptyReplications counts the replications in which no operation
+	// arrived; they are left out of the means and confidence intervals
+	// (summary.json "empty_replications", left out when 0).
+	EmptyReplications int
 	// P50 .. P9999 are latency percentiles in ms; Max and Mean are the
 	// maximum and mean latency in ms.
 	P50, P90, P99, P999, P9999, Max, Mean float64
@@ -66,7 +70,11 @@ type Figures struct {
 	// RUMultiplier is RU charged across all attempts divided by the RU of
 	// responses returned to callers (dimensionless, ≥ 1 in practice).
 	RUMultiplier float64
-	// ErrorRate is the fraction of ops that returned an error.
+	// ErrorRate is the fraction of ops that failed: returned an error (no
+	// final response) or a final response with status >= 400 (a 429/3200
+	// throttle, a 404/0, a 409). Counters["errors"] and
+	// Counters["final_error_responses"] (and "@<status>" per status) split
+	// it by class.
 	ErrorRate float64
 	// TerminalStates maps a terminal state name to its count of ops
 	// ("none" for ops with no hedging strategy active).
@@ -110,7 +118,8 @@ type Window struct {
 	P50Ms, P99Ms float64
 	// HedgeRate is the fraction of the window's ops whose alternate was spawned.
 	HedgeRate float64
-	// ErrorRate is the fraction of the window's ops that returned an error.
+	// ErrorRate is the fraction of the window's ops that failed (as
+	// Figures.ErrorRate).
 	ErrorRate float64
 	// MeanThresholdMs is the mean hedging threshold (ms) the policy chose for
 	// ops in this window (0 if no hedging).
@@ -215,9 +224,11 @@ type output struct {
 // Format details:
 //   - summary.json: {"scenario","seed","replications","duration_s","policies"},
 //     with "instances" after "replications" for a fleet of more than one;
-//     each policy has exactly the keys policy, ops, p50_ms … mean_ms (ms,
-//     3 decimals), hedge_rate, alternate_win_rate, ru_multiplier, error_rate
-//     (6 decimals), terminal_states (object, keys sorted; {} when nil) and,
+//     each policy has exactly the keys policy, ops, empty_replications
+//     (only when > 0), p50_ms … mean_ms (ms, 3 decimals, more below 1 ms
+//     so that 3 significant digits remain), hedge_rate,
+//     alternate_win_rate, ru_multiplier, error_rate (failed operations;
+//     6 decimals), terminal_states (object, keys sorted; {} when nil) and,
 //     only when Figures.CI95 != nil, all eight <key>_ci95 pairs [low, high]
 //     (null for a key missing from CI95), and "replicas" only when
 //     Figures.Replicas != nil: one object per replica with replica,
