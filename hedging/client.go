@@ -17,7 +17,18 @@ type RetryOptions struct {
 	// ThrottleBackoff is the pause before retrying a 429 when the response
 	// carries no retry-after; default 5 ms.
 	ThrottleBackoff time.Duration
+	// MaxRetryAfter caps the wait before retrying a 429: the larger of its
+	// retry-after and ThrottleBackoff. A 429 whose wait exceeds it, or
+	// whose wait would not end before the operation's deadline (§9.4), is
+	// not retried: the leg ends on that 429 at once. Default
+	// [DefaultMaxRetryAfter].
+	MaxRetryAfter time.Duration
 }
+
+// DefaultMaxRetryAfter is the default of RetryOptions.MaxRetryAfter: 30 s,
+// the Cosmos DB SDKs' default for the time they wait on throttled requests
+// (MaxRetryWaitTimeOnRateLimitedRequests).
+const DefaultMaxRetryAfter = 30 * time.Second
 
 func (o *RetryOptions) setDefaults() {
 	if o.MaxAttempts == 0 {
@@ -25,6 +36,9 @@ func (o *RetryOptions) setDefaults() {
 	}
 	if o.ThrottleBackoff == 0 {
 		o.ThrottleBackoff = 5 * time.Millisecond
+	}
+	if o.MaxRetryAfter == 0 {
+		o.MaxRetryAfter = DefaultMaxRetryAfter
 	}
 }
 
@@ -116,7 +130,8 @@ func NewClient(cfg Config) (*Client, error) {
 		}
 		seen[e.Region] = true
 	}
-	if cfg.RequestTimeout < 0 || cfg.ProbeInterval < 0 || cfg.UnavailableFor < 0 || cfg.Retry.ThrottleBackoff < 0 {
+	if cfg.RequestTimeout < 0 || cfg.ProbeInterval < 0 || cfg.UnavailableFor < 0 || cfg.Retry.ThrottleBackoff < 0 ||
+		cfg.Retry.MaxRetryAfter < 0 {
 		return nil, errors.New("hedging: durations must not be negative")
 	}
 	if cfg.Retry.MaxAttempts < 0 || cfg.ConsecutiveHedgeWinThreshold < 0 {

@@ -689,6 +689,12 @@ func (r *Race) retry(now time.Duration, l Leg, res Result) (time.Duration, bool)
 	case st.Code == 429:
 		regionChanging = st.SubStatus == SubStatusSystemResourceUnavailable && !res.LocalThrottle
 		delay = max(res.RetryAfter, r.c.cfg.Retry.ThrottleBackoff)
+		// A wait beyond the cap, or one that cannot end before the
+		// deadline (nothing is sent at or after it, §9.4), is not
+		// honoured: the leg ends on this 429 now.
+		if delay > r.c.cfg.Retry.MaxRetryAfter || (r.hasDeadline && now+delay >= r.deadline) {
+			return 0, false
+		}
 	case st.Code == 410, st.Code == 408:
 		// local retry (address refresh / timeout) in the same region
 	default:

@@ -5,12 +5,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
-	"unsafe"
 
 	"hedgelab/hedging"
 )
@@ -79,9 +79,13 @@ var (
 // x-ms-request-charge (RU, decimal); SessionLSN the largest number after
 // the last ':' or '#' of each comma-separated token of x-ms-session-token;
 // RetryAfter x-ms-retry-after-ms (milliseconds, decimal). A malformed or
-// absent header reads as zero. Result.Body is the response body, unread:
-// [hedging.Client.Do] hands the winner's to its caller (use [HTTPResponse]
-// to get the whole *http.Response) and closes every other.
+// absent header reads as zero, and so does a request charge that is not a
+// finite number >= 0 (NaN, ±Inf, negative) and a retry-after that is not a
+// finite number > 0; a retry-after beyond the largest time.Duration (~292
+// years) saturates at it, and the race honours at most
+// [hedging.RetryOptions].MaxRetryAfter of it. Result.Body is the response
+// body, unread: [hedging.Client.Do] hands the winner's to its caller (use
+// [HTTPResponse] to get the whole *http.Response) and closes every other.
 //
 // Connections: the race cancels a losing attempt's request and Do closes
 // its body unread, which over HTTP/1.1 costs the connection (see the
@@ -259,41 +263,79 @@ func addressed(bases map[string]baseURL, u *url.URL) (key, rest string, ok bool)
 // keeps it, unread, as the result's body.
 func resultOf(resp *http.Response) hedging.Result {
 	h := resp.Header
-	res := hedging.Result{
+	return hedging.Result{
 		Status:        hedging.Status{Code: resp.StatusCode, SubStatus: int(headerInt(h, HeaderSubStatus))},
-		RequestCharge: headerFloat(h, HeaderRequestCharge),
+		RequestCharge: requestCharge(headerValue(h, HeaderRequestCharge)),
 		SessionLSN:    ParseSessionLSN(headerValue(h, HeaderSessionToken)),
-		Body:          asBody(resp),
+		RetryAfter:    retryAfter(headerValue(h, HeaderRetryAfterMs)),
+		Body:          &responseBody{resp: resp, body: resp.Body},
 	}
-	if ms := headerFloat(h, HeaderRetryAfterMs); ms > 0 {
-		res.RetryAfter = time.Duration(ms * float64(time.Millisecond))
-	}
-	return res
 }
 
-// responseBody is an *http.Response seen as its body. It has the layout of
-// http.Response (a struct with that single field), so resultOf converts the
-// transport's *http.Response to it in place, without an allocation
-// (unsafe.Pointer rule 1: equivalent memory layout), and [HTTPResponse]
-// converts back.
-type responseBody struct{ resp http.Response }
-
-func asBody(resp *http.Response) *responseBody {
-	return (*responseBody)(unsafe.Pointer(resp))
+// requestCharge parses an x-ms-request-charge value (RU, decimal). A
+// malformed value, and one that is not a finite number >= 0 (NaN, ±Inf, a
+// negative charge), reads as zero.
+func requestCharge(v string) float64 {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0 // absent: no parse error to allocate
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+		return 0
+	}
+	return f
 }
 
-func (b *responseBody) Read(p []byte) (int, error) { return b.resp.Body.Read(p) }
-func (b *responseBody) Close() error               { return b.resp.Body.Close() }
+// retryAfter parses an x-ms-retry-after-ms value (milliseconds, decimal).
+// A malformed value, and one that is not a finite number > 0, reads as zero
+// (no retry-after); a value beyond what a time.Duration holds (~292 years)
+// saturates at the largest Duration instead of overflowing. How long the
+// race honours a retry-after is [hedging.RetryOptions].MaxRetryAfter's
+// business, not the parser's.
+func retryAfter(v string) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	ms, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(ms) || math.IsInf(ms, 0) || ms <= 0 {
+		return 0
+	}
+	ns := ms * float64(time.Millisecond)
+	if ns >= math.MaxInt64 { // float64(math.MaxInt64) is 2^63, itself out of range
+		return math.MaxInt64
+	}
+	return time.Duration(ns)
+}
+
+// responseBody is the body of a result [Transport] returns: the response's
+// body, with the *http.Response it came with for [HTTPResponse].
+type responseBody struct {
+	resp *http.Response
+	body io.ReadCloser // resp.Body as the RoundTripper returned it
+}
+
+func (b *responseBody) Read(p []byte) (int, error) { return b.body.Read(p) }
+func (b *responseBody) Close() error               { return b.body.Close() }
 
 // HTTPResponse returns the *http.Response behind a result body returned by
-// [Transport] (such as Response.Result.Body of [hedging.Client.Do]), and
-// false for any other body. Reading the response's Body and reading body
-// are the same.
+// [Transport], directly or as handed out by [hedging.Client.Do]
+// (Response.Result.Body, Error.Body), and false for any other body. The
+// response's Body is body itself: reading or closing either is the same,
+// and what Do ties to the body (the caller's context, the operation's
+// deadline, the release on Close) holds for the response's Body too.
 func HTTPResponse(body io.ReadCloser) (*http.Response, bool) {
-	if b, ok := body.(*responseBody); ok && b != nil {
-		return &b.resp, true
+	inner := body
+	if u, ok := body.(interface{ Unwrap() io.ReadCloser }); ok {
+		inner = u.Unwrap()
 	}
-	return nil, false
+	b, ok := inner.(*responseBody)
+	if !ok || b == nil {
+		return nil, false
+	}
+	b.resp.Body = body
+	return b.resp, true
 }
 
 // ParseSessionLSN extracts the session LSN from an x-ms-session-token value
@@ -337,16 +379,4 @@ func headerInt(h http.Header, key string) int64 {
 		return 0
 	}
 	return n
-}
-
-func headerFloat(h http.Header, key string) float64 {
-	v := strings.TrimSpace(headerValue(h, key))
-	if v == "" {
-		return 0
-	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil {
-		return 0
-	}
-	return f
 }
