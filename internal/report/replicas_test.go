@@ -94,7 +94,7 @@ func TestReplicasChart(t *testing.T) {
 // the chart; other runs' files are exactly as before.
 func TestReplicasOutput(t *testing.T) {
 	dir := t.TempDir()
-	paths, err := WriteRun(dir, fakeRun(2, 1))
+	paths, err := WriteRun(dir, fakeRun(2, 1), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,11 +109,11 @@ func TestReplicasOutput(t *testing.T) {
 
 	dir = t.TempDir()
 	r := capacityRun()
-	paths, err = WriteRun(dir, r)
+	paths, err = WriteRun(dir, r, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"replicas.csv", "replicas.png", "replicas.svg"} {
+	for _, f := range []string{"replicas.csv", "replicas.svg"} {
 		if !slices.Contains(paths, filepath.Join(dir, f)) {
 			t.Errorf("%s not written", f)
 		}
