@@ -103,6 +103,17 @@ type legendEntry struct {
 	thumbs []plot.Thumbnailer
 }
 
+// drawnSeries is one line of a time chart as drawn: its segments (every
+// point at its value), the line it coincides with (ref, -1 for none; see
+// coincidence) and its markers.
+type drawnSeries struct {
+	segs       []plotter.XYs
+	ref        int
+	everywhere bool
+	marks      plotter.XYs
+	glyph      draw.GlyphDrawer
+}
+
 // chart is a plot plus a legend drawn outside the data area.
 //
 // Axis titles are drawn by drawChart rather than by gonum/plot: gonum pads
@@ -120,9 +131,9 @@ type chart struct {
 	// costWhiskers its CI whiskers.
 	cost         []costMark
 	costWhiskers *whiskers
-	// lineOffsets are the time charts' per-policy offsets in points that
-	// keep coinciding lines apart (see separateLines; nil otherwise).
-	lineOffsets []vg.Length
+	// series are the lines of the time charts as drawn, by line (nil for
+	// other charts), so tests can inspect them.
+	series []drawnSeries
 	// legendSizer, when set, are texts the legend strip is made wide
 	// enough for (with a line thumbnail), so charts of one family keep
 	// the same data-area width whatever their own legend holds.

@@ -2,8 +2,11 @@ package report
 
 import (
 	"image/color"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
+	"unicode/utf8"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -397,6 +400,21 @@ func timelineEnd(r *Run) float64 {
 // other.
 var timelineYReserve = textStyle(10, color.Black).Width("000000") + vg.Points(10)
 
+// timeLegendSizer are the texts the legend strip of every time chart of r
+// is made wide enough for: each policy "(no data)", and each policy
+// noted as coinciding with each earlier one (see legendWithNote), so the
+// charts' data areas line up whatever lines coincide in each.
+func timeLegendSizer(r *Run) []string {
+	var out []string
+	for i, p := range r.Policies {
+		out = append(out, truncate(p.Policy+" (no data)", legendMaxRune))
+		for _, q := range r.Policies[:i] {
+			out = append(out, legendWithNote(p.Policy, "= "+q.Policy), legendWithNote(p.Policy, "≈ "+q.Policy))
+		}
+	}
+	return out
+}
+
 // timelineMetricChart draws value(window) over virtual time, one line per
 // policy, with episodes shaded and their boundaries marked. On a log axis
 // non-positive values break the line; on a linear axis only windows without
@@ -411,9 +429,7 @@ func timelineMetricChart(r *Run, what, yLabel string, logY, dropNoData bool, val
 	}
 	ch := newChart(chartTitle(r.Scenario, what), "virtual time (s)", yLabel)
 	ch.yReserve = timelineYReserve
-	for _, p := range r.Policies {
-		ch.legendSizer = append(ch.legendSizer, truncate(p.Policy+" (no data)", legendMaxRune))
-	}
+	ch.legendSizer = timeLegendSizer(r)
 	xEnd := timelineEnd(r)
 	var ys []float64
 	segs := make([][]plotter.XYs, len(r.Policies))
@@ -464,52 +480,112 @@ func timelineMetricChart(r *Run, what, yLabel string, logY, dropNoData bool, val
 		}
 	}
 	ch.addTimeLayers(r.Episodes) // first, so lines go on top of the shading
-	ch.lineOffsets = separateLines(segs, &ch.p.Y)
+	co := findCoincidence(segs, &ch.p.Y)
+	names := make([]string, len(r.Policies))
+	styles := make([]draw.LineStyle, len(r.Policies))
 	for i, p := range r.Policies {
-		sty := policyLine(i)
-		sty.Width = vg.Points(1.5)
-		for _, s := range segs[i] {
-			addLine(ch.p, s, sty)
-		}
-		name := p.Policy
+		names[i] = p.Policy
+		styles[i] = policyLine(i)
+		styles[i].Width = vg.Points(1.5)
+	}
+	glyphs := ch.addBundle(segs, styles, co)
+	for i, name := range names {
 		if len(segs[i]) == 0 {
 			if dropNoData {
 				continue
 			}
 			name += " (no data)"
 		}
-		ch.addLegend(name, &plotter.Line{LineStyle: sty})
+		ch.addLegend(legendWithNote(name, co.note(i, names)), lineThumbs(styles[i], glyphs[i])...)
 	}
 	return ch
 }
 
-// lineGap is the distance in points between lines that would coincide:
-// one line width, so identical lines are drawn as touching stripes (a
-// ribbon that reads as one value with every colour visible) rather than
-// as separate values. coincidentPt is how close (in points on an
-// approxDataH high axis) two values must be to count as the same line.
-// Only (near) identical lines are moved, so the offset never hides a
-// real but small difference.
-const (
-	lineGap      = vg.Length(1.5)
-	coincidentPt = 0.05
-)
+// addBundle adds the lines segs[i] in styles[i], every point at its
+// value, then the markers of the lines that coincide with others (see
+// coincidence.bundleMarks) on top of all lines. It records what it drew
+// in ch.series and returns each line's marker glyph (nil without markers).
+func (ch *chart) addBundle(segs [][]plotter.XYs, styles []draw.LineStyle, co coincidence) []*draw.GlyphStyle {
+	for i := range segs {
+		for _, s := range segs[i] {
+			addLine(ch.p, s, styles[i])
+		}
+	}
+	glyphs := make([]*draw.GlyphStyle, len(segs))
+	ch.series = make([]drawnSeries, len(segs))
+	for i := range segs {
+		ch.series[i] = drawnSeries{segs: segs[i], ref: co.ref[i], everywhere: co.everywhere[i]}
+		marks, shape := co.bundleMarks(i, segs[i])
+		if len(marks) == 0 {
+			continue
+		}
+		g := draw.GlyphStyle{Color: styles[i].Color, Radius: bundleMarkRadius, Shape: shape}
+		ch.p.Add(&plotter.Scatter{XYs: marks, GlyphStyle: g})
+		glyphs[i] = &g
+		ch.series[i].marks, ch.series[i].glyph = marks, shape
+	}
+	return glyphs
+}
 
-// separateLines finds policies whose lines would be drawn exactly on top
-// of each other (at least half of the windows they share within
-// coincidentPt, e.g. several policies at the same 50 ms threshold clamp,
-// or a learned threshold that sits on a static one most of the time)
-// and moves each such group apart by lineGap points, centred on the true
-// values, so every line stays visible. Only the points where a line meets
-// another line of its group are moved; where they part, each is drawn at
-// its true value (a moved line never shows a utilisation above 100% or a
-// hedge rate below 0% where it stands alone). It moves the points in segs
-// and returns each policy's offset in points (0 for most).
-func separateLines(segs [][]plotter.XYs, y *plot.Axis) []vg.Length {
+// lineThumbs is a legend thumbnail of a line in sty, with its marker
+// when g is not nil.
+func lineThumbs(sty draw.LineStyle, g *draw.GlyphStyle) []plot.Thumbnailer {
+	th := []plot.Thumbnailer{&plotter.Line{LineStyle: sty}}
+	if g != nil {
+		th = append(th, glyphThumb{*g})
+	}
+	return th
+}
+
+// legendNoteMaxRune is the most runes of the name in a legend note.
+const legendNoteMaxRune = 14
+
+// legendWithNote is a legend text: name, then note (e.g. "= disabled")
+// with the name in it shortened so the whole fits legendMaxRune.
+func legendWithNote(name, note string) string {
+	if note == "" {
+		return name
+	}
+	note = truncate(note, legendNoteMaxRune+2)
+	return truncate(name, legendMaxRune-utf8.RuneCountInString(note)-1) + " " + note
+}
+
+// coincidentPt is how close (in points on an approxDataH high axis) two
+// values must be to be drawn as one line: closer than a line's width, so
+// the later line hides the earlier one.
+const coincidentPt = 0.05
+
+// coincidence says which lines of a chart are drawn on top of others.
+// Lines are never moved: every point is drawn at its value, and
+// coinciding lines are told apart by their dash pattern, by markers (see
+// bundleMarks) and by a legend note naming the line they coincide with.
+type coincidence struct {
+	// ref[i] is the first line that line i coincides with (within
+	// coincidentPt in at least half the windows both have, e.g. several
+	// policies at one threshold clamp, or a policy that never hedges and
+	// so equals disabled), or -1.
+	ref []int
+	// everywhere[i]: line i coincides with ref[i] in every window both
+	// have (the legend then says "= ref", else "≈ ref").
+	everywhere []bool
+	// rank[i] is line i's position in its group (0 for the first line and
+	// for lines that coincide with none); size[i] the group's size.
+	rank, size []int
+	// meetX[i] are the window midpoints (ascending) at which two lines of
+	// i's group coincide.
+	meetX [][]float64
+}
+
+// findCoincidence groups the lines segs[i] (points at window midpoints)
+// that are drawn on top of each other on axis y (see coincidence).
+func findCoincidence(segs [][]plotter.XYs, y *plot.Axis) coincidence {
 	n := len(segs)
-	offsets := make([]vg.Length, n)
+	co := coincidence{ref: make([]int, n), everywhere: make([]bool, n), rank: make([]int, n), size: make([]int, n), meetX: make([][]float64, n)}
+	for i := range n {
+		co.ref[i], co.size[i] = -1, 1
+	}
 	if !(y.Max > y.Min) {
-		return offsets
+		return co
 	}
 	pos := func(v float64) float64 { return axisPos(y, v) * float64(approxDataH) }
 	byX := make([]map[float64]float64, n)
@@ -521,68 +597,109 @@ func separateLines(segs [][]plotter.XYs, y *plot.Axis) []vg.Length {
 			}
 		}
 	}
-	coincide := func(i, j int) bool {
-		shared, close := 0, 0
+	// compare returns the windows i and j share and those where they meet.
+	compare := func(i, j int) (shared, meet int) {
 		for x, pi := range byX[i] {
 			if pj, ok := byX[j][x]; ok {
 				shared++
 				if math.Abs(pi-pj) < coincidentPt {
-					close++
+					meet++
 				}
 			}
 		}
-		return shared > 0 && close*2 >= shared
-	}
-	group := make([]int, n)
-	for i := range group {
-		group[i] = -1
+		return shared, meet
 	}
 	for i := range n {
-		if group[i] >= 0 || len(byX[i]) == 0 {
+		if co.ref[i] >= 0 || len(byX[i]) == 0 {
 			continue
 		}
 		members := []int{i}
-		group[i] = i
 		for j := i + 1; j < n; j++ {
-			if group[j] < 0 && len(byX[j]) > 0 && coincide(i, j) {
-				group[j] = i
+			if co.ref[j] >= 0 || len(byX[j]) == 0 {
+				continue
+			}
+			if shared, meet := compare(i, j); shared > 0 && meet*2 >= shared {
+				co.ref[j], co.everywhere[j] = i, meet == shared
 				members = append(members, j)
 			}
 		}
 		if len(members) < 2 {
 			continue
 		}
-		for k, m := range members {
-			offsets[m] = vg.Length(float64(k)-float64(len(members)-1)/2) * lineGap
-		}
-	}
-	// Move only the points where the line meets another of its group: where
-	// the lines part, every line is drawn at its true value.
-	meets := func(i int, x, pi float64) bool {
-		for j := range n {
-			if j != i && group[j] == group[i] {
-				if pj, ok := byX[j][x]; ok && math.Abs(pi-pj) < coincidentPt {
-					return true
+		xs := map[float64]bool{}
+		for a, m := range members {
+			for _, o := range members[a+1:] {
+				for x, pm := range byX[m] {
+					if po, ok := byX[o][x]; ok && math.Abs(pm-po) < coincidentPt {
+						xs[x] = true
+					}
 				}
 			}
 		}
-		return false
+		meet := slices.Sorted(maps.Keys(xs))
+		for k, m := range members {
+			co.rank[m], co.size[m], co.meetX[m] = k, len(members), meet
+		}
 	}
-	for i, off := range offsets {
-		if off == 0 {
+	return co
+}
+
+// note is line i's legend note: "= NAME" or "≈ NAME" of the line it
+// coincides with (names[ref]), or "".
+func (co coincidence) note(i int, names []string) string {
+	j := co.ref[i]
+	if j < 0 {
+		return ""
+	}
+	if co.everywhere[i] {
+		return "= " + names[j]
+	}
+	return "≈ " + names[j]
+}
+
+// bundleGlyphs are the markers of the lines of a coinciding group, by
+// rank in the group.
+var bundleGlyphs = []draw.GlyphDrawer{
+	draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{},
+	draw.RingGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}, draw.PlusGlyph{},
+}
+
+// bundleMarkRadius is the radius of those markers in points.
+const bundleMarkRadius = vg.Length(3.2)
+
+// maxBundleMarks is the most markers one line of a group gets.
+const maxBundleMarks = 6
+
+// bundleMarks returns where line i (of a coinciding group) gets a marker
+// and its glyph: at most maxBundleMarks of the windows where the group
+// coincides, evenly spread, staggered by rank so that the group's markers
+// alternate along the bundle (every colour shows where the lines lie on
+// top of each other). Each marker sits on the line's own point, at its
+// value. A line that coincides with no other gets none.
+func (co coincidence) bundleMarks(i int, segs []plotter.XYs) (plotter.XYs, draw.GlyphDrawer) {
+	glyph := bundleGlyphs[co.rank[i]%len(bundleGlyphs)]
+	meet, n := co.meetX[i], co.size[i]
+	if n < 2 || len(meet) == 0 {
+		return nil, glyph
+	}
+	at := map[float64]float64{}
+	for _, s := range segs {
+		for _, p := range s {
+			at[p.X] = p.Y
+		}
+	}
+	slots := max(1, min(maxBundleMarks, len(meet)/n))
+	var out plotter.XYs
+	for j := range slots {
+		k := int((float64(j) + (float64(co.rank[i])+0.5)/float64(n)) * float64(len(meet)) / float64(slots))
+		if k >= len(meet) {
 			continue
 		}
-		for _, s := range segs[i] {
-			for k := range s {
-				if !meets(i, s[k].X, byX[i][s[k].X]) {
-					continue
-				}
-				p := axisPos(y, s[k].Y) + float64(off/approxDataH)
-				s[k].Y = axisValue(y, p)
-			}
+		if y, ok := at[meet[k]]; ok && (len(out) == 0 || out[len(out)-1].X != meet[k]) {
+			out = append(out, plotter.XY{X: meet[k], Y: y})
 		}
 	}
-	return offsets
+	return out, glyph
 }
 
 // axisValue is the inverse of axisPos for linear and log axes.
