@@ -285,6 +285,7 @@ func policyNote(i int, pols []int, co coincidence, names []string) string {
 	}
 	return "≈ " + names[ref]
 }
+
 // replicaLine is the line of policy i at the k-th replica with servers:
 // the policy's colour, solid for the first replica and dashed for the
 // others.
