@@ -131,9 +131,12 @@ type chart struct {
 	// costWhiskers its CI whiskers.
 	cost         []costMark
 	costWhiskers *whiskers
+	costLabels   *pointLabels
 	// series are the lines of the time charts as drawn, by line (nil for
 	// other charts), so tests can inspect them.
 	series []drawnSeries
+	// sweepGroups are a sweep chart's coinciding series (nil otherwise).
+	sweepGroups *sweepGroup
 	// legendSizer, when set, are texts the legend strip is made wide
 	// enough for (with a line thumbnail), so charts of one family keep
 	// the same data-area width whatever their own legend holds.
@@ -561,7 +564,7 @@ func finiteRange(vs []float64) (lo, hi float64, ok bool) {
 // minSpan)); without data both fall back and the chart is marked empty, X
 // showing [emptyLo, emptyHi]. It returns whether Y is logarithmic.
 func setScatterAxes(ch *chart, lats, xs []float64, emptyLo, emptyHi, minSpan, padLo, padHi float64) (isLog bool) {
-	isLog, ok := setLatencyAxis(&ch.p.Y, lats, false, 1.1)
+	isLog, ok := setLatencyAxis(&ch.p.Y, lats, 1.1)
 	lo, hi, xok := finiteRange(xs)
 	if !ok || !xok {
 		setLinearAxis(&ch.p.X, emptyLo, emptyHi)
@@ -577,11 +580,14 @@ func setScatterAxes(ch *chart, lats, xs []float64, emptyLo, emptyHi, minSpan, pa
 }
 
 // setLatencyAxis chooses the latency (ms) axis for values vs: log when the
-// positive values span more than one decade, else linear from 0 (or from
-// just below the minimum when fromZero is false). headroom multiplies the
-// top of the range. It returns whether the axis is logarithmic; values ≤ 0
-// must then not be drawn.
-func setLatencyAxis(a *plot.Axis, vs []float64, fromZero bool, headroom float64) (isLog, ok bool) {
+// positive values span more than one decade (equal ratios are then equal
+// distances), else linear from 0, so that a point's height is proportional
+// to its latency and a 1.4% difference looks like 1.4% (an axis zoomed to
+// 102–106 ms made it look steep; the tables give the exact figures).
+// headroom multiplies the top of the range. It returns whether the axis is
+// logarithmic (values ≤ 0 must then not be drawn) and whether vs holds a
+// positive value.
+func setLatencyAxis(a *plot.Axis, vs []float64, headroom float64) (isLog, ok bool) {
 	lo, hi, ok := posRange(vs)
 	if !ok {
 		setLinearAxis(a, 0, 1)
@@ -591,16 +597,7 @@ func setLatencyAxis(a *plot.Axis, vs []float64, fromZero bool, headroom float64)
 		setLogAxis(a, lo/headroom, hi*headroom)
 		return true, true
 	}
-	if fromZero {
-		setLinearAxis(a, 0, hi*headroom)
-		return false, true
-	}
-	span := hi - lo
-	if span == 0 {
-		span = hi * 0.2
-	}
-	low := math.Max(0, lo-0.15*span)
-	setLinearAxis(a, low, hi+(headroom-1)*span+0.15*span)
+	setLinearAxis(a, 0, hi*headroom)
 	return false, true
 }
 

@@ -78,7 +78,7 @@ func percentilesChart(r *Run) *chart {
 		ch.addLegend(pol.Policy, glyphThumb{draw.GlyphStyle{Color: policyColor(i), Radius: vg.Points(4), Shape: draw.CircleGlyph{}}})
 	}
 	// Headroom above the highest dot for its value label.
-	isLog, ok := setLatencyAxis(&ch.p.Y, all, false, 1.15)
+	isLog, ok := setLatencyAxis(&ch.p.Y, all, 1.15)
 	if isLog {
 		lo, hi, _ := posRange(all)
 		setLogAxis(&ch.p.Y, lo/1.3, hi*1.6)
@@ -99,14 +99,19 @@ func percentilesChart(r *Run) *chart {
 
 // costMark is one policy on the cost chart: its p99 and p99.9 latency (ms)
 // at RU multiplier ru, with 95% CI whiskers where the CI is known (NaN
-// bounds otherwise). Both markers are drawn at their true RU and latency,
-// shifted only by jx points on the page (|jx| < the marker radius) when
-// another policy's markers sit on the same spot (see jitterCostMarks).
+// bounds otherwise). Both markers are drawn at their true RU and latency.
+// Policies whose markers would cover each other (see groupCostMarks) are
+// drawn concentrically: the group's first policy largest, each later one
+// smaller on top of it (r99, r999 in points), so every colour shows as a
+// ring; ref names the group's first policy (-1 for it and for a policy
+// alone), same says it has exactly ref's figures.
 type costMark struct {
 	policy              int // index into Run.Policies (colour)
 	ru, p99, p999       float64
 	ruCI, p99CI, p999CI [2]float64
-	jx                  vg.Length
+	r99, r999           vg.Length
+	ref                 int // index into Run.Policies, or -1
+	same                bool
 }
 
 // Approximate size of a chart's data area in points, used to find
@@ -129,19 +134,27 @@ func ciOf(f *Figures, key string) [2]float64 {
 	return [2]float64{math.NaN(), math.NaN()}
 }
 
-// maxJitter is the largest page offset of a cost marker from its true
-// position, as a fraction of the marker radius: a marker always covers
-// its true value.
-const maxJitter = 0.75
+// Cost marker sizes in points: the p99 disc and the p99.9 triangle of a
+// policy alone, and how much larger each earlier member of a group of
+// coinciding policies is drawn (at most costRingMax larger in all).
+const (
+	costR99      = vg.Length(4)
+	costR999     = vg.Length(8.5) // inscribed radius 4.25: a p99 disc at the same spot fits inside
+	costRing99   = vg.Length(1.5)
+	costRing999  = vg.Length(2.2)
+	costRingMax  = vg.Length(6)
+	costRingMax9 = vg.Length(8)
+)
 
-// jitterCostMarks sets jx for policies whose markers would be drawn on
-// the same spot (p99 markers and p99.9 markers each within r points of
-// each other on an approxDataW × approxDataH data area, e.g. policies
-// that never hedge and so equal disabled): such a group is fanned out
-// left to right in policy order, evenly within ±maxJitter·r points, so
-// every colour shows while every marker still covers its true value. The
-// data (RU, latency) are never moved.
-func jitterCostMarks(ms []costMark, x, y *plot.Axis, r vg.Length) {
+// groupCostMarks sets every mark's marker sizes and ref: marks whose p99
+// markers and p99.9 markers each lie within costR99 of the group's first
+// mark on an approxDataW × approxDataH data area (e.g. policies that never
+// hedge and so equal disabled) form a group, drawn concentrically in
+// policy order. The data (RU, latency) are never moved.
+func groupCostMarks(ms []costMark, x, y *plot.Axis) {
+	for i := range ms {
+		ms[i].r99, ms[i].r999, ms[i].ref = costR99, costR999, -1
+	}
 	if len(ms) < 2 || !(x.Max > x.Min) || !(y.Max > y.Min) {
 		return
 	}
@@ -156,38 +169,53 @@ func jitterCostMarks(ms []costMark, x, y *plot.Axis, r vg.Length) {
 			ps[i].y999 = axisPos(y, m.p999) * float64(approxDataH)
 		}
 	}
+	r := float64(costR99)
 	near := func(a, b float64) bool {
-		return (math.IsNaN(a) && math.IsNaN(b)) || math.Abs(a-b) < float64(r)
+		return (math.IsNaN(a) && math.IsNaN(b)) || math.Abs(a-b) < r
 	}
 	coincide := func(i, j int) bool {
-		return math.Abs(ps[i].x-ps[j].x) < float64(r) && near(ps[i].y99, ps[j].y99) && near(ps[i].y999, ps[j].y999)
+		return math.Abs(ps[i].x-ps[j].x) < r && near(ps[i].y99, ps[j].y99) && near(ps[i].y999, ps[j].y999)
 	}
-	group := make([]int, len(ms))
-	for i := range group {
-		group[i] = -1
-	}
+	grouped := make([]bool, len(ms))
 	for i := range ms {
-		if group[i] >= 0 {
+		if grouped[i] {
 			continue
 		}
 		members := []int{i}
-		group[i] = i
 		for j := i + 1; j < len(ms); j++ {
-			if group[j] < 0 && coincide(i, j) {
-				group[j] = i
+			if !grouped[j] && coincide(i, j) {
+				grouped[j] = true
 				members = append(members, j)
 			}
 		}
-		if len(members) < 2 {
+		n := len(members)
+		if n < 2 {
 			continue
 		}
-		n := float64(len(members))
-		step := 2 * maxJitter * float64(r) / (n - 1)
 		for k, m := range members {
-			ms[m].jx = vg.Length((float64(k) - (n-1)/2) * step)
+			ms[m].r99 = ringRadius(costR99, costRing99, costRingMax, k, n)
+			ms[m].r999 = ringRadius(costR999, costRing999, costRingMax9, k, n)
+			if k > 0 {
+				f := ms[i]
+				ms[m].ref = f.policy
+				ms[m].same = ms[m].ru == f.ru && sameValue(ms[m].p99, f.p99) && sameValue(ms[m].p999, f.p999)
+			}
 		}
 	}
 }
+
+// ringRadius is the marker radius of the rank-th of n coinciding markers
+// drawn concentrically (first largest): base for the last, step larger
+// for each one before it, at most maxExtra larger in all.
+func ringRadius(base, step, maxExtra vg.Length, rank, n int) vg.Length {
+	if n < 2 {
+		return base
+	}
+	return base + vg.Length(n-1-rank)*min(step, maxExtra/vg.Length(n-1))
+}
+
+// sameValue reports whether a and b are equal or both NaN.
+func sameValue(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) }
 
 // hollowTriangle is the p99.9 marker: an outlined triangle, larger than
 // the p99 disc, so a p99 disc inside it (p99 ≈ p99.9) leaves both visible.
@@ -205,11 +233,10 @@ func (hollowTriangle) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point
 }
 
 // costMarkers draws the cost chart's markers: per policy a thin line from
-// its p99 disc to its p99.9 triangle, both at their true (RU, latency)
-// shifted by jx points on the page.
+// its p99 disc to its p99.9 triangle, both at their true (RU, latency),
+// in the sizes groupCostMarks chose.
 type costMarkers struct {
 	marks      []costMark
-	r99, r999  vg.Length
 	colorOf    func(policy int) color.Color
 	validValue func(float64) bool
 }
@@ -218,30 +245,32 @@ func (cm *costMarkers) Plot(c draw.Canvas, plt *plot.Plot) {
 	trX, trY := plt.Transforms(&c)
 	for _, m := range cm.marks {
 		col := cm.colorOf(m.policy)
-		px := trX(m.ru) + m.jx
+		px := trX(m.ru)
 		ok99, ok999 := cm.validValue(m.p99), cm.validValue(m.p999)
 		if ok99 && ok999 {
 			c.StrokeLine2(draw.LineStyle{Color: col, Width: vg.Points(1)}, px, trY(m.p99), px, trY(m.p999))
 		}
 		if ok99 {
-			c.DrawGlyph(draw.GlyphStyle{Color: col, Radius: cm.r99, Shape: p99Glyph}, vg.Point{X: px, Y: trY(m.p99)})
+			c.DrawGlyph(draw.GlyphStyle{Color: col, Radius: m.r99, Shape: p99Glyph}, vg.Point{X: px, Y: trY(m.p99)})
 		}
 		if ok999 {
-			c.DrawGlyph(draw.GlyphStyle{Color: col, Radius: cm.r999, Shape: p999Glyph}, vg.Point{X: px, Y: trY(m.p999)})
+			c.DrawGlyph(draw.GlyphStyle{Color: col, Radius: m.r999, Shape: p999Glyph}, vg.Point{X: px, Y: trY(m.p999)})
 		}
 	}
 }
 
 // costChart: p99 (filled disc) and p99.9 (larger hollow triangle) latency
-// against RU multiplier, one colour per policy, each policy labelled by
-// name next to its p99.9 point (with a leader line when the label had to
+// against RU multiplier, one colour per policy, each policy (or group of
+// policies drawn on one spot, as one block) labelled by name next to its
+// p99.9 point (with a leader line when the label had to
 // move away) and joined to its p99 point by a thin line. With
 // replications the 95% confidence intervals are drawn as whiskers
 // (vertical: latency, horizontal: RU multiplier). Every marker and
 // whisker is drawn at its true RU and latency; policies whose markers
-// would cover each other exactly are fanned out by less than a marker
-// radius on the page (see jitterCostMarks). The axes fit the data and
-// the whiskers.
+// would cover each other are drawn concentrically and noted in the legend
+// ("= disabled", or "≈ disabled" when only close; see groupCostMarks).
+// The axes fit the data and the whiskers; a linear latency axis starts
+// at 0 (see setLatencyAxis).
 func costChart(r *Run) *chart {
 	ch := newChart(chartTitle(r.Scenario, "tail latency vs cost"), "RU multiplier (×)", "latency (ms)")
 	ch.p.Add(newGrid(true))
@@ -269,12 +298,14 @@ func costChart(r *Run) *chart {
 			marks[i].p999 = math.NaN()
 		}
 	}
-	markerR := vg.Points(4)
-	triR := vg.Points(8.5) // inscribed radius 4.25: a p99 disc at the same spot fits inside
-	jitterCostMarks(marks, &ch.p.X, &ch.p.Y, markerR)
+	groupCostMarks(marks, &ch.p.X, &ch.p.Y)
 	ch.cost = marks
 	wh := &whiskers{cap: vg.Points(3)}
-	labels := &pointLabels{markerR: triR, style: textStyle(10, color.Black)}
+	groupLabel := make([]int, len(r.Policies)) // index into labels.pts of a group's label
+	for i := range groupLabel {
+		groupLabel[i] = -1
+	}
+	labels := &pointLabels{markerR: costR999, style: textStyle(10, color.Black), labelBg: labelBox}
 	for _, m := range marks {
 		c := policyColor(m.policy)
 		for _, w := range []struct {
@@ -302,31 +333,50 @@ func costChart(r *Run) *chart {
 		if finite(m.p99) && finite(m.p999) {
 			labels.segments = append(labels.segments, [2][2]float64{{m.ru, m.p99}, {m.ru, m.p999}})
 		}
-		for _, y := range []float64{m.p99, m.p999} {
-			if finite(y) {
-				labels.obstacles = append(labels.obstacles, [2]float64{m.ru, y})
-			}
+		if finite(m.p99) {
+			labels.obstacles = append(labels.obstacles, obstacle{m.ru, m.p99, m.r99})
+		}
+		if finite(m.p999) {
+			labels.obstacles = append(labels.obstacles, obstacle{m.ru, m.p999, m.r999})
 		}
 		// Label next to the upper point (p99.9, else p99).
 		ly := m.p999
 		if !finite(ly) {
 			ly = m.p99
 		}
-		if finite(ly) {
-			labels.pts = append(labels.pts, labelPoint{x: m.ru, y: ly, text: truncate(r.Policies[m.policy].Policy, pointLabelMaxRune), color: c})
+		name := truncate(r.Policies[m.policy].Policy, pointLabelMaxRune)
+		switch {
+		case !finite(ly):
+		case m.ref >= 0 && groupLabel[m.ref] >= 0:
+			// Drawn on its group's first policy: one label block.
+			lp := &labels.pts[groupLabel[m.ref]]
+			lp.more = append(lp.more, labelLine{name, c})
+		default:
+			groupLabel[m.policy] = len(labels.pts)
+			labels.pts = append(labels.pts, labelPoint{x: m.ru, y: ly, text: name, color: c})
 		}
 	}
 	ch.p.Add(wh)
 	ch.costWhiskers = wh
-	ch.p.Add(&costMarkers{marks: marks, r99: markerR, r999: triR, colorOf: policyColor, validValue: finite})
+	ch.p.Add(&costMarkers{marks: marks, colorOf: policyColor, validValue: finite})
 	ch.p.Add(labels)
-	ch.addLegend("p99", glyphThumb{draw.GlyphStyle{Color: color.Black, Radius: markerR, Shape: p99Glyph}})
-	ch.addLegend("p99.9", glyphThumb{draw.GlyphStyle{Color: color.Black, Radius: triR, Shape: p999Glyph}})
+	ch.costLabels = labels
+	ch.addLegend("p99", glyphThumb{draw.GlyphStyle{Color: color.Black, Radius: costR99, Shape: p99Glyph}})
+	ch.addLegend("p99.9", glyphThumb{draw.GlyphStyle{Color: color.Black, Radius: costR999, Shape: p999Glyph}})
 	if len(wh.segs) > 0 {
 		ch.addLegend("95% CI", whiskerThumb{c: color.Black, vertical: wh.hasVertical(), horizontal: wh.hasHorizontal()})
 	}
+	notes := make([]string, len(r.Policies))
+	for _, m := range marks {
+		if m.ref >= 0 {
+			notes[m.policy] = "≈ " + r.Policies[m.ref].Policy
+			if m.same {
+				notes[m.policy] = "= " + r.Policies[m.ref].Policy
+			}
+		}
+	}
 	for i, p := range r.Policies {
-		ch.addLegend(p.Policy, colorBox{policyColor(i)})
+		ch.addLegend(legendWithNote(p.Policy, notes[i]), colorBox{policyColor(i)})
 	}
 	return ch
 }

@@ -132,22 +132,13 @@ func farPrimaryLikeRun(withCI bool) *Run {
 	return r
 }
 
-// costMarkerRadius is the p99 disc's radius on the cost chart (points).
-const costMarkerRadius = 4.0
-
-// costDrawnX returns where a cost mark is drawn along the RU axis, in
-// points on the approxDataW wide data area, and its true position.
-func costDrawnX(ch *chart, m costMark) (drawn, truth float64) {
-	truth, _ = markerPos(ch, m.ru, 1)
-	return truth + float64(m.jx), truth
-}
-
-// TestCostChartMarkersAtTrueValues (fixA item 1): markers were moved
-// along the RU axis to avoid overlap (far-primary's disabled, RU exactly
-// 1, drawn at ~0.96; driver-default's RU whiskers shifted). Every marker
-// must cover its true (RU, latency): its centre within one marker radius;
-// whiskers exactly at the true values; policies on the same spot still
-// show every colour (centres apart on the page).
+// TestCostChartMarkersAtTrueValues (fixA item 1, issue 19): markers were
+// moved along the RU axis to avoid overlap (far-primary's disabled, RU
+// exactly 1, drawn at ~0.96; later fanned out by up to 3 pt). Every
+// marker and whisker is drawn at its true (RU, latency); policies on the
+// same spot are drawn concentrically, each later one smaller, so every
+// colour shows as a ring at least 1 pt wide, and the legend names the
+// policy they coincide with.
 func TestCostChartMarkersAtTrueValues(t *testing.T) {
 	for _, withCI := range []bool{false, true} {
 		r := farPrimaryLikeRun(withCI)
@@ -166,25 +157,37 @@ func TestCostChartMarkersAtTrueValues(t *testing.T) {
 			if m.ru != f.RUMultiplier || m.p99 != f.P99 || m.p999 != f.P999 {
 				t.Errorf("%s: mark at RU %v p99 %v p99.9 %v, figures %v %v %v", f.Policy, m.ru, m.p99, m.p999, f.RUMultiplier, f.P99, f.P999)
 			}
-			drawn, truth := costDrawnX(ch, m)
-			if math.Abs(drawn-truth) >= costMarkerRadius {
-				ru := axisValue(&ch.p.X, drawn/float64(approxDataW))
-				t.Errorf("%s: drawn at RU %.4f (%.1f pt) for a true RU %v: more than a marker radius off", f.Policy, ru, drawn-truth, f.RUMultiplier)
-			}
 		}
-		// Coincident policies: every centre apart on the page.
-		var xs []float64
+		// disabled, its two copies and the three hedging policies within a
+		// hair of it: one group, concentric in policy order.
+		legend := legendTexts(ch)[2:]
+		if withCI {
+			legend = legend[1:]
+		}
+		var group []costMark
 		for _, m := range ch.cost {
-			if name := r.Policies[m.policy].Policy; name == "disabled" || name == "static-5000ms" || name == "never" {
-				d, _ := costDrawnX(ch, m)
-				xs = append(xs, d)
+			switch r.Policies[m.policy].Policy {
+			case "disabled", "finagle-2pct", "p99-tps", "p99-dynamic", "static-5000ms", "never":
+				group = append(group, m)
 			}
 		}
-		for i := range xs {
-			for j := range i {
-				if math.Abs(xs[i]-xs[j]) < 1.5 {
-					t.Errorf("coincident policies drawn %.1f pt apart: colours hidden", math.Abs(xs[i]-xs[j]))
-				}
+		for k := 1; k < len(group); k++ {
+			if d := group[k-1].r99 - group[k].r99; d < 1 {
+				t.Errorf("p99 disc of %s %v pt, of %s %v pt: ring %v pt < 1", r.Policies[group[k-1].policy].Policy, group[k-1].r99,
+					r.Policies[group[k].policy].Policy, group[k].r99, d)
+			}
+			if d := group[k-1].r999 - group[k].r999; d < 1 {
+				t.Errorf("p99.9 triangles %v and %v pt: %v pt apart < 1", group[k-1].r999, group[k].r999, d)
+			}
+		}
+		want := map[string]string{
+			"disabled": "disabled", "finagle-2pct": "finagle-2pct ≈ disabled", "p99-tps": "p99-tps ≈ disabled",
+			"p99-dynamic": "p99-dynamic ≈ disabled", "driver-default": "driver-default",
+			"static-5000ms": "static-5000ms = disabled", "never": "never = disabled",
+		}
+		for i, p := range r.Policies {
+			if w, ok := want[p.Policy]; ok && legend[i] != w {
+				t.Errorf("legend %q, want %q", legend[i], w)
 			}
 		}
 		if !withCI {
@@ -816,5 +819,111 @@ func TestCostChartWhiskerReachingZero(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no open whisker from the axis bottom %v to 150 at RU %v", ch.p.Y.Min, f.RUMultiplier)
+	}
+}
+
+// rateSweep mirrors `hedgesim sweep far-primary --param
+// workload.rate_per_s=50:200:50`: disabled and never-hedging policies
+// with identical figures, a hedging policy with p99 102–106 ms (a 3.9%
+// change) at RU 1.05.
+func rateSweep() *Sweep {
+	s := &Sweep{Scenario: "far", Param: "workload.rate_per_s", Seed: 1, Replications: 1}
+	for i, v := range []float64{50, 100, 150, 200} {
+		var ps []PolicyResult
+		for _, name := range []string{"disabled", "static-5000ms", "p99-dynamic"} {
+			f := Figures{Policy: name, Ops: 1000, P50: 100, P99: 203.4, P999: 204.8, RUMultiplier: 1}
+			if name == "p99-dynamic" {
+				f.P99, f.P999, f.RUMultiplier = 102+float64(i)*4/3, 110, 1.05
+			}
+			ps = append(ps, PolicyResult{Figures: f})
+		}
+		s.Points = append(s.Points, SweepPoint{Value: v, Policies: ps})
+	}
+	return s
+}
+
+// TestSweepChartsCoincidingSeries (issue 19): a policy identical to
+// disabled was drawn over it, hiding it. Both sweep charts draw it at its
+// values, concentric with disabled (disabled larger), note "= disabled"
+// in the legend, and sweep_cost labels the parameter values once.
+func TestSweepChartsCoincidingSeries(t *testing.T) {
+	s := rateSweep()
+	for _, ch := range []*chart{sweepP99Chart(s), sweepCostChart(s)} {
+		g := ch.sweepGroups
+		if g == nil || g.ref[1] != 0 || !g.exact[1] || g.ref[0] != -1 || g.ref[2] != -1 {
+			t.Fatalf("%s: groups %+v, want static-5000ms = disabled only", ch.p.Title.Text, g)
+		}
+		if r0, r1 := ringRadius(sweepMarkR, sweepRing, sweepRingMax, g.rank[0], g.size[0]),
+			ringRadius(sweepMarkR, sweepRing, sweepRingMax, g.rank[1], g.size[1]); r0-r1 < 1 {
+			t.Errorf("%s: disabled's marker %v pt, static-5000ms's %v pt: the ring is under 1 pt", ch.p.Title.Text, r0, r1)
+		}
+		legend := legendTexts(ch)
+		if !slices.Contains(legend, "static-5000ms = disabled") || !slices.Contains(legend, "disabled") {
+			t.Errorf("%s: legend %q", ch.p.Title.Text, legend)
+		}
+	}
+}
+
+// TestLinearLatencyAxesStartAtZero (issue 19): a sweep's latency axis ran
+// from 102 to 106 ms, so a 3.9% change looked like a steep climb (and the
+// cost chart's 201–205 ms axis made 2 ms look large). Every linear
+// latency axis starts at 0, so heights compare as the latencies do.
+func TestLinearLatencyAxesStartAtZero(t *testing.T) {
+	s := rateSweep()
+	for _, p := range s.Points {
+		p.Policies = p.Policies[2:] // p99-dynamic alone: 102–110 ms
+	}
+	for _, ch := range []*chart{sweepP99Chart(s), sweepCostChart(s), costChart(farPrimaryLikeRun(false)), percentilesChart(farPrimaryLikeRun(false))} {
+		if _, ok := ch.p.Y.Scale.(plot.LogScale); ok {
+			t.Errorf("%s: log axis for values within a decade", ch.p.Title.Text)
+			continue
+		}
+		if ch.p.Y.Min != 0 {
+			t.Errorf("%s: latency axis [%v, %v] does not start at 0", ch.p.Title.Text, ch.p.Y.Min, ch.p.Y.Max)
+		}
+	}
+	// More than a decade apart: a log axis, as before.
+	if ch := costChart(defaultLikeRun(false)); ch.p.Y.Scale == nil || ch.p.Y.Min <= 0 {
+		t.Errorf("default-like cost chart: axis from %v", ch.p.Y.Min)
+	} else if _, ok := ch.p.Y.Scale.(plot.LogScale); !ok {
+		t.Error("default-like cost chart (67–2004 ms): not a log axis")
+	}
+}
+
+// TestCostLabelsClearOfMarkers (issue 19): percentile labels sat on
+// markers and leader lines crossed other policies' markers. In the
+// default and far-primary layouts every label is placed clear of every
+// marker and label and no leader line crosses another marker or label;
+// policies drawn on one spot share one label block; every policy is named
+// once.
+func TestCostLabelsClearOfMarkers(t *testing.T) {
+	for _, r := range []*Run{defaultLikeRun(false), farPrimaryLikeRun(false)} {
+		ch := costChart(r)
+		c := draw.New(vgimg.New(ChartWidth, ChartHeight))
+		c = draw.Crop(c, outerMargin, -outerMargin, outerMargin, -outerMargin)
+		data := layoutChart(c, ch).data
+		labels := ch.costLabels
+		if labels == nil {
+			t.Fatal("cost chart keeps no labels")
+		}
+		placed := labels.place(data, ch.p)
+		var named []string
+		for _, pl := range placed {
+			var block []string
+			for _, ln := range pl.lines {
+				block = append(block, ln.text)
+			}
+			named = append(named, block...)
+			if pl.score != 0 {
+				t.Errorf("%s: label %q placed with %d overlaps or crossings", r.Scenario, block, pl.score)
+			}
+		}
+		var want []string
+		for _, p := range r.Policies {
+			want = append(want, p.Policy)
+		}
+		if slices.Sort(named); !slices.Equal(named, slices.Sorted(slices.Values(want))) {
+			t.Errorf("%s: labels name %q, want every policy once", r.Scenario, named)
+		}
 	}
 }
