@@ -257,18 +257,22 @@ type output struct {
 //   - charts: ccdf (log-log, points with X ≤ 0 or Y ≤ 0 dropped; the
 //     probability axis ends at 1 and spans at least a decade),
 //     percentiles (dots p50/p99/p99.9 per policy, log Y when the values
-//     span more than one decade), cost (p99 ● and p99.9 △ vs RU
-//     multiplier at their true values, labelled by policy, 95% CI
-//     whiskers when known; policies on the same spot fanned out by less
-//     than a marker radius on the page), threshold (mean threshold per
+//     span more than one decade, else linear from 0, as on every latency
+//     axis), cost (p99 ● and p99.9 △ vs RU multiplier at their true
+//     values, labelled by policy, 95% CI whiskers when known; policies on
+//     the same spot drawn concentrically, the first largest, with one
+//     label block and a legend note "= FIRST", or "≈ FIRST" when only
+//     close), threshold (mean threshold per
 //     window, log Y; policies that never chose one are left out),
 //     hedge_rate (percent per window), timeline (windowed p99, log Y;
 //     windows with no ops or p99 ≤ 0 break the line; episodes shaded,
 //     their boundaries marked). The three time charts state the window
 //     width in the title, span the run's length (Run.DurationS) and share
-//     the data-area width so they line up; lines that would coincide
-//     (e.g. several policies at one threshold clamp) are drawn side by
-//     side, one line width apart, so each stays visible. Axes fit the data; log axes
+//     the data-area width so they line up; every line is drawn at its
+//     values, and lines that coincide (e.g. several policies at one
+//     threshold clamp) are told apart by dash pattern, staggered markers
+//     and a legend note ("= FIRST", "≈ FIRST" when they coincide in only
+//     some windows). Axes fit the data; log axes
 //     use one number format. Legends are drawn in a strip right of the
 //     plot so they never cover data.
 //
@@ -300,7 +304,8 @@ func WriteRun(dir string, r *Run, opt Options) ([]string, error) {
 // colour per policy) and sweep_cost (p99 vs RU multiplier, one curve per
 // policy, points labelled with the parameter value, 95% CI whiskers when
 // known, the RU axis at least 0.02 wide) as .svg (and .png with opt.PNG,
-// see [Options]). Policies are
+// see [Options]); a linear latency axis starts at 0, and series on one
+// spot are drawn concentrically with a legend note. Policies are
 // matched across points by name. When Param is a policy's parameter
 // ("policies.NAME.KEY", or "policies.INDEX.KEY" with one policy per
 // point) that policy is labelled "KEY=VALUE" (e.g. "threshold_ms=50")
