@@ -751,11 +751,3 @@ func (co coincidence) bundleMarks(i int, segs []plotter.XYs) (plotter.XYs, draw.
 	}
 	return out, glyph
 }
-
-// axisValue is the inverse of axisPos for linear and log axes.
-func axisValue(a *plot.Axis, p float64) float64 {
-	if _, ok := a.Scale.(plot.LogScale); ok {
-		return math.Exp(math.Log(a.Min) + p*(math.Log(a.Max)-math.Log(a.Min)))
-	}
-	return a.Min + p*(a.Max-a.Min)
-}

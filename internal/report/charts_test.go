@@ -80,12 +80,6 @@ func defaultLikeRun(withCI bool) *Run {
 	return r
 }
 
-// markerPos returns a cost marker's position in points on the
-// approxDataW × approxDataH data area.
-func markerPos(ch *chart, x, y float64) (float64, float64) {
-	return axisPos(&ch.p.X, x) * float64(approxDataW), axisPos(&ch.p.Y, y) * float64(approxDataH)
-}
-
 // TestCostChartAxisFitsData: a 2004 ms maximum gave a 5000 ms axis.
 func TestCostChartAxisFitsData(t *testing.T) {
 	ch := costChart(defaultLikeRun(false))
