@@ -333,16 +333,24 @@ func costChart(r *Run) *chart {
 		if finite(m.p99) && finite(m.p999) {
 			labels.segments = append(labels.segments, [2][2]float64{{m.ru, m.p99}, {m.ru, m.p999}})
 		}
-		if finite(m.p99) {
-			labels.obstacles = append(labels.obstacles, obstacle{m.ru, m.p99, m.r99})
-		}
-		if finite(m.p999) {
-			labels.obstacles = append(labels.obstacles, obstacle{m.ru, m.p999, m.r999})
-		}
 		// Label next to the upper point (p99.9, else p99).
 		ly := m.p999
 		if !finite(ly) {
 			ly = m.p99
+		}
+		owner := -1 // the label naming this policy
+		switch {
+		case !finite(ly):
+		case m.ref >= 0 && groupLabel[m.ref] >= 0:
+			owner = groupLabel[m.ref]
+		default:
+			owner = len(labels.pts)
+		}
+		if finite(m.p99) {
+			labels.obstacles = append(labels.obstacles, obstacle{m.ru, m.p99, m.r99, owner})
+		}
+		if finite(m.p999) {
+			labels.obstacles = append(labels.obstacles, obstacle{m.ru, m.p999, m.r999, owner})
 		}
 		name := truncate(r.Policies[m.policy].Policy, pointLabelMaxRune)
 		switch {

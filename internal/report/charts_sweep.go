@@ -378,10 +378,12 @@ func sweepCostChart(s *Sweep) *chart {
 				continue
 			}
 			pts = append(pts, plotter.XY{X: f.RUMultiplier, Y: f.P99})
+			owner := -1
 			if grp.ref[i] < 0 {
+				owner = len(labels.pts)
 				labels.pts = append(labels.pts, labelPoint{x: f.RUMultiplier, y: f.P99, text: fmtParam(ser.values[k]), color: c})
 			}
-			labels.obstacles = append(labels.obstacles, obstacle{x: f.RUMultiplier, y: f.P99, r: radius})
+			labels.obstacles = append(labels.obstacles, obstacle{x: f.RUMultiplier, y: f.P99, r: radius, owner: owner})
 			if ci := ciOf(f, "p99_ms"); valid(ci[0]) && valid(ci[1]) && ci[1] > ci[0] {
 				wh.add(f.RUMultiplier, ci[0], f.RUMultiplier, ci[1], c)
 				labels.segments = append(labels.segments, [2][2]float64{{f.RUMultiplier, ci[0]}, {f.RUMultiplier, ci[1]}})

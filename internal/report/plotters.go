@@ -237,9 +237,9 @@ func (lp labelPoint) lines() []labelLine {
 // below, then shifted further up/down with a leader line) that stays inside
 // the data area and overlaps neither an earlier label, nor an obstacle
 // (marker), nor a segment, and whose leader line (drawn from the edge of
-// the point's own marker) crosses no other marker and no label. If no
-// candidate is free, the one inside the data area with the fewest
-// overlaps is used. Labels are drawn last, on labelBg when set, so no
+// the point's own marker) crosses no other marker, label or leader. If no
+// candidate is free, the one inside the data area with the least bad
+// overlaps is used (text over text worst, see place). Labels are drawn last, on labelBg when set, so no
 // marker hides them. No space is reserved for labels: callers pad the X
 // range instead.
 type pointLabels struct {
@@ -252,18 +252,20 @@ type pointLabels struct {
 }
 
 // obstacle is a marker at (x, y) in data units with radius r points (0:
-// pointLabels.markerR).
+// pointLabels.markerR); owner is the index in pointLabels.pts of the
+// label that names it (its leader line may cross it), or -1.
 type obstacle struct {
-	x, y float64
-	r    vg.Length
+	x, y  float64
+	r     vg.Length
+	owner int
 }
 
 const labelGap = vg.Length(6) // pt between a point and its label
 
 // placedLabel is a label as pointLabels places it: its rectangle on the
-// canvas, its leader line (when leader), and score, the number of
-// markers, labels and segments it (or its leader) overlaps or crosses (0
-// when it found a free place).
+// canvas, its leader line (when leader), and score, the weighted count of
+// the markers, labels, leaders and segments it (or its leader) overlaps
+// or crosses (0 when it found a free place).
 type placedLabel struct {
 	r        vg.Rectangle
 	lines    []labelLine
@@ -313,8 +315,16 @@ func (l *pointLabels) place(c draw.Canvas, plt *plot.Plot) []placedLabel {
 		segs = append(segs, [2]vg.Point{{X: trX(s[0][0]), Y: trY(s[0][1])}, {X: trX(s[1][0]), Y: trY(s[1][1])}})
 	}
 	var labels []vg.Rectangle
+	var leaders [][2]vg.Point
 	var out []placedLabel
-	for _, lp := range l.pts {
+	for li, lp := range l.pts {
+		// Markers the leader must not cross: all but the label's own.
+		var others []vg.Rectangle
+		for i, o := range l.obstacles {
+			if o.owner != li {
+				others = append(others, markers[i])
+			}
+		}
 		p := vg.Point{X: trX(lp.x), Y: trY(lp.y)}
 		// The point's own marker: the largest obstacle covering it (a
 		// group drawn concentrically counts as one marker).
@@ -343,9 +353,10 @@ func (l *pointLabels) place(c draw.Canvas, plt *plot.Plot) []placedLabel {
 		const direct = 8 // candidates before this index need no leader line
 		// Then rows further up and down, in columns further out, with a
 		// leader line.
-		for _, col := range []vg.Length{0, 2 * g, 4 * g} {
-			for k := 1; k <= 14; k++ {
-				d := vg.Length(k) * (h + vg.Points(2))
+		for k := 1; k <= 14; k++ {
+			d := vg.Length(k) * (h + vg.Points(2))
+			offs = append(offs, vg.Point{X: -w / 2, Y: g + d}, vg.Point{X: -w / 2, Y: -g - h - d})
+			for _, col := range []vg.Length{0, 2 * g, 4 * g} {
 				offs = append(offs,
 					vg.Point{X: g + col, Y: -h/2 + d}, vg.Point{X: g + col, Y: -h/2 - d},
 					vg.Point{X: -g - w - col, Y: -h/2 + d}, vg.Point{X: -g - w - col, Y: -h/2 - d})
@@ -362,12 +373,20 @@ func (l *pointLabels) place(c draw.Canvas, plt *plot.Plot) []placedLabel {
 			if r.Min.X < c.Min.X || r.Max.X > c.Max.X || r.Min.Y < c.Min.Y || r.Max.Y > c.Max.Y {
 				continue
 			}
-			score := countOverlaps(r, markers) + countOverlaps(r, labels)
+			// Weighted: text over text is worst, then text over a
+			// marker, then a leader through a label; a leader through a
+			// marker or another leader, or text over a line, is least bad.
+			score := 100*countOverlaps(r, labels) + 10*countOverlaps(r, markers)
 			if crossesAny(r, segs) {
 				score++
 			}
 			if i >= direct {
-				score += countCrossed(from, to, markers, p) + countCrossed(from, to, labels, p)
+				score += countCrossed(from, to, others, p) + 5*countCrossed(from, to, labels, p)
+				for _, ld := range leaders {
+					if segmentsCross(from, to, ld[0], ld[1]) {
+						score++
+					}
+				}
 			}
 			if score < bestScore {
 				best, bestScore = i, score
@@ -380,24 +399,34 @@ func (l *pointLabels) place(c draw.Canvas, plt *plot.Plot) []placedLabel {
 			best = 0
 		}
 		labels = append(labels, rects[best])
+		if best >= direct {
+			leaders = append(leaders, [2]vg.Point{froms[best], tos[best]})
+		}
 		out = append(out, placedLabel{r: rects[best], lines: lp.lines(), leader: best >= direct, from: froms[best], to: tos[best], score: bestScore})
 	}
 	return out
 }
 
 // leaderEnds returns a leader line from the edge of a marker of radius r
-// at p to the nearest point of label rectangle lr's near side.
+// at p to the point of label rectangle lr nearest to p.
 func leaderEnds(p vg.Point, r vg.Length, lr vg.Rectangle) (from, to vg.Point) {
-	to = vg.Point{X: lr.Min.X, Y: max(lr.Min.Y, min(lr.Max.Y, p.Y))}
-	if lr.Max.X < p.X {
-		to.X = lr.Max.X
-	}
+	to = vg.Point{X: max(lr.Min.X, min(lr.Max.X, p.X)), Y: max(lr.Min.Y, min(lr.Max.Y, p.Y))}
 	dx, dy := float64(to.X-p.X), float64(to.Y-p.Y)
 	d := math.Hypot(dx, dy)
 	if d <= float64(r) {
 		return to, to
 	}
 	return vg.Point{X: p.X + vg.Length(dx/d)*r, Y: p.Y + vg.Length(dy/d)*r}, to
+}
+
+// segmentsCross reports whether segments ab and cd properly intersect.
+func segmentsCross(a, b, c, d vg.Point) bool {
+	orient := func(p, q, r vg.Point) float64 {
+		return float64((q.X-p.X)*(r.Y-p.Y) - (q.Y-p.Y)*(r.X-p.X))
+	}
+	d1, d2 := orient(c, d, a), orient(c, d, b)
+	d3, d4 := orient(a, b, c), orient(a, b, d)
+	return ((d1 > 0 && d2 < 0) || (d1 < 0 && d2 > 0)) && ((d3 > 0 && d4 < 0) || (d3 < 0 && d4 > 0))
 }
 
 // countOverlaps counts the rectangles of rs that r overlaps.
