@@ -459,15 +459,26 @@ func timelineEnd(r *Run) float64 {
 var timelineYReserve = textStyle(10, color.Black).Width("000000") + vg.Points(10)
 
 // timeLegendSizer are the texts the legend strip of every time chart of r
-// is made wide enough for: each policy "(no data)", and each policy
-// noted as coinciding with each earlier one (see legendWithNote), so the
-// charts' data areas line up whatever lines coincide in each.
+// is made wide enough for: each policy "(no data)", and each policy with
+// the widest note (see legendWithNote) an earlier policy could give it, so
+// the charts' data areas line up whatever lines coincide in each. A note
+// of c runes leaves the name the same room whichever policy it names, so
+// only the widest note of each length is tried: O(policies) texts.
 func timeLegendSizer(r *Run) []string {
+	sty := textStyle(10, color.Black) // the legend's (see layoutChart)
 	var out []string
-	for i, p := range r.Policies {
+	widest := map[int]string{} // by rune count
+	for _, p := range r.Policies {
 		out = append(out, truncate(p.Policy+" (no data)", legendMaxRune))
-		for _, q := range r.Policies[:i] {
-			out = append(out, legendWithNote(p.Policy, "= "+q.Policy), legendWithNote(p.Policy, "≈ "+q.Policy))
+		for _, c := range slices.Sorted(maps.Keys(widest)) {
+			out = append(out, legendWithNote(p.Policy, widest[c]))
+		}
+		for _, sign := range []string{"= ", "≈ "} {
+			note := truncate(sign+p.Policy, legendNoteMaxRune+2)
+			c := utf8.RuneCountInString(note)
+			if w, ok := widest[c]; !ok || sty.Width(note) > sty.Width(w) {
+				widest[c] = note
+			}
 		}
 	}
 	return out
