@@ -1240,6 +1240,9 @@ func runLength(f *File, thinkMeanMs float64) time.Duration {
 // set of policies over many scenarios. Errors are *[Error] values naming
 // source, line and field, as for a scenario file.
 func BuildPolicies(source string, text []byte, requestTimeout time.Duration) ([]simnet.Policy, error) {
+	if e := checkNesting(source, text); e != nil {
+		return nil, e
+	}
 	var f File
 	md, err := toml.Decode(string(text), &f)
 	if err != nil {

@@ -145,7 +145,8 @@ const MaxFileBytes = 8 << 20
 
 // Parse decodes and validates one scenario file; source names the file in
 // errors and becomes [Scenario.Source]. Every problem is reported as an
-// [*Error] with file, line and field: TOML syntax errors, values of the
+// [*Error] with file, line and field: a file deeper than [MaxNesting] or
+// with more than [MaxKeys] keys (refused before it is parsed), TOML syntax errors, values of the
 // wrong type, unknown keys, NaN or infinite numbers, and every semantic
 // check listed in scenarios/README.md (including the resource limits). A
 // scenario that parses also builds: [Scenario.Config] will not fail on it.
@@ -159,6 +160,9 @@ func parse(source string, data []byte, locText []byte) (*Scenario, error) {
 	locSource := source
 	if len(data) > MaxFileBytes {
 		return nil, &Error{File: source, Msg: fmt.Sprintf("file is larger than the limit of %d MiB (%d bytes); a scenario is a few KB", MaxFileBytes>>20, MaxFileBytes)}
+	}
+	if e := checkNesting(locSource, data); e != nil {
+		return nil, e
 	}
 	derived := !bytes.Equal(data, locText)
 	loc := locate(locText)
