@@ -803,7 +803,7 @@ func (b *builder) limits(cfg *simnet.Config, reps int, pols []simnet.Policy) boo
 			total, what, reps, len(pols), float64(MaxSimulatedOps), lower)
 		return false
 	}
-	if !b.backgroundLimit(cfg, reps, len(pols)) {
+	if !b.backgroundLimit(cfg, reps, len(pols)) || !b.backgroundOverload(cfg) {
 		return false
 	}
 	if !b.fleetBucketLimit() {
