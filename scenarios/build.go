@@ -198,13 +198,22 @@ var (
 	reID           = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 )
 
-// checkID checks an element name: required, [A-Za-z0-9_-]+, unique.
+// MaxNameLen is the longest scenario, replica or policy name, in bytes:
+// names become file and directory names (results/<name>/,
+// quantiles_<policy>.csv, <name>-sweep-<path>/), which the file system
+// limits to 255 bytes.
+const MaxNameLen = 64
+
+// checkID checks an element name: required, [A-Za-z0-9_-]+, at most
+// MaxNameLen bytes, unique.
 func (b *builder) checkID(p fpath, what, name string, seen map[string]fpath) {
 	switch {
 	case name == "":
 		b.fail(p, "required")
 	case !reID.MatchString(name):
 		b.fail(p, "must match [A-Za-z0-9_-]+, got %q", name)
+	case len(name) > MaxNameLen:
+		b.fail(p, "must be at most %d characters (it names files), got %d", MaxNameLen, len(name))
 	default:
 		if q, dup := seen[name]; dup {
 			b.fail(p, "duplicate %s %q (already used on line %d)", what, name, b.loc.line(q.loc...))
@@ -291,6 +300,8 @@ func (b *builder) topLevel(cfg *simnet.Config) (reps int) {
 		b.fail(root.key("name"), "required")
 	case !reScenarioName.MatchString(f.Name):
 		b.fail(root.key("name"), "must match [a-z0-9-]+ and not start with a dash, got %q", f.Name)
+	case len(f.Name) > MaxNameLen:
+		b.fail(root.key("name"), "must be at most %d characters (it names the output directory), got %d", MaxNameLen, len(f.Name))
 	}
 	if f.Seed < 0 {
 		b.fail(root.key("seed"), "must be >= 0, got %d", f.Seed)
@@ -813,7 +824,7 @@ func (b *builder) limits(cfg *simnet.Config, reps int, pols []simnet.Policy) boo
 		b.fail(root, "%v", err)
 		return false
 	}
-	return true
+	return b.checkArrivals(cfg, reps)
 }
 
 // policyType is one row of [policyTypes]: a scenario policy `type`, the

@@ -113,8 +113,16 @@ func (es Errors) Unwrap() []error {
 	return out
 }
 
-// joinErrors returns the only error of es as itself, several as [Errors].
+// joinErrors returns the only error of es as itself, several as [Errors],
+// each text once (two elements of one name on one line, say, would print
+// the same line twice).
 func joinErrors(es []*Error) error {
+	seen := make(map[Error]bool, len(es))
+	es = slices.DeleteFunc(slices.Clone(es), func(e *Error) bool {
+		dup := seen[*e]
+		seen[*e] = true
+		return dup
+	})
 	if len(es) == 1 {
 		return es[0]
 	}

@@ -376,6 +376,11 @@ func prepare(s *scenarios.Scenario, f *runFlags, points int) (*simnet.Config, []
 	if f.seedSet {
 		cfg.Seed = f.seed
 	}
+	if f.seedSet || f.replications > 0 {
+		if err := s.CheckArrivals(cfg, reps); err != nil {
+			return nil, nil, 0, err
+		}
+	}
 	if n := float64(expectedOps(cfg, len(pols), reps)) * float64(points); n > scenarios.MaxSimulatedOps {
 		return nil, nil, 0, fmt.Errorf("%s: would simulate %.3g operations; the limit is %.3g: lower --replications, duration_s, rate_per_s or the number of sweep points",
 			s.Source, n, float64(scenarios.MaxSimulatedOps))
