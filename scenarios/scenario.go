@@ -305,6 +305,10 @@ var tomlTypes = map[string]string{
 	"time.Time": "a date", "time": "a date",
 }
 
+// msgIntegerWithFraction is the message for an integer field written as
+// a float.
+const msgIntegerWithFraction = "must be an integer, written without a decimal point or exponent (2, not 2.0)"
+
 // plainTypeError rewrites "incompatible types: TOML value has type X;
 // destination has type Y" as "must be Y, got X", with a hint for the
 // common case of an integer field written with a fraction (2.0), and
@@ -333,7 +337,7 @@ func plainTypeError(msg string) string {
 		return msg
 	}
 	if got == "float64" && want == "integer" {
-		return "must be an integer, written without a decimal point or exponent (2, not 2.0)"
+		return msgIntegerWithFraction
 	}
 	return fmt.Sprintf("must be %s, got %s", w, g)
 }
