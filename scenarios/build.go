@@ -308,7 +308,11 @@ func (b *builder) topLevel(cfg *simnet.Config) (reps int) {
 	}
 	cfg.Seed = uint64(f.Seed)
 	durationOK := b.n
-	cfg.Duration = b.dur(root.key("duration_s"), f.DurationS, time.Second)
+	if f.DurationS > 0 {
+		cfg.Duration = b.posDur(root.key("duration_s"), f.DurationS, time.Second) // 1e-300 s would be 0 ns: no duration
+	} else {
+		cfg.Duration = b.dur(root.key("duration_s"), f.DurationS, time.Second)
+	}
 	durationBad := b.n > durationOK
 	if f.MaxOps < 0 {
 		b.fail(root.key("max_ops"), "must be >= 0, got %d", f.MaxOps)

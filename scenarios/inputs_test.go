@@ -33,18 +33,15 @@ func TestRefusedBeforeRunning(t *testing.T) {
 			"x.toml:4: duration_s: no operation arrives in the run: the first would arrive at 1.565ms, at or after duration_s = 0.001 s (0.2 expected per replication); raise duration_s or the rate"},
 		{"no operation arrives in one replication", []string{"duration_s = 10", "duration_s = 0.01\nreplications = 50", "rate_per_s = 100", "rate_per_s = 200"},
 			"x.toml:4: duration_s: no operation arrives in replication 13 of 50: the first would arrive at 16.038ms, at or after duration_s = 0.01 s (2 expected per replication); raise duration_s or the rate"},
+		// 1e-300 s is 0 ns: it failed simnet's backstop, on line 1 with no field.
+		{"duration_s below 1 ns", []string{"duration_s = 10", "duration_s = 1e-300"},
+			"x.toml:4: duration_s: must be at least 1 ns, got 1e-300"},
 		{"an operation arrives in every replication", []string{"duration_s = 10", "duration_s = 0.01\nreplications = 12", "rate_per_s = 100", "rate_per_s = 200"}, ""},
 		{"closed loop: no client's first think time ends in time", []string{"duration_s = 10", "duration_s = 1", "rate_per_s = 100", "clients = 3\nthink = { family = \"constant\", value_ms = 1000.0 }"},
 			"x.toml:4: duration_s: no operation arrives in the run: the first would arrive at 1s, at or after duration_s = 1 s (3 expected per replication); raise duration_s or the rate"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := string(base)
-			for i := 0; i+1 < len(c.edits); i += 2 {
-				if n := strings.Count(s, c.edits[i]); n != 1 {
-					t.Fatalf("edit %q matches %d times", c.edits[i], n)
-				}
-				s = strings.Replace(s, c.edits[i], c.edits[i+1], 1)
-			}
+			s := applyEdits(t, string(base), c.edits)
 			got := ""
 			if _, err := Parse("x.toml", []byte(s)); err != nil {
 				got = err.Error()

@@ -93,13 +93,7 @@ func TestWarnings(t *testing.T) {
 			`x.toml:23: replicas.eastus.servers: warning: replica eastus is offered 100 primary operations/s but its 1 server serves at most 80/s (mean service time 12.5 ms); with no operation_timeout_ms and no queue_limit its queue grows without limit`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := string(base)
-			for i := 0; i+1 < len(c.edits); i += 2 {
-				if n := strings.Count(s, c.edits[i]); n != 1 {
-					t.Fatalf("edit %q matches %d times", c.edits[i], n)
-				}
-				s = strings.Replace(s, c.edits[i], c.edits[i+1], 1)
-			}
+			s := applyEdits(t, string(base), c.edits)
 			var got []string
 			if sc, err := Parse("x.toml", []byte(s)); err != nil {
 				got = append(got, err.Error())
