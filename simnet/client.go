@@ -65,7 +65,7 @@ type opState struct {
 }
 
 func (s *sim) interarrival() time.Duration {
-	return msDur(s.arr.ExpFloat64() / s.cfg.Workload.RatePerSec * 1000)
+	return interarrivalGap(s.arr, s.cfg.Workload.RatePerSec)
 }
 
 func (s *sim) acceptingArrivals(at time.Duration) bool {

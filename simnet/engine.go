@@ -89,8 +89,7 @@ func (s *sim) run(done <-chan struct{}) bool {
 		s.q.push(event{at: s.interarrival(), kind: evArrival, id: -1})
 	} else {
 		for c := 0; c < w.Clients; c++ {
-			think := msDur(w.Think.Sample(s.draw(purposeThink, uint64(c), 0, 0)))
-			s.q.push(event{at: think, kind: evArrival, id: int32(c)})
+			s.q.push(event{at: firstThink(w, &s.pcg, s.seed, c), kind: evArrival, id: int32(c)})
 		}
 	}
 	for s.q.Len() > 0 {
