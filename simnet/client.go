@@ -83,25 +83,9 @@ func (s *sim) arrival(ev event) {
 }
 
 func (s *sim) startOp(client int32) {
-	var slot int32
-	if n := len(s.free); n > 0 {
-		slot = s.free[n-1]
-		s.free = s.free[:n-1]
-	} else {
-		s.ops = append(s.ops, opState{})
-		slot = int32(len(s.ops) - 1)
-	}
-	o := &s.ops[slot]
-	o.idx = s.nextIdx
+	slot, o := s.newSlot(s.nextIdx, client)
 	s.nextIdx++
 	s.lastStart = s.now
-	o.client = client
-	o.att[hedging.Primary] = attemptState{}
-	if o.altUsed {
-		o.att[hedging.Alternate] = attemptState{}
-		o.altUsed = false
-	}
-	o.pending, o.done, o.nparked = 0, false, 0
 	// Operation attributes come from the sequential workload stream, so every
 	// policy sees the same sequence.
 	w := &s.cfg.Workload
@@ -129,6 +113,10 @@ func (s *sim) startOp(client int32) {
 	if disabled {
 		o.op.Strategy = hedging.Disabled
 	}
+	if s.fx != nil && s.fx.f != nil && (kind == hedging.QueryPage || kind == hedging.ReadManyPage) {
+		s.startFeedOp(slot, o, kind, part, client)
+		return
+	}
 	o.inst = 0
 	c := s.clients[0]
 	if len(s.clients) > 1 {
@@ -137,6 +125,29 @@ func (s *sim) startOp(client int32) {
 	}
 	c.BeginTo(&s.eff, &o.race, s.now, &o.op)
 	s.perform(slot, &s.eff)
+}
+
+// newSlot returns a free op slot, reset for an operation (or feed page)
+// whose keyed draws use idx, started by closed-loop client (-1: none).
+func (s *sim) newSlot(idx uint64, client int32) (int32, *opState) {
+	var slot int32
+	if n := len(s.free); n > 0 {
+		slot = s.free[n-1]
+		s.free = s.free[:n-1]
+	} else {
+		s.ops = append(s.ops, opState{})
+		slot = int32(len(s.ops) - 1)
+	}
+	o := &s.ops[slot]
+	o.idx = idx
+	o.client = client
+	o.att[hedging.Primary] = attemptState{}
+	if o.altUsed {
+		o.att[hedging.Alternate] = attemptState{}
+		o.altUsed = false
+	}
+	o.pending, o.done, o.nparked = 0, false, 0
+	return slot, o
 }
 
 func (s *sim) perform(slot int32, e *hedging.Effects) {
@@ -277,6 +288,10 @@ func (s *sim) maybeFree(slot int32, o *opState) {
 }
 
 func (s *sim) complete(slot int32, o *opState) {
+	if s.fx != nil && s.fx.slotOf(slot) != nil {
+		s.feedPageDone(slot, o)
+		return
+	}
 	r := &o.race
 	s.record(r)
 	if s.progress != nil {
@@ -292,11 +307,15 @@ func (s *sim) complete(slot int32, o *opState) {
 	o.done = true
 	s.maybeFree(slot, o)
 	if client >= 0 {
-		w := &s.cfg.Workload
-		think := msDur(w.Think.Sample(s.draw(purposeThink, uint64(client), s.nextIdx, 1)))
-		if s.acceptingArrivals(s.now + think) {
-			s.q.push(event{at: s.now + think, kind: evArrival, id: client})
-		}
+		s.think(client)
+	}
+}
+
+// think schedules closed-loop client's next operation after its think time.
+func (s *sim) think(client int32) {
+	think := msDur(s.cfg.Workload.Think.Sample(s.draw(purposeThink, uint64(client), s.nextIdx, 1)))
+	if s.acceptingArrivals(s.now + think) {
+		s.q.push(event{at: s.now + think, kind: evArrival, id: client})
 	}
 }
 

@@ -86,6 +86,10 @@ type Stats struct {
 	// queue length, refusals, background latency); nil unless the run
 	// models capacity (Config.ModelsCapacity).
 	Capacity *CapacityStats
+	// Feed holds the feed measurements (pages, setup, staleness, change-feed
+	// duplicates and skips); nil unless the run models feeds, lag or a
+	// consistency level (Config.Feed, Lag, Consistency).
+	Feed *FeedStats
 
 	// Events is the number of events processed.
 	Events int64
@@ -150,6 +154,7 @@ func (s *Stats) Merge(o *Stats) {
 		s.ReplicaAnswers[i] += o.ReplicaAnswers[i]
 	}
 	s.Capacity = s.Capacity.merge(o.Capacity)
+	s.Feed = s.Feed.merge(o.Feed)
 	s.Events += o.Events
 	s.End = max(s.End, o.End)
 	s.ArrivalsEnd = max(s.ArrivalsEnd, o.ArrivalsEnd)
