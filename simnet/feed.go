@@ -167,6 +167,9 @@ type feedOp struct {
 	md           *feed.Driver
 	setupVer     int64
 	failed       bool
+	// hedged: a page or setup read sent its alternate; altWon: one's
+	// alternate won.
+	hedged, altWon bool
 }
 
 // feedSim is the run's feed state; nil unless Config.Feed, Config.Lag or a
@@ -365,7 +368,10 @@ func (s *sim) feedCharge(fs *feedSlot, o *opState, st *attemptState, rep *replic
 		return s.ru[kind]
 	}
 	op := &fx.ops[fs.fo]
-	c.applied = s.visibleAt(st.rep, o.part)
+	c.applied = fx.logs[o.part].total // processed at the hub (§9.6 header)
+	if !st.a.HubRegionProcessingOnly {
+		c.applied = s.visibleAt(st.rep, o.part)
+	}
 	c.stale = c.applied < fx.logs[o.part].total
 	items := 0
 	switch kind {
@@ -640,16 +646,25 @@ func (s *sim) feedPageDone(slot int32, o *opState) {
 	fs.live = false
 	st := fx.stats
 	us := min(max(int64((o.race.DoneAt()-o.race.Start())/time.Microsecond), histMinMicros), histMaxMicros)
+	s.stats.countRace(&o.race)
+	if out.Err == nil {
+		s.stats.RUReturned += o.race.RequestCharge()
+		if ri, ok := s.replicaOf(o.race.Endpoint(out.Leg).Key); ok {
+			s.stats.ReplicaAnswers[ri]++
+		}
+	}
 	o.done = true
 	s.maybeFree(slot, o)
 	op := &fx.ops[fo]
+	op.hedged = op.hedged || out.Legs > 1
+	op.altWon = op.altWon || out.Err == nil && out.Leg == hedging.Alternate
 	if setup {
 		st.SetupReads++
 		if out.Legs > 1 {
 			st.SetupReadsHedged++
 		}
 		op.drv.NoteSetup(out)
-		if del, err := op.md.Deliver(s.now, p, out); err == nil && del.OK {
+		if del, err := op.md.Deliver(s.now, p, out); err == nil && del.OK && op.stages[op.stage] != feed.QueryPlan {
 			op.setupVer = min(op.setupVer, c.applied)
 		}
 		s.q.push(event{at: s.now, kind: evFeed, id: fo, sub: feedAdvance})
@@ -689,10 +704,20 @@ func (s *sim) finishFeedOp(fo int32) {
 	st := fx.stats
 	ks := &st.Kinds[feedKindIndex(op.kind)]
 	ks.Ops++
+	lat := s.now - op.start
+	win := s.recordOp(op.start, lat)
 	if op.failed || op.drv == nil || op.drv.Err() != nil {
 		ks.Errors++
+		s.stats.Errors++
+		win.Errors++
 	}
-	lat := s.now - op.start
+	if op.hedged {
+		s.stats.Hedged++
+		win.Hedged++
+	}
+	if op.altWon {
+		s.stats.AlternateWins++
+	}
 	setup := lat
 	if op.paged {
 		setup = op.first - op.start

@@ -38,6 +38,11 @@ type Window struct {
 type Stats struct {
 	Policy string
 	// Ops counts finished operations; Errors those that returned an error.
+	// A feed operation (Config.Feed: a query, a ReadMany call, a
+	// change-feed poll) is one operation: its end-to-end latency, an error
+	// when it failed, hedged when a page was, an alternate win when a
+	// page's alternate won, and the RU its winning pages returned; its
+	// pages' attempts and RU charged count in Attempts and RUCharged.
 	Ops, Errors int64
 	// Hedged counts operations whose alternate was spawned; AlternateWins
 	// those with terminal state AlternateWon. FailoverHedged counts the
@@ -49,7 +54,9 @@ type Stats struct {
 	// Attempts counts transport attempts sent (both legs, retries included).
 	Attempts int64
 	// Terminal counts terminal states, indexed by hedging.TerminalState; index
-	// 0 counts operations with no hedging strategy active ("none").
+	// 0 counts operations with no hedging strategy active ("none"). In a
+	// run with feeds it counts every race: each page and setup read of a
+	// feed operation is one.
 	Terminal [8]int64
 	// RUCharged is the RU charged by replicas for every attempt that started
 	// service (cancelled ones included, §14.2); RUReturned the RU of the
@@ -213,19 +220,7 @@ func newStats(cfg *Config) (*Stats, int) {
 // histogram, counters, terminal state and its timeline window (by start).
 func (s *sim) record(r *hedging.Race) {
 	st := s.stats
-	lat := r.DoneAt() - r.Start()
-	us := max(int64(lat/time.Microsecond), histMinMicros)
-	us = min(us, histMaxMicros)
-	_ = st.Latency.RecordValue(us)
-	st.Ops++
-	wi := int(r.Start() / st.WindowWidth)
-	for wi >= len(st.Timeline) && len(st.Timeline) < s.maxWindows {
-		st.Timeline = append(st.Timeline, Window{Latency: hdr.New(histMinMicros, histMaxMicros, windowHistDigit)})
-	}
-	wi = max(min(wi, len(st.Timeline)-1), 0)
-	win := &st.Timeline[wi]
-	win.Ops++
-	_ = win.Latency.RecordValue(us)
+	win := s.recordOp(r.Start(), r.DoneAt()-r.Start())
 	if r.Err() != nil {
 		st.Errors++
 		win.Errors++
@@ -243,22 +238,50 @@ func (s *sim) record(r *hedging.Race) {
 		st.Hedged++
 		win.Hedged++
 	}
-	if d, ok := r.Diagnostics(); ok {
-		if c, ok := d.SpawnCause(); ok && c.Failover() {
-			st.FailoverHedged++
-		}
-		ts := d.TerminalState()
-		st.Terminal[ts]++
-		if ts == hedging.AlternateWon {
+	if d, ok := st.countRace(r); ok {
+		if d.TerminalState() == hedging.AlternateWon {
 			st.AlternateWins++
 		}
 		win.ThresholdSumMs += float64(r.Threshold().Get()) / float64(time.Millisecond)
 		win.ThresholdOps++
-	} else {
-		st.Terminal[0]++
 	}
+	st.RUReturned += r.RequestCharge()
+}
+
+// recordOp adds one finished operation that started at start and took lat
+// to Ops, the latency histogram and its timeline window, which it returns.
+func (s *sim) recordOp(start, lat time.Duration) *Window {
+	st := s.stats
+	us := max(int64(lat/time.Microsecond), histMinMicros)
+	us = min(us, histMaxMicros)
+	_ = st.Latency.RecordValue(us)
+	st.Ops++
+	wi := int(start / st.WindowWidth)
+	for wi >= len(st.Timeline) && len(st.Timeline) < s.maxWindows {
+		st.Timeline = append(st.Timeline, Window{Latency: hdr.New(histMinMicros, histMaxMicros, windowHistDigit)})
+	}
+	wi = max(min(wi, len(st.Timeline)-1), 0)
+	win := &st.Timeline[wi]
+	win.Ops++
+	_ = win.Latency.RecordValue(us)
+	return win
+}
+
+// countRace adds race r's terminal state, failover spawn and breaker trip
+// to st (for every race: an operation's, or a feed page's) and returns its
+// hedge diagnostics, when hedging was active.
+func (st *Stats) countRace(r *hedging.Race) (*hedging.HedgeDiagnostics, bool) {
 	if r.TrippedBreaker() {
 		st.BreakerTrips++
 	}
-	st.RUReturned += r.RequestCharge()
+	d, ok := r.Diagnostics()
+	if !ok {
+		st.Terminal[0]++
+		return nil, false
+	}
+	if c, ok := d.SpawnCause(); ok && c.Failover() {
+		st.FailoverHedged++
+	}
+	st.Terminal[d.TerminalState()]++
+	return d, true
 }
