@@ -10,6 +10,7 @@ package simnet
 // of what a change feed delivers.
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"sort"
@@ -230,7 +231,7 @@ func (s *sim) initFeed() {
 		if f.GateCapacity > 0 {
 			fx.inst[i].gate, _ = feed.NewGate(f.GateCapacity)
 		}
-		fx.inst[i].mgate, _ = feed.NewGate(cmpOr(f.Setup.MetadataBudget, feed.DefaultMetadataBudget))
+		fx.inst[i].mgate, _ = feed.NewGate(cmp.Or(f.Setup.MetadataBudget, feed.DefaultMetadataBudget))
 	}
 	ev := slices.Clone(f.Setup.Events)
 	slices.SortStableFunc(ev, func(a, b MetadataEvent) int { return int(a.At - b.At) })
@@ -263,14 +264,6 @@ func (s *sim) initFeed() {
 			}
 		}
 	}
-}
-
-// cmpOr returns v, or def when v is 0.
-func cmpOr(v, def int) int {
-	if v == 0 {
-		return def
-	}
-	return v
 }
 
 // feedSlotOf returns the feed state of op slot, nil when the slot runs no

@@ -1,6 +1,7 @@
 package simnet
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"time"
@@ -146,7 +147,7 @@ type Feed struct {
 	// MaxPages caps Pages (1..MaxFeedPages); 0 = DefaultMaxFeedPages.
 	MaxPages int
 	// ItemsPerPage is the items of a full query or change-feed page
-	// (1..MaxFeedItemsPerPage); 0 = 100.
+	// (1..MaxFeedItemsPerPage); 0 = DefaultItemsPerPage.
 	ItemsPerPage int
 	// RUCover and RUPerItem price a query, ReadMany or change-feed page at
 	// RUCover + RUPerItem × items (a ReadMany point read costs the RU
@@ -162,7 +163,8 @@ type Feed struct {
 	// 1..MaxFeedLeaves); 0 = feed.DefaultMaxFanOut.
 	MaxFanOut int
 	// ReadManyItems is the ids of a ReadMany call, spread round-robin over
-	// the partitions from the operation's own (1..MaxFeedItems); 0 = 10.
+	// the partitions from the operation's own (1..MaxFeedItems); 0 =
+	// DefaultReadManyItems.
 	ReadManyItems int
 	// Affinity is the page-affinity policy per page kind (feed.Config).
 	Affinity map[hedging.OperationKind]feed.Affinity
@@ -235,37 +237,23 @@ const (
 	MaxMetadataEvents   = 10_000
 )
 
+// Defaults of Feed's zero fields.
+const (
+	DefaultItemsPerPage  = 100
+	DefaultReadManyItems = 10
+)
+
 // maxPages returns the effective page cap.
-func (f *Feed) maxPages() int {
-	if f.MaxPages == 0 {
-		return DefaultMaxFeedPages
-	}
-	return f.MaxPages
-}
+func (f *Feed) maxPages() int { return cmp.Or(f.MaxPages, DefaultMaxFeedPages) }
 
 // itemsPerPage returns the effective items of a full page.
-func (f *Feed) itemsPerPage() int {
-	if f.ItemsPerPage == 0 {
-		return 100
-	}
-	return f.ItemsPerPage
-}
+func (f *Feed) itemsPerPage() int { return cmp.Or(f.ItemsPerPage, DefaultItemsPerPage) }
 
 // fanOutCap returns the driver's effective fan-out cap.
-func (f *Feed) fanOutCap() int {
-	if f.MaxFanOut == 0 {
-		return feed.DefaultMaxFanOut
-	}
-	return f.MaxFanOut
-}
+func (f *Feed) fanOutCap() int { return cmp.Or(f.MaxFanOut, feed.DefaultMaxFanOut) }
 
 // readManyItems returns the effective ids per ReadMany call.
-func (f *Feed) readManyItems() int {
-	if f.ReadManyItems == 0 {
-		return 10
-	}
-	return f.ReadManyItems
-}
+func (f *Feed) readManyItems() int { return cmp.Or(f.ReadManyItems, DefaultReadManyItems) }
 
 // validateFeed checks the feed, lag and consistency settings.
 func (c *Config) validateFeed() error {
