@@ -65,18 +65,6 @@ func TestFeedQueryBrownout(t *testing.T) {
 	within(t, "pin after hedge win: RU multiplier", fast.RUMultiplier(), 1, 1.15)
 }
 
-// fracAbove returns the share of h's values (µs) at or above ms.
-func fracAbove(st *simnet.FeedKindStats, ms float64) float64 {
-	var above, all int64
-	for _, b := range st.Latency.Distribution() {
-		all += b.Count
-		if float64(b.From) >= ms*1000 {
-			above += b.Count
-		}
-	}
-	return float64(above) / float64(all)
-}
-
 func TestFeedFanOut(t *testing.T) {
 	m := feedRun(t, "feed-fan-out", nil)
 	dis, hed := m["disabled"], m["static-50ms"]
@@ -84,7 +72,7 @@ func TestFeedFanOut(t *testing.T) {
 	want := 1 - math.Pow(1-0.01, 100)
 	n := float64(queries(dis).Ops)
 	ci := 1.96 * math.Sqrt(want*(1-want)/n)
-	within(t, "disabled: share of queries >= 1 s (closed form 0.634)", fracAbove(queries(dis), 1000), want-ci, want+ci)
+	within(t, "disabled: share of queries >= 1 s (closed form 0.634)", queries(dis).ShareAtLeast(1000), want-ci, want+ci)
 	within(t, "static-50ms p99 ms", queries(hed).QuantileMs(0.99), 100, 200)
 	within(t, "static-50ms RU multiplier", hed.RUMultiplier(), 1, 1.02)
 

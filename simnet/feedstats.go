@@ -32,6 +32,22 @@ func (k *FeedKindStats) QuantileMs(q float64) float64 {
 	return float64(k.Latency.ValueAtQuantile(q*100)) / 1000
 }
 
+// ShareAtLeast returns the share of the operations whose latency is at
+// least ms milliseconds (0 without operations; histogram resolution, 0.1%).
+func (k *FeedKindStats) ShareAtLeast(ms float64) float64 {
+	var above, all int64
+	for _, b := range k.Latency.Distribution() {
+		all += b.Count
+		if float64(b.From) >= ms*1000 {
+			above += b.Count
+		}
+	}
+	if all == 0 {
+		return 0
+	}
+	return float64(above) / float64(all)
+}
+
 // Feed operation kinds, the indexes of FeedStats.Kinds.
 const (
 	FeedQuery = iota

@@ -11,7 +11,6 @@ import (
 	"hedgelab/hedging/feed"
 	"hedgelab/internal/report"
 	"hedgelab/internal/study"
-	"hedgelab/scenarios"
 	"hedgelab/simnet"
 	"hedgelab/simnet/dist"
 
@@ -61,21 +60,9 @@ func q9Variants() []variant {
 // feedSim runs the embedded scenario name, with params applied, edited by
 // edit, under pol for q9Reps replications.
 func (d *doc) feedSim(name string, edit func(*simnet.Config), pol simnet.Policy, params ...param) (*run, error) {
-	s, err := scenarios.Get(name)
+	s, cfg, err := loadEdited(name, edit, params...)
 	if err != nil {
 		return nil, err
-	}
-	for _, p := range params {
-		if s, err = s.WithParam(p.path, p.value); err != nil {
-			return nil, err
-		}
-	}
-	cfg, _, err := s.Config()
-	if err != nil {
-		return nil, err
-	}
-	if edit != nil {
-		edit(cfg)
 	}
 	res, err := study.Simulate(cfg, []simnet.Policy{pol}, q9Reps, study.Options{Parallel: d.parallel})
 	if err != nil {
@@ -88,16 +75,9 @@ func (d *doc) feedSim(name string, edit func(*simnet.Config), pol simnet.Policy,
 // replication and returns each replication's stats (for feed figures with
 // an interval across replications).
 func (d *doc) perRep(name string, edit func(*simnet.Config), pol simnet.Policy) ([]*simnet.Stats, error) {
-	s, err := scenarios.Get(name)
+	_, cfg, err := loadEdited(name, edit)
 	if err != nil {
 		return nil, err
-	}
-	cfg, _, err := s.Config()
-	if err != nil {
-		return nil, err
-	}
-	if edit != nil {
-		edit(cfg)
 	}
 	var out []*simnet.Stats
 	for r := range q9Reps {
@@ -306,7 +286,7 @@ func q9FanOut(d *doc) (fanOut, error) {
 			return out, err
 		}
 		q := &off.res.Policies[0].Merged.Feed.Kinds[simnet.FeedQuery]
-		share, n := fracAtLeast(q, 1000), float64(q.Ops)
+		share, n := q.ShareAtLeast(1000), float64(q.Ops)
 		half := 1.96 * math.Sqrt(share*(1-share)/n)
 		closed := 1 - math.Pow(0.99, k)
 		fo, fn := off.fig("disabled"), on.fig("static-50ms")
@@ -343,22 +323,6 @@ func q9FanOut(d *doc) (fanOut, error) {
 	d.p("The gate bounds the alternates a 100-leaf fan-out sends at once to its capacity and cuts the RU multiplier from %s× to %s×; the p99 goes from %s to %s ms because gated pages wait out the brown-out.",
 		ru(figs[0].RUMultiplier), ru(figs[8].RUMultiplier), ms(figs[0].P99), ms(figs[8].P99))
 	return out, nil
-}
-
-// fracAtLeast returns the share of k's operations whose latency is at
-// least thresholdMs.
-func fracAtLeast(k *simnet.FeedKindStats, thresholdMs float64) float64 {
-	var above, all int64
-	for _, b := range k.Latency.Distribution() {
-		all += b.Count
-		if float64(b.From) >= thresholdMs*1000 {
-			above += b.Count
-		}
-	}
-	if all == 0 {
-		return 0
-	}
-	return float64(above) / float64(all)
 }
 
 // q9ChangeFeed is study question 3.
