@@ -239,6 +239,11 @@ func (s *sim) initFeed() {
 		fx.evAt = append(fx.evAt, e.At)
 		fx.evKind = append(fx.evKind, e.Kind)
 	}
+	if len(ev) > 0 {
+		// A stale-cache hit refreshes the instance's cache where the page
+		// arrives: arrivals must be handled in time order, not at send time.
+		s.delayLine = false
+	}
 	nreg := 0
 	for i := range s.reps {
 		nreg = max(nreg, s.reps[i].region+1)
