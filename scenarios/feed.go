@@ -49,6 +49,8 @@ type FeedSetup struct {
 	MetadataBudget int                `toml:"metadata_budget"` // >= 0; 0 = 32
 	MetadataLagMs  map[string]float64 `toml:"metadata_lag_ms"` // physical region -> ms, >= 0
 	Events         []FeedEvent        `toml:"events"`
+	Choice         string             `toml:"metadata_choice"`   // fastest (default) | latest
+	GraceMs        float64            `toml:"metadata_grace_ms"` // ms, >= 0; only with latest
 }
 
 // FeedEvent is one [[feed.setup.events]] entry.
@@ -226,6 +228,11 @@ func (b *builder) feed(cfg *simnet.Config, nm *names) {
 		b.dur(lp.key(r), s.MetadataLagMs[r], time.Millisecond)
 	}
 	out.Setup.MetadataLagMs = s.MetadataLagMs
+	out.Setup.Latest = choice(b, sp.key("metadata_choice"), s.Choice, false, map[string]bool{"fastest": false, "latest": true}, `"fastest" or "latest"`)
+	out.Setup.Grace = b.dur(sp.key("metadata_grace_ms"), s.GraceMs, time.Millisecond)
+	if !out.Setup.Latest && s.GraceMs != 0 {
+		b.fail(sp.key("metadata_grace_ms"), `applies only to metadata_choice = "latest"`)
+	}
 	if len(s.Events) > simnet.MaxMetadataEvents {
 		b.fail(sp.key("events"), "%d events exceed the limit of %d", len(s.Events), simnet.MaxMetadataEvents)
 	}

@@ -65,6 +65,8 @@ func TestFeedKeyErrors(t *testing.T) {
 		{"event kind", "[feed.setup]\n[[feed.setup.events]]\nat_s = 1\nkind = \"merge\"\n", "f.toml:42: feed.setup.events.0.kind: must be \"split\" or \"recreate\", got \"merge\""},
 		{"metadata lag region", "[feed.setup]\nmetadata_lag_ms = { \"C\" = 5.0 }\n", "f.toml:40: feed.setup.metadata_lag_ms.C: unknown physical region \"C\""},
 		{"read many leaves", "[feed]\nmax_fan_out = 2\n", "f.toml:39: feed.read_many_items: 10 ids over 4 partitions make up to 4 leaves, above max_fan_out = 2"},
+		{"metadata choice", "[feed.setup]\nmetadata_choice = \"newest\"\n", "f.toml:40: feed.setup.metadata_choice: must be \"fastest\" or \"latest\", got \"newest\""},
+		{"grace without latest", "[feed.setup]\nmetadata_grace_ms = 50.0\n", "f.toml:40: feed.setup.metadata_grace_ms: applies only to metadata_choice = \"latest\""},
 		{"unknown key", "[feed]\npagez = 2\n", "f.toml:40: feed.pagez: unknown field"},
 		{"consistency", "[account]\nconsistency = \"linearizable\"\n", "f.toml:40: account.consistency: must be session, eventual, consistent_prefix, bounded_staleness or strong, got \"linearizable\""},
 		{"bound needed", "[account]\nconsistency = \"bounded_staleness\"\n", "f.toml:39: account.staleness_bound_ms: required (> 0) with consistency = \"bounded_staleness\""},

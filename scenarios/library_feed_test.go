@@ -170,3 +170,32 @@ func TestFeedStalePages(t *testing.T) {
 		t.Errorf("session: %d monotonic-read violations, %d 404/1002; want none, and the lagging region refusing", st.Feed.MonotonicViolations, st.SessionNotAvailable)
 	}
 }
+
+// TestFeedMetadataLatest: the fastest answer caches the lagging region's
+// old map for 5 s after each split; the latest within 600 ms waits for
+// East US's 2 s answer (0.5 s after East US 2's) and caches the newer one,
+// at ~0.5 s more per cold read (two per cold query).
+func TestFeedMetadataLatest(t *testing.T) {
+	fast := feedRun(t, "feed-metadata-latest", nil)["static-50ms"]
+	late := feedRun(t, "feed-metadata-latest", func(c *simnet.Config) {
+		c.Feed.Setup.Latest, c.Feed.Setup.Grace = true, 600*time.Millisecond
+	})["static-50ms"]
+	short := feedRun(t, "feed-metadata-latest", func(c *simnet.Config) {
+		c.Feed.Setup.Latest, c.Feed.Setup.Grace = true, 200*time.Millisecond
+	})["static-50ms"]
+	ff, lf := fast.Feed, late.Feed
+	if ff.SetupReadsHedged != ff.SetupReads || ff.StaleSetupReads < ff.SetupReads/4 {
+		t.Errorf("fastest: %d of %d setup reads hedged, %d stale; want all hedged, >= a quarter stale", ff.SetupReadsHedged, ff.SetupReads, ff.StaleSetupReads)
+	}
+	// A read that a split overtakes while the primary serves it is old
+	// either way (~1.5 s of every 10 s); the lagging region's 5 s are not.
+	if lf.StaleSetupReads*2 >= ff.StaleSetupReads || lf.StaleCacheHits >= ff.StaleCacheHits {
+		t.Errorf("latest(600ms): %d stale setup reads (fastest %d), %d stale-cache hits (fastest %d); want under half, and fewer hits",
+			lf.StaleSetupReads, ff.StaleSetupReads, lf.StaleCacheHits, ff.StaleCacheHits)
+	}
+	// 200 ms ends before East US answers: the fastest answer again, later.
+	if short.Feed.StaleSetupReads == 0 {
+		t.Error("latest(200ms): no stale setup read; want the grace to expire before the primary answers")
+	}
+	within(t, "latest(600ms) - fastest p50 ms (two reads ~0.49 s later each)", queries(late).QuantileMs(0.5)-queries(fast).QuantileMs(0.5), 900, 1050)
+}

@@ -119,7 +119,7 @@ func (v ivals) holes() int64 {
 type pageContent struct {
 	lo, hi      int64 // change feed: LSNs (lo, hi] delivered, global numbering
 	applied     int64
-	stale       bool // the replica had not applied every committed write
+	stale       bool // the replica had not applied every committed write (or metadata event)
 	notModified bool
 	cont        hedging.Continuation
 }
@@ -194,7 +194,10 @@ type feedSim struct {
 	evKind    []MetadataEventKind
 	metaLag   []time.Duration // per physical region index
 	blankIDs  []string
-	stats     *FeedStats
+	// choice decides a hedged collection or partition-key-range read
+	// (Setup.Latest); nil: the race's winner (feed.Fastest).
+	choice *feed.Choice
+	stats  *FeedStats
 }
 
 // feedOn reports whether cfg needs the feed model.
@@ -253,6 +256,10 @@ func (s *sim) initFeed() {
 		fx.metaLag[s.reps[i].region] = msDur(f.Setup.MetadataLagMs[s.reps[i].cfg.Region])
 	}
 	fx.blankIDs = make([]string, f.readManyItems())
+	if f.Setup.Latest {
+		c, _ := feed.LatestWithGrace(f.Setup.Grace)
+		fx.choice = &c
+	}
 	cf := f.ChangeFeed
 	if cf.Pollers > 0 {
 		fx.delivered = make([]ivals, len(s.parts))
@@ -363,6 +370,7 @@ func (s *sim) feedCharge(fs *feedSlot, o *opState, st *attemptState, rep *replic
 	region := st.a.Endpoint.Region
 	if fs.setup {
 		c.applied = fx.metaVersion(rep.region, s.now)
+		c.stale = c.applied < fx.metaTruth(s.now)
 		return s.ru[kind]
 	}
 	op := &fx.ops[fs.fo]
@@ -641,6 +649,15 @@ func (s *sim) feedPageDone(slot int32, o *opState) {
 		c = fs.content[w]
 	}
 	fo, p, setup := fs.fo, fs.page, fs.setup
+	var lose loser
+	if setup && fx.choice != nil && out.Err == nil && o.race.AlternateSpawned() {
+		l := hedging.Alternate
+		if out.Leg == hedging.Alternate {
+			l = hedging.Primary
+		}
+		a := &o.att[l]
+		lose = loser{sent: true, leg: l, known: a.respQueued, at: a.respAt, res: a.res, content: fs.content[l]}
+	}
 	fs.live = false
 	st := fx.stats
 	us := min(max(int64((o.race.DoneAt()-o.race.Start())/time.Microsecond), histMinMicros), histMaxMicros)
@@ -662,10 +679,17 @@ func (s *sim) feedPageDone(slot int32, o *opState) {
 			st.SetupReadsHedged++
 		}
 		op.drv.NoteSetup(out)
+		at := s.now
 		if del, err := op.md.Deliver(s.now, p, out); err == nil && del.OK && op.stages[op.stage] != feed.QueryPlan {
+			if fx.choice != nil && lose.sent {
+				c, at = fx.latest(s.now, out.Leg, c, lose)
+			}
+			if c.stale {
+				st.StaleSetupReads++
+			}
 			op.setupVer = min(op.setupVer, c.applied)
 		}
-		s.q.push(event{at: s.now, kind: evFeed, id: fo, sub: feedAdvance})
+		s.q.push(event{at: at, kind: evFeed, id: fo, sub: feedAdvance})
 		return
 	}
 	_ = st.PageLatency.RecordValue(us)
@@ -692,6 +716,37 @@ func (s *sim) feedPageDone(slot int32, o *opState) {
 		}
 	}
 	s.q.push(event{at: s.now, kind: evFeed, id: fo, sub: feedAdvance})
+}
+
+// loser is what the simulator knows of the losing leg of a hedged setup
+// read: whether its replica served it (known), and then when its answer
+// reaches the client and what it says.
+type loser struct {
+	sent, known bool
+	leg         hedging.Leg
+	at          time.Duration
+	res         hedging.Result
+	content     pageContent
+}
+
+// latest applies the metadata choice (feed.Choice.Decide) to the winner's
+// answer at now (on leg, content c) and the loser's clean answer: it
+// returns the chosen content and when the choice is made (the loser's clean
+// answer within the grace decides at its arrival; otherwise the grace runs
+// out, the loser being pending as far as the client knows).
+func (fx *feedSim) latest(now time.Duration, leg hedging.Leg, c pageContent, l loser) (pageContent, time.Duration) {
+	answers := []feed.Answer{{At: now, Leg: leg, Result: hedging.Result{Status: hedging.Status{Code: 200}, Page: &hedging.PageInfo{AppliedLSN: c.applied}}}}
+	at := now + fx.f.Setup.Grace
+	if l.known && l.at <= at && l.res.Err == nil && l.res.Final() && l.res.Status.Code < 400 {
+		r := l.res
+		r.Page = &hedging.PageInfo{AppliedLSN: l.content.applied}
+		answers = append(answers, feed.Answer{At: l.at, Leg: l.leg, Result: r})
+		at = max(now, l.at)
+	}
+	if i, ok := fx.choice.Decide(at, answers, false); ok && i == 1 {
+		c = l.content
+	}
+	return c, at
 }
 
 // finishFeedOp records operation fo and releases it; a poll saves its

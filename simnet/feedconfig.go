@@ -223,6 +223,15 @@ type Setup struct {
 	// MetadataBudget is the per-instance metadata hedge budget (a
 	// feed.Gate); 0 = feed.DefaultMetadataBudget.
 	MetadataBudget int
+	// Latest selects feed.LatestWithGrace(Grace) for the collection and
+	// partition-key-range reads: when both legs of a hedged read answered,
+	// the instance caches the answer with the larger metadata version among
+	// those within Grace of the first clean one, and its setup goes on when
+	// the choice is made. False: feed.Fastest. The simulator knows a
+	// cancelled leg's answer only when its replica served it before the
+	// cancellation arrived; otherwise the read waits the whole Grace for it.
+	Latest bool
+	Grace  time.Duration
 }
 
 // Resource limits of feed workloads: one operation's leaves, pages and ids,
@@ -334,6 +343,9 @@ func (c *Config) validateFeed() error {
 	st := f.Setup
 	if st.MetadataBudget < 0 {
 		return errors.New("simnet: Feed.Setup.MetadataBudget must be >= 0")
+	}
+	if st.Grace < 0 || !st.Latest && st.Grace != 0 {
+		return errors.New("simnet: Feed.Setup.Grace must be >= 0, and set only with Latest")
 	}
 	if len(st.Events) > MaxMetadataEvents {
 		return fmt.Errorf("simnet: Feed.Setup.Events: %d events exceed the limit of %d", len(st.Events), MaxMetadataEvents)

@@ -80,8 +80,13 @@ type FeedStats struct {
 	// delivered change that were never delivered.
 	Changes, Delivered, Duplicates, Skips int64
 	// StaleCacheHits counts feed pages sent with a stale metadata cache
-	// (answered 410/1002 or 410/1000, then refreshed).
-	StaleCacheHits int64
+	// (answered 410/1002 or 410/1000, then refreshed): after every
+	// metadata event, and after a setup read that cached an old version.
+	// StaleSetupReads counts the collection and partition-key-range reads
+	// whose chosen answer came from a region that did not yet show every
+	// metadata event when it served it (Setup.MetadataLagMs): the
+	// stale-cache incidence of the metadata choice.
+	StaleCacheHits, StaleSetupReads int64
 	// PeakLegsInFlight is the most hedge-leg slots held at once in one
 	// instance's gate (Feed.GateCapacity; 0 without a gate).
 	PeakLegsInFlight int64
@@ -126,7 +131,7 @@ func (f *FeedStats) merge(o *FeedStats) *FeedStats {
 		{&f.ColdRestarts, &o.ColdRestarts}, {&f.SetupContacts, &o.SetupContacts}, {&f.SetupReads, &o.SetupReads},
 		{&f.SetupReadsHedged, &o.SetupReadsHedged}, {&f.SetupErrors, &o.SetupErrors}, {&f.StalePages, &o.StalePages},
 		{&f.MonotonicViolations, &o.MonotonicViolations}, {&f.NotModified, &o.NotModified}, {&f.Changes, &o.Changes},
-		{&f.Delivered, &o.Delivered}, {&f.Duplicates, &o.Duplicates}, {&f.Skips, &o.Skips}, {&f.StaleCacheHits, &o.StaleCacheHits},
+		{&f.Delivered, &o.Delivered}, {&f.Duplicates, &o.Duplicates}, {&f.Skips, &o.Skips}, {&f.StaleCacheHits, &o.StaleCacheHits}, {&f.StaleSetupReads, &o.StaleSetupReads},
 	} {
 		*p[0] += *p[1]
 	}
