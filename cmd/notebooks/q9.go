@@ -240,14 +240,17 @@ func q9(d *doc) error {
 	if err != nil {
 		return err
 	}
-	d.p("## 5. Metadata: latest or fastest")
-	d.p("Not settled here. The simulator races metadata reads with `feed.Fastest` (the race ends at the first clean answer); `LatestWithGrace` needs the losing leg's answer, which the event loop cancels. The stale-cache hits in section 4 (one per instance after the split) are what the fastest rule with error-driven invalidation costs in this model.")
+	meta, err := q9Metadata(d)
+	if err != nil {
+		return err
+	}
 
 	d.p("## Answer and the spec amendments the data supports")
 	d.p("1. **Hedge unit.** One page request of one feed-range leaf with one continuation, as every SDK does: per-leaf hedging takes a 100-leaf query's p99 from %s to %s ms (section 2). Whole-operation hedging is not simulated, so this notebook does not compare against it.", ms(fan.offP99), ms(fan.onP99))
 	d.p("2. **Affinity.** %s", affinityAnswer(bb, bf, tb, tf, both, brown, indep))
 	d.p("3. **Pin.** A region-affine continuation must pin its leaf with a pin no setting can clear: it is the only way a region-local change-feed cursor was delivered exactly once with hedging configured (section 3). Keep `(Document, ReadFeed)` — the document change feed — out of the allowed set until the service confirms its cursor is global and a 304 returns the request's cursor.")
-	d.p("4. **Metadata.** Hedge the setup reads (collection, partition-key ranges, query plan) at the fixed 1.5 s threshold with primary-authoritative classification and error-driven invalidation: without it %s of queries failed during the metadata outage and page hedging could not help (section 4). Replace \"latest `_etag` or fastest\" by that rule; a latest-version choice needs an ordered version and stays open.", pct(setup))
+	d.p("4. **Metadata.** Hedge the setup reads (collection, partition-key ranges, query plan) at the fixed 1.5 s threshold with primary-authoritative classification and error-driven invalidation: without it %s of queries failed during the metadata outage and page hedging could not help (section 4). Replace \"latest `_etag` or fastest\" by: the fastest clean answer by default, and the latest by an ordered version (never `_etag`) only with a grace longer than the gap between the legs — in section 5 a %s ms grace cut stale setup reads from %s to %s at %s ms more cold-query p50, and a %s ms grace bought nothing (%s stale) for %s ms.",
+		pct(setup), num(meta.longMs), pct(meta.fastStale), pct(meta.longStale), ms(meta.longCost), num(meta.shortMs), pct(meta.shortStale), ms(meta.shortCost))
 	d.p("5. **Budget.** Count hedge legs in flight per client, not operations: under a brown-out an ungated 100-leaf fan-out hedged every page (RU %s×). A gate of 8 legs held RU at %s× but gave up the p99 gain (%s → %s ms), so the data supports counting legs, and does not support a leg budget far below the fan-out as a default.", ru(fan.openRU), ru(fan.gateRU), ms(fan.openP99), ms(fan.gateP99))
 	return nil
 }
@@ -261,6 +264,68 @@ func affinityAnswer(bb string, bf report.Figures, tb string, tf report.Figures, 
 			ms(indep["per-page, 50 ms"].P99), ms(indep[pin].P99), ru(brown["per-page, 50 ms"].RUMultiplier), ru(brown[brk].RUMultiplier), brk)
 	}
 	return s + "Within the interval of the best in both: `" + strings.Join(both, "`, `") + "`; the spec's §9.5 breaker N is then a Phase 2 tuning knob."
+}
+
+// metaAnswer is what the answer quotes of the metadata study: stale setup
+// read shares and p50 costs of a short and a long grace against fastest.
+type metaAnswer struct {
+	fastStale, shortStale, longStale float64
+	shortMs, longMs                  float64
+	shortCost, longCost              float64
+}
+
+// q9Graces are the LatestWithGrace graces of the metadata study (ms).
+var q9Graces = []float64{0, 50, 200, 600}
+
+// q9Metadata is study question 4 (section 5): feed.Fastest against
+// feed.LatestWithGrace on cold metadata reads.
+func q9Metadata(d *doc) (metaAnswer, error) {
+	var out metaAnswer
+	d.p("## 5. Metadata: latest or fastest")
+	d.p("`feed-metadata-latest`: East US answers metadata reads in 2 s, so the 1.5 s metadata hedge sends every cold collection and partition-key-range read to East US 2 too, which shows each split (every 10 s) 5 s late; 1000 instances start cold over the run. `fastest` caches the race's winner; `latest(δ)` (`feed.LatestWithGrace`) waits up to δ after the first clean answer for the other leg and caches the larger metadata version (an ordered number, as `_etag` is not). A *stale setup read* cached a version its region had not caught up on; every stale cache later costs a 410/1002 page and a refresh (stale-cache hits, which also follow every split).")
+	type res struct {
+		stale, hits, p50 []float64
+	}
+	var tab [][]string
+	var fast res
+	p50 := map[float64]float64{}
+	stale := map[float64]float64{}
+	for i, g := range append([]float64{-1}, q9Graces...) {
+		edit := func(c *simnet.Config) {
+			if g >= 0 {
+				c.Feed.Setup.Latest, c.Feed.Setup.Grace = true, time.Duration(g*float64(time.Millisecond))
+			}
+		}
+		sts, err := d.perRep("feed-metadata-latest", edit, polStatic("static-50ms", 50))
+		if err != nil {
+			return out, err
+		}
+		var r res
+		for _, st := range sts {
+			f := st.Feed
+			r.stale = append(r.stale, float64(f.StaleSetupReads)/float64(max(f.SetupReads, 1)))
+			r.hits = append(r.hits, float64(f.StaleCacheHits))
+			r.p50 = append(r.p50, f.Kinds[simnet.FeedQuery].QuantileMs(0.5))
+		}
+		name := "fastest"
+		if g >= 0 {
+			name = fmt.Sprintf("latest(%g ms)", g)
+		}
+		if i == 0 {
+			fast = r
+		}
+		p50[g], _ = meanCI(r.p50)
+		stale[g], _ = meanCI(r.stale)
+		tab = append(tab, []string{name, ciCell(r.stale, pct), ciCell(r.hits, num), ciCell(r.p50, ms)})
+	}
+	d.table([]string{"metadata choice", "stale setup reads [95% CI]", "stale-cache hits", "query p50 ms (cold: two setup reads)"}, tab)
+	out.fastStale, _ = meanCI(fast.stale)
+	out.shortMs, out.longMs = q9Graces[2], q9Graces[3]
+	out.shortStale, out.longStale = stale[out.shortMs], stale[out.longMs]
+	out.shortCost, out.longCost = p50[out.shortMs]-p50[-1], p50[out.longMs]-p50[-1]
+	d.p("A grace shorter than the gap between the two answers (here ~0.5 s: 2 s against 1.5 s + 8 ms) keeps the fastest, stale answer and only adds the wait: `latest(%g ms)` has %s stale setup reads against %s for `fastest`, at %s ms more p50. A grace that covers the gap takes the primary's newer version: `latest(%g ms)` has %s, at %s ms more p50.",
+		out.shortMs, pct(out.shortStale), pct(out.fastStale), ms(out.shortCost), out.longMs, pct(out.longStale), ms(out.longCost))
+	return out, nil
 }
 
 // fp returns a pointer to v.
