@@ -463,7 +463,7 @@ func TestDoErrors(t *testing.T) {
 var errBoom = errors.New("boom")
 
 // TestDoConcurrentRealTime runs many operations at once on one client in
-// real time (pooled state, -race) with an in-memory transport that answers
+// real time (-race) with an in-memory transport that answers
 // at once, half of them through a hedge with a 1 ms threshold (their primary
 // blocks until cancelled; the others have a one-hour threshold).
 func TestDoConcurrentRealTime(t *testing.T) {
@@ -506,9 +506,12 @@ func TestDoConcurrentRealTime(t *testing.T) {
 
 // TestDoHappyPathAllocs measures the allocations of Do over an in-memory
 // transport that answers at once (the driver's own cost; the race core
-// allocates nothing on this path). The target is at most 1: the Response
-// (starting the attempt's goroutine allocates no closure). Skipped under the race detector, whose
-// sync.Pool drops items at random.
+// allocates nothing on this path). The budget is 4: the operation's answer
+// (the Response with its diagnostics, the body wrapper and the copy of the
+// Operation, one object), the attempt's context (2, context.WithCancelCause)
+// and the closure of its goroutine. The engine (race, slots, timers,
+// channels) is pooled. Skipped under the race detector, whose sync.Pool
+// drops items at random.
 func TestDoHappyPathAllocs(t *testing.T) {
 	if dtRaceEnabled() {
 		t.Skip("allocation counts are meaningless under -race")
@@ -525,8 +528,8 @@ func TestDoHappyPathAllocs(t *testing.T) {
 		}
 	})
 	t.Logf("Do happy path: %.2f allocs/op", allocs)
-	if allocs > 1 {
-		t.Errorf("Do happy path allocates %.2f times per op, want <= 1", allocs)
+	if allocs > 4 {
+		t.Errorf("Do happy path allocates %.2f times per op, want <= 4", allocs)
 	}
 }
 

@@ -143,7 +143,9 @@ type Operation struct {
 	// ExcludeRegions is the user's per-operation exclusion set (§6.3).
 	ExcludeRegions []Region
 	// Timeout is the end-to-end operation timeout shared by both legs
-	// (§9.4); 0 means none. A context deadline, when earlier, wins.
+	// (§9.4); 0 means none. A context deadline, when earlier, wins. With
+	// [Client.Do] it bounds the body handed to the caller too, from Do's
+	// start: its attempt's context is cancelled when it passes.
 	Timeout time.Duration
 	// HubRegionProcessingOnly makes every attempt send the
 	// x-ms-cosmos-hub-region-processing-only header. The race sets it when

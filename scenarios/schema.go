@@ -100,7 +100,8 @@ type Replica struct {
 	// (default), "429/3200" or "408". Needs queue_limit > 0.
 	OverflowStatus string `toml:"overflow_status"`
 	// Cancel is what a cancellation does at the replica: "queued"
-	// (default), "in_service" or "none".
+	// (default), "in_service", "none" or "on_start" (tied requests: a
+	// copy starting service here cancels the other leg's copy).
 	Cancel string `toml:"cancel"`
 }
 

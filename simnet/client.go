@@ -56,6 +56,12 @@ type opState struct {
 	nparked uint8
 	parkLeg uint8
 	parkSeq uint32
+	// tiedStarted: leg tiedLeg started service at tiedStartAt on replica
+	// tiedRep, whose mode is CancelOnStart (tied requests, capacity.go).
+	tiedStarted bool
+	tiedLeg     uint8
+	tiedRep     int32
+	tiedStartAt time.Duration
 }
 
 func (s *sim) interarrival() time.Duration {
@@ -85,6 +91,7 @@ func (s *sim) arrival(ev event) {
 func (s *sim) startOp(client int32) {
 	slot, o := s.newSlot(s.nextIdx, client)
 	s.nextIdx++
+	s.stats.Arrivals++
 	s.lastStart = s.now
 	// Operation attributes come from the sequential workload stream, so every
 	// policy sees the same sequence.
@@ -146,7 +153,7 @@ func (s *sim) newSlot(idx uint64, client int32) (int32, *opState) {
 		o.att[hedging.Alternate] = attemptState{}
 		o.altUsed = false
 	}
-	o.pending, o.done, o.nparked = 0, false, 0
+	o.pending, o.done, o.nparked, o.tiedStarted = 0, false, 0, false
 	return slot, o
 }
 
@@ -165,7 +172,12 @@ func (s *sim) perform(slot int32, e *hedging.Effects) {
 			}
 		}
 	}
-	if o.race.Done() {
+	// A done race ignores every later event, but its slot (and so its
+	// timers and responses) stays live while a cancelled attempt is still
+	// travelling or queued: complete only on the call that ended the race,
+	// or a stale timer (the threshold timer of a race that failed over
+	// before it, say) would count the operation again.
+	if o.race.Done() && !o.done {
 		s.complete(slot, o)
 	}
 }
@@ -240,12 +252,18 @@ func (s *sim) send(slot int32, o *opState, a *hedging.Attempt) {
 	rep := &s.reps[ri]
 	st.rep = ri
 	st.cx.sent = true
+	if s.capa.tied {
+		s.tieSent(slot, o, st)
+	}
 	s.stats.ReplicaAttempts[ri]++
 	rttMs := rep.rttMs
 	if s.cfg.Jitter != nil {
 		rttMs += s.cfg.Jitter.Sample(s.draw(purposeJitter, o.idx, uint64(ri), uint64(st.n)))
 	}
 	rtt := msDur(rttMs)
+	if st.n > 1 {
+		rtt = max(rtt, 2*minOneWay) // a retry: see minOneWay
+	}
 	st.back = rtt - rtt/2
 	o.pending++
 	ev := event{at: s.now + rtt/2, kind: evReplicaArrive, id: slot, gen: o.gen, aseq: a.Seq, sub: uint8(a.Leg)}

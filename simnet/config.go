@@ -165,7 +165,9 @@ type Config struct {
 	// RTTMs[from][to] is the round-trip time in ms between physical
 	// regions; the client uses RTTMs[ClientRegion][replica.Region], the hub
 	// forwarding RTTMs[replica.Region][hub]. Same-region pairs default to
-	// SameRegionRTTMs.
+	// SameRegionRTTMs. A retry's round trip (with Jitter) shorter than
+	// 2 µs is taken as 2 µs (1 µs each way), so a retry never reaches the
+	// replica at the instant it refused the attempt before.
 	RTTMs           map[string]map[string]float64
 	SameRegionRTTMs float64
 	// Jitter is added to every attempt's round trip (ms); nil = none.

@@ -51,6 +51,16 @@ const cancelCheckEvents = 1 << 14
 // bound.
 const MaxDelay = 1000 * time.Hour
 
+// minOneWay is the shortest time a retry takes between the client and a
+// replica, each way: a retry's round trip (Config RTTs plus jitter)
+// shorter than 2 × minOneWay is taken as 2 × minOneWay. Without it, an
+// attempt refused at a replica with a zero RTT (a full queue, say) was
+// answered, retried and refused again at the same virtual instant, before
+// anything at the replica could change: every retry was refused,
+// inflating attempts. A first attempt keeps its configured RTT, so a
+// zero-RTT scenario's races stay exact (the shared race cases).
+const minOneWay = time.Microsecond
+
 // msDur converts a sampled delay in ms to a duration in [0, MaxDelay].
 func msDur(ms float64) time.Duration {
 	d := ms * float64(time.Millisecond)

@@ -11,6 +11,7 @@ package simnet
 
 import (
 	"cmp"
+	"errors"
 	"math"
 	"slices"
 	"sort"
@@ -660,8 +661,9 @@ func (s *sim) feedPageDone(slot int32, o *opState) {
 	}
 	fs.live = false
 	st := fx.stats
-	us := min(max(int64((o.race.DoneAt()-o.race.Start())/time.Microsecond), histMinMicros), histMaxMicros)
+	us := latencyMicros(o.race.DoneAt() - o.race.Start())
 	s.stats.countRace(&o.race)
+	st.Races++
 	if out.Err == nil {
 		s.stats.RUReturned += o.race.RequestCharge()
 		if ri, ok := s.replicaOf(o.race.Endpoint(out.Leg).Key); ok {
@@ -758,18 +760,32 @@ func (s *sim) finishFeedOp(fo int32) {
 	ks := &st.Kinds[feedKindIndex(op.kind)]
 	ks.Ops++
 	lat := s.now - op.start
-	win := s.recordOp(op.start, lat)
-	if op.failed || op.drv == nil || op.drv.Err() != nil {
+	var le *feed.LeafError
+	failed := op.failed || op.drv == nil || op.drv.Err() != nil
+	if failed {
 		ks.Errors++
-		s.stats.Errors++
-		win.Errors++
 	}
-	if op.hedged {
-		s.stats.Hedged++
-		win.Hedged++
-	}
-	if op.altWon {
-		s.stats.AlternateWins++
+	if op.poller < 0 { // a workload operation; a poll is background
+		win := s.recordOp(op.start, lat)
+		switch {
+		case !failed:
+		case op.drv != nil && errors.As(op.drv.Err(), &le) && le.Err == nil:
+			s.stats.finalError(le.Status) // a leaf's page ended with a final status >= 400
+			win.Failed++
+		default:
+			s.stats.Errors++
+			win.Failed++
+		}
+		if op.hedged {
+			s.stats.Hedged++
+			win.Hedged++
+		}
+		if op.altWon {
+			s.stats.AlternateWins++
+		}
+		if s.progress != nil {
+			s.progress.Add(1)
+		}
 	}
 	setup := lat
 	if op.paged {
@@ -777,7 +793,7 @@ func (s *sim) finishFeedOp(fo int32) {
 	}
 	ks.TotalSum += lat
 	ks.SetupSum += setup
-	_ = ks.Latency.RecordValue(min(max(int64(lat/time.Microsecond), histMinMicros), histMaxMicros))
+	_ = ks.Latency.RecordValue(latencyMicros(lat))
 	if op.drv != nil {
 		d := op.drv.Diagnostics()
 		st.Pages += int64(d.Pages)
@@ -788,9 +804,6 @@ func (s *sim) finishFeedOp(fo int32) {
 		st.PagesGated += int64(d.PagesGated)
 		st.ColdRestarts += int64(d.ColdRestarts)
 		st.SetupContacts += int64(d.SetupContacts)
-	}
-	if s.progress != nil {
-		s.progress.Add(1)
 	}
 	if pi := op.poller; pi >= 0 {
 		pl := &fx.pollers[pi]

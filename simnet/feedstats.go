@@ -9,7 +9,8 @@ import (
 // FeedKindStats are the measurements of one kind of feed operation.
 type FeedKindStats struct {
 	// Ops counts finished operations; Errors those that failed (a leaf
-	// failed, or a setup stage did).
+	// failed, with a final status >= 400 or without a final response, or
+	// a setup stage did): Stats.Failed's share of them.
 	Ops, Errors int64
 	// Latency is the end-to-end latency of each operation, µs (3
 	// significant digits), setup stages included.
@@ -59,10 +60,16 @@ const (
 // Q9; research note §5b.6).
 type FeedStats struct {
 	// Kinds holds queries, ReadMany calls and change-feed polls
-	// (FeedQuery, FeedReadMany, FeedChangeFeed).
+	// (FeedQuery, FeedReadMany, FeedChangeFeed). Queries and ReadMany
+	// calls are workload operations (in Stats.Arrivals and Ops too); polls
+	// are background consumers, counted here only.
 	Kinds [3]FeedKindStats
 	// The drivers' diagnostics summed over every operation (feed.Diagnostics).
 	Pages, PagesHedged, AlternateWins, RegionSwitches, PagesPinned, PagesGated, ColdRestarts, SetupContacts int64
+	// Races counts the feed operations' races (every page and setup read,
+	// failed ones included); their terminal states count in
+	// Stats.Terminal.
+	Races int64
 	// PageLatency is the latency of each data page's race, µs.
 	PageLatency *hdr.Histogram
 	// SetupReads counts the setup stages' metadata races; SetupReadsHedged
@@ -126,7 +133,7 @@ func (f *FeedStats) merge(o *FeedStats) *FeedStats {
 	}
 	f.PageLatency.Merge(o.PageLatency)
 	for _, p := range [...][2]*int64{
-		{&f.Pages, &o.Pages}, {&f.PagesHedged, &o.PagesHedged}, {&f.AlternateWins, &o.AlternateWins},
+		{&f.Races, &o.Races}, {&f.Pages, &o.Pages}, {&f.PagesHedged, &o.PagesHedged}, {&f.AlternateWins, &o.AlternateWins},
 		{&f.RegionSwitches, &o.RegionSwitches}, {&f.PagesPinned, &o.PagesPinned}, {&f.PagesGated, &o.PagesGated},
 		{&f.ColdRestarts, &o.ColdRestarts}, {&f.SetupContacts, &o.SetupContacts}, {&f.SetupReads, &o.SetupReads},
 		{&f.SetupReadsHedged, &o.SetupReadsHedged}, {&f.SetupErrors, &o.SetupErrors}, {&f.StalePages, &o.StalePages},

@@ -151,7 +151,7 @@ func (s *sim) reach(slot int32, gen uint32, leg uint8, aseq uint32) (st *attempt
 	if st.a.Seq != aseq {
 		return nil, 0, 0, false
 	}
-	if st.cancelled && s.now >= st.cancelAt {
+	if s.removedAt(st) {
 		s.settle(slot, o)
 		return nil, 0, 0, true
 	}
@@ -342,6 +342,9 @@ func (s *sim) serve(slot int32, o *opState, st *attemptState, rep *replicaRT, k 
 	free, billed := finish, charge
 	if s.capa.on {
 		free, billed = s.capServe(st, rep, k, finish, charge)
+		if s.capa.tied && rep.cfg.Cancel == CancelOnStart {
+			s.tieStart(slot, o, st)
+		}
 	}
 	s.stats.RUCharged += billed // charged even if cancelled while in service (§14.2; pro rata when aborted)
 	res := hedging.Result{Status: hedging.Status{Code: 200}, RequestCharge: charge}
@@ -439,6 +442,16 @@ func (s *sim) initReplicas(cfg *Config, writeRegion hedging.Region) int {
 		s.repByKey[r.Name] = int32(i)
 		if r.Name == hubReplica {
 			s.hub = int32(i)
+		}
+		s.capa.tied = s.capa.tied || r.Cancel == CancelOnStart
+	}
+	if s.capa.tied {
+		s.capa.oneWay = make([][]time.Duration, len(cfg.Replicas))
+		for i := range cfg.Replicas {
+			s.capa.oneWay[i] = make([]time.Duration, len(cfg.Replicas))
+			for j := range cfg.Replicas {
+				s.capa.oneWay[i][j] = msDur(rtt(cfg.Replicas[i].Region, cfg.Replicas[j].Region)) / 2
+			}
 		}
 	}
 

@@ -189,6 +189,7 @@ type runFlags struct {
 	out          string
 	parallel     int
 	quiet        bool
+	png          bool
 	replications int // 0 = keep the scenario's
 	seed         uint64
 	seedSet      bool
@@ -199,6 +200,7 @@ func (f *runFlags) register(fs *flag.FlagSet, outHelp string) {
 	fs.StringVar(&f.out, "out", "", outHelp)
 	fs.IntVar(&f.parallel, "parallel", runtime.GOMAXPROCS(0), "worker goroutines; the output does not depend on it")
 	fs.BoolVar(&f.quiet, "q", false, "quiet: no progress bar, no table")
+	fs.BoolVar(&f.png, "png", false, "also write each chart as PNG (1200x750 px) beside its SVG")
 	fs.Func("replications", "override the scenario's replications (>= 1)", func(s string) error {
 		v, err := strconv.Atoi(s)
 		if err != nil || v < 1 {
@@ -247,7 +249,7 @@ const runUsage = `Usage: hedgesim run [flags] FILE|NAME...
 
 Runs each scenario and writes summary.csv, summary.json, per-policy quantile
 CSVs, timeline.csv and the charts ccdf, percentiles, cost, timeline,
-threshold and hedge_rate (PNG and SVG), plus replicas.csv and the replicas
+threshold and hedge_rate (SVG; PNG too with --png), plus replicas.csv and the replicas
 chart when the scenario models replica capacity (servers, queue limits,
 cancel modes, background load), into results/<scenario-name>/ (or --out,
 only with one scenario). The directory is replaced as a whole, so it
@@ -445,7 +447,7 @@ func runOne(ctx context.Context, s *scenarios.Scenario, f *runFlags, stdout, std
 	}
 	rep := study.Report(s.Name, s.Description, cfg, res[0])
 	dir := outDir(f, s.Name)
-	paths, err := report.WriteRun(dir, rep)
+	paths, err := report.WriteRun(dir, rep, report.Options{PNG: f.png})
 	if err != nil {
 		return err
 	}
@@ -469,11 +471,7 @@ func printTable(w io.Writer, policies []report.PolicyResult, reps int) error {
 	if err := report.FormatTable(w, figs); err != nil {
 		return err
 	}
-	ci := ""
-	if reps > 1 {
-		ci = report.ReplicationNote(reps, "summary.json")
-	}
-	fmt.Fprintf(w, "ops: operations over all replications; hedge: alternate sent; altwin: alternate's answer returned; RU ×: RU charged / RU returned; trips: partition-breaker trips%s\n\n", ci)
+	fmt.Fprintf(w, "%s\n\n", report.TableLegend(figs, reps, "summary.json"))
 	return nil
 }
 
@@ -489,7 +487,7 @@ const sweepUsage = `Usage: hedgesim sweep [flags] FILE|NAME --param PATH=FROM:TO
 
 Runs the scenario once per parameter value (FROM, FROM+STEP, ... <= TO),
 prints one table (a row per value and policy) and writes sweep.csv,
-sweep.json and charts (sweep_p99, sweep_cost; PNG and SVG) into
+sweep.json and charts (sweep_p99, sweep_cost; SVG, PNG too with --png) into
 results/<scenario-name>-sweep-<param>/ (or --out), replaced as a whole.
 
 PATH is a dotted path into the scenario file; elements of [[policies]],
@@ -687,7 +685,7 @@ func sweepOne(ctx context.Context, name, path string, values []float64, f *runFl
 		}
 		sw.Points = append(sw.Points, pt)
 	}
-	paths, err := report.WriteSweep(dir, sw)
+	paths, err := report.WriteSweep(dir, sw, report.Options{PNG: f.png})
 	if err != nil {
 		return err
 	}
@@ -737,11 +735,7 @@ func printSweepTable(w io.Writer, path string, rows []sweepRow, reps int) error 
 		}
 		fmt.Fprintf(w, "%*s  %s", width, cell, line)
 	}
-	ci := ""
-	if reps > 1 {
-		ci = report.ReplicationNote(reps, "sweep.json")
-	}
-	fmt.Fprintf(w, "one row per value of %s and policy; ops: operations over all replications; hedge: alternate sent; altwin: alternate's answer returned; RU ×: RU charged / RU returned; trips: partition-breaker trips%s\n\n", path, ci)
+	fmt.Fprintf(w, "one row per value of %s and policy; %s\n\n", path, report.TableLegend(figs, reps, "sweep.json"))
 	return nil
 }
 

@@ -109,7 +109,7 @@ func TestSweepIndependentOfParallelism(t *testing.T) {
 }
 
 // TestBinaryEndToEnd builds the real binary, runs it on the tiny scenario
-// and checks that every output file exists and parses.
+// with --png and checks that every output file exists and parses.
 func TestBinaryEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
@@ -119,7 +119,7 @@ func TestBinaryEndToEnd(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	work := t.TempDir()
-	cmd := exec.Command(bin, "run", tinyScenario(t))
+	cmd := exec.Command(bin, "run", "--png", tinyScenario(t))
 	cmd.Dir = work
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -235,10 +235,14 @@ func TestSweepWritesCurves(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, f := range []string{"sweep.csv", "sweep.json", "sweep_p99.png", "sweep_cost.svg"} {
+	for _, f := range []string{"sweep.csv", "sweep.json", "sweep_p99.svg", "sweep_cost.svg"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("%s missing (%v); stdout:\n%s", f, err, out)
 		}
+	}
+	// PNG only with --png.
+	if _, err := os.Stat(filepath.Join(dir, "sweep_p99.png")); err == nil {
+		t.Error("sweep_p99.png written without --png")
 	}
 	// A policy parameter sweeps that policy only.
 	data, err := os.ReadFile(filepath.Join(dir, "sweep.csv"))

@@ -20,6 +20,7 @@ import (
 type doc struct {
 	root, name string
 	parallel   int
+	png        bool // also write PNG charts (report.Options.PNG)
 	b          bytes.Buffer
 }
 
@@ -183,7 +184,7 @@ type param struct {
 // notebook's directory and returns the directory relative to it.
 func (d *doc) charts(r *run, sub string) (string, error) {
 	rep := study.Report(r.scenario.Name, r.scenario.Description, r.cfg, r.res)
-	if _, err := report.WriteRun(d.chartDir(sub), rep); err != nil {
+	if _, err := report.WriteRun(d.chartDir(sub), rep, report.Options{PNG: d.png}); err != nil {
 		return "", err
 	}
 	return sub, nil
@@ -282,7 +283,7 @@ func (d *doc) loadOnly(name string) (*simnet.Config, error) {
 // section simulates the embedded scenario name under the policies that
 // policies builds from its configuration, writes its charts, and adds a
 // section: heading, setup line, figure table and the chart named chart
-// (e.g. "ccdf.png").
+// (e.g. "ccdf.svg").
 func (d *doc) section(name string, policies func(*simnet.Config) []simnet.Policy, chart, alt string) (*run, string, error) {
 	cfg, err := d.loadOnly(name)
 	if err != nil {

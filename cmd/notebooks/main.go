@@ -6,7 +6,7 @@
 //
 // Usage:
 //
-//	go run ./cmd/notebooks [-out notebooks] [-only q11,q7,sdk,price,storms,q9] [-parallel N]
+//	go run ./cmd/notebooks [-out notebooks] [-only q11,q7,sdk,price,storms,q9] [-parallel N] [-png]
 //	go run ./cmd/notebooks -index results   # write results/README.md
 package main
 
@@ -41,6 +41,7 @@ func main() {
 	out := flag.String("out", "notebooks", "output directory")
 	only := flag.String("only", "", "comma-separated notebook ids to regenerate ("+ids()+"); default all")
 	parallel := flag.Int("parallel", runtime.GOMAXPROCS(0), "worker goroutines (the output does not depend on it)")
+	png := flag.Bool("png", false, "also write each chart as PNG beside its SVG (the notebooks link the SVGs)")
 	index := flag.String("index", "", "instead of the notebooks, write DIR/README.md indexing the scenario results in DIR")
 	flag.Parse()
 	if *index != "" {
@@ -75,6 +76,7 @@ func main() {
 			os.Exit(1)
 		}
 		d := newDoc(*out, nb.file, nb.title, *parallel)
+		d.png = *png
 		if err := nb.run(d); err != nil {
 			fmt.Fprintf(os.Stderr, "notebooks: %s: %v\n", nb.id, err)
 			os.Exit(1)

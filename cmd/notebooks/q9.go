@@ -152,13 +152,13 @@ func q9Unit(d *doc, title, shape string, edit func(*simnet.Config)) (map[string]
 		}
 		sw.Points = append(sw.Points, pt)
 	}
-	if _, err := report.WriteSweep(d.chartDir("unit-"+shape), sw); err != nil {
+	if _, err := report.WriteSweep(d.chartDir("unit-"+shape), sw, report.Options{PNG: d.png}); err != nil {
 		return nil, err
 	}
 	d.p("### %s", title)
 	d.table([]string{"pages P", "design", "p50 ms", "p99 ms [95% CI]", "RU × [95% CI]", "queries hedged"}, tab)
-	d.img("p99 against pages, "+shape, "unit-"+shape+"/sweep_p99.png")
-	d.img("p99 against RU multiplier (Pareto), "+shape, "unit-"+shape+"/sweep_cost.png")
+	d.img("p99 against pages, "+shape, "unit-"+shape+"/sweep_p99.svg")
+	d.img("p99 against RU multiplier (Pareto), "+shape, "unit-"+shape+"/sweep_cost.svg")
 	return at10, nil
 }
 
