@@ -134,17 +134,23 @@ func (s *sim) startOp(client int32) {
 	s.perform(slot, &s.eff)
 }
 
+// takeFree returns the index of a free element of *items: the last of
+// *free, or a new zero element.
+func takeFree[T any](items *[]T, free *[]int32) int32 {
+	if n := len(*free); n > 0 {
+		i := (*free)[n-1]
+		*free = (*free)[:n-1]
+		return i
+	}
+	var zero T
+	*items = append(*items, zero)
+	return int32(len(*items) - 1)
+}
+
 // newSlot returns a free op slot, reset for an operation (or feed page)
 // whose keyed draws use idx, started by closed-loop client (-1: none).
 func (s *sim) newSlot(idx uint64, client int32) (int32, *opState) {
-	var slot int32
-	if n := len(s.free); n > 0 {
-		slot = s.free[n-1]
-		s.free = s.free[:n-1]
-	} else {
-		s.ops = append(s.ops, opState{})
-		slot = int32(len(s.ops) - 1)
-	}
+	slot := takeFree(&s.ops, &s.free)
 	o := &s.ops[slot]
 	o.idx = idx
 	o.client = client

@@ -501,14 +501,7 @@ func (s *sim) startFeedOp(slot int32, o *opState, kind hedging.OperationKind, pa
 
 // newOp returns a fresh feed operation's index.
 func (fx *feedSim) newOp(now time.Duration, kind hedging.OperationKind, idx uint64, inst, client, pol, part int32) int32 {
-	var fo int32
-	if n := len(fx.freeOps); n > 0 {
-		fo = fx.freeOps[n-1]
-		fx.freeOps = fx.freeOps[:n-1]
-	} else {
-		fx.ops = append(fx.ops, feedOp{})
-		fo = int32(len(fx.ops) - 1)
-	}
+	fo := takeFree(&fx.ops, &fx.freeOps)
 	op := &fx.ops[fo]
 	*op = feedOp{kind: kind, idx: idx, start: now, inst: inst, client: client, poller: pol, part: part,
 		leafPart: op.leafPart[:0], leafPages: op.leafPages[:0], leafMax: op.leafMax[:0], stages: op.stages[:0], setupVer: math.MaxInt64}
