@@ -262,6 +262,8 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 	b.workload(cfg, &nm)
 	b.fleet(cfg)
 	b.ru(cfg)
+	b.consistency(cfg, &nm)
+	b.feed(cfg, &nm)
 	pols := b.policies(cfg)
 	if b.e != nil {
 		return nil, nil

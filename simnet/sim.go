@@ -91,6 +91,8 @@ type sim struct {
 	deadEnd time.Duration
 	// capa is the capacity model's state (capacity.go, background.go).
 	capa capSim
+	// fx is the feed model's state (feed.go); nil unless the run needs it.
+	fx *feedSim
 }
 
 // Run simulates cfg under policy p for replication number replication
