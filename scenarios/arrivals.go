@@ -17,39 +17,53 @@ const sureArrivals = 40
 // closed loop (one per client and replication until one arrives).
 const maxArrivalDraws = 10_000_000
 
-// checkArrivals refuses a scenario in one of whose replications no
+// emptyReplications returns the replications (0-based) of cfg in which no
 // operation arrives ([simnet.Config.FirstArrival]: the first arrival is at
-// or after duration_s), which `hedgesim run` could only report after
-// simulating. expected is the expected number of operations per
-// replication; at [sureArrivals] or more the check is skipped, and a
-// closed loop is checked for at most [maxArrivalDraws] think times. It
-// reports whether the check passed.
-func (b *builder) checkArrivals(cfg *simnet.Config, reps int) bool {
-	expected := expectedPerRep(cfg)
-	if expected >= sureArrivals {
-		return true
+// or after duration_s) and the first of those would-be arrivals. expected
+// is the expected number of operations per replication; at
+// [sureArrivals] or more nothing is drawn and none is empty, and a closed
+// loop is checked for at most [maxArrivalDraws] think times.
+func emptyReplications(cfg *simnet.Config, reps int) (empty []int, first time.Duration) {
+	if expectedPerRep(cfg) >= sureArrivals {
+		return nil, 0
 	}
 	draws := 0
 	for r := range reps {
 		if cfg.Workload.Clients > 0 {
 			if draws += cfg.Workload.Clients; draws > maxArrivalDraws {
-				return true
+				return empty, first
 			}
 		}
-		first, ok := cfg.FirstArrival(r)
+		at, ok := cfg.FirstArrival(r)
 		if ok {
 			continue
 		}
-		var root fpath
-		rep := "the run"
-		if reps > 1 {
-			rep = fmt.Sprintf("replication %d of %d", r+1, reps)
+		if len(empty) == 0 {
+			first = at
 		}
-		b.fail(root.key("duration_s"), "no operation arrives in %s: the first would arrive at %v, at or after duration_s = %g s (%.3g expected per replication); raise duration_s or the rate",
-			rep, first.Round(time.Microsecond), b.f.DurationS, expected)
-		return false
+		empty = append(empty, r)
 	}
-	return true
+	return empty, first
+}
+
+// checkArrivals refuses a scenario in none of whose replications an
+// operation arrives, which `hedgesim run` could only report after
+// simulating. Replications that are empty while others are not are left
+// out of the means by the report (summary.json empty_replications), and
+// [Scenario.Warnings] says so. It reports whether the check passed.
+func (b *builder) checkArrivals(cfg *simnet.Config, reps int) bool {
+	empty, first := emptyReplications(cfg, reps)
+	if len(empty) == 0 || len(empty) < reps {
+		return true
+	}
+	var root fpath
+	rep := "the run"
+	if reps > 1 {
+		rep = fmt.Sprintf("any of the %d replications", reps)
+	}
+	b.fail(root.key("duration_s"), "no operation arrives in %s: the first would arrive at %v, at or after duration_s = %g s (%.3g expected per replication); raise duration_s or the rate",
+		rep, first.Round(time.Microsecond), b.f.DurationS, expectedPerRep(cfg))
+	return false
 }
 
 // expectedPerRep is the expected number of operations of one replication
@@ -73,7 +87,7 @@ func expectedPerRep(cfg *simnet.Config) float64 {
 }
 
 // CheckArrivals makes the check [Parse] makes that an operation arrives
-// in every replication, for cfg (from [Scenario.Config], with a seed of
+// in at least one replication, for cfg (from [Scenario.Config], with a seed of
 // its own, say) and reps replications. Errors: an [*Error] naming
 // duration_s.
 func (s *Scenario) CheckArrivals(cfg *simnet.Config, reps int) error {

@@ -31,8 +31,12 @@ func TestRefusedBeforeRunning(t *testing.T) {
 		// with seed 1 the first arrives at 1.565 ms.
 		{"no operation arrives", []string{"duration_s = 10", "duration_s = 0.001", "rate_per_s = 100", "rate_per_s = 200"},
 			"x.toml:4: duration_s: no operation arrives in the run: the first would arrive at 1.565ms, at or after duration_s = 0.001 s (0.2 expected per replication); raise duration_s or the rate"},
-		{"no operation arrives in one replication", []string{"duration_s = 10", "duration_s = 0.01\nreplications = 50", "rate_per_s = 100", "rate_per_s = 200"},
-			"x.toml:4: duration_s: no operation arrives in replication 13 of 50: the first would arrive at 16.038ms, at or after duration_s = 0.01 s (2 expected per replication); raise duration_s or the rate"},
+		// One empty replication among others is a warning (the report
+		// leaves it out of the means; TestEmptyReplicationWarning); none
+		// with an operation is an error.
+		{"no operation arrives in one replication", []string{"duration_s = 10", "duration_s = 0.01\nreplications = 50", "rate_per_s = 100", "rate_per_s = 200"}, ""},
+		{"no operation arrives in any replication", []string{"duration_s = 10", "duration_s = 0.0001\nreplications = 3", "rate_per_s = 100", "rate_per_s = 200"},
+			"x.toml:4: duration_s: no operation arrives in any of the 3 replications: the first would arrive at 1.565ms, at or after duration_s = 0.0001 s (0.02 expected per replication); raise duration_s or the rate"},
 		// 1e-300 s is 0 ns: it failed simnet's backstop, on line 1 with no field.
 		{"duration_s below 1 ns", []string{"duration_s = 10", "duration_s = 1e-300"},
 			"x.toml:4: duration_s: must be at least 1 ns, got 1e-300"},
@@ -59,5 +63,29 @@ func TestErrorLinesOnce(t *testing.T) {
 	_, err := Parse("e.toml", []byte("name = \"x\"\nreplicas = [{name=\"a\", servers=\"x\"}, {name=\"a\", servers=\"x\"}]\n"))
 	if want := "e.toml:2: replicas.a.servers: must be an integer, got a string"; err == nil || err.Error() != want {
 		t.Errorf("got %v\nwant %s", err, want)
+	}
+}
+
+// Replications in which no operation arrives, among others in which one
+// does, are named by a warning: the report leaves them out of the means.
+// duration_s = 0.01 at 200 ops/s over 50 replications: with seed 1,
+// replication 13 is the first empty one (its first arrival 16.038 ms).
+func TestEmptyReplicationWarning(t *testing.T) {
+	base, err := os.ReadFile("testdata/valid.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Parse("x.toml", []byte(applyEdits(t, string(base), []string{"duration_s = 10", "duration_s = 0.01\nreplications = 50", "rate_per_s = 100", "rate_per_s = 200"})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, w := range s.Warnings() {
+		if w.Field == "duration_s" {
+			got = append(got, w.Error())
+		}
+	}
+	if len(got) != 1 || !strings.HasPrefix(got[0], "x.toml:4: duration_s: warning: no operation arrives in ") || !strings.Contains(got[0], "of 50 replications (the first: replication 13)") {
+		t.Errorf("warnings on duration_s: %q, want one naming replication 13 of 50", got)
 	}
 }

@@ -37,7 +37,9 @@ import (
 //     retried;
 //   - a [fleet] with more instances than partitions (assignment =
 //     "partition") or than closed-loop clients (assignment = "uniform"):
-//     the extra instances receive no operations.
+//     the extra instances receive no operations;
+//   - replications in which no operation arrives (when some do: none is
+//     an error), which the report leaves out of the means.
 //
 // A scenario from [Parse] always builds; Warnings returns nil otherwise.
 func (s *Scenario) Warnings() []*Error {
@@ -154,6 +156,12 @@ func (s *Scenario) Warnings() []*Error {
 			warn(loc.line("background", strconv.Itoa(i), "retries"), "background."+strconv.Itoa(i)+".retries",
 				"no replica targeted by %q has a queue_limit, so no request is ever refused and retried", b.Target)
 		}
+	}
+	// Replications in which no operation arrives (not all: Parse refuses that).
+	reps := max(s.Replications, 1)
+	if empty, _ := emptyReplications(cfg, reps); len(empty) > 0 {
+		warn(loc.line("duration_s"), "duration_s", "no operation arrives in %d of %d replications (the first: replication %d); they are left out of the means (summary.json empty_replications): raise duration_s or the rate",
+			len(empty), reps, empty[0]+1)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Line < out[j].Line })
 	return out

@@ -83,14 +83,28 @@ func TestNoArrivalWithFlags(t *testing.T) {
 	if err := os.WriteFile(short, []byte(strings.Replace(string(tiny), "duration_s = 10", "duration_s = 0.01", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// --seed 4: the one replication's first arrival is at 16.509 ms.
 	out := filepath.Join(tmp, "out")
-	_, errOut, code := runCLI(t, "run", short, "-q", "--replications", "50", "--out", out)
-	want := "hedgesim: " + short + ":6: duration_s: no operation arrives in replication 13 of 50: the first would arrive at 16.038ms, at or after duration_s = 0.01 s (2 expected per replication); raise duration_s or the rate\n"
+	_, errOut, code := runCLI(t, "run", short, "-q", "--seed", "4", "--out", out)
+	want := "hedgesim: " + short + ":6: duration_s: no operation arrives in the run: the first would arrive at 16.509ms, at or after duration_s = 0.01 s (2 expected per replication); raise duration_s or the rate\n"
 	if code != exitError || errOut != want {
 		t.Errorf("exit %d, stderr\n%q\nwant\n%q", code, errOut, want)
 	}
 	if _, err := os.Stat(out); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("%s was written", out)
+	}
+	// Over 50 replications (seed 1) 6 are empty: the run goes ahead and
+	// leaves them out of the means.
+	_, errOut, code = runCLI(t, "run", short, "-q", "--replications", "50", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	sum, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(sum), `"empty_replications": 6`); n == 0 {
+		t.Errorf("summary.json does not say empty_replications 6:\n%.400s", sum)
 	}
 }
 
