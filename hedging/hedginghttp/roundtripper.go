@@ -250,7 +250,7 @@ func NewRoundTripper(next http.RoundTripper, regions []Region, opts ...Option) (
 	}
 	rt := &roundTripper{next: next, timeout: s.timeout, partition: s.partition}
 	cfg := hedging.Config{Strategy: s.strategy, Logger: s.logger, Observer: s.observer, RequestTimeout: s.timeout}
-	t := &Transport{RoundTripper: next, BaseURLs: make(map[string]string, len(regions)), bases: make(map[string]baseURL, len(regions))}
+	t := &Transport{RoundTripper: next, BaseURLs: make(map[string]string, len(regions)), bases: make([]keyedBase, 0, len(regions))}
 	if s.prepare != nil {
 		prepare := s.prepare
 		t.Prepare = func(req *http.Request, _ *hedging.Operation, a hedging.Attempt) error {
@@ -269,7 +269,7 @@ func NewRoundTripper(next http.RoundTripper, regions []Region, opts ...Option) (
 			return nil, fmt.Errorf("hedginghttp: NewRoundTripper: regions[%d] (%q): %w", i, r.Name, err)
 		}
 		for j, o := range regions[:i] {
-			if ob := t.bases[o.Name]; b.equal(&ob) {
+			if ob, _ := lookupBase(t.bases, o.Name); b.equal(ob) {
 				return nil, fmt.Errorf("hedginghttp: NewRoundTripper: regions[%d] (%q): URL %q addresses the same requests as regions[%d] (%q, %q)", i, r.Name, r.URL, j, o.Name, o.URL)
 			}
 		}
@@ -277,9 +277,10 @@ func NewRoundTripper(next http.RoundTripper, regions []Region, opts ...Option) (
 			rt.first = b
 		}
 		t.BaseURLs[r.Name] = r.URL
-		t.bases[r.Name] = b
+		t.bases = append(t.bases, keyedBase{r.Name, b})
 		cfg.Regions = append(cfg.Regions, hedging.Endpoint{Region: hedging.Region(r.Name), Key: r.Name})
 	}
+	sortBases(t.bases)
 	cfg.Transport = t
 	c, err := hedging.NewClient(cfg)
 	if err != nil {
