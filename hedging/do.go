@@ -123,9 +123,10 @@ var ErrNoTransport = errors.New("hedging: Config.Transport is nil")
 // abandoned attempt can still reach it; nothing handed out points into it.
 //
 // Allocation: on the happy path (the primary answers before the threshold)
-// Do allocates 4 times on top of what the Transport allocates: the answer
+// Do allocates 3 times on top of what the Transport allocates: the answer
 // (the Response, its diagnostics, the body wrapper and the copy of op, one
-// object), the attempt's context (2) and its goroutine's closure. An
+// object) and the attempt's context (2); op itself does not escape, so a
+// caller's Operation may live on its stack. An
 // operation with a deadline adds one per attempt (the context reporting
 // it); a caller context that can end adds context.WithoutCancel's, and then
 // a handed-out body context.AfterFunc's; op.Timeout, when it is the earlier
