@@ -274,8 +274,8 @@ type doState struct {
 	// its HubRegionProcessingOnly (§9.6.7), which Do copies back to the
 	// caller's. Keeping the race off the caller's pointer lets a caller's
 	// Operation stay on its stack; transports read ans.opc instead.
-	opr Operation
-	ans *answer // this operation's fresh part
+	opr   Operation
+	ans   *answer // this operation's fresh part
 	ctx   context.Context
 	base  context.Context // the parent of the attempts' contexts: ctx without its cancellation
 	dl    time.Time       // the operation's deadline, seen by attempts
