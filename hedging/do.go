@@ -427,7 +427,6 @@ func (s *doState) start(a Attempt) {
 // touches nothing else.
 func (sl *attemptSlot) run() {
 	s, i := sl.s, sl.idx
-	growStack(0)
 	res := sl.send(s)
 	sl.res = res
 	sl.at = s.clock()
@@ -436,25 +435,6 @@ func (sl *attemptSlot) run() {
 		return
 	}
 	closeBody(res.Body)
-}
-
-// growStack grows a new attempt goroutine's stack in one step, while the
-// stack holds only run's frame, to the size a transport such as net/http's
-// needs: otherwise the runtime grows it two or three times deep inside
-// Send, copying every frame each time. On the loopback happy-path benchmark
-// this saves ~0.6 µs of CPU per request (BenchmarkHappyPathRoundTripper,
-// GOMAXPROCS=1: 20.25 → 19.67 µs; a 4 KB frame grows the 2 KB initial
-// stack to 8 KB, and an 8 KB frame was no better). It has no effect on what
-// the attempt does.
-//
-// i is always 0: an index the compiler cannot know (growStack is not
-// inlined) keeps the frame from being optimised away.
-//
-//go:noinline
-func growStack(i int) byte {
-	var frame [4 << 10]byte
-	frame[i] = 1
-	return frame[len(frame)-1-i]
 }
 
 // send calls the transport, reporting a panic as a transport error.
