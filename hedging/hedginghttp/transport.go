@@ -134,7 +134,6 @@ func lookupBase(bases []keyedBase, key string) (*baseURL, bool) {
 
 // Send performs attempt a of op as one HTTP request; see [Transport].
 func (t *Transport) Send(ctx context.Context, op *hedging.Operation, a hedging.Attempt) hedging.Result {
-	growStack(0)
 	base, ok := t.BaseURLs[a.Endpoint.Key]
 	if !ok {
 		return hedging.Result{Err: fmt.Errorf("hedginghttp: no base URL for endpoint %q (region %q)", a.Endpoint.Key, a.Endpoint.Region)}
@@ -186,24 +185,6 @@ func (t *Transport) Send(ctx context.Context, op *hedging.Operation, a hedging.A
 		return hedging.Result{Err: err}
 	}
 	return resultOf(resp)
-}
-
-// growStack grows the calling goroutine's stack in one step, while it
-// holds only a few frames, to the size a net/http round trip needs. Each
-// attempt of [hedging.Client.Do] runs on a new goroutine, whose small
-// initial stack the runtime would otherwise grow two or three times deep
-// inside RoundTrip, copying every frame each time. On the loopback
-// happy-path benchmark this saves ~0.6 µs of CPU per request
-// (BenchmarkHappyPathRoundTripper, GOMAXPROCS=1: 20.25 → 19.67 µs; a 4 KB
-// frame makes an 8 KB stack, and an 8 KB frame was no better). i is always
-// 0: an index the compiler cannot know (growStack is not inlined) keeps the
-// frame from being optimised away.
-//
-//go:noinline
-func growStack(i int) byte {
-	var frame [4 << 10]byte
-	frame[i] = 1
-	return frame[len(frame)-1-i]
 }
 
 // newRequest builds the request of op from its Method, Path and Body.
