@@ -5,7 +5,7 @@ GO ?= go
 all: lint test build
 
 build:
-	$(GO) build -o bin/hedgesim ./cmd/hedgesim
+	$(GO) build -buildvcs=true -o bin/hedgesim ./cmd/hedgesim
 
 test:
 	$(GO) test ./...
@@ -30,20 +30,24 @@ lint:
 	$(GO) vet ./...
 	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
 
+# Charts are written as SVG; PNG=1 also writes PNG copies (for slides; not
+# committed, see .gitignore): `make results PNG=1`, `make notebooks PNG=1`.
+PNGFLAG = $(if $(PNG),-png,)
+
 # The main job: simulate the embedded default scenario into results/default/.
 run:
 	$(GO) run ./cmd/hedgesim
 
 # Regenerate results/<scenario>/ for every embedded scenario and the index.
 results:
-	$(GO) build -o bin/hedgesim ./cmd/hedgesim
+	$(GO) build -buildvcs=true -o bin/hedgesim ./cmd/hedgesim
 	rm -rf results
-	./bin/hedgesim run -q $$(./bin/hedgesim list | awk '{print $$1}')
+	./bin/hedgesim run -q $(PNGFLAG) $$(./bin/hedgesim list | awk '{print $$1}')
 	$(GO) run ./cmd/notebooks -index results
 
 # Regenerate the design-review notebooks in notebooks/.
 notebooks:
-	$(GO) run ./cmd/notebooks
+	$(GO) run ./cmd/notebooks $(PNGFLAG)
 
 clean:
 	rm -rf bin

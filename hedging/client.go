@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"reflect"
 	"time"
 )
 
@@ -16,7 +17,18 @@ type RetryOptions struct {
 	// ThrottleBackoff is the pause before retrying a 429 when the response
 	// carries no retry-after; default 5 ms.
 	ThrottleBackoff time.Duration
+	// MaxRetryAfter caps the wait before retrying a 429: the larger of its
+	// retry-after and ThrottleBackoff. A 429 whose wait exceeds it, or
+	// whose wait would not end before the operation's deadline (§9.4), is
+	// not retried: the leg ends on that 429 at once. Default
+	// [DefaultMaxRetryAfter].
+	MaxRetryAfter time.Duration
 }
+
+// DefaultMaxRetryAfter is the default of RetryOptions.MaxRetryAfter: 30 s,
+// the Cosmos DB SDKs' default for the time they wait on throttled requests
+// (MaxRetryWaitTimeOnRateLimitedRequests).
+const DefaultMaxRetryAfter = 30 * time.Second
 
 func (o *RetryOptions) setDefaults() {
 	if o.MaxAttempts == 0 {
@@ -24,6 +36,9 @@ func (o *RetryOptions) setDefaults() {
 	}
 	if o.ThrottleBackoff == 0 {
 		o.ThrottleBackoff = 5 * time.Millisecond
+	}
+	if o.MaxRetryAfter == 0 {
+		o.MaxRetryAfter = DefaultMaxRetryAfter
 	}
 }
 
@@ -106,8 +121,15 @@ type Client struct {
 
 // NewClient validates cfg and returns a client. Errors: a region listed
 // twice, an endpoint with an empty region or key, a negative duration or
-// retry count.
+// retry count, an Observer or Transport that is a nil pointer (or other nil
+// value) inside a non-nil interface.
 func NewClient(cfg Config) (*Client, error) {
+	if isNil(cfg.Observer) {
+		return nil, fmt.Errorf("hedging: Config.Observer is a nil %T", cfg.Observer)
+	}
+	if isNil(cfg.Transport) {
+		return nil, fmt.Errorf("hedging: Config.Transport is a nil %T", cfg.Transport)
+	}
 	seen := make(map[Region]bool, len(cfg.Regions))
 	for i, e := range cfg.Regions {
 		if e.Region == "" || e.Key == "" {
@@ -118,7 +140,8 @@ func NewClient(cfg Config) (*Client, error) {
 		}
 		seen[e.Region] = true
 	}
-	if cfg.RequestTimeout < 0 || cfg.ProbeInterval < 0 || cfg.HedgeWinMinSpan < 0 || cfg.UnavailableFor < 0 || cfg.Retry.ThrottleBackoff < 0 {
+	if cfg.RequestTimeout < 0 || cfg.ProbeInterval < 0 || cfg.HedgeWinMinSpan < 0 || cfg.UnavailableFor < 0 || cfg.Retry.ThrottleBackoff < 0 ||
+		cfg.Retry.MaxRetryAfter < 0 {
 		return nil, errors.New("hedging: durations must not be negative")
 	}
 	if cfg.Retry.MaxAttempts < 0 || cfg.ConsecutiveHedgeWinThreshold < 0 {
@@ -214,4 +237,17 @@ func (r *Race) logEnabled(level slog.Level) bool {
 
 func (r *Race) log(level slog.Level, event string, attrs ...slog.Attr) {
 	r.c.logger.LogAttrs(r.ctx, level, event, attrs...)
+}
+
+// isNil reports whether v is a non-nil interface holding a nil pointer, map,
+// slice, channel or function: a value whose methods would panic on use.
+func isNil(v any) bool {
+	if v == nil {
+		return false
+	}
+	switch r := reflect.ValueOf(v); r.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Chan, reflect.Func:
+		return r.IsNil()
+	}
+	return false
 }

@@ -18,7 +18,8 @@ type Response struct {
 	// Result is the winning attempt's result: status, its RU charge, the
 	// session LSN and retry-after it carried. Result.Err is always nil.
 	// Result.Body, when the transport returned one, is the winner's body,
-	// unread: the caller must read and close it.
+	// unread, governed by the caller's context (see [Client.Do], Bodies):
+	// the caller must read and close it.
 	Result Result
 	// Leg is the leg that answered: Primary, or Alternate for a hedge win.
 	Leg Leg
@@ -40,19 +41,6 @@ type Response struct {
 	Diagnostics *HedgeDiagnostics
 }
 
-// responseBox holds, in a single allocation, a Response, the copy of its
-// diagnostics and the context of the operation's first attempt. The box is
-// allocated when Do starts; the caller's *Response points into it.
-type responseBox struct {
-	resp Response
-	diag HedgeDiagnostics
-	// ctx0 is the first attempt's context. An attempt context is never
-	// reused (net/http may still read a request's context from a background
-	// dial after the request returned), so each attempt needs its own; the
-	// first one rides along with the Response to save an allocation.
-	ctx0 attemptCtx
-}
-
 // ErrNoTransport is returned by [Client.Do] when Config.Transport is nil.
 var ErrNoTransport = errors.New("hedging: Config.Transport is nil")
 
@@ -62,47 +50,49 @@ var ErrNoTransport = errors.New("hedging: Config.Transport is nil")
 // The primary attempt is sent at once on its own goroutine through
 // Config.Transport. When hedging is active and no final response has
 // arrived by the threshold, exactly one alternate attempt is sent, pinned to
-// regions[1]; the first final response wins and the other attempt's context
-// is cancelled (spec §6.5, §8.3, §12). op.Timeout, when set, is the
-// end-to-end deadline shared by both legs (§9.4), enforced by the race
-// itself. Cancelling ctx, or ctx's deadline passing, ends the operation like
-// the deadline does (§6.5 #7): before the alternate was sent it returns at
-// once; during a hedge it harvests in-flight attempts for up to
-// [HarvestWindow] to enrich the diagnostics.
+// regions[1]; the first final response wins and the other attempt is
+// cancelled (spec §6.5, §8.3, §12). The operation's deadline is the earlier
+// of ctx's deadline and op.Timeout after Do started, shared by both legs
+// (§9.4). When it passes, or ctx is cancelled, before the alternate was sent
+// Do returns at once; during a hedge it first harvests the attempts in
+// flight for up to [HarvestWindow] to enrich the diagnostics (§6.5 #7).
 //
 // Errors: an operation that produced no final response returns a nil
 // *Response and an *[Error] whose Cause satisfies errors.Is with
-// context.DeadlineExceeded (op.Timeout or ctx's deadline), context.Canceled
+// context.DeadlineExceeded (the operation's deadline), context.Canceled
 // (ctx cancelled), [ErrTransient] (both legs transient, §14.1, or a single
 // transient result) or the transport's own error; its Diagnostics follow the
 // same attachment contract as Response.Diagnostics. [ErrNoTransport] is
 // returned when Config.Transport is nil.
 //
-// Attempts and cancellation: each attempt runs on its own goroutine with a
-// context that carries ctx's values and the operation's deadline (the
-// earlier of ctx's deadline and op.Timeout after Do started, so a transport
-// can propagate the remaining budget) and that the race cancels when the
-// attempt loses or the operation ends (ctx's own cancellation reaches
-// attempts through the race, after the harvest window when a hedge is in
-// flight). Do returns as soon as the race has decided (spec §6.5 #7,
-// §14.2), whatever a losing transport does: an attempt still running then
-// is cancelled and abandoned; when its Send eventually returns, its
-// goroutine closes the result's Body and exits, and touches nothing the
-// caller or a later Do owns (the per-operation state of such a call is never
-// pooled again). Until then the abandoned Send may still read op's slices
-// (Body, ExcludeRegions): do not modify their contents while an attempt may
-// be running; op itself is copied and may be reused at once. A Transport may
-// read its attempt's context after Send returned (as net/http does from a
-// background dial), but its Done channel means nothing by then. A panic in
-// Send is recovered and reported as a transport error (Result.Err) on its
-// leg.
+// Attempt contexts: each attempt gets a fresh context, made by
+// context.WithCancelCause from context.WithoutCancel(ctx): it carries ctx's
+// values, its Deadline reports the operation's deadline (so a transport can
+// propagate the remaining budget), and only the race cancels it — ctx's own
+// end reaches attempts through the race, after the harvest window when a
+// hedge is in flight. The race cancels an attempt when it loses (cause
+// context.Canceled), when the deadline ends it (Err and context.Cause report
+// context.DeadlineExceeded) or when ctx is cancelled (cause
+// context.Cause(ctx)). Do returns as soon as the race has decided, whatever
+// a losing transport does: an attempt still running then is cancelled and
+// abandoned, and its goroutine closes its result's Body when Send returns.
+// Until then an abandoned Send may still read op's slices (Body,
+// ExcludeRegions): do not modify their contents while an attempt may be
+// running; op itself is copied and may be reused at once. A panic in Send is
+// recovered and reported as a transport error (Result.Err) on its leg.
 //
-// Bodies: the winner's Result.Body reaches the caller unread in
-// Response.Result.Body. When the operation ends without a final response,
+// Bodies: the winner's body reaches the caller unread in
+// Response.Result.Body; when the operation ends without a final response,
 // the body of the most recent transient response (the one whose status the
-// *Error reports) is handed over in Error.Body. Every other body Do
-// receives (losers, earlier transient results, results arriving after the
-// race ended) is closed by Do.
+// *Error reports) reaches it in Error.Body. Such a body is the transport's,
+// wrapped (its Unwrap method returns the transport's body), and keeps its
+// attempt's context live until it is closed, except that the context is
+// cancelled when ctx ends (cause context.Cause(ctx)) or the operation's
+// deadline passes (context.DeadlineExceeded): a transport whose body reads
+// through its attempt's context, as net/http's does, then ends a read in
+// progress with that error, as net/http's own client would. Close releases
+// what the body held. Every other body Do receives (losers, earlier
+// transient results, results arriving after the race ended) is closed by Do.
 //
 // Time: the race runs on [Client.Now], a monotonic clock shared by all
 // operations of the process, so the client's shared state (hedge-win
@@ -125,20 +115,26 @@ var ErrNoTransport = errors.New("hedging: Config.Transport is nil")
 // scheduling jitter of the threshold may be seen either side of it; a tie
 // has no sharper meaning in real time.
 //
-// Do is safe for concurrent use. A Client must not be shared between a
-// testing/synctest bubble and code outside it.
+// Do is safe for concurrent use. Nothing Do hands out or leaves running
+// (the Response, a body, an attempt's context, the copy of op a transport
+// reads) is reused by a later operation: those are allocated for each
+// operation. Only the engine that drives the race (the race core's state,
+// the attempt slots, timers and channels) is pooled, and only when no
+// abandoned attempt can still reach it; nothing handed out points into it.
+//
+// Allocation: on the happy path (the primary answers before the threshold)
+// Do allocates 3 times on top of what the Transport allocates: the answer
+// (the Response, its diagnostics, the body wrapper and the copy of op, one
+// object) and the attempt's context (2); op itself does not escape, so a
+// caller's Operation may live on its stack. An
+// operation with a deadline adds one per attempt (the context reporting
+// it); a caller context that can end adds context.WithoutCancel's, and then
+// a handed-out body context.AfterFunc's; op.Timeout, when it is the earlier
+// deadline, adds the handed-out body's timer.
 //
 // Observability: Config.Observer, when set, is called once per attempt and
 // once per operation, on Do's goroutine with ctx (see [Observer]); slog
 // events of the race are logged with ctx too.
-//
-// Allocation: on the happy path (the primary answers before the threshold)
-// Do makes one allocation on top of what the Transport allocates: the
-// returned Response (one object that also holds its diagnostics and the
-// primary attempt's context); starting the attempt's goroutine allocates no
-// closure (outside synctest bubbles). The
-// per-operation state (the [Race], channel, timers, cancellable contexts) is
-// pooled outside synctest bubbles, except after an abandoned attempt.
 func (c *Client) Do(ctx context.Context, op *Operation) (*Response, error) {
 	if c.cfg.Transport == nil {
 		return nil, ErrNoTransport
@@ -150,11 +146,16 @@ func (c *Client) Do(ctx context.Context, op *Operation) (*Response, error) {
 	}
 	t0 := time.Now()
 	s := getDoState(t0)
-	s.c, s.op, s.ctx = c, op, ctx
-	s.opc = *op
-	s.obs = c.cfg.Observer
-	s.box = new(responseBox)
+	s.ans = &answer{opc: *op}
+	s.opr = *op
+	s.c, s.ctx, s.base, s.obs = c, ctx, ctx, c.cfg.Observer
 	defer s.release()
+	if ctx.Done() != nil {
+		// Attempts carry ctx's values but not its cancellation, which
+		// reaches them through the race (harvest window, §6.5 #7). A ctx
+		// that can never end is its own WithoutCancel.
+		s.base = context.WithoutCancel(ctx)
+	}
 
 	now := clockAt(t0)
 	s.begin = now
@@ -169,16 +170,21 @@ func (c *Client) Do(ctx context.Context, op *Operation) (*Response, error) {
 	}
 	if op.Timeout > 0 {
 		if dl := t0.Add(op.Timeout); !s.hasDL || dl.Before(s.dl) {
-			s.dl, s.hasDL = dl, true
+			s.dl, s.hasDL, s.opDeadline = dl, true, true
 		}
 	}
 	var e Effects
-	c.begin(ctx, &e, &s.race, now, op, deadline)
+	c.begin(ctx, &e, &s.race, now, &s.opr, deadline)
 	if !s.race.Done() {
 		s.perform(e)
 		s.loop()
 	}
 	s.shutdown()
+	if s.opr.HubRegionProcessingOnly {
+		// The race fanned a 1002 discovery into the operation (§9.6.7):
+		// the caller's next attempt of op goes to the hub region.
+		op.HubRegionProcessingOnly = true
+	}
 	return s.outcome()
 }
 
@@ -215,11 +221,11 @@ func clockAt(t time.Time) time.Duration {
 // bubble from outside it is a fatal error).
 func hasMonotonic(t time.Time) bool { return t != t.Round(0) }
 
-// doPool recycles the per-operation state of Do. Only state created outside
-// synctest bubbles is pooled.
+// doPool recycles the engine of Do (see doState) between operations,
+// outside synctest bubbles.
 var doPool = sync.Pool{New: func() any { return newDoState() }}
 
-// getDoState returns a pooled state, or a fresh one inside a synctest
+// getDoState returns a pooled engine, or a fresh one inside a synctest
 // bubble (detected from now, a reading of time.Now).
 func getDoState(now time.Time) *doState {
 	if !hasMonotonic(now) {
@@ -228,6 +234,17 @@ func getDoState(now time.Time) *doState {
 		return s
 	}
 	return doPool.Get().(*doState)
+}
+
+func newDoState() *doState {
+	s := &doState{results: make(chan uint8, maxSlots)}
+	for i := range s.slots {
+		sl := &s.slots[i]
+		sl.s, sl.idx = s, uint8(i)
+		sl.runFn = sl.run // made once per engine: go sl.runFn() allocates nothing
+	}
+	s.timers = s.tbuf[:0]
+	return s
 }
 
 // maxSlots bounds the attempts of one operation that can be running at once:
@@ -244,19 +261,31 @@ const (
 	slotAbandoned
 )
 
-// doState is the per-operation state of the real-time driver.
+// doState is the engine of one call of Do: the race, the attempt slots,
+// the timers and the result channel. It is pooled, so nothing Do hands out
+// (the Response, a body, an attempt's context, the Operation a transport
+// reads) points into it: those are made fresh for every operation (answer,
+// and one context per attempt), release clears every reference the engine
+// holds to them, and an engine that an abandoned attempt's goroutine may
+// still touch is never reused.
 type doState struct {
-	c     *Client
-	op    *Operation // the caller's operation, given to the race
-	opc   Operation  // a copy of it, given to the transport
+	c *Client
+	// opr is the race's copy of the caller's operation: the race may set
+	// its HubRegionProcessingOnly (§9.6.7), which Do copies back to the
+	// caller's. Keeping the race off the caller's pointer lets a caller's
+	// Operation stay on its stack; transports read ans.opc instead.
+	opr   Operation
+	ans   *answer // this operation's fresh part
 	ctx   context.Context
-	dl    time.Time // the operation's deadline, seen by attempts
+	base  context.Context // the parent of the attempts' contexts: ctx without its cancellation
+	dl    time.Time       // the operation's deadline, seen by attempts
 	hasDL bool
-	box   *responseBox // the Response to return; box.ctx0 is free until used
-	ctx0  bool         // box.ctx0 was handed to an attempt
-	race  Race
-	begin time.Duration // core time of Begin
-	last  time.Duration // latest core time passed to the race (kept monotonic)
+	// opDeadline: dl comes from op.Timeout (earlier than ctx's deadline),
+	// so a handed-out body needs its own timer to end at dl.
+	opDeadline bool
+	race       Race
+	begin      time.Duration // core time of Begin
+	last       time.Duration // latest core time passed to the race (kept monotonic)
 
 	// results carries the index of a slot whose attempt returned; its
 	// capacity equals the number of slots, so an attempt never blocks.
@@ -275,12 +304,25 @@ type doState struct {
 	ready [maxSlots]uint8 // slot indexes of delivered results, this batch
 	nrdy  int
 
-	obs       Observer
-	lastBody  io.ReadCloser // body of the latest transient result the race saw
-	cancelled [4]int        // cancellations by CancelReason
-	abandoned int           // attempts still running when the race ended
+	obs        Observer
+	win        context.CancelCauseFunc // cancels the winner's attempt context
+	lastBody   io.ReadCloser           // body of the latest transient result the race saw
+	lastCancel context.CancelCauseFunc // cancels lastBody's attempt context
+	cancelled  [4]int                  // cancellations by CancelReason
+	abandoned  int                     // attempts still running when the race ended
 
 	bubbled bool // created inside a synctest bubble: never pooled
+}
+
+// answer is the part of an operation that Do hands out or that outlives it,
+// allocated fresh for every operation in one object: the Response, its
+// diagnostics, the body handed to the caller, and the copy of the Operation
+// the transport reads.
+type answer struct {
+	resp Response
+	diag HedgeDiagnostics
+	body handedBody
+	opc  Operation
 }
 
 type pendingTimer struct {
@@ -288,42 +330,29 @@ type pendingTimer struct {
 	kind TimerKind
 }
 
-// attemptSlot is one attempt goroutine's mailbox.
+// attemptSlot is one attempt goroutine's mailbox. A slot is reused once its
+// attempt delivered; every attempt gets a new context.
 type attemptSlot struct {
-	s     *doState
-	idx   uint8 // the slot's index in s.slots
-	busy  bool
-	state atomic.Uint32 // slotRunning, slotDelivered or slotAbandoned
-	a     Attempt
-	ctx   *attemptCtx // this attempt's context (never reused)
-	res   Result
-	sent  time.Duration // core time at which the attempt was started
-	at    time.Duration // core time at which Send returned
-
-	// inner is a cancellable context derived from context.Background that
-	// gives the slot's attempts their Done and Err; stop cancels it. It is
-	// reused, from attempt to attempt and operation to operation, until it
-	// is cancelled, so the happy path allocates no cancellable context.
-	inner context.Context
-	stop  context.CancelFunc
-	used  bool // stop was called: make a new inner before reuse
+	s         *doState
+	idx       uint8  // the slot's index in s.slots
+	runFn     func() // sl.run, bound once when the engine is made
+	busy      bool
+	state     atomic.Uint32 // slotRunning, slotDelivered or slotAbandoned
+	a         Attempt
+	ctx       context.Context         // this attempt's context
+	cancel    context.CancelCauseFunc // cancels ctx
+	cancelled bool                    // the race cancelled the attempt
+	res       Result
+	sent      time.Duration // core time at which the attempt was started
+	at        time.Duration // core time at which Send returned
 }
 
-// cancel cancels the slot's current attempt.
-func (sl *attemptSlot) cancel() {
-	if !sl.used {
-		sl.used = true
-		sl.stop()
+// stop cancels the slot's current attempt for the race, with cause.
+func (sl *attemptSlot) stop(cause error) {
+	if !sl.cancelled {
+		sl.cancelled = true
+		sl.cancel(cause)
 	}
-}
-
-func newDoState() *doState {
-	s := &doState{results: make(chan uint8, maxSlots)}
-	for i := range s.slots {
-		s.slots[i].s = s
-	}
-	s.timers = s.tbuf[:0]
-	return s
 }
 
 func (s *doState) clock() time.Duration { return clockNow() }
@@ -337,6 +366,19 @@ func (s *doState) at(t time.Duration) time.Duration {
 	return s.last
 }
 
+// cause is the cancellation cause an attempt cancelled for reason sees.
+func (s *doState) cause(reason CancelReason) error {
+	switch reason {
+	case CancelDeadline:
+		return context.DeadlineExceeded
+	case CancelAppCanceled:
+		if err := context.Cause(s.ctx); err != nil {
+			return err
+		}
+	}
+	return context.Canceled
+}
+
 // perform carries out the effects of one call into the race.
 func (s *doState) perform(e Effects) {
 	for i := 0; i < e.Len(); i++ {
@@ -347,7 +389,7 @@ func (s *doState) perform(e Effects) {
 		case ActCancel:
 			for j := range s.slots {
 				if sl := &s.slots[j]; sl.busy && sl.a.Leg == a.Leg {
-					sl.cancel()
+					sl.stop(s.cause(a.Reason))
 					s.cancelled[a.Reason]++
 				}
 			}
@@ -357,7 +399,7 @@ func (s *doState) perform(e Effects) {
 	}
 }
 
-// start runs attempt a on a new goroutine.
+// start runs attempt a on a new goroutine with a new context.
 func (s *doState) start(a Attempt) {
 	i := 0
 	for i < maxSlots && s.slots[i].busy {
@@ -371,37 +413,14 @@ func (s *doState) start(a Attempt) {
 	sl := &s.slots[i]
 	sl.busy, sl.a, sl.sent = true, a, s.last
 	sl.state.Store(slotRunning)
-	if sl.inner == nil || sl.used {
-		sl.inner, sl.stop = context.WithCancel(context.Background())
-		sl.used = false
+	ctx, cancel := context.WithCancelCause(s.base)
+	sl.ctx, sl.cancel, sl.cancelled = ctx, cancel, false
+	if s.hasDL {
+		sl.ctx = &deadlineCtx{Context: ctx, deadline: s.dl}
 	}
-	if !s.ctx0 {
-		s.ctx0 = true
-		sl.ctx = &s.box.ctx0
-	} else {
-		sl.ctx = new(attemptCtx)
-	}
-	*sl.ctx = attemptCtx{parent: s.ctx, inner: sl.inner, deadline: s.dl, hasDeadline: s.hasDL}
 	s.running++
-	sl.idx = uint8(i)
-	if s.bubbled {
-		go sl.run()
-		return
-	}
-	startq <- sl
-	go runQueued()
+	go sl.runFn()
 }
-
-// startq hands attempts to the goroutines started for them outside
-// synctest bubbles: "go runQueued()" calls a function without a closure,
-// so starting an attempt allocates nothing (go sl.run() would allocate
-// the closure). Every send is paired with one goroutine that receives, so
-// the order in which they pair does not matter. Inside a bubble a channel
-// shared with other bubbles must not be used; bubbled attempts use go
-// sl.run().
-var startq = make(chan *attemptSlot, 256)
-
-func runQueued() { (<-startq).run() }
 
 // run performs the slot's attempt and delivers its result, unless Do
 // abandoned the attempt meanwhile: then it closes the result's body and
@@ -426,7 +445,7 @@ func (sl *attemptSlot) send(s *doState) (res Result) {
 			res = Result{Err: fmt.Errorf("hedging: transport panicked on the %s leg (region %q): %v", sl.a.Leg, sl.a.Endpoint.Region, p)}
 		}
 	}()
-	return s.c.cfg.Transport.Send(sl.ctx, &s.opc, sl.a)
+	return s.c.cfg.Transport.Send(sl.ctx, &s.ans.opc, sl.a)
 }
 
 func closeBody(b interface{ Close() error }) {
@@ -606,29 +625,50 @@ func (s *doState) dispatch(now time.Duration) {
 	}
 }
 
-// respond feeds a delivered slot's result to the race, reports the attempt
-// to the observer and closes its body unless it is the winner's.
+// respond feeds a delivered slot's result to the race and reports the
+// attempt to the observer. Unless the result is the winner's or the latest
+// transient one (which may be handed to the caller), it closes the body and
+// cancels the attempt's context, which nothing uses any more.
 func (s *doState) respond(sl *attemptSlot) {
-	a, res, at := sl.a, sl.res, sl.at
+	a, res, at, cancel := sl.a, sl.res, sl.at, sl.cancel
+	seen := !sl.cancelled // the race ignores the result of a cancelled attempt
 	sl.busy, sl.res = false, Result{}
 	keep := false
 	if !s.race.Done() {
-		seen := !sl.used // the race ignores the result of a cancelled attempt
 		s.perform(s.race.Responded(s.at(at), a, res))
 		if w, ok := s.race.Winner(); s.race.Done() && ok {
-			keep = w == a.Leg
+			if w == a.Leg {
+				keep, s.win = true, cancel
+			}
 		} else if seen && !res.Final() {
 			// The most recent transient response: returned with the
 			// error if the race ends without a final one.
-			closeBody(s.lastBody)
-			s.lastBody, keep = res.Body, res.Body != nil
+			s.dropLast()
+			if res.Body != nil {
+				s.lastBody, s.lastCancel, keep = res.Body, cancel, true
+			}
 		}
+	} else {
+		// Decided: a loser's answer that landed as the race ended only adds
+		// its RU to the total (ru_charge_total, §10.4).
+		s.race.Responded(at, a, res)
 	}
 	if s.obs != nil {
 		s.obs.ObserveAttempt(s.ctx, AttemptEvent{Attempt: a, Result: res, Latency: at - sl.sent})
 	}
 	if !keep {
 		closeBody(res.Body)
+		cancel(context.Canceled)
+	}
+}
+
+// dropLast closes the latest transient body kept and cancels its attempt's
+// context.
+func (s *doState) dropLast() {
+	if s.lastBody != nil {
+		closeBody(s.lastBody)
+		s.lastCancel(context.Canceled)
+		s.lastBody, s.lastCancel = nil, nil
 	}
 }
 
@@ -678,7 +718,7 @@ func (s *doState) shutdown() {
 		if !sl.busy {
 			continue
 		}
-		sl.cancel()
+		sl.stop(context.Canceled)
 		if sl.state.CompareAndSwap(slotRunning, slotAbandoned) {
 			s.abandoned++
 			s.running--
@@ -696,7 +736,8 @@ func (s *doState) shutdown() {
 	}
 }
 
-// outcome builds Do's return values from the finished race.
+// outcome builds Do's return values from the finished race, handing the
+// winner's body (or, on an error, the latest transient body) to the caller.
 func (s *doState) outcome() (*Response, error) {
 	r := &s.race
 	res, err := r.Result()
@@ -706,17 +747,16 @@ func (s *doState) outcome() (*Response, error) {
 	if err != nil {
 		var he *Error
 		if s.lastBody != nil && errors.As(err, &he) && he.Status != (Status{}) {
-			he.Body, s.lastBody = s.lastBody, nil
+			he.Body = s.hand(s.lastBody, s.lastCancel)
+			s.lastBody, s.lastCancel = nil, nil
 		}
-		closeBody(s.lastBody)
-		s.lastBody = nil
+		s.dropLast()
 		return nil, err
 	}
-	closeBody(s.lastBody)
-	s.lastBody = nil
-	b := s.box
+	s.dropLast()
 	w, _ := r.Winner()
-	b.resp = Response{
+	ans := s.ans
+	ans.resp = Response{
 		Result:        res,
 		Leg:           w,
 		Endpoint:      r.Endpoint(w),
@@ -724,67 +764,117 @@ func (s *doState) outcome() (*Response, error) {
 		RequestCharge: r.RequestCharge(),
 		Elapsed:       r.DoneAt() - s.begin,
 	}
+	ans.resp.Result.Body = s.hand(res.Body, s.win)
 	if d, ok := r.Diagnostics(); ok {
-		b.diag = *d
-		b.resp.Diagnostics = &b.diag
+		ans.diag = *d
+		ans.resp.Diagnostics = &ans.diag
 	}
-	return &b.resp, nil
+	return &ans.resp, nil
 }
 
-// release clears references and returns the state to the pool, unless an
-// abandoned attempt may still touch it.
+// release clears every reference the engine holds to this operation and
+// returns it to the pool, unless an abandoned attempt may still touch it.
 func (s *doState) release() {
-	if s.abandoned > 0 {
+	if s.abandoned > 0 || s.bubbled {
 		return // the abandoned goroutines keep it alive; never reused
 	}
-	s.race = Race{}
-	s.c, s.op, s.ctx, s.box, s.ctx0, s.obs = nil, nil, nil, nil, false, nil
-	s.opc = Operation{}
+	// Only the parts of the race that refer to this operation (its
+	// context, op, results and their bodies, op's slices) are cleared;
+	// diag and regionBuf hold configuration values only, and Begin
+	// overwrites what it reads of them.
+	s.race.raceState = raceState{}
+	s.race.legs = [2]legState{}
+	s.c, s.ans, s.ctx, s.base, s.obs = nil, nil, nil, nil, nil
+	s.opr = Operation{}
+	s.win, s.lastBody, s.lastCancel = nil, nil, nil
+	s.dl, s.hasDL, s.opDeadline = time.Time{}, false, false
 	s.cancelled = [4]int{}
 	for i := range s.slots {
-		s.slots[i].a, s.slots[i].ctx = Attempt{}, nil
+		sl := &s.slots[i]
+		sl.a, sl.ctx, sl.cancel, sl.res = Attempt{}, nil, nil, Result{}
 	}
 	if cap(s.timers) > len(s.tbuf) {
 		s.timers = s.tbuf[:0]
 	}
-	if !s.bubbled {
-		doPool.Put(s)
+	doPool.Put(s)
+}
+
+// hand returns body, the result of the attempt whose context cancel
+// cancels, as the caller receives it: tied to ctx and to the operation's
+// deadline, and released on Close (see [handedBody]). Without a body the
+// attempt's context is cancelled at once.
+func (s *doState) hand(body io.ReadCloser, cancel context.CancelCauseFunc) io.ReadCloser {
+	if cancel == nil {
+		return body // not an attempt's result (cannot happen)
 	}
-}
-
-// attemptCtx is the context of one attempt: the values of the operation's
-// ctx, the operation's deadline, and the Done and Err of its slot's inner
-// context, which the driver cancels to cancel the attempt. Its fields never
-// change once the attempt started, so a transport goroutine that outlives
-// Send may keep using it. Contexts derived from an attemptCtx (net/http
-// derives one per request) find the inner context through Value and
-// register with it directly, so no propagation goroutine is started.
-type attemptCtx struct {
-	parent      context.Context
-	inner       context.Context
-	deadline    time.Time
-	hasDeadline bool
-}
-
-// Deadline returns the operation's deadline: the earlier of the caller's
-// context deadline and op.Timeout after Do started.
-func (c *attemptCtx) Deadline() (time.Time, bool) { return c.deadline, c.hasDeadline }
-
-// Done is closed when the driver cancels the attempt.
-func (c *attemptCtx) Done() <-chan struct{} { return c.inner.Done() }
-
-// Err returns context.Canceled once the attempt was cancelled.
-func (c *attemptCtx) Err() error { return c.inner.Err() }
-
-// Value returns the operation context's value for key. The inner context,
-// derived from Background, answers only the context package's own lookup of
-// its cancellable parent.
-func (c *attemptCtx) Value(key any) any {
-	if v := c.inner.Value(key); v != nil {
-		return v
+	if body == nil {
+		cancel(context.Canceled)
+		return nil
 	}
-	return c.parent.Value(key)
+	b := &s.ans.body
+	b.rc, b.cancel = body, cancel
+	if ctx := s.ctx; ctx.Done() != nil {
+		b.stopCtx = context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+	}
+	if s.opDeadline {
+		b.timer = time.AfterFunc(time.Until(s.dl), func() { cancel(context.DeadlineExceeded) })
+	}
+	return b
 }
 
-// String describes the context for debugging.
-func (c *attemptCtx) String() string { return "hedging.attemptCtx" }
+// handedBody is a body [Client.Do] hands to its caller (Response.Result.Body,
+// Error.Body): the transport's body, whose attempt's context is cancelled
+// when the caller's ctx ends or the operation's deadline passes, and on
+// Close.
+type handedBody struct {
+	rc      io.ReadCloser
+	cancel  context.CancelCauseFunc // cancels the attempt's context
+	stopCtx func() bool             // unregisters from ctx; nil when ctx never ends
+	timer   *time.Timer             // the operation's deadline from op.Timeout; nil when none
+}
+
+// Read reads the transport's body.
+func (b *handedBody) Read(p []byte) (int, error) { return b.rc.Read(p) }
+
+// Close closes the transport's body, then releases the attempt's context.
+func (b *handedBody) Close() error {
+	err := b.rc.Close()
+	if b.stopCtx != nil {
+		b.stopCtx()
+	}
+	if b.timer != nil {
+		b.timer.Stop()
+	}
+	b.cancel(context.Canceled)
+	return err
+}
+
+// Unwrap returns the transport's body (for example the one
+// hedginghttp.HTTPResponse looks for).
+func (b *handedBody) Unwrap() io.ReadCloser { return b.rc }
+
+// deadlineCtx is an attempt's context when the operation has a deadline:
+// the attempt's cancellable context, reporting that deadline. The race, not
+// the context, enforces it (attempts in flight are harvested past it, §6.5
+// #7) and cancels the context with cause context.DeadlineExceeded when the
+// deadline ends the attempt; Err then reports context.DeadlineExceeded, as
+// it does for a context whose deadline passed. Contexts derived from it find
+// the embedded cancellable context through Value and register with it
+// directly (no goroutine).
+type deadlineCtx struct {
+	context.Context
+	deadline time.Time
+}
+
+// Deadline returns the operation's deadline.
+func (c *deadlineCtx) Deadline() (time.Time, bool) { return c.deadline, true }
+
+// Err returns nil until the attempt is cancelled; then
+// context.DeadlineExceeded if the deadline ended it, else context.Canceled.
+func (c *deadlineCtx) Err() error {
+	err := c.Context.Err()
+	if err != nil && errors.Is(context.Cause(c.Context), context.DeadlineExceeded) {
+		return context.DeadlineExceeded
+	}
+	return err
+}

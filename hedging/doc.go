@@ -23,7 +23,9 @@
 // (This is [Client.Do]'s example, compiled and run by go test; its
 // regionsTransport answers 503 from West US and 200 from East US. For HTTP,
 // use the hedginghttp sub-package: an http.RoundTripper, or its Transport
-// for Client.Do; for metrics, hedgingotel.)
+// for Client.Do; for metrics, hedgingotel; for queries, ReadMany, the
+// change feed and metadata reads hedged per page (spec §16 Phase 2),
+// hedging/feed.)
 //
 // A read goes to the primary region. If no final response has arrived by
 // the threshold, exactly one request goes to one alternate region, pinned

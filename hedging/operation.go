@@ -143,13 +143,16 @@ type Operation struct {
 	// ExcludeRegions is the user's per-operation exclusion set (§6.3).
 	ExcludeRegions []Region
 	// Timeout is the end-to-end operation timeout shared by both legs
-	// (§9.4); 0 means none. A context deadline, when earlier, wins.
+	// (§9.4); 0 means none. A context deadline, when earlier, wins. With
+	// [Client.Do] it bounds the body handed to the caller too, from Do's
+	// start: its attempt's context is cancelled when it passes.
 	Timeout time.Duration
 	// HubRegionProcessingOnly makes every attempt send the
 	// x-ms-cosmos-hub-region-processing-only header. The race sets it when
 	// a race ends BothTransient after a leg observed 404/1002, so that the
 	// caller's next attempt of the same operation keeps the header
-	// (§9.6.7, §14.1).
+	// (§9.6.7, §14.1); [Client.Do] sets it on the caller's op as it
+	// returns.
 	HubRegionProcessingOnly bool
 	// Method, Path and Body describe the request for transports that need
 	// them (the HTTP transport); the race never reads them.
@@ -160,4 +163,11 @@ type Operation struct {
 	// never reads (the hedginghttp RoundTripper puts the caller's
 	// *http.Request here). Attempts may read it concurrently.
 	Request any
+	// Continuation is the feed position a page request resumes from (spec
+	// §16 Phase 2, §17 Q9): zero for a single-shot operation or the first
+	// page of a feed-range leaf. Every attempt of the race carries the same
+	// one; the race never reads it. A region-affine continuation must be
+	// sent pinned to its issuing region ([Client.Pin]); the hedging/feed
+	// driver does so.
+	Continuation Continuation
 }

@@ -275,8 +275,12 @@ func (c P99DynamicConfig) Validate() error {
 // completed and superseded primary attempts (superseded ones as lower
 // bounds), p50 the median of the completed ones, and a thin window after
 // warm-up keeps the last such value.
+//
+// The zero value (&P99Dynamic{}) is usable and is the policy of
+// NewP99Dynamic(P99DynamicConfig{}): the recommended configuration.
 type P99Dynamic struct {
 	cfg     P99DynamicConfig
+	once    sync.Once // ready: applies the defaults to a zero value
 	mu      sync.Mutex
 	regions map[Region]*regionWindow
 }
@@ -303,11 +307,23 @@ func NewP99Dynamic(cfg P99DynamicConfig) (*P99Dynamic, error) {
 	return &P99Dynamic{cfg: cfg, regions: make(map[Region]*regionWindow)}, nil
 }
 
+// ready makes a zero P99Dynamic the policy of the zero configuration; it
+// does nothing to one built by NewP99Dynamic.
+func (p *P99Dynamic) ready() {
+	p.once.Do(func() {
+		if p.regions == nil {
+			p.cfg.setDefaults()
+			p.regions = make(map[Region]*regionWindow)
+		}
+	})
+}
+
 // Config returns the configuration with defaults applied.
-func (p *P99Dynamic) Config() P99DynamicConfig { return p.cfg }
+func (p *P99Dynamic) Config() P99DynamicConfig { p.ready(); return p.cfg }
 
 // Name returns "p99_dynamic" (or "p<q>_dynamic" for another quantile).
 func (p *P99Dynamic) Name() string {
+	p.ready()
 	if p.cfg.Quantile == 0.99 {
 		return "p99_dynamic"
 	}
@@ -360,6 +376,7 @@ func (p *P99Dynamic) Observe(now time.Duration, region Region, latency time.Dura
 // (not for the ceiling's median) under CensorLowerBound, and ignores it
 // under CensorIgnore.
 func (p *P99Dynamic) PrimarySuperseded(now time.Duration, region Region, elapsed time.Duration) {
+	p.ready()
 	if p.cfg.Censoring == CensorLowerBound {
 		p.add(now, region, elapsed, true)
 	}
@@ -370,6 +387,7 @@ func (p *P99Dynamic) add(now time.Duration, region Region, latency time.Duration
 	if !(ms > 0) || math.IsInf(ms, 0) {
 		ms = 1e-6
 	}
+	p.ready()
 	p.mu.Lock()
 	w := p.window(now, region)
 	if censored {
@@ -395,6 +413,7 @@ func (p *P99Dynamic) quantile(s *ddsketch.DDSketch, q float64) (float64, bool) {
 // Threshold returns primary's threshold at now: see [P99Dynamic] for the
 // formula and [P99DynamicConfig] for the options that change it.
 func (p *P99Dynamic) Threshold(now time.Duration, primary Region) Threshold {
+	p.ready()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	w := p.window(now, primary)

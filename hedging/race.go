@@ -75,6 +75,12 @@ type Result struct {
 	// status alone (§7.2). [Client.Do] hands the winner's body to the
 	// caller unread and closes every other body it receives.
 	Body io.ReadCloser
+	// Page is what the response says as a page of a feed (its
+	// continuation, serving region and the replica's applied LSN); nil when
+	// the transport reports none, as for a point read, which so pays one
+	// pointer for it. Only the winner's reaches the caller, as its body
+	// does (spec §16 Phase 2).
+	Page *PageInfo
 }
 
 // Final reports whether the result ends a race: no transport error and
@@ -90,7 +96,7 @@ const (
 	ActSend ActionKind = iota + 1
 	// ActCancel: cancel the in-flight attempt of Action.Leg (context cancel in
 	// real time; dequeue or let finish in a simulation, §14.2). Its result,
-	// if it still arrives, is ignored by the race.
+	// if it still arrives, decides nothing (only its RU is counted).
 	ActCancel
 	// ActTimer: call Race.TimerFired(Action.At, Action.Timer) at time
 	// Action.At. Timers are never cancelled explicitly: a stale timer is
@@ -243,6 +249,7 @@ type legState struct {
 	elapsed        time.Duration
 	last           Result
 	charge         float64
+	cancelled      bool // the race cancelled the in-flight attempt seq when it ended
 }
 
 // Race is one logical operation's hedge race (spec §6.4, execute_hedged),
@@ -581,7 +588,8 @@ func (r *Race) Cancel(now time.Duration, cause error) (e Effects) {
 
 // Responded reports the result of attempt a (as given in its ActSend) at
 // now. Results of stale attempts (cancelled, or of a finished race) are
-// ignored.
+// ignored, except that the RU of an attempt the race cancelled when it
+// ended is added to [Race.TotalRequestCharge] and the diagnostics.
 func (r *Race) Responded(now time.Duration, a Attempt, res Result) (e Effects) {
 	r.RespondedTo(&e, now, &a, &res)
 	return
@@ -593,6 +601,10 @@ func (r *Race) Responded(now time.Duration, a Attempt, res Result) (e Effects) {
 func (r *Race) RespondedTo(e *Effects, now time.Duration, a *Attempt, res *Result) {
 	e.n = 0
 	lg := &r.legs[a.Leg]
+	if r.phase == phaseDone && lg.cancelled && a.Seq == lg.seq {
+		r.lateCharge(a.Leg, res.RequestCharge)
+		return
+	}
 	if r.phase == phaseDone || !lg.inFlight || a.Seq != lg.seq {
 		return
 	}
@@ -678,6 +690,12 @@ func (r *Race) retry(now time.Duration, l Leg, res Result) (time.Duration, bool)
 	case st.Code == 429:
 		regionChanging = st.SubStatus == SubStatusSystemResourceUnavailable && !res.LocalThrottle
 		delay = max(res.RetryAfter, r.c.cfg.Retry.ThrottleBackoff)
+		// A wait beyond the cap, or one that cannot end before the
+		// deadline (nothing is sent at or after it, §9.4), is not
+		// honoured: the leg ends on this 429 now.
+		if delay > r.c.cfg.Retry.MaxRetryAfter || (r.hasDeadline && now+delay >= r.deadline) {
+			return 0, false
+		}
 	case st.Code == 410, st.Code == 408:
 		// local retry (address refresh / timeout) in the same region
 	default:
@@ -834,6 +852,7 @@ func (r *Race) cancelOthers(e *Effects, now time.Duration, reason CancelReason) 
 		if lg.inFlight {
 			lg.inFlight = false
 			lg.done = true
+			lg.cancelled = true
 			a := e.next()
 			a.Kind, a.Leg, a.Reason = ActCancel, l, reason
 			// A superseded primary's elapsed time is a lower bound of its
@@ -845,6 +864,30 @@ func (r *Race) cancelOthers(e *Effects, now time.Duration, reason CancelReason) 
 				r.log(slog.LevelDebug, "cosmos.hedge.canceled", slog.String("which", l.String()),
 					slog.String("target_region", string(lg.endpoint.Region)), slog.String("reason", reason.String()))
 			}
+		}
+	}
+}
+
+// lateCharge adds the RU of the answer of leg l's attempt that the race
+// cancelled when it ended, and that still reached the driver: the race is
+// decided and ignores the answer, but the RU was consumed, and §10.4's
+// ru_charge_total counts the loser's. Counted once per cancelled attempt,
+// in the totals and in the diagnostics (those of the race's Error too).
+func (r *Race) lateCharge(l Leg, ru float64) {
+	lg := &r.legs[l]
+	lg.cancelled = false
+	lg.charge += ru
+	r.totalCharge += ru
+	if !r.hedged {
+		return
+	}
+	ds := [2]*HedgeDiagnostics{&r.diag}
+	if e, ok := r.err.(*Error); ok && e.Diagnostics != nil {
+		ds[1] = e.Diagnostics
+	}
+	for _, d := range ds {
+		if d != nil {
+			d.legs[l].RequestCharge, d.totalCharge = lg.charge, r.totalCharge
 		}
 	}
 }
@@ -967,8 +1010,10 @@ func (r *Race) RequestCharge() float64 {
 	return r.legs[r.winner].last.RequestCharge
 }
 
-// TotalRequestCharge returns the RU of every attempt that reported back
-// before the race ended, both legs (§10.4 cosmos.hedge.ru_charge_total).
+// TotalRequestCharge returns the RU of every attempt that reported back,
+// both legs (§10.4 cosmos.hedge.ru_charge_total): before the race ended, and
+// the answer of an attempt the race cancelled when it ended that the driver
+// still passes to Responded.
 func (r *Race) TotalRequestCharge() float64 { return r.totalCharge }
 
 // TrippedBreaker reports whether this race's alternate win tripped the

@@ -869,8 +869,15 @@ func TestRaceCoreRequestCharge(t *testing.T) {
 		c := htClient(t, htCfg(100*htMillisecond, "A", "B"))
 		op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
 		d := htNewDriver(t, c, &op, htLegs(charge(htR(time.Second, 200, 0), 5), charge(htR(50*htMillisecond, 200, 0), 3))).run()
-		if d.r.RequestCharge() != 3 || d.r.TotalRequestCharge() != 3 {
-			t.Errorf("charges = %v / %v, want 3 / 3 (the cancelled primary never reported)", d.r.RequestCharge(), d.r.TotalRequestCharge())
+		// The cancelled primary's answer (RU 5) reaches the race after it
+		// ended: it decides nothing and is not the caller's charge, but the
+		// loser's RU is in the total (§10.4 ru_charge_total) and the
+		// diagnostics.
+		if d.r.RequestCharge() != 3 || d.r.TotalRequestCharge() != 8 {
+			t.Errorf("charges = %v / %v, want 3 / 8 (the winner's; both legs')", d.r.RequestCharge(), d.r.TotalRequestCharge())
+		}
+		if diag := htDiag(t, &d.r); diag.RequestChargeTotal() != 8 || diag.Leg(hedging.Primary).RequestCharge != 5 {
+			t.Errorf("diagnostics total=%v primary=%v, want 8, 5", diag.RequestChargeTotal(), diag.Leg(hedging.Primary).RequestCharge)
 		}
 	})
 	t.Run("retries_sum_into_total", func(t *testing.T) {

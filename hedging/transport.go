@@ -9,7 +9,11 @@ import "context"
 // carries the values of Do's context and the operation's deadline. A
 // transport failure (no response) is reported in Result.Err; a response
 // body, if any, in Result.Body, unread (Do gives the winner's to the caller
-// and closes the others). Send should return promptly after cancellation,
+// and closes the others). ctx outlives Send when its result's body is the
+// one Do hands to the caller: it stays live while the caller reads, ends
+// when the caller's context ends or the operation's deadline passes, and
+// on Close, so a body that reads through ctx (as net/http's does) follows
+// the caller's context. Send should return promptly after cancellation,
 // but Do does not wait for it: an attempt still running when the race ends
 // is abandoned and its late result's body closed. A panic in Send is
 // recovered and reported as a transport error. Implementations must be safe

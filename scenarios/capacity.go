@@ -44,7 +44,7 @@ func (b *builder) replicaCapacity(rp fpath, r *Replica, rep *simnet.Replica) {
 	if r.Cancel != "" || b.set(rp.key("cancel")) {
 		m, err := simnet.ParseCancelMode(r.Cancel)
 		if err != nil {
-			b.fail(rp.key("cancel"), `unknown mode %q (want "queued", "in_service" or "none")`, r.Cancel)
+			b.fail(rp.key("cancel"), `unknown mode %q (want "queued", "in_service", "none" or "on_start")`, r.Cancel)
 		}
 		rep.Cancel = m
 	}

@@ -93,7 +93,7 @@ func libBWindows(s *simnet.Stats, fromS, toS float64) (ops, errs, hedged int64, 
 			continue
 		}
 		ops += w.Ops
-		errs += w.Errors
+		errs += w.Failed
 		hedged += w.Hedged
 		thrSum += w.ThresholdSumMs
 		thrOps += w.ThresholdOps

@@ -39,6 +39,8 @@ type File struct {
 	ThroughputControl *TokenBucket       `toml:"throughput_control"`
 	Policies          []Policy           `toml:"policies"`
 	Fleet             Fleet              `toml:"fleet"`
+	Feed              *Feed              `toml:"feed"` // feed workloads (feed.go)
+	Lag               *Lag               `toml:"lag"`  // replication lag per (region, partition) (feed.go)
 }
 
 // Fleet is the [fleet] table: the client instances the workload is spread
@@ -69,6 +71,12 @@ type Account struct {
 	// endpoint.
 	WriteRegion string `toml:"write_region"`
 	MultiMaster bool   `toml:"multi_master"`
+	// Consistency is the read consistency level: session (default),
+	// eventual, consistent_prefix, bounded_staleness or strong.
+	Consistency string `toml:"consistency"`
+	// StalenessBoundMs clamps every replica's lag (ms, > 0); only and
+	// required with bounded_staleness.
+	StalenessBoundMs float64 `toml:"staleness_bound_ms"`
 }
 
 // Endpoint is one [[endpoints]] entry of the preferred read-region list.
@@ -93,7 +101,8 @@ type Replica struct {
 	// (default), "429/3200" or "408". Needs queue_limit > 0.
 	OverflowStatus string `toml:"overflow_status"`
 	// Cancel is what a cancellation does at the replica: "queued"
-	// (default), "in_service" or "none".
+	// (default), "in_service", "none" or "on_start" (tied requests: a
+	// copy starting service here cancels the other leg's copy).
 	Cancel string `toml:"cancel"`
 }
 

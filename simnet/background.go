@@ -230,8 +230,7 @@ func (s *sim) bgServe(id int32, rep *replicaRT, k int, arrived time.Duration) {
 		s.addBusy(rs, s.now, finish, 1)
 	}
 	rs.BackgroundOps++
-	us := max(int64((finish-arrived)/time.Microsecond), histMinMicros)
-	us = min(us, histMaxMicros)
+	us := latencyMicros(finish - arrived)
 	_ = rs.BackgroundLatency.RecordValue(us)
 	wi := min(int(arrived/s.stats.WindowWidth), s.maxWindows-1)
 	for wi >= len(rs.BackgroundWindows) {

@@ -48,12 +48,26 @@ const (
 	// CancelNone: cancellations do not reach the replica; queued copies
 	// are served and charged (their answers are ignored by the client).
 	CancelNone
+	// CancelOnStart makes the replica take part in tied requests (Dean
+	// and Barroso, "The Tail at Scale", CACM 2013): when an attempt starts
+	// service here, the replica sends a cancellation to the replica of
+	// the operation's other leg, which arrives one way later (half the
+	// network RTT between the two replicas' regions, without jitter) and
+	// removes that copy if it is still queued there, or drops it when it
+	// arrives later (the replica remembers the cancellation); a copy
+	// already in service runs on. A client cancellation here removes a
+	// queued copy, as CancelQueued. The receiving replica honours the
+	// peer cancellation whatever its mode, except CancelNone. Both copies
+	// can run when they start within one cross-replica delay of each
+	// other. The removed copy never answers: the race ends on the copy
+	// that started.
+	CancelOnStart
 )
 
-var cancelModeNames = [...]string{"queued", "in_service", "none"}
+var cancelModeNames = [...]string{"queued", "in_service", "none", "on_start"}
 
 // String returns the scenario-file name of m ("queued", "in_service",
-// "none").
+// "none", "on_start").
 func (m CancelMode) String() string {
 	if int(m) < len(cancelModeNames) {
 		return cancelModeNames[m]
@@ -62,14 +76,14 @@ func (m CancelMode) String() string {
 }
 
 // ParseCancelMode returns the mode named s ("queued", "in_service",
-// "none"); an error for any other name.
+// "none", "on_start"); an error for any other name.
 func ParseCancelMode(s string) (CancelMode, error) {
 	for i, n := range cancelModeNames {
 		if n == s {
 			return CancelMode(i), nil
 		}
 	}
-	return 0, fmt.Errorf("unknown cancel mode %q (want queued, in_service or none)", s)
+	return 0, fmt.Errorf("unknown cancel mode %q (want queued, in_service, none or on_start)", s)
 }
 
 // CapacityStats are the per-replica capacity measurements of a run (or of
@@ -296,7 +310,7 @@ func (c *Config) validateCapacity() error {
 		if r.QueueLimit < 0 {
 			return fmt.Errorf("simnet: replica %q: QueueLimit must be >= 0", r.Name)
 		}
-		if r.Cancel > CancelNone {
+		if r.Cancel > CancelOnStart {
 			return fmt.Errorf("simnet: replica %q: unknown Cancel mode %d", r.Name, r.Cancel)
 		}
 		if s := r.OverflowStatus; s.Code != 0 && (s.Code < 400 || s.Code > 599) {
@@ -335,6 +349,12 @@ type capAttempt struct {
 	started    bool
 	server     int32
 	start, end time.Duration
+	// tied: a tied-request cancellation from the replica where the
+	// operation's other leg started (CancelOnStart) reaches this
+	// attempt's replica at tiedAt; the copy is removed if it is still
+	// queued then, or dropped if it arrives later.
+	tied   bool
+	tiedAt time.Duration
 }
 
 // pendingCancel is a cancellation travelling to a queued attempt.
@@ -344,6 +364,12 @@ type pendingCancel struct {
 	gen  uint32
 	aseq uint32
 	leg  uint8
+}
+
+// cancelOf is the cancellation of attempt st (of the op in slot, of
+// generation gen) reaching its replica at at.
+func cancelOf(slot int32, gen uint32, st *attemptState, at time.Duration) pendingCancel {
+	return pendingCancel{at: at, slot: slot, gen: gen, aseq: st.a.Seq, leg: uint8(st.a.Leg)}
 }
 
 // capReplica is a replica's capacity state.
@@ -362,6 +388,11 @@ type capReplica struct {
 // capSim is the run's capacity state.
 type capSim struct {
 	on bool
+	// tied: some replica sends tied-request cancellations
+	// (CancelOnStart); oneWay[i][j] is then the one-way network delay
+	// from replica i to replica j (half the RTT between their regions).
+	tied   bool
+	oneWay [][]time.Duration
 	// horizon is the end of the measured time (Config.Duration, or no end).
 	horizon time.Duration
 	bg      []bgStream
@@ -386,6 +417,9 @@ func (s *sim) initCapacity() {
 		s.reps[i].capr.st = &cs.Replicas[i]
 	}
 	s.stats.Capacity = cs
+	if s.capa.tied {
+		s.delayLine = false // a copy's fate depends on the other leg's start
+	}
 	s.initBackground()
 }
 
@@ -518,8 +552,61 @@ func (s *sim) capQueued(rep *replicaRT, slot int32, st *attemptState) {
 		return
 	}
 	st.cx.qlive = true
-	if st.cancelled && rep.cfg.Cancel != CancelNone {
-		c.pushCancel(pendingCancel{at: st.cancelAt, slot: slot, gen: s.ops[slot].gen, aseq: st.a.Seq, leg: uint8(st.a.Leg)})
+	if rep.cfg.Cancel == CancelNone {
+		return
+	}
+	if st.cancelled {
+		c.pushCancel(cancelOf(slot, s.ops[slot].gen, st, st.cancelAt))
+	}
+	if st.cx.tied {
+		c.pushCancel(cancelOf(slot, s.ops[slot].gen, st, st.cx.tiedAt))
+	}
+}
+
+// removedAt reports whether a cancellation (the client's, or a tied
+// request's from the other leg's replica) reaches st's replica by now, so
+// that st, still queued there or arriving now, is removed.
+func (s *sim) removedAt(st *attemptState) bool {
+	if st.cancelled && s.now >= st.cancelAt {
+		return true
+	}
+	return st.cx.tied && s.now >= st.cx.tiedAt && s.reps[st.rep].cfg.Cancel != CancelNone
+}
+
+// tieStart is called when st, of op o in slot, starts service on rep
+// (whose mode is CancelOnStart): it sends the tied-request cancellation
+// to the replica of o's other leg if that leg has been sent (see
+// tieSent for one sent later).
+func (s *sim) tieStart(slot int32, o *opState, st *attemptState) {
+	o.tiedStarted, o.tiedLeg, o.tiedRep, o.tiedStartAt = true, uint8(st.a.Leg), st.rep, s.now
+	other := &o.att[1-st.a.Leg]
+	if !other.cx.sent || other.cx.started {
+		return // not sent yet (tieSent), or already in service: it runs on
+	}
+	s.tie(slot, o, other)
+}
+
+// tieSent notes, for attempt st just sent to a replica, the tied-request
+// cancellation of o's other leg if that leg has already started service
+// on a CancelOnStart replica.
+func (s *sim) tieSent(slot int32, o *opState, st *attemptState) {
+	if o.tiedStarted && o.tiedLeg != uint8(st.a.Leg) {
+		s.tie(slot, o, st)
+	}
+}
+
+// tie sets the arrival of the tied-request cancellation at other's
+// replica (sent when o's started leg started) and, when other is queued
+// there, queues its arrival for the exact queue count.
+func (s *sim) tie(slot int32, o *opState, other *attemptState) {
+	at := o.tiedStartAt + s.capa.oneWay[o.tiedRep][other.rep]
+	if other.cx.tied && other.cx.tiedAt <= at {
+		return
+	}
+	other.cx.tied, other.cx.tiedAt = true, at
+	rep := &s.reps[other.rep]
+	if other.cx.qlive && rep.cfg.Cancel != CancelNone {
+		rep.capr.pushCancel(cancelOf(slot, o.gen, other, at))
 	}
 }
 
@@ -550,7 +637,7 @@ func (s *sim) capCancel(slot int32, o *opState, st *attemptState) {
 		}
 	}
 	if st.cx.qlive && rep.cfg.Cancel != CancelNone {
-		rep.capr.pushCancel(pendingCancel{at: st.cancelAt, slot: slot, gen: o.gen, aseq: st.a.Seq, leg: uint8(st.a.Leg)})
+		rep.capr.pushCancel(cancelOf(slot, o.gen, st, st.cancelAt))
 	}
 }
 

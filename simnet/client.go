@@ -56,13 +56,19 @@ type opState struct {
 	nparked uint8
 	parkLeg uint8
 	parkSeq uint32
+	// tiedStarted: leg tiedLeg started service at tiedStartAt on replica
+	// tiedRep, whose mode is CancelOnStart (tied requests, capacity.go).
+	tiedStarted bool
+	tiedLeg     uint8
+	tiedRep     int32
+	tiedStartAt time.Duration
 }
 
 func (s *sim) interarrival() time.Duration {
 	if len(s.cfg.Workload.RateChanges) > 0 {
 		return s.nextArrivalVarying()
 	}
-	return msDur(s.arr.ExpFloat64() / s.cfg.Workload.RatePerSec * 1000)
+	return interarrivalGap(s.arr, s.cfg.Workload.RatePerSec)
 }
 
 func (s *sim) acceptingArrivals(at time.Duration) bool {
@@ -86,25 +92,10 @@ func (s *sim) arrival(ev event) {
 }
 
 func (s *sim) startOp(client int32) {
-	var slot int32
-	if n := len(s.free); n > 0 {
-		slot = s.free[n-1]
-		s.free = s.free[:n-1]
-	} else {
-		s.ops = append(s.ops, opState{})
-		slot = int32(len(s.ops) - 1)
-	}
-	o := &s.ops[slot]
-	o.idx = s.nextIdx
+	slot, o := s.newSlot(s.nextIdx, client)
 	s.nextIdx++
+	s.stats.Arrivals++
 	s.lastStart = s.now
-	o.client = client
-	o.att[hedging.Primary] = attemptState{}
-	if o.altUsed {
-		o.att[hedging.Alternate] = attemptState{}
-		o.altUsed = false
-	}
-	o.pending, o.done, o.nparked = 0, false, 0
 	// Operation attributes come from the sequential workload stream, so every
 	// policy sees the same sequence.
 	w := &s.cfg.Workload
@@ -132,6 +123,10 @@ func (s *sim) startOp(client int32) {
 	if disabled {
 		o.op.Strategy = hedging.Disabled
 	}
+	if s.fx != nil && s.fx.f != nil && (kind == hedging.QueryPage || kind == hedging.ReadManyPage) {
+		s.startFeedOp(slot, o, kind, part, client)
+		return
+	}
 	o.inst = 0
 	c := s.clients[0]
 	if len(s.clients) > 1 {
@@ -140,6 +135,35 @@ func (s *sim) startOp(client int32) {
 	}
 	c.BeginTo(&s.eff, &o.race, s.now, &o.op)
 	s.perform(slot, &s.eff)
+}
+
+// takeFree returns the index of a free element of *items: the last of
+// *free, or a new zero element.
+func takeFree[T any](items *[]T, free *[]int32) int32 {
+	if n := len(*free); n > 0 {
+		i := (*free)[n-1]
+		*free = (*free)[:n-1]
+		return i
+	}
+	var zero T
+	*items = append(*items, zero)
+	return int32(len(*items) - 1)
+}
+
+// newSlot returns a free op slot, reset for an operation (or feed page)
+// whose keyed draws use idx, started by closed-loop client (-1: none).
+func (s *sim) newSlot(idx uint64, client int32) (int32, *opState) {
+	slot := takeFree(&s.ops, &s.free)
+	o := &s.ops[slot]
+	o.idx = idx
+	o.client = client
+	o.att[hedging.Primary] = attemptState{}
+	if o.altUsed {
+		o.att[hedging.Alternate] = attemptState{}
+		o.altUsed = false
+	}
+	o.pending, o.done, o.nparked, o.tiedStarted = 0, false, 0, false
+	return slot, o
 }
 
 func (s *sim) perform(slot int32, e *hedging.Effects) {
@@ -157,7 +181,12 @@ func (s *sim) perform(slot int32, e *hedging.Effects) {
 			}
 		}
 	}
-	if o.race.Done() {
+	// A done race ignores every later event, but its slot (and so its
+	// timers and responses) stays live while a cancelled attempt is still
+	// travelling or queued: complete only on the call that ended the race,
+	// or a stale timer (the threshold timer of a race that failed over
+	// before it, say) would count the operation again.
+	if o.race.Done() && !o.done {
 		s.complete(slot, o)
 	}
 }
@@ -232,12 +261,18 @@ func (s *sim) send(slot int32, o *opState, a *hedging.Attempt) {
 	rep := &s.reps[ri]
 	st.rep = ri
 	st.cx.sent = true
+	if s.capa.tied {
+		s.tieSent(slot, o, st)
+	}
 	s.stats.ReplicaAttempts[ri]++
 	rttMs := rep.rttMs
 	if s.cfg.Jitter != nil {
 		rttMs += s.cfg.Jitter.Sample(s.draw(purposeJitter, o.idx, uint64(ri), uint64(st.n)))
 	}
 	rtt := msDur(rttMs)
+	if st.n > 1 {
+		rtt = max(rtt, 2*minOneWay) // a retry: see minOneWay
+	}
 	st.back = rtt - rtt/2
 	o.pending++
 	ev := event{at: s.now + rtt/2, kind: evReplicaArrive, id: slot, gen: o.gen, aseq: a.Seq, sub: uint8(a.Leg)}
@@ -280,6 +315,10 @@ func (s *sim) maybeFree(slot int32, o *opState) {
 }
 
 func (s *sim) complete(slot int32, o *opState) {
+	if s.fx != nil && s.fx.slotOf(slot) != nil {
+		s.feedPageDone(slot, o)
+		return
+	}
 	r := &o.race
 	s.record(r)
 	if s.progress != nil {
@@ -295,11 +334,15 @@ func (s *sim) complete(slot int32, o *opState) {
 	o.done = true
 	s.maybeFree(slot, o)
 	if client >= 0 {
-		w := &s.cfg.Workload
-		think := msDur(w.Think.Sample(s.draw(purposeThink, uint64(client), s.nextIdx, 1)))
-		if s.acceptingArrivals(s.now + think) {
-			s.q.push(event{at: s.now + think, kind: evArrival, id: client})
-		}
+		s.think(client)
+	}
+}
+
+// think schedules closed-loop client's next operation after its think time.
+func (s *sim) think(client int32) {
+	think := msDur(s.cfg.Workload.Think.Sample(s.draw(purposeThink, uint64(client), s.nextIdx, 1)))
+	if s.acceptingArrivals(s.now + think) {
+		s.q.push(event{at: s.now + think, kind: evArrival, id: client})
 	}
 }
 

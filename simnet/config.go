@@ -168,7 +168,9 @@ type Config struct {
 	// RTTMs[from][to] is the round-trip time in ms between physical
 	// regions; the client uses RTTMs[ClientRegion][replica.Region], the hub
 	// forwarding RTTMs[replica.Region][hub]. Same-region pairs default to
-	// SameRegionRTTMs.
+	// SameRegionRTTMs. A retry's round trip (with Jitter) shorter than
+	// 2 µs is taken as 2 µs (1 µs each way), so a retry never reaches the
+	// replica at the instant it refused the attempt before.
 	RTTMs           map[string]map[string]float64
 	SameRegionRTTMs float64
 	// Jitter is added to every attempt's round trip (ms); nil = none.
@@ -204,6 +206,17 @@ type Config struct {
 	// and how operations are assigned to them; the zero value is one
 	// instance.
 	Fleet Fleet
+	// Feed, when set, runs queries and ReadMany calls page by page and adds
+	// change-feed pollers (feed.go); nil keeps every operation one race.
+	Feed *Feed
+	// Consistency is the read consistency level (default Session, the
+	// model of runs without it); StalenessBound clamps every replica's lag
+	// under BoundedStaleness.
+	Consistency    Consistency
+	StalenessBound time.Duration
+	// Lag, when set, makes replication lag a process per (region,
+	// partition) with episodes; nil = ReplicationLagMs, constant.
+	Lag *LagProcess
 }
 
 // MaxOpsLimit is the largest number of operations one run may simulate
@@ -269,6 +282,9 @@ func (c *Config) Validate() error {
 		return errors.New("simnet: a closed-loop workload needs Think")
 	}
 	if err := c.validateCapacity(); err != nil {
+		return err
+	}
+	if err := c.validateFeed(); err != nil {
 		return err
 	}
 	return c.Fleet.validate()

@@ -72,7 +72,7 @@ func runBothWays(t *testing.T, cfg *Config, tweak func(*sim)) {
 		t.Errorf("shortcut changes the results:\nwith    %+v\nwithout %+v", fast, slow)
 	}
 	for i := range fast.Timeline {
-		if a, b := fast.Timeline[i], slow.Timeline[i]; a.Ops != b.Ops || a.Hedged != b.Hedged || a.Errors != b.Errors ||
+		if a, b := fast.Timeline[i], slow.Timeline[i]; a.Ops != b.Ops || a.Hedged != b.Hedged || a.Failed != b.Failed ||
 			a.ThresholdSumMs != b.ThresholdSumMs || !a.Latency.Equals(b.Latency) {
 			t.Errorf("window %d differs", i)
 		}

@@ -51,6 +51,16 @@ const cancelCheckEvents = 1 << 14
 // bound.
 const MaxDelay = 1000 * time.Hour
 
+// minOneWay is the shortest time a retry takes between the client and a
+// replica, each way: a retry's round trip (Config RTTs plus jitter)
+// shorter than 2 × minOneWay is taken as 2 × minOneWay. Without it, an
+// attempt refused at a replica with a zero RTT (a full queue, say) was
+// answered, retried and refused again at the same virtual instant, before
+// anything at the replica could change: every retry was refused,
+// inflating attempts. A first attempt keeps its configured RTT, so a
+// zero-RTT scenario's races stay exact (the shared race cases).
+const minOneWay = time.Microsecond
+
 // msDur converts a sampled delay in ms to a duration in [0, MaxDelay].
 func msDur(ms float64) time.Duration {
 	d := ms * float64(time.Millisecond)
@@ -74,13 +84,13 @@ func (s *sim) draw(purpose, a, b, c uint64) *rand.Rand {
 // cancelCheckEvents events; nil never closes).
 func (s *sim) run(done <-chan struct{}) bool {
 	s.initCapacity()
+	s.initFeed()
 	w := &s.cfg.Workload
 	if w.RatePerSec > 0 {
 		s.q.push(event{at: s.interarrival(), kind: evArrival, id: -1})
 	} else {
 		for c := 0; c < w.Clients; c++ {
-			think := msDur(w.Think.Sample(s.draw(purposeThink, uint64(c), 0, 0)))
-			s.q.push(event{at: think, kind: evArrival, id: int32(c)})
+			s.q.push(event{at: firstThink(w, &s.pcg, s.seed, c), kind: evArrival, id: int32(c)})
 		}
 	}
 	for s.q.Len() > 0 {
@@ -124,10 +134,15 @@ func (s *sim) run(done <-chan struct{}) bool {
 			s.backgroundArrive(ev)
 		case evBackgroundRetry:
 			s.backgroundRetry(ev)
+		case evFeed:
+			s.feedEvent(ev)
 		}
 	}
 	s.stats.End = max(s.now, s.deadEnd)
 	s.finishCapacity()
+	if s.fx != nil {
+		s.finishFeed()
+	}
 	s.stats.ArrivalsEnd = s.lastStart
 	if s.cfg.Duration > 0 && (s.cfg.MaxOps <= 0 || s.nextIdx < uint64(s.cfg.MaxOps)) {
 		s.stats.ArrivalsEnd = s.cfg.Duration // arrivals ran until Duration

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"hedgelab/hedging"
+	"hedgelab/hedging/feed"
 	"hedgelab/simnet/dist"
 )
 
@@ -150,7 +151,7 @@ func (s *sim) reach(slot int32, gen uint32, leg uint8, aseq uint32) (st *attempt
 	if st.a.Seq != aseq {
 		return nil, 0, 0, false
 	}
-	if st.cancelled && s.now >= st.cancelAt {
+	if s.removedAt(st) {
 		s.settle(slot, o)
 		return nil, 0, 0, true
 	}
@@ -216,7 +217,11 @@ func (s *sim) replicaArrive(ev event) {
 			return
 		}
 	}
-	if !kind.IsWrite() && !st.a.HubRegionProcessingOnly && st.a.SessionLSN > s.logs[o.part].visible(s.now, rep.lagNs) {
+	if s.fx != nil {
+		if s.feedArrive(ev, o, st, ri, rep) {
+			return
+		}
+	} else if !kind.IsWrite() && !st.a.HubRegionProcessingOnly && st.a.SessionLSN > s.logs[o.part].visible(s.now, rep.lagNs) {
 		s.answer(ev, st, hedging.Result{Status: hedging.Status{Code: 404, SubStatus: hedging.SubStatusReadSessionNotAvailable}}, 0)
 		return
 	}
@@ -243,6 +248,9 @@ func (s *sim) answer(ev event, st *attemptState, res hedging.Result, after time.
 	defer s.settle(ev.id, &s.ops[ev.id])
 	if res.Status.Code == 404 && res.Status.SubStatus == hedging.SubStatusReadSessionNotAvailable {
 		s.stats.SessionNotAvailable++
+	}
+	if s.fx != nil && s.ops[ev.id].op.Kind == hedging.MetadataRead {
+		res = feed.Authoritative(st.a, res) // metadata answers: primary is authoritative
 	}
 	st.res = res
 	s.queueResponse(ev.id, &s.ops[ev.id], st, s.now+after+st.back)
@@ -325,9 +333,18 @@ func (s *sim) serve(slot int32, o *opState, st *attemptState, rep *replicaRT, k 
 	}
 	finish := s.now + msDur(ms)
 	charge := s.ru[kind]
+	var fs *feedSlot
+	if s.fx != nil {
+		if fs = s.fx.slotOf(slot); fs != nil {
+			charge = s.feedCharge(fs, o, st, rep)
+		}
+	}
 	free, billed := finish, charge
 	if s.capa.on {
 		free, billed = s.capServe(st, rep, k, finish, charge)
+		if s.capa.tied && rep.cfg.Cancel == CancelOnStart {
+			s.tieStart(slot, o, st)
+		}
 	}
 	s.stats.RUCharged += billed // charged even if cancelled while in service (§14.2; pro rata when aborted)
 	res := hedging.Result{Status: hedging.Status{Code: 200}, RequestCharge: charge}
@@ -344,6 +361,9 @@ func (s *sim) serve(slot int32, o *opState, st *attemptState, rep *replicaRT, k 
 		res.SessionLSN = log.total
 	default:
 		res.SessionLSN = log.visible(s.now, rep.lagNs)
+	}
+	if s.fx != nil {
+		s.feedResult(fs, o, st, rep, &res, finish)
 	}
 	st.res = res
 	s.queueResponse(slot, o, st, finish+st.back)
@@ -422,6 +442,16 @@ func (s *sim) initReplicas(cfg *Config, writeRegion hedging.Region) int {
 		s.repByKey[r.Name] = int32(i)
 		if r.Name == hubReplica {
 			s.hub = int32(i)
+		}
+		s.capa.tied = s.capa.tied || r.Cancel == CancelOnStart
+	}
+	if s.capa.tied {
+		s.capa.oneWay = make([][]time.Duration, len(cfg.Replicas))
+		for i := range cfg.Replicas {
+			s.capa.oneWay[i] = make([]time.Duration, len(cfg.Replicas))
+			for j := range cfg.Replicas {
+				s.capa.oneWay[i][j] = msDur(rtt(cfg.Replicas[i].Region, cfg.Replicas[j].Region)) / 2
+			}
 		}
 	}
 

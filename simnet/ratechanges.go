@@ -73,7 +73,7 @@ func (s *sim) nextArrivalVarying() time.Duration {
 		if peak <= 0 {
 			return max(s.cfg.Duration, s.now) + time.Second - s.now
 		}
-		t += msDur(s.arr.ExpFloat64() / peak * 1000)
+		t += interarrivalGap(s.arr, peak)
 		if s.arr.Float64()*peak < w.RateAt(t) || (s.cfg.Duration > 0 && t >= s.cfg.Duration) {
 			return t - s.now
 		}

@@ -8,10 +8,12 @@ import (
 	"hedgelab/hedging"
 )
 
-// Latency histograms record microseconds from 1 µs to MaxDelay (1000 h;
-// longer latencies are recorded as 1000 h). The run-wide
-// histogram keeps 3 significant digits (relative error <= 0.1%); timeline
-// windows keep 2 (<= 1%). Memory is fixed however long the run.
+// Latency histograms record microseconds, rounded to the nearest, from 0
+// to MaxDelay (1000 h; longer latencies are recorded as 1000 h); values
+// from 1 µs up keep their significant digits: 3 in the run-wide histogram
+// (relative error <= 0.1%), 2 in timeline windows (<= 1%). Memory is fixed
+// however long the run. The mean latency is not read from a histogram but
+// from the exact sum (Stats.LatencySum).
 const (
 	histMinMicros   = 1
 	histMaxMicros   = int64(MaxDelay / time.Microsecond)
@@ -25,7 +27,9 @@ func NewLatencyHistogram() *hdr.Histogram { return hdr.New(histMinMicros, histMa
 
 // Window is one timeline bucket of a run, by operation start time.
 type Window struct {
-	Ops, Hedged, Errors int64
+	// Ops, Hedged and Failed count the window's operations, those whose
+	// alternate was spawned, and those that failed (see Stats.Failed).
+	Ops, Hedged, Failed int64
 	// ThresholdSumMs and ThresholdOps give the mean threshold chosen for
 	// hedged operations in the window.
 	ThresholdSumMs float64
@@ -37,7 +41,19 @@ type Window struct {
 // Stats are the measurements of one run of one policy.
 type Stats struct {
 	Policy string
-	// Ops counts finished operations; Errors those that returned an error.
+	// Arrivals counts operations started (admitted by the workload); every
+	// one finishes before the run ends, so Ops == Arrivals, and for an open
+	// loop it is the same for every policy of a scenario (the arrivals come
+	// from their own random stream) and at most Config.MaxOps per run.
+	Arrivals int64
+	// Ops counts finished operations; Errors those that returned an error
+	// (no final response: a transient status or the deadline), a class of
+	// failed operations (see Failed). A feed operation (Config.Feed: a
+	// query or a ReadMany call) is one operation: its end-to-end latency,
+	// failed when a leaf or setup read failed, hedged when a page was, an
+	// alternate win when a page's alternate won. Change-feed polls are not
+	// operations (see Feed). The attempts and RU of every page, polls'
+	// included, count in Attempts, RUCharged and RUReturned.
 	Ops, Errors int64
 	// Hedged counts operations whose alternate was spawned; AlternateWins
 	// those with terminal state AlternateWon. FailoverHedged counts the
@@ -49,14 +65,20 @@ type Stats struct {
 	// Attempts counts transport attempts sent (both legs, retries included).
 	Attempts int64
 	// Terminal counts terminal states, indexed by hedging.TerminalState; index
-	// 0 counts operations with no hedging strategy active ("none").
+	// 0 counts operations with no hedging strategy active ("none"). In a
+	// run with feeds it counts races: a point operation's, and each page
+	// and setup read of a feed operation or poll (Feed.Races of them), so it
+	// sums to Ops - (feed operations) + Feed.Races.
 	Terminal [8]int64
 	// RUCharged is the RU charged by replicas for every attempt that started
 	// service (cancelled ones included, §14.2); RUReturned the RU of the
 	// responses returned to callers (winners only, §17 Q3).
 	RUCharged, RUReturned float64
-	// Latency is the end-to-end latency of every operation, µs.
-	Latency *hdr.Histogram
+	// Latency is the end-to-end latency of every operation, failed ones
+	// included, µs; LatencySum is the exact sum of those latencies (for
+	// the mean).
+	Latency    *hdr.Histogram
+	LatencySum time.Duration
 	// Timeline buckets operations by start time, WindowWidth wide. A run
 	// with only a Duration has ceil(Duration/WindowWidth) windows; a run
 	// with MaxOps grows it as operations start, up to that many windows
@@ -74,9 +96,11 @@ type Stats struct {
 	HubHeaderAttempts, SessionNotAvailable, Faults int64
 	// FinalErrorResponses counts operations that returned a final response
 	// with status >= 400 (a 404/0, a 409, or a throttle that no region can
-	// relieve such as 429/3200 or 429/3214): answers, not errors, so they
-	// are not in Errors.
+	// relieve such as 429/3200 or 429/3214): the other class of failed
+	// operations (see Failed); FinalErrorByStatus splits it by status
+	// (nil when there is none).
 	FinalErrorResponses int64
+	FinalErrorByStatus  map[hedging.Status]int64
 	// Replicas names the replicas, in configuration order; ReplicaAttempts
 	// counts the attempts sent to each and ReplicaAnswers the operations
 	// whose returned response came from it (the regions used).
@@ -86,6 +110,10 @@ type Stats struct {
 	// queue length, refusals, background latency); nil unless the run
 	// models capacity (Config.ModelsCapacity).
 	Capacity *CapacityStats
+	// Feed holds the feed measurements (pages, setup, staleness, change-feed
+	// duplicates and skips); nil unless the run models feeds, lag or a
+	// consistency level (Config.Feed, Lag, Consistency).
+	Feed *FeedStats
 
 	// Events is the number of events processed.
 	Events int64
@@ -109,8 +137,10 @@ func TerminalName(i int) string {
 // Merge adds o's counts and histograms into s (for replications or
 // shards). Timelines merge window by window.
 func (s *Stats) Merge(o *Stats) {
+	s.Arrivals += o.Arrivals
 	s.Ops += o.Ops
 	s.Errors += o.Errors
+	s.LatencySum += o.LatencySum
 	s.Hedged += o.Hedged
 	s.FailoverHedged += o.FailoverHedged
 	s.AlternateWins += o.AlternateWins
@@ -128,7 +158,7 @@ func (s *Stats) Merge(o *Stats) {
 		w, x := &s.Timeline[i], &o.Timeline[i]
 		w.Ops += x.Ops
 		w.Hedged += x.Hedged
-		w.Errors += x.Errors
+		w.Failed += x.Failed
 		w.ThresholdSumMs += x.ThresholdSumMs
 		w.ThresholdOps += x.ThresholdOps
 		w.Latency.Merge(x.Latency)
@@ -140,6 +170,12 @@ func (s *Stats) Merge(o *Stats) {
 	s.SessionNotAvailable += o.SessionNotAvailable
 	s.Faults += o.Faults
 	s.FinalErrorResponses += o.FinalErrorResponses
+	for k, n := range o.FinalErrorByStatus {
+		if s.FinalErrorByStatus == nil {
+			s.FinalErrorByStatus = map[hedging.Status]int64{}
+		}
+		s.FinalErrorByStatus[k] += n
+	}
 	if s.Replicas == nil {
 		s.Replicas = o.Replicas
 		s.ReplicaAttempts = make([]int64, len(o.ReplicaAttempts))
@@ -150,6 +186,7 @@ func (s *Stats) Merge(o *Stats) {
 		s.ReplicaAnswers[i] += o.ReplicaAnswers[i]
 	}
 	s.Capacity = s.Capacity.merge(o.Capacity)
+	s.Feed = s.Feed.merge(o.Feed)
 	s.Events += o.Events
 	s.End = max(s.End, o.End)
 	s.ArrivalsEnd = max(s.ArrivalsEnd, o.ArrivalsEnd)
@@ -161,6 +198,20 @@ func (s *Stats) RUMultiplier() float64 {
 		return 0
 	}
 	return s.RUCharged / s.RUReturned
+}
+
+// Failed counts the operations that failed for their caller: Errors (no
+// final response) plus FinalErrorResponses (a final response with status
+// >= 400). A read refused with 429/3200 is a failed read.
+func (s *Stats) Failed() int64 { return s.Errors + s.FinalErrorResponses }
+
+// MeanMs returns the exact mean latency of the operations in ms (0 when
+// there is none).
+func (s *Stats) MeanMs() float64 {
+	if s.Ops == 0 {
+		return 0
+	}
+	return float64(s.LatencySum) / float64(s.Ops) / float64(time.Millisecond)
 }
 
 // QuantileMs returns the latency quantile q (0..1) in milliseconds.
@@ -204,29 +255,24 @@ func newStats(cfg *Config) (*Stats, int) {
 	return st, maxWindows
 }
 
+// latencyMicros is latency d in whole µs for the latency histograms:
+// rounded to the nearest, at most histMaxMicros.
+func latencyMicros(d time.Duration) int64 {
+	return min(max(int64((d+time.Microsecond/2)/time.Microsecond), 0), histMaxMicros)
+}
+
 // record adds the finished race r to the run's measurements: latency
 // histogram, counters, terminal state and its timeline window (by start).
 func (s *sim) record(r *hedging.Race) {
 	st := s.stats
-	lat := r.DoneAt() - r.Start()
-	us := max(int64(lat/time.Microsecond), histMinMicros)
-	us = min(us, histMaxMicros)
-	_ = st.Latency.RecordValue(us)
-	st.Ops++
-	wi := int(r.Start() / st.WindowWidth)
-	for wi >= len(st.Timeline) && len(st.Timeline) < s.maxWindows {
-		st.Timeline = append(st.Timeline, Window{Latency: hdr.New(histMinMicros, histMaxMicros, windowHistDigit)})
-	}
-	wi = max(min(wi, len(st.Timeline)-1), 0)
-	win := &st.Timeline[wi]
-	win.Ops++
-	_ = win.Latency.RecordValue(us)
+	win := s.recordOp(r.Start(), r.DoneAt()-r.Start())
 	if r.Err() != nil {
 		st.Errors++
-		win.Errors++
+		win.Failed++
 	} else {
-		if r.Status().Code >= 400 {
-			st.FinalErrorResponses++
+		if status := r.Status(); status.Code >= 400 {
+			st.finalError(status)
+			win.Failed++
 		}
 		if w, ok := r.Winner(); ok {
 			if ri, ok := s.replicaOf(r.Endpoint(w).Key); ok {
@@ -238,22 +284,60 @@ func (s *sim) record(r *hedging.Race) {
 		st.Hedged++
 		win.Hedged++
 	}
-	if d, ok := r.Diagnostics(); ok {
-		if c, ok := d.SpawnCause(); ok && c.Failover() {
-			st.FailoverHedged++
-		}
-		ts := d.TerminalState()
-		st.Terminal[ts]++
-		if ts == hedging.AlternateWon {
+	if d, ok := st.countRace(r); ok {
+		if d.TerminalState() == hedging.AlternateWon {
 			st.AlternateWins++
 		}
 		win.ThresholdSumMs += float64(r.Threshold().Get()) / float64(time.Millisecond)
 		win.ThresholdOps++
-	} else {
-		st.Terminal[0]++
 	}
+	st.RUReturned += r.RequestCharge()
+}
+
+// finalError counts an operation that returned a final response with
+// status (>= 400).
+func (st *Stats) finalError(status hedging.Status) {
+	st.FinalErrorResponses++
+	if st.FinalErrorByStatus == nil {
+		st.FinalErrorByStatus = map[hedging.Status]int64{}
+	}
+	st.FinalErrorByStatus[status]++
+}
+
+// recordOp adds one finished operation that started at start and took lat
+// to Ops, the latency histogram and its timeline window, which it returns.
+func (s *sim) recordOp(start, lat time.Duration) *Window {
+	st := s.stats
+	us := latencyMicros(lat)
+	_ = st.Latency.RecordValue(us)
+	st.LatencySum += lat
+	st.Ops++
+	wi := int(start / st.WindowWidth)
+	for wi >= len(st.Timeline) && len(st.Timeline) < s.maxWindows {
+		st.Timeline = append(st.Timeline, Window{Latency: hdr.New(histMinMicros, histMaxMicros, windowHistDigit)})
+	}
+	wi = max(min(wi, len(st.Timeline)-1), 0)
+	win := &st.Timeline[wi]
+	win.Ops++
+	_ = win.Latency.RecordValue(us)
+	return win
+}
+
+// countRace adds race r's terminal state, failover spawn and breaker trip
+// to st (for every race: an operation's, or a feed page's) and returns its
+// hedge diagnostics, when hedging was active.
+func (st *Stats) countRace(r *hedging.Race) (*hedging.HedgeDiagnostics, bool) {
 	if r.TrippedBreaker() {
 		st.BreakerTrips++
 	}
-	st.RUReturned += r.RequestCharge()
+	d, ok := r.Diagnostics()
+	if !ok {
+		st.Terminal[0]++
+		return nil, false
+	}
+	if c, ok := d.SpawnCause(); ok && c.Failover() {
+		st.FailoverHedged++
+	}
+	st.Terminal[d.TerminalState()]++
+	return d, true
 }

@@ -109,7 +109,7 @@ func TestSweepIndependentOfParallelism(t *testing.T) {
 }
 
 // TestBinaryEndToEnd builds the real binary, runs it on the tiny scenario
-// and checks that every output file exists and parses.
+// with --png and checks that every output file exists and parses.
 func TestBinaryEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
@@ -119,7 +119,7 @@ func TestBinaryEndToEnd(t *testing.T) {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	work := t.TempDir()
-	cmd := exec.Command(bin, "run", tinyScenario(t))
+	cmd := exec.Command(bin, "run", "--png", tinyScenario(t))
 	cmd.Dir = work
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -235,10 +235,14 @@ func TestSweepWritesCurves(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, f := range []string{"sweep.csv", "sweep.json", "sweep_p99.png", "sweep_cost.svg"} {
+	for _, f := range []string{"sweep.csv", "sweep.json", "sweep_p99.svg", "sweep_cost.svg"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("%s missing (%v); stdout:\n%s", f, err, out)
 		}
+	}
+	// PNG only with --png.
+	if _, err := os.Stat(filepath.Join(dir, "sweep_p99.png")); err == nil {
+		t.Error("sweep_p99.png written without --png")
 	}
 	// A policy parameter sweeps that policy only.
 	data, err := os.ReadFile(filepath.Join(dir, "sweep.csv"))
@@ -258,5 +262,10 @@ func TestParseSweep(t *testing.T) {
 	_, vals, _ = parseSweep("x=0.1:0.3:0.1")
 	if len(vals) != 3 || vals[2] != 0.3 {
 		t.Fatalf("float steps: %v", vals)
+	}
+	// Issue 19: values are not rounded to 1e-9 (1e-300 became 0).
+	_, vals, _ = parseSweep("x=1e-300:1:0.5")
+	if len(vals) != 3 || vals[0] != 1e-300 || vals[1] != 0.5 || vals[2] != 1 {
+		t.Fatalf("tiny from: %v", vals)
 	}
 }

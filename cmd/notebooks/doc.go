@@ -20,6 +20,7 @@ import (
 type doc struct {
 	root, name string
 	parallel   int
+	png        bool // also write PNG charts (report.Options.PNG)
 	b          bytes.Buffer
 }
 
@@ -136,27 +137,42 @@ type run struct {
 // simulate runs the embedded scenario name, with params applied in order,
 // under pols (nil = the scenario's own policies).
 func (d *doc) simulate(name string, pols []simnet.Policy, params ...param) (*run, error) {
-	s, err := scenarios.Get(name)
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range params {
-		if s, err = s.WithParam(p.path, p.value); err != nil {
-			return nil, err
-		}
-	}
-	cfg, own, err := s.Config()
+	s, cfg, err := loadEdited(name, nil, params...)
 	if err != nil {
 		return nil, err
 	}
 	if pols == nil {
-		pols = own
+		if _, pols, err = s.Config(); err != nil {
+			return nil, err
+		}
 	}
 	res, err := study.Simulate(cfg, pols, s.Replications, study.Options{Parallel: d.parallel})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return &run{scenario: s, cfg: cfg, res: res, reps: s.Replications}, nil
+}
+
+// loadEdited builds the embedded scenario name with params applied in
+// order, then edit (when non-nil) applied to its configuration.
+func loadEdited(name string, edit func(*simnet.Config), params ...param) (*scenarios.Scenario, *simnet.Config, error) {
+	s, err := scenarios.Get(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, p := range params {
+		if s, err = s.WithParam(p.path, p.value); err != nil {
+			return nil, nil, err
+		}
+	}
+	cfg, _, err := s.Config()
+	if err != nil {
+		return nil, nil, err
+	}
+	if edit != nil {
+		edit(cfg)
+	}
+	return s, cfg, nil
 }
 
 type param struct {
@@ -168,7 +184,7 @@ type param struct {
 // notebook's directory and returns the directory relative to it.
 func (d *doc) charts(r *run, sub string) (string, error) {
 	rep := study.Report(r.scenario.Name, r.scenario.Description, r.cfg, r.res)
-	if _, err := report.WriteRun(d.chartDir(sub), rep); err != nil {
+	if _, err := report.WriteRun(d.chartDir(sub), rep, report.Options{PNG: d.png}); err != nil {
 		return "", err
 	}
 	return sub, nil
@@ -267,7 +283,7 @@ func (d *doc) loadOnly(name string) (*simnet.Config, error) {
 // section simulates the embedded scenario name under the policies that
 // policies builds from its configuration, writes its charts, and adds a
 // section: heading, setup line, figure table and the chart named chart
-// (e.g. "ccdf.png").
+// (e.g. "ccdf.svg").
 func (d *doc) section(name string, policies func(*simnet.Config) []simnet.Policy, chart, alt string) (*run, string, error) {
 	cfg, err := d.loadOnly(name)
 	if err != nil {

@@ -6,7 +6,7 @@
 //
 // Usage:
 //
-//	go run ./cmd/notebooks [-out notebooks] [-only q11,q7,sdk,price,storms] [-parallel N]
+//	go run ./cmd/notebooks [-out notebooks] [-only q11,q7,sdk,price,storms,q9] [-parallel N] [-png]
 //	go run ./cmd/notebooks -index results   # write results/README.md
 package main
 
@@ -34,12 +34,14 @@ var notebooks = []notebook{
 	{"sdk", "03-sdk-defaults", "Defaults across SDKs: 500 ms, 1000 ms, or the best static threshold?", sdkDefaults},
 	{"price", "04-price-of-hedging", "The price of hedging: RU multiplier against tail latency", price},
 	{"storms", "05-hedging-storms", "Hedging storms: a fleet hedges into an alternate that serves other tenants", storms},
+	{"q9", "06-q9-feeds", "Spec §17 Q9: hedging feeds page by page", q9},
 }
 
 func main() {
 	out := flag.String("out", "notebooks", "output directory")
 	only := flag.String("only", "", "comma-separated notebook ids to regenerate ("+ids()+"); default all")
 	parallel := flag.Int("parallel", runtime.GOMAXPROCS(0), "worker goroutines (the output does not depend on it)")
+	png := flag.Bool("png", false, "also write each chart as PNG beside its SVG (the notebooks link the SVGs)")
 	index := flag.String("index", "", "instead of the notebooks, write DIR/README.md indexing the scenario results in DIR")
 	flag.Parse()
 	if *index != "" {
@@ -74,6 +76,7 @@ func main() {
 			os.Exit(1)
 		}
 		d := newDoc(*out, nb.file, nb.title, *parallel)
+		d.png = *png
 		if err := nb.run(d); err != nil {
 			fmt.Fprintf(os.Stderr, "notebooks: %s: %v\n", nb.id, err)
 			os.Exit(1)

@@ -31,7 +31,7 @@ func TestWriteIndex(t *testing.T) {
 		{Figures: report.Figures{Policy: "disabled", Ops: 10, P99: 300}},
 		{Figures: report.Figures{Policy: "static-20ms", Ops: 10, P99: 30, RUMultiplier: 1.02, HedgeRate: 0.03}},
 	}}
-	if _, err := report.WriteRun(filepath.Join(dir, "tiny"), run); err != nil {
+	if _, err := report.WriteRun(filepath.Join(dir, "tiny"), run, report.Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if err := writeIndex(dir); err != nil {

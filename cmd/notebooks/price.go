@@ -31,7 +31,7 @@ func price(d *doc) error {
 	runs := map[string]*run{}
 	var noBreaker *run
 	for _, name := range priceScenarios {
-		r, sub, err := d.section(name, pricePolicies, "cost.png", "cost")
+		r, sub, err := d.section(name, pricePolicies, "cost.svg", "cost")
 		if err != nil {
 			return err
 		}
@@ -116,7 +116,7 @@ func replicaTable(d *doc, r *run, name, sub string) {
 		}
 	}
 	d.table(header, rows)
-	d.img(name+" replica utilisation", sub+"/replicas.png")
+	d.img(name+" replica utilisation", sub+"/replicas.svg")
 }
 
 // episodeUtil is replica i's mean utilisation over the timeline windows

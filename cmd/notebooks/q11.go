@@ -164,7 +164,7 @@ func q11(d *doc) error {
 	var results []q11Result
 	var names []string
 	for _, name := range q11Scenarios {
-		r, sub, err := d.section(name, q11Policies, "ccdf.png", "latency CCDF")
+		r, sub, err := d.section(name, q11Policies, "ccdf.svg", "latency CCDF")
 		if err != nil {
 			return err
 		}
@@ -180,8 +180,8 @@ func q11(d *doc) error {
 		results = append(results, q11Result{name, figs})
 		if name == "incident-north-europe-2022" || name == "gradual-slowdown" {
 			d.p("Thresholds and hedge rates over time:")
-			d.img("threshold over time", sub+"/threshold.png")
-			d.img("hedge rate over time", sub+"/hedge_rate.png")
+			d.img("threshold over time", sub+"/threshold.svg")
+			d.img("hedge rate over time", sub+"/hedge_rate.svg")
 		}
 	}
 	get := func(scn, pol string) report.Figures {

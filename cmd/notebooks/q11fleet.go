@@ -85,7 +85,7 @@ func q11Fleet(d *doc, results []q11Result, names []string, rec string) error {
 	}
 	d.p("Mean threshold (ms) over the hedged reads of each %g s window, all replications:", width.Seconds())
 	d.table(header, tab)
-	d.img("threshold over time, fleet", sub+"/threshold.png")
+	d.img("threshold over time, fleet", sub+"/threshold.svg")
 
 	// Each instance's warm-up under TPS §4.2 (replication 0).
 	tps := pols[slices.IndexFunc(pols, func(p simnet.Policy) bool { return p.Name == "p99-tps" })]

@@ -332,8 +332,8 @@ func q7(d *doc) error {
 		return err
 	}
 	d.p("The chronic scenario at N = 5 over time (one client): p99 spikes when the episode starts and at every probe (the primary is tried again as a probe; a probing partition trips again on its first alternate win), and the hedge rate falls to the probes once partitions have routed away.")
-	d.img("windowed p99 over time", sub+"/timeline.png")
-	d.img("hedge rate over time", sub+"/hedge_rate.png")
+	d.img("windowed p99 over time", sub+"/timeline.svg")
+	d.img("hedge rate over time", sub+"/hedge_rate.svg")
 
 	// A fleet that shards its keys: each partition's reads on one instance.
 	big := q7Fleets[len(q7Fleets)-1]

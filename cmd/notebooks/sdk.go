@@ -46,14 +46,14 @@ func sdkDefaults(d *doc) error {
 				best, bestIdx = f.P99, i
 			}
 		}
-		if _, err := report.WriteSweep(d.chartDir(name), sw); err != nil {
+		if _, err := report.WriteSweep(d.chartDir(name), sw, report.Options{PNG: d.png}); err != nil {
 			return err
 		}
 		d.p("## %s", name)
 		d.p("%s — %s", r.setup(), firstSentence(r.scenario.Description))
 		d.table(figureHeader, tab)
-		d.img(name+" p99 against threshold", name+"/sweep_p99.png")
-		d.img(name+" p99 against RU multiplier", name+"/sweep_cost.png")
+		d.img(name+" p99 against threshold", name+"/sweep_p99.svg")
+		d.img(name+" p99 against RU multiplier", name+"/sweep_cost.svg")
 		f500, f1000 := r.fig("static-500ms"), r.fig("static-1000ms")
 		bestName, bestP99 := "-", math.NaN()
 		if bestIdx >= 0 {

@@ -356,11 +356,11 @@ func storms(d *doc) error {
 	d.table(stormClientHeader, ctab)
 	d.p("The alternate's, and its tenants' (the collateral damage; the tenants' percentiles are over the whole run, pooled over the replications; a refused tenant's request is dropped, not retried, so the refusals are a lower bound on the harm; *Tenants that retry*, below, retries them):")
 	d.table(stormAltHeader, atab)
-	d.img(stormScenario+" replicas", sub+"/replicas.png")
-	d.img(stormScenario+" timeline", sub+"/timeline.png")
-	d.img(stormScenario+" hedge rate", sub+"/hedge_rate.png")
-	d.img(stormScenario+" cost", sub+"/cost.png")
-	d.p("Reading the time charts: where lines coincide (here every policy's, before and after the slow-down) they are drawn side by side, a line width apart, so that each stays visible; the order of such a bundle is not an order of value, and its outer lines can sit a few points below 0%% or above 100%%. Where the lines part, each is drawn at its true value. Read the values from the tables.")
+	d.img(stormScenario+" replicas", sub+"/replicas.svg")
+	d.img(stormScenario+" timeline", sub+"/timeline.svg")
+	d.img(stormScenario+" hedge rate", sub+"/hedge_rate.svg")
+	d.img(stormScenario+" cost", sub+"/cost.svg")
+	d.p("Reading the time charts: every line is drawn at its values. Where lines coincide (here every policy's, before and after the slow-down) they lie on top of each other; markers staggered along the bundle, one shape and colour per policy, show which policies are there, and the legend names the first policy each coincides with (`= disabled`, or `≈ disabled` when they coincide in only some windows). Read the exact values from the tables.")
 	d.p("Policy names: `budget-5pct` is `static-50ms` under a hedge budget of 5%% of operations (`hedge_budget = 0.05`) with the default bucket of 100 tokens per instance; `-burst1` sets `hedge_budget_burst = 1`; `p99-budget-5pct-burst1` is the same budget on `p99-dynamic`. While a budget is spent the threshold is the driver default, min(1 s, %s / 2) = 1 s, which the +%g ms reads never reach: a denied read waits for its slow primary. `p99-dynamic` sits on its 50 ms floor here (its ceiling, 2.5 × the primary's median, is ~10 ms), so it hedges the same reads as `static-50ms`; its rows differ only where the breaker has moved a partition's primary to the alternate, whose queueing it then learns (with the breaker off, below, the two are identical).", st.requestTimeout, st.slowAddMs)
 	// Background levels.
 	d.p("## How much headroom does the alternate need?")
@@ -494,7 +494,7 @@ func storms(d *doc) error {
 		}
 	}
 	d.table([]string{"instances", "policy", "fleet's tokens N × burst", "client p99 ms [95% CI]", "reads > 100 ms", "hedge rate", "alternate in the slow-down: mean / max", "s at ≥ 99%", "tenants' p99 ms", "refused per run: client / tenants", "back (s): client / alternate / tenants"}, fleetRows)
-	d.img(stormScenario+" with 1000 instances: replicas", stormScenario+"-1000/replicas.png")
+	d.img(stormScenario+" with 1000 instances: replicas", stormScenario+"-1000/replicas.svg")
 
 	// Tenants that retry.
 	retry, err := stormRetrySection(d, st, figs)

@@ -10,8 +10,11 @@ package hedginghttp_test
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -122,5 +125,64 @@ func BenchmarkHappyPathDoTransport(b *testing.B) {
 		}
 		_, _ = io.Copy(io.Discard, resp.Result.Body)
 		_ = resp.Result.Body.Close()
+	}
+}
+
+// BenchmarkHedgedLoserDials reports the connections dialled per hedged
+// request (dials/op) when every request is hedged and the primary loses:
+// region A answers after 2 ms, the threshold is 200 µs, region B answers at
+// once. Over HTTP/1.1 net/http closes the connection of each cancelled
+// loser, so the next request to A dials again; over HTTP/2 (here h2c,
+// unencrypted) cancelling resets only the stream and the connection stays
+// pooled. Quoted in the package documentation.
+func BenchmarkHedgedLoserDials(b *testing.B) {
+	for _, h2 := range []bool{false, true} {
+		name := "http1"
+		if h2 {
+			name = "h2c"
+		}
+		b.Run(name, func(b *testing.B) {
+			var protos http.Protocols
+			if h2 {
+				protos.SetUnencryptedHTTP2(true)
+			} else {
+				protos.SetHTTP1(true)
+			}
+			serve := func(delay time.Duration) *httptest.Server {
+				ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					select {
+					case <-time.After(delay):
+						_, _ = io.WriteString(w, `{"id":"1"}`)
+					case <-r.Context().Done():
+					}
+				}))
+				ts.Config.Protocols = &protos
+				ts.Start()
+				b.Cleanup(ts.Close)
+				return ts
+			}
+			a, bb := serve(2*time.Millisecond), serve(0)
+			var dials atomic.Int64
+			var d net.Dialer
+			tr := &http.Transport{Protocols: &protos, MaxIdleConnsPerHost: 16,
+				DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+					dials.Add(1)
+					return d.DialContext(ctx, network, addr)
+				}}
+			b.Cleanup(tr.CloseIdleConnections)
+			// A partition per request: the breaker (§9.5) would otherwise
+			// demote A after five alternate wins and stop the hedging.
+			var part atomic.Int64
+			rt, err := hedginghttp.NewRoundTripper(tr, []hedginghttp.Region{{Name: "A", URL: a.URL}, {Name: "B", URL: bb.URL}},
+				hedginghttp.WithThreshold(200*time.Microsecond),
+				hedginghttp.WithPartitionKey(func(*http.Request) string { return strconv.FormatInt(part.Add(1), 10) }))
+			if err != nil {
+				b.Fatal(err)
+			}
+			bxGet(b, &http.Client{Transport: rt}, bxRequest(b, a.URL)) // warm both connections
+			dials.Store(0)
+			bxLoop(b, a.URL, rt)
+			b.ReportMetric(float64(dials.Load())/float64(b.N), "dials/op")
+		})
 	}
 }

@@ -62,7 +62,7 @@ type stNet struct {
 func newStNet(t *testing.T) *stNet {
 	n := &stNet{t: t, servers: map[string]*stListener{}}
 	n.tr = &http.Transport{DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
-		l, ok := n.servers[addr]
+		l, ok := n.servers[strings.ToLower(addr)] // host names are case-insensitive
 		if !ok {
 			return nil, errors.New("no such host " + addr)
 		}
@@ -112,10 +112,16 @@ func stWait(r *http.Request, d time.Duration) bool {
 	}
 }
 
-// stRoundTripper builds a RoundTripper for regions a.test and b.test.
+// stRoundTripper builds a RoundTripper for regions A (URL a) and B (URL b).
 func stRoundTripper(t *testing.T, n *stNet, a, b string, opts ...hedginghttp.Option) *http.Client {
 	t.Helper()
-	rt, err := hedginghttp.NewRoundTripper(n.tr, []hedginghttp.Region{{Name: "A", URL: a}, {Name: "B", URL: b}}, opts...)
+	return stRegions(t, n, []hedginghttp.Region{{Name: "A", URL: a}, {Name: "B", URL: b}}, opts...)
+}
+
+// stRegions builds a RoundTripper over n for regions.
+func stRegions(t *testing.T, n *stNet, regions []hedginghttp.Region, opts ...hedginghttp.Option) *http.Client {
+	t.Helper()
+	rt, err := hedginghttp.NewRoundTripper(n.tr, regions, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -394,7 +400,7 @@ func TestNewRoundTripperErrors(t *testing.T) {
 		{"no regions", http.DefaultTransport, nil, nil, "no regions"},
 		{"duplicate", http.DefaultTransport, []hedginghttp.Region{{"A", "http://a.test"}, {"A", "http://b.test"}}, nil, `regions[1]: region "A" listed twice`},
 		{"empty name", http.DefaultTransport, []hedginghttp.Region{{"", "http://a.test"}}, nil, "regions[0]: empty name"},
-		{"unparsable URL", http.DefaultTransport, []hedginghttp.Region{{"A", "http://a.test"}, {"B", "http://[::1"}}, nil, `regions[1] ("B"): URL`},
+		{"unparsable URL", http.DefaultTransport, []hedginghttp.Region{{"A", "http://a.test"}, {"B", "http://[::1"}}, nil, `regions[1] ("B"): parse`},
 		{"no scheme", http.DefaultTransport, []hedginghttp.Region{{"A", "a.test"}}, nil, `want scheme://host`},
 		{"zero threshold", http.DefaultTransport, ok, []hedginghttp.Option{hedginghttp.WithThreshold(0)}, "threshold must be positive"},
 		{"nil policy", http.DefaultTransport, ok, []hedginghttp.Option{hedginghttp.WithPolicy(nil)}, "WithPolicy(nil)"},

@@ -5,11 +5,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
-	"unsafe"
 
 	"hedgelab/hedging"
 )
@@ -46,14 +48,23 @@ var (
 // RoundTripper (redirects are not followed; cookies are not kept).
 //
 // Request: when op.Request holds an *http.Request (as [NewRoundTripper]
-// arranges), the attempt sends a shallow copy of it with the attempt's
-// context, its scheme and host replaced by the endpoint's base URL when they
-// differ, and its body replayed with GetBody (a body that cannot be replayed
-// fails the attempt). Otherwise it builds one: method op.Method (GET when
-// empty), URL base URL + op.Path, body op.Body (none when nil). Either way
-// the request carries the attempt's context, so the race cancels a losing
-// attempt by cancelling its request, and its deadline is the operation's.
-// Headers added, on a copy of the header map only when one is needed:
+// arranges, with its own copy of the caller's request), the attempt sends a
+// copy of it with the attempt's context and its body replayed with GetBody
+// (a body that cannot be replayed fails the attempt); the copy's header map
+// is op.Request's until the attempt adds a header, then its own, and its
+// own from the start when Prepare is set (a deep copy, http.Request.Clone). When the
+// request's URL addresses one of BaseURLs (same scheme, host name compared
+// case-insensitively, same port once a default port :80/:443 is filled in,
+// path under the base's path), the copy sent to another endpoint gets that
+// endpoint's base URL followed by the path below the addressed base:
+// "http://a.example/a/docs/1" addressing "http://a.example/a" goes to
+// "https://b.example/b/docs/1" for the base "https://b.example/b". A request
+// that addresses none of them keeps its path and gets the endpoint's scheme
+// and host. Otherwise it builds one: method op.Method (GET when empty), URL
+// base URL + op.Path, body op.Body (none when nil). Either way the request
+// carries the attempt's context, so the race cancels a losing attempt by
+// cancelling its request, and its deadline is the operation's. Headers
+// added to the attempt's request:
 //
 //   - x-ms-cosmos-hub-region-processing-only: True when
 //     Attempt.HubRegionProcessingOnly (spec §9.6);
@@ -69,15 +80,17 @@ var (
 // x-ms-request-charge (RU, decimal); SessionLSN the largest number after
 // the last ':' or '#' of each comma-separated token of x-ms-session-token;
 // RetryAfter x-ms-retry-after-ms (milliseconds, decimal). A malformed or
-// absent header reads as zero. Result.Body is the response body, unread:
-// [hedging.Client.Do] hands the winner's to its caller (use [HTTPResponse]
-// to get the whole *http.Response) and closes every other.
+// absent header reads as zero, and so does a request charge that is not a
+// finite number >= 0 (NaN, ±Inf, negative) and a retry-after that is not a
+// finite number > 0; a retry-after beyond the largest time.Duration (~292
+// years) saturates at it, and the race honours at most
+// [hedging.RetryOptions].MaxRetryAfter of it. Result.Body is the response
+// body, unread: [hedging.Client.Do] hands the winner's to its caller (use
+// [HTTPResponse] to get the whole *http.Response) and closes every other.
 //
 // Connections: the race cancels a losing attempt's request and Do closes
-// its body unread. Over HTTP/2 that resets only the stream and the
-// connection stays pooled; over HTTP/1.1 net/http closes a connection whose
-// response was not read to its end, so a cancelled loser's connection is
-// not reused.
+// its body unread, which over HTTP/1.1 costs the connection (see the
+// package documentation, Connections).
 //
 // Errors: a request that could not be built or sent (no base URL for the
 // endpoint, a dial error, a cancelled context, ...) is reported in
@@ -93,10 +106,30 @@ type Transport struct {
 	// slash; op.Path is appended verbatim).
 	BaseURLs map[string]string
 	// Prepare, when set, is called on every request before it is sent
-	// (authorization, extra headers); an error fails the attempt. It may
-	// modify req's header map only after cloning it (req.Header =
-	// req.Header.Clone()), since requests of one operation share it.
+	// (authorization, extra headers); an error fails the attempt (a
+	// transport error, transient). req is the attempt's own: Prepare may
+	// modify it, header map included.
 	Prepare func(req *http.Request, op *hedging.Operation, a hedging.Attempt) error
+
+	// bases are BaseURLs parsed, in key order, set by NewRoundTripper;
+	// nil: parse BaseURLs on every attempt that needs them.
+	bases []keyedBase
+}
+
+// keyedBase is one parsed entry of Transport.BaseURLs.
+type keyedBase struct {
+	key  string
+	base baseURL
+}
+
+// lookupBase returns the base of endpoint key.
+func lookupBase(bases []keyedBase, key string) (*baseURL, bool) {
+	for i := range bases {
+		if bases[i].key == key {
+			return &bases[i].base, true
+		}
+	}
+	return nil, false
 }
 
 // Send performs attempt a of op as one HTTP request; see [Transport].
@@ -107,8 +140,10 @@ func (t *Transport) Send(ctx context.Context, op *hedging.Operation, a hedging.A
 	}
 	var req *http.Request
 	var err error
-	if orig, ok := op.Request.(*http.Request); ok {
-		req, err = attemptRequest(ctx, orig, base)
+	orig, shared := op.Request.(*http.Request)
+	if shared {
+		req, err = t.attemptRequest(ctx, orig, a.Endpoint.Key)
+		shared = t.Prepare == nil // attemptRequest shares orig's header map unless Prepare may write it
 	} else {
 		req, err = newRequest(ctx, op, base)
 	}
@@ -116,7 +151,9 @@ func (t *Transport) Send(ctx context.Context, op *hedging.Operation, a hedging.A
 		return hedging.Result{Err: err}
 	}
 	if a.HubRegionProcessingOnly || a.SessionLSN > 0 || a.Hedging {
-		req.Header = req.Header.Clone()
+		if shared {
+			req.Header = req.Header.Clone()
+		}
 		if req.Header == nil {
 			req.Header = make(http.Header)
 		}
@@ -163,13 +200,37 @@ func newRequest(ctx context.Context, op *hedging.Operation, base string) (*http.
 	return http.NewRequestWithContext(ctx, method, base+op.Path, body)
 }
 
-// attemptRequest returns a shallow copy of orig for one attempt: the
-// attempt's context, the scheme and host of base, a replayed body.
-func attemptRequest(ctx context.Context, orig *http.Request, base string) (*http.Request, error) {
-	req := orig.WithContext(ctx)
-	if scheme, host, ok := splitBase(base); ok && (scheme != orig.URL.Scheme || host != orig.URL.Host) {
+// attemptRequest returns the request of one attempt to endpoint key: a
+// copy of orig with the attempt's context, rewritten for the endpoint (see
+// [Transport]) and its body replayed. The copy is deep (http.Request.Clone)
+// when Prepare is set; otherwise it shares orig's header map, which the
+// caller must copy before writing to it.
+func (t *Transport) attemptRequest(ctx context.Context, orig *http.Request, key string) (*http.Request, error) {
+	bases := t.bases
+	if bases == nil {
+		bases = parseBases(t.BaseURLs)
+	}
+	to, ok := lookupBase(bases, key)
+	if !ok {
+		return nil, fmt.Errorf("hedginghttp: the base URL of endpoint %q does not parse", key)
+	}
+	var req *http.Request
+	if t.Prepare != nil {
+		req = orig.Clone(ctx)
+	} else {
+		req = orig.WithContext(ctx)
+	}
+	if fromKey, rest, ok := addressed(bases, orig.URL); ok {
+		if fromKey != key {
+			u := *orig.URL
+			if err := to.rebase(&u, rest); err != nil {
+				return nil, err
+			}
+			req.URL, req.Host = &u, ""
+		}
+	} else if !to.sameOrigin(orig.URL) {
 		u := *orig.URL
-		u.Scheme, u.Host = scheme, host
+		u.Scheme, u.Host, u.User = to.u.Scheme, to.u.Host, nil
 		req.URL, req.Host = &u, ""
 	}
 	if orig.Body != nil && orig.Body != http.NoBody {
@@ -187,58 +248,119 @@ func attemptRequest(ctx context.Context, orig *http.Request, base string) (*http
 
 var errNoReplay = fmt.Errorf("hedginghttp: the request body cannot be replayed (no GetBody)")
 
-// splitBase returns the scheme and host of a base URL "scheme://host[/...]".
-func splitBase(base string) (scheme, host string, ok bool) {
-	i := strings.Index(base, "://")
-	if i <= 0 {
-		return "", "", false
+// parseBases parses base URLs leniently, in key order; one that does not
+// parse is left out.
+func parseBases(m map[string]string) []keyedBase {
+	out := make([]keyedBase, 0, len(m))
+	for k, s := range m {
+		if b, err := parseBase(s, false); err == nil {
+			out = append(out, keyedBase{k, b})
+		}
 	}
-	scheme, host = base[:i], base[i+3:]
-	if j := strings.IndexByte(host, '/'); j >= 0 {
-		host = host[:j]
+	sortBases(out)
+	return out
+}
+
+// sortBases puts bases in key order.
+func sortBases(bases []keyedBase) {
+	slices.SortFunc(bases, func(a, b keyedBase) int { return strings.Compare(a.key, b.key) })
+}
+
+// addressed returns the key of the base that u addresses and u's escaped
+// path below it: the longest prefix wins, then the smallest key (bases are
+// in key order).
+func addressed(bases []keyedBase, u *url.URL) (key, rest string, ok bool) {
+	best := -1
+	for i := range bases {
+		b := &bases[i].base
+		r, m := b.match(u)
+		if !m {
+			continue
+		}
+		if n := len(b.prefix); n > best {
+			best, key, rest = n, bases[i].key, r
+		}
 	}
-	return scheme, host, host != ""
+	return key, rest, best >= 0
 }
 
 // resultOf classifies resp from its status and headers (spec §7.2) and
 // keeps it, unread, as the result's body.
 func resultOf(resp *http.Response) hedging.Result {
 	h := resp.Header
-	res := hedging.Result{
+	return hedging.Result{
 		Status:        hedging.Status{Code: resp.StatusCode, SubStatus: int(headerInt(h, HeaderSubStatus))},
-		RequestCharge: headerFloat(h, HeaderRequestCharge),
+		RequestCharge: requestCharge(headerValue(h, HeaderRequestCharge)),
 		SessionLSN:    ParseSessionLSN(headerValue(h, HeaderSessionToken)),
-		Body:          asBody(resp),
+		RetryAfter:    retryAfter(headerValue(h, HeaderRetryAfterMs)),
+		Body:          &responseBody{resp: resp, body: resp.Body},
 	}
-	if ms := headerFloat(h, HeaderRetryAfterMs); ms > 0 {
-		res.RetryAfter = time.Duration(ms * float64(time.Millisecond))
-	}
-	return res
 }
 
-// responseBody is an *http.Response seen as its body. It has the layout of
-// http.Response (a struct with that single field), so resultOf converts the
-// transport's *http.Response to it in place, without an allocation
-// (unsafe.Pointer rule 1: equivalent memory layout), and [HTTPResponse]
-// converts back.
-type responseBody struct{ resp http.Response }
-
-func asBody(resp *http.Response) *responseBody {
-	return (*responseBody)(unsafe.Pointer(resp))
+// requestCharge parses an x-ms-request-charge value (RU, decimal). A
+// malformed value, and one that is not a finite number >= 0 (NaN, ±Inf, a
+// negative charge), reads as zero.
+func requestCharge(v string) float64 {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0 // absent: no parse error to allocate
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+		return 0
+	}
+	return f
 }
 
-func (b *responseBody) Read(p []byte) (int, error) { return b.resp.Body.Read(p) }
-func (b *responseBody) Close() error               { return b.resp.Body.Close() }
+// retryAfter parses an x-ms-retry-after-ms value (milliseconds, decimal).
+// A malformed value, and one that is not a finite number > 0, reads as zero
+// (no retry-after); a value beyond what a time.Duration holds (~292 years)
+// saturates at the largest Duration instead of overflowing. How long the
+// race honours a retry-after is [hedging.RetryOptions].MaxRetryAfter's
+// business, not the parser's.
+func retryAfter(v string) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	ms, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(ms) || math.IsInf(ms, 0) || ms <= 0 {
+		return 0
+	}
+	ns := ms * float64(time.Millisecond)
+	if ns >= math.MaxInt64 { // float64(math.MaxInt64) is 2^63, itself out of range
+		return math.MaxInt64
+	}
+	return time.Duration(ns)
+}
+
+// responseBody is the body of a result [Transport] returns: the response's
+// body, with the *http.Response it came with for [HTTPResponse].
+type responseBody struct {
+	resp *http.Response
+	body io.ReadCloser // resp.Body as the RoundTripper returned it
+}
+
+func (b *responseBody) Read(p []byte) (int, error) { return b.body.Read(p) }
+func (b *responseBody) Close() error               { return b.body.Close() }
 
 // HTTPResponse returns the *http.Response behind a result body returned by
-// [Transport] (such as Response.Result.Body of [hedging.Client.Do]), and
-// false for any other body. Reading the response's Body and reading body
-// are the same.
+// [Transport], directly or as handed out by [hedging.Client.Do]
+// (Response.Result.Body, Error.Body), and false for any other body. The
+// response's Body is body itself: reading or closing either is the same,
+// and what Do ties to the body (the caller's context, the operation's
+// deadline, the release on Close) holds for the response's Body too.
 func HTTPResponse(body io.ReadCloser) (*http.Response, bool) {
-	if b, ok := body.(*responseBody); ok && b != nil {
-		return &b.resp, true
+	inner := body
+	if u, ok := body.(interface{ Unwrap() io.ReadCloser }); ok {
+		inner = u.Unwrap()
 	}
-	return nil, false
+	b, ok := inner.(*responseBody)
+	if !ok || b == nil {
+		return nil, false
+	}
+	b.resp.Body = body
+	return b.resp, true
 }
 
 // ParseSessionLSN extracts the session LSN from an x-ms-session-token value
@@ -282,16 +404,4 @@ func headerInt(h http.Header, key string) int64 {
 		return 0
 	}
 	return n
-}
-
-func headerFloat(h http.Header, key string) float64 {
-	v := strings.TrimSpace(headerValue(h, key))
-	if v == "" {
-		return 0
-	}
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil {
-		return 0
-	}
-	return f
 }

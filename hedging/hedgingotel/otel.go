@@ -1,10 +1,10 @@
 // Package hedgingotel reports hedging to OpenTelemetry: an [Observer] for
 // hedging.Config.Observer (or hedginghttp.WithObserver) that records every
-// metric spec §10.4 reserves, under its exact name, instrument type and
-// labels:
+// metric spec §10.4 reserves, under its exact name and instrument type, with
+// the spec's labels and two more (marked +):
 //
-//	cosmos.hedge.operations_total            counter    result
-//	cosmos.hedge.alternate_spawned_total     counter    (none)
+//	cosmos.hedge.operations_total            counter    result, +outcome
+//	cosmos.hedge.alternate_spawned_total     counter    +cause
 //	cosmos.hedge.first_response_latency_ms   histogram  was_hedge
 //	cosmos.hedge.canceled_total              counter    reason
 //	cosmos.hedge.ru_charge_winner            histogram  was_hedge
@@ -22,7 +22,21 @@
 // returned response's region, or "none" when the operation failed (its RU
 // still counts). Latency is from the start of the operation to the winning
 // response, in milliseconds; operations without a response record no
-// latency and no winner RU.
+// latency and no winner RU. ru_charge_total includes a loser's RU when its
+// answer reached the client before the operation returned, also when it
+// landed as the race ended.
+//
+// Extensions of §10.4. result says which leg answered, not whether the
+// operation succeeded: a primary answering 429 or 500 within the threshold
+// is result=primary_won. outcome says what the caller got
+// ([hedging.Outcome]): success (a final status below 400), final_error (a
+// final 4xx such as 404 or 409), transient_error (the operation ended on a
+// transient status: 408, 429, 500, 503, ...), transport_error (no
+// response), deadline_exceeded or canceled; a success rate is
+// outcome=success over all operations. cause is why the alternate was sent
+// ([hedging.SpawnCause], as in the cosmos.hedge.alternate_spawned log
+// event): threshold (the threshold elapsed), or a failover on the primary's
+// answer: 503, 404/1002, 429/3092 or transport_error.
 //
 // The hedging package itself does not import OpenTelemetry.
 package hedgingotel
@@ -33,6 +47,7 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 
@@ -54,8 +69,12 @@ const (
 )
 
 // Observer is a hedging.Observer that records the §10.4 metrics. Build it
-// with [New]; it is safe for concurrent use.
+// with [New]; the zero value is usable too and records to the global
+// MeterProvider (otel.GetMeterProvider()), creating its instruments on first
+// use. It is safe for concurrent use and must not be copied after first
+// use. A nil *Observer is not usable: hedging.NewClient rejects it.
 type Observer struct {
+	once      sync.Once // init, for the zero value
 	ops       metric.Int64Counter
 	spawned   metric.Int64Counter
 	latency   metric.Float64Histogram
@@ -63,7 +82,8 @@ type Observer struct {
 	ruWinner  metric.Float64Histogram
 	ruTotal   metric.Float64Histogram
 	consec    metric.Int64Gauge
-	result    map[string]metric.MeasurementOption
+	result    map[[2]string]metric.MeasurementOption // {result, outcome}
+	cause     [8]metric.MeasurementOption            // by hedging.SpawnCause
 	wasHedge  [2]metric.MeasurementOption
 	reason    [4]metric.MeasurementOption
 	regions   sync.Map // hedging.Region -> metric.MeasurementOption (winner_region)
@@ -74,13 +94,23 @@ type Observer struct {
 var _ hedging.Observer = (*Observer)(nil)
 
 // New creates the instruments on a meter of mp named [ScopeName]. Errors:
-// those of the meter's instrument constructors, joined.
+// a nil mp; those of the meter's instrument constructors, joined.
 func New(mp metric.MeterProvider) (*Observer, error) {
 	if mp == nil {
 		return nil, errors.New("hedgingotel: New: nil MeterProvider")
 	}
-	m := mp.Meter(ScopeName)
 	o := &Observer{}
+	var err error
+	o.once.Do(func() { err = o.init(mp) })
+	if err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// init creates the instruments and the attribute sets.
+func (o *Observer) init(mp metric.MeterProvider) error {
+	m := mp.Meter(ScopeName)
 	var errs [7]error
 	o.ops, errs[0] = m.Int64Counter(MetricOperations,
 		metric.WithDescription("Hedging-eligible operations grouped by outcome"))
@@ -97,11 +127,16 @@ func New(mp metric.MeterProvider) (*Observer, error) {
 	o.consec, errs[6] = m.Int64Gauge(MetricConsecutiveAlternateWins,
 		metric.WithDescription("Current consecutive alternate wins for a (partition, primary region) pair"))
 	if err := errors.Join(errs[:]...); err != nil {
-		return nil, err
+		return err
 	}
-	o.result = map[string]metric.MeasurementOption{}
+	o.result = map[[2]string]metric.MeasurementOption{}
 	for _, r := range []string{"primary_won", "alternate_won", "both_transient", "disabled", "deadline_exceeded"} {
-		o.result[r] = attrs(attribute.String("result", r))
+		for oc := hedging.OutcomeSuccess; oc <= hedging.OutcomeCanceled; oc++ {
+			o.result[[2]string{r, oc.String()}] = attrs(attribute.String("result", r), attribute.String("outcome", oc.String()))
+		}
+	}
+	for c := hedging.SpawnThreshold; c <= hedging.SpawnTransportError; c++ {
+		o.cause[c] = attrs(attribute.String("cause", c.String()))
 	}
 	o.wasHedge[0] = attrs(attribute.Bool("was_hedge", false))
 	o.wasHedge[1] = attrs(attribute.Bool("was_hedge", true))
@@ -109,7 +144,18 @@ func New(mp metric.MeterProvider) (*Observer, error) {
 		o.reason[r] = attrs(attribute.String("reason", r.String()))
 	}
 	o.noWinner = attrs(attribute.String("winner_region", "none"))
-	return o, nil
+	return nil
+}
+
+// ready initialises a zero Observer from the global MeterProvider, and
+// reports whether the instruments exist (an error is handed to otel.Handle).
+func (o *Observer) ready() bool {
+	o.once.Do(func() {
+		if err := o.init(otel.GetMeterProvider()); err != nil {
+			otel.Handle(err)
+		}
+	})
+	return o.result != nil
 }
 
 func attrs(kv ...attribute.KeyValue) metric.MeasurementOption {
@@ -122,15 +168,17 @@ func (o *Observer) ObserveAttempt(context.Context, hedging.AttemptEvent) {}
 
 // ObserveOperation implements hedging.Observer: it records one operation.
 func (o *Observer) ObserveOperation(ctx context.Context, ev hedging.OperationEvent) {
-	d := ev.Diagnostics
-	if d == nil {
-		o.ops.Add(ctx, 1, o.result["disabled"])
+	if !o.ready() {
 		return
 	}
-	ts := d.TerminalState()
-	o.ops.Add(ctx, 1, o.result[resultOf(ts)])
-	if _, ok := d.AlternateRegion(); ok {
-		o.spawned.Add(ctx, 1)
+	d := ev.Diagnostics
+	if d == nil {
+		o.ops.Add(ctx, 1, o.resultOpt("disabled", ev.Outcome))
+		return
+	}
+	o.ops.Add(ctx, 1, o.resultOpt(resultOf(d.TerminalState()), ev.Outcome))
+	if c, ok := d.SpawnCause(); ok {
+		o.spawned.Add(ctx, 1, o.causeOpt(c))
 	}
 	for r := hedging.CancelWinnerFound; r <= hedging.CancelAppCanceled; r++ {
 		if n := ev.Cancelled[r]; n > 0 {
@@ -161,6 +209,22 @@ func resultOf(ts hedging.TerminalState) string {
 		return "deadline_exceeded"
 	}
 	return "both_transient"
+}
+
+// resultOpt returns the {result, outcome} attribute option.
+func (o *Observer) resultOpt(result string, oc hedging.Outcome) metric.MeasurementOption {
+	if v, ok := o.result[[2]string{result, oc.String()}]; ok {
+		return v
+	}
+	return attrs(attribute.String("result", result), attribute.String("outcome", oc.String()))
+}
+
+// causeOpt returns the cause attribute option of c.
+func (o *Observer) causeOpt(c hedging.SpawnCause) metric.MeasurementOption {
+	if int(c) < len(o.cause) && o.cause[c] != nil {
+		return o.cause[c]
+	}
+	return attrs(attribute.String("cause", c.String()))
 }
 
 // regionOpt returns the cached winner_region attribute option of r.

@@ -90,55 +90,17 @@ func TestObserverRecordsReservedMetrics(t *testing.T) {
 		}
 		synctest.Wait()
 
-		var rm metricdata.ResourceMetrics
-		if err := reader.Collect(context.Background(), &rm); err != nil {
-			t.Fatal(err)
-		}
-		got := map[string]metricdata.Metrics{}
-		for _, sm := range rm.ScopeMetrics {
-			if sm.Scope.Name != hedgingotel.ScopeName {
-				t.Errorf("scope %q", sm.Scope.Name)
-			}
-			for _, m := range sm.Metrics {
-				got[m.Name] = m
-			}
-		}
+		got := collect(t, reader)
 		if len(got) != 7 {
 			t.Errorf("%d metrics, want the 7 of §10.4: %v", len(got), got)
 		}
-		counter := func(name string) map[string]int64 {
-			t.Helper()
-			s, ok := got[name].Data.(metricdata.Sum[int64])
-			if !ok || !s.IsMonotonic {
-				t.Fatalf("%s: %T, want a monotonic int64 counter", name, got[name].Data)
-			}
-			out := map[string]int64{}
-			for _, dp := range s.DataPoints {
-				out[dp.Attributes.Encoded(attribute.DefaultEncoder())] += dp.Value
-			}
-			return out
-		}
-		hist := func(name string) map[string][2]float64 { // label -> {count, sum}
-			t.Helper()
-			h, ok := got[name].Data.(metricdata.Histogram[float64])
-			if !ok {
-				t.Fatalf("%s: %T, want a float64 histogram", name, got[name].Data)
-			}
-			out := map[string][2]float64{}
-			for _, dp := range h.DataPoints {
-				out[dp.Attributes.Encoded(attribute.DefaultEncoder())] = [2]float64{float64(dp.Count), dp.Sum}
-			}
-			return out
-		}
-		eq := func(name string, got, want any) {
-			t.Helper()
-			if g, w := stringify(got), stringify(want); g != w {
-				t.Errorf("%s = %s, want %s", name, g, w)
-			}
-		}
+		counter := func(name string) map[string]int64 { t.Helper(); return counterOf(t, got, name) }
+		hist := func(name string) map[string][2]float64 { t.Helper(); return histOf(t, got, name) }
+		eq := func(name string, got, want any) { t.Helper(); eqSorted(t, name, got, want) }
 		eq(hedgingotel.MetricOperations, counter(hedgingotel.MetricOperations),
-			map[string]int64{"result=primary_won": 1, "result=alternate_won": 1, "result=disabled": 1, "result=both_transient": 1})
-		eq(hedgingotel.MetricAlternateSpawned, counter(hedgingotel.MetricAlternateSpawned), map[string]int64{"": 2})
+			map[string]int64{"outcome=success,result=primary_won": 1, "outcome=success,result=alternate_won": 1,
+				"outcome=success,result=disabled": 1, "outcome=transient_error,result=both_transient": 1})
+		eq(hedgingotel.MetricAlternateSpawned, counter(hedgingotel.MetricAlternateSpawned), map[string]int64{"cause=threshold": 2})
 		eq(hedgingotel.MetricCanceled, counter(hedgingotel.MetricCanceled), map[string]int64{"reason=winner_found": 1})
 		eq(hedgingotel.MetricFirstResponseLatency, hist(hedgingotel.MetricFirstResponseLatency),
 			map[string][2]float64{"was_hedge=false": {1, 10}, "was_hedge=true": {1, 130}})
@@ -160,5 +122,3 @@ func TestObserverRecordsReservedMetrics(t *testing.T) {
 		}
 	})
 }
-
-func stringify(v any) string { return fmtSorted(v) }

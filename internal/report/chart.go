@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"regexp"
 	"strconv"
 	"unicode/utf8"
 
@@ -102,6 +103,17 @@ type legendEntry struct {
 	thumbs []plot.Thumbnailer
 }
 
+// drawnSeries is one line of a time chart as drawn: its segments (every
+// point at its value), the line it coincides with (ref, -1 for none; see
+// coincidence) and its markers.
+type drawnSeries struct {
+	segs       []plotter.XYs
+	ref        int
+	everywhere bool
+	marks      plotter.XYs
+	glyph      draw.GlyphDrawer
+}
+
 // chart is a plot plus a legend drawn outside the data area.
 //
 // Axis titles are drawn by drawChart rather than by gonum/plot: gonum pads
@@ -119,9 +131,12 @@ type chart struct {
 	// costWhiskers its CI whiskers.
 	cost         []costMark
 	costWhiskers *whiskers
-	// lineOffsets are the time charts' per-policy offsets in points that
-	// keep coinciding lines apart (see separateLines; nil otherwise).
-	lineOffsets []vg.Length
+	costLabels   *pointLabels
+	// series are the lines of the time charts as drawn, by line (nil for
+	// other charts), so tests can inspect them.
+	series []drawnSeries
+	// sweepGroups are a sweep chart's coinciding series (nil otherwise).
+	sweepGroups *sweepGroup
 	// legendSizer, when set, are texts the legend strip is made wide
 	// enough for (with a line thumbnail), so charts of one family keep
 	// the same data-area width whatever their own legend holds.
@@ -195,14 +210,51 @@ func renderChart(build func() *chart, format string) (data []byte, err error) {
 		return nil, err
 	}
 	if format == "svg" {
-		// Fonts are not embedded (that would add ~550 kB per file). Text was
-		// laid out with Liberation Sans metrics; Arial is metric-compatible,
-		// so offer it (then any sans-serif) as fallback for viewers that do
-		// not have Liberation Sans installed.
-		return bytes.ReplaceAll(buf.Bytes(), []byte("font-family:Liberation Sans;"),
-			[]byte("font-family:'Liberation Sans',Arial,Helvetica,sans-serif;")), nil
+		return compactSVG(buf.Bytes()), nil
 	}
 	return buf.Bytes(), nil
+}
+
+// svgFontFamily is the font list every chart's text uses. Fonts are not
+// embedded (vgsvg.EmbedFonts would add ~550 kB per file). Text was laid
+// out with Liberation Sans metrics; Arial is metric-compatible, so it (then
+// any sans-serif) is the fallback for viewers without Liberation Sans.
+const svgFontFamily = "'Liberation Sans',Arial,Helvetica,sans-serif"
+
+var (
+	// svgTextFont is the per-text font declaration vgsvg writes; the
+	// family is stated once on the root element instead, and the other
+	// three are the CSS defaults.
+	svgTextFont = []byte("font-family:Liberation Sans;font-variant:normal;font-weight:normal;font-style:normal;")
+	svgRoot     = []byte("<svg ")
+	// svgCoords matches the attributes that hold coordinates in points.
+	svgCoords = regexp.MustCompile(`\b(d|x|y)="[^"]*"`)
+	svgNumber = regexp.MustCompile(`-?[0-9]+(\.[0-9]+)?(e-?[0-9]+)?`)
+)
+
+// compactSVG makes vgsvg's output smaller without changing what it shows:
+// the font family is declared once on the root element rather than on
+// every text, and coordinates (path data, text positions) are rounded to
+// 0.1 pt (1/5 px at 150 DPI), from vgsvg's five significant digits. The
+// output is a function of the input alone (no ids, no timestamps), so the
+// same chart always gives the same bytes, and a figure that moves by less
+// than 0.05 pt leaves the file unchanged.
+func compactSVG(b []byte) []byte {
+	b = bytes.ReplaceAll(b, svgTextFont, nil)
+	b = bytes.Replace(b, svgRoot, []byte("<svg font-family=\""+svgFontFamily+"\" "), 1)
+	return svgCoords.ReplaceAllFunc(b, func(attr []byte) []byte {
+		return svgNumber.ReplaceAllFunc(attr, func(num []byte) []byte {
+			v, err := strconv.ParseFloat(string(num), 64)
+			if err != nil {
+				return num
+			}
+			r := math.Round(v*10) / 10
+			if r == 0 {
+				r = 0 // no "-0"
+			}
+			return strconv.AppendFloat(nil, r, 'f', -1, 64)
+		})
+	})
 }
 
 // chartLayout is where drawChart puts a chart's parts on canvas c (c
@@ -512,7 +564,7 @@ func finiteRange(vs []float64) (lo, hi float64, ok bool) {
 // minSpan)); without data both fall back and the chart is marked empty, X
 // showing [emptyLo, emptyHi]. It returns whether Y is logarithmic.
 func setScatterAxes(ch *chart, lats, xs []float64, emptyLo, emptyHi, minSpan, padLo, padHi float64) (isLog bool) {
-	isLog, ok := setLatencyAxis(&ch.p.Y, lats, false, 1.1)
+	isLog, ok := setLatencyAxis(&ch.p.Y, lats, 1.1)
 	lo, hi, xok := finiteRange(xs)
 	if !ok || !xok {
 		setLinearAxis(&ch.p.X, emptyLo, emptyHi)
@@ -528,11 +580,14 @@ func setScatterAxes(ch *chart, lats, xs []float64, emptyLo, emptyHi, minSpan, pa
 }
 
 // setLatencyAxis chooses the latency (ms) axis for values vs: log when the
-// positive values span more than one decade, else linear from 0 (or from
-// just below the minimum when fromZero is false). headroom multiplies the
-// top of the range. It returns whether the axis is logarithmic; values ≤ 0
-// must then not be drawn.
-func setLatencyAxis(a *plot.Axis, vs []float64, fromZero bool, headroom float64) (isLog, ok bool) {
+// positive values span more than one decade (equal ratios are then equal
+// distances), else linear from 0, so that a point's height is proportional
+// to its latency and a 1.4% difference looks like 1.4% (an axis zoomed to
+// 102–106 ms made it look steep; the tables give the exact figures).
+// headroom multiplies the top of the range. It returns whether the axis is
+// logarithmic (values ≤ 0 must then not be drawn) and whether vs holds a
+// positive value.
+func setLatencyAxis(a *plot.Axis, vs []float64, headroom float64) (isLog, ok bool) {
 	lo, hi, ok := posRange(vs)
 	if !ok {
 		setLinearAxis(a, 0, 1)
@@ -542,16 +597,7 @@ func setLatencyAxis(a *plot.Axis, vs []float64, fromZero bool, headroom float64)
 		setLogAxis(a, lo/headroom, hi*headroom)
 		return true, true
 	}
-	if fromZero {
-		setLinearAxis(a, 0, hi*headroom)
-		return false, true
-	}
-	span := hi - lo
-	if span == 0 {
-		span = hi * 0.2
-	}
-	low := math.Max(0, lo-0.15*span)
-	setLinearAxis(a, low, hi+(headroom-1)*span+0.15*span)
+	setLinearAxis(a, 0, hi*headroom)
 	return false, true
 }
 

@@ -2,8 +2,11 @@ package report
 
 import (
 	"image/color"
+	"maps"
 	"math"
+	"slices"
 	"strconv"
+	"unicode/utf8"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -75,7 +78,7 @@ func percentilesChart(r *Run) *chart {
 		ch.addLegend(pol.Policy, glyphThumb{draw.GlyphStyle{Color: policyColor(i), Radius: vg.Points(4), Shape: draw.CircleGlyph{}}})
 	}
 	// Headroom above the highest dot for its value label.
-	isLog, ok := setLatencyAxis(&ch.p.Y, all, false, 1.15)
+	isLog, ok := setLatencyAxis(&ch.p.Y, all, 1.15)
 	if isLog {
 		lo, hi, _ := posRange(all)
 		setLogAxis(&ch.p.Y, lo/1.3, hi*1.6)
@@ -96,14 +99,19 @@ func percentilesChart(r *Run) *chart {
 
 // costMark is one policy on the cost chart: its p99 and p99.9 latency (ms)
 // at RU multiplier ru, with 95% CI whiskers where the CI is known (NaN
-// bounds otherwise). Both markers are drawn at their true RU and latency,
-// shifted only by jx points on the page (|jx| < the marker radius) when
-// another policy's markers sit on the same spot (see jitterCostMarks).
+// bounds otherwise). Both markers are drawn at their true RU and latency.
+// Policies whose markers would cover each other (see groupCostMarks) are
+// drawn concentrically: the group's first policy largest, each later one
+// smaller on top of it (r99, r999 in points), so every colour shows as a
+// ring; ref names the group's first policy (-1 for it and for a policy
+// alone), same says it has exactly ref's figures.
 type costMark struct {
 	policy              int // index into Run.Policies (colour)
 	ru, p99, p999       float64
 	ruCI, p99CI, p999CI [2]float64
-	jx                  vg.Length
+	r99, r999           vg.Length
+	ref                 int // index into Run.Policies, or -1
+	same                bool
 }
 
 // Approximate size of a chart's data area in points, used to find
@@ -126,19 +134,27 @@ func ciOf(f *Figures, key string) [2]float64 {
 	return [2]float64{math.NaN(), math.NaN()}
 }
 
-// maxJitter is the largest page offset of a cost marker from its true
-// position, as a fraction of the marker radius: a marker always covers
-// its true value.
-const maxJitter = 0.75
+// Cost marker sizes in points: the p99 disc and the p99.9 triangle of a
+// policy alone, and how much larger each earlier member of a group of
+// coinciding policies is drawn (at most costRingMax larger in all).
+const (
+	costR99      = vg.Length(4)
+	costR999     = vg.Length(8.5) // inscribed radius 4.25: a p99 disc at the same spot fits inside
+	costRing99   = vg.Length(1.5)
+	costRing999  = vg.Length(2.2)
+	costRingMax  = vg.Length(6)
+	costRingMax9 = vg.Length(8)
+)
 
-// jitterCostMarks sets jx for policies whose markers would be drawn on
-// the same spot (p99 markers and p99.9 markers each within r points of
-// each other on an approxDataW × approxDataH data area, e.g. policies
-// that never hedge and so equal disabled): such a group is fanned out
-// left to right in policy order, evenly within ±maxJitter·r points, so
-// every colour shows while every marker still covers its true value. The
-// data (RU, latency) are never moved.
-func jitterCostMarks(ms []costMark, x, y *plot.Axis, r vg.Length) {
+// groupCostMarks sets every mark's marker sizes and ref: marks whose p99
+// markers and p99.9 markers each lie within costR99 of the group's first
+// mark on an approxDataW × approxDataH data area (e.g. policies that never
+// hedge and so equal disabled) form a group, drawn concentrically in
+// policy order. The data (RU, latency) are never moved.
+func groupCostMarks(ms []costMark, x, y *plot.Axis) {
+	for i := range ms {
+		ms[i].r99, ms[i].r999, ms[i].ref = costR99, costR999, -1
+	}
 	if len(ms) < 2 || !(x.Max > x.Min) || !(y.Max > y.Min) {
 		return
 	}
@@ -153,38 +169,53 @@ func jitterCostMarks(ms []costMark, x, y *plot.Axis, r vg.Length) {
 			ps[i].y999 = axisPos(y, m.p999) * float64(approxDataH)
 		}
 	}
+	r := float64(costR99)
 	near := func(a, b float64) bool {
-		return (math.IsNaN(a) && math.IsNaN(b)) || math.Abs(a-b) < float64(r)
+		return (math.IsNaN(a) && math.IsNaN(b)) || math.Abs(a-b) < r
 	}
 	coincide := func(i, j int) bool {
-		return math.Abs(ps[i].x-ps[j].x) < float64(r) && near(ps[i].y99, ps[j].y99) && near(ps[i].y999, ps[j].y999)
+		return math.Abs(ps[i].x-ps[j].x) < r && near(ps[i].y99, ps[j].y99) && near(ps[i].y999, ps[j].y999)
 	}
-	group := make([]int, len(ms))
-	for i := range group {
-		group[i] = -1
-	}
+	grouped := make([]bool, len(ms))
 	for i := range ms {
-		if group[i] >= 0 {
+		if grouped[i] {
 			continue
 		}
 		members := []int{i}
-		group[i] = i
 		for j := i + 1; j < len(ms); j++ {
-			if group[j] < 0 && coincide(i, j) {
-				group[j] = i
+			if !grouped[j] && coincide(i, j) {
+				grouped[j] = true
 				members = append(members, j)
 			}
 		}
-		if len(members) < 2 {
+		n := len(members)
+		if n < 2 {
 			continue
 		}
-		n := float64(len(members))
-		step := 2 * maxJitter * float64(r) / (n - 1)
 		for k, m := range members {
-			ms[m].jx = vg.Length((float64(k) - (n-1)/2) * step)
+			ms[m].r99 = ringRadius(costR99, costRing99, costRingMax, k, n)
+			ms[m].r999 = ringRadius(costR999, costRing999, costRingMax9, k, n)
+			if k > 0 {
+				f := ms[i]
+				ms[m].ref = f.policy
+				ms[m].same = ms[m].ru == f.ru && sameValue(ms[m].p99, f.p99) && sameValue(ms[m].p999, f.p999)
+			}
 		}
 	}
 }
+
+// ringRadius is the marker radius of the rank-th of n coinciding markers
+// drawn concentrically (first largest): base for the last, step larger
+// for each one before it, at most maxExtra larger in all.
+func ringRadius(base, step, maxExtra vg.Length, rank, n int) vg.Length {
+	if n < 2 {
+		return base
+	}
+	return base + vg.Length(n-1-rank)*min(step, maxExtra/vg.Length(n-1))
+}
+
+// sameValue reports whether a and b are equal or both NaN.
+func sameValue(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) }
 
 // hollowTriangle is the p99.9 marker: an outlined triangle, larger than
 // the p99 disc, so a p99 disc inside it (p99 ≈ p99.9) leaves both visible.
@@ -202,11 +233,10 @@ func (hollowTriangle) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point
 }
 
 // costMarkers draws the cost chart's markers: per policy a thin line from
-// its p99 disc to its p99.9 triangle, both at their true (RU, latency)
-// shifted by jx points on the page.
+// its p99 disc to its p99.9 triangle, both at their true (RU, latency),
+// in the sizes groupCostMarks chose.
 type costMarkers struct {
 	marks      []costMark
-	r99, r999  vg.Length
 	colorOf    func(policy int) color.Color
 	validValue func(float64) bool
 }
@@ -215,30 +245,32 @@ func (cm *costMarkers) Plot(c draw.Canvas, plt *plot.Plot) {
 	trX, trY := plt.Transforms(&c)
 	for _, m := range cm.marks {
 		col := cm.colorOf(m.policy)
-		px := trX(m.ru) + m.jx
+		px := trX(m.ru)
 		ok99, ok999 := cm.validValue(m.p99), cm.validValue(m.p999)
 		if ok99 && ok999 {
 			c.StrokeLine2(draw.LineStyle{Color: col, Width: vg.Points(1)}, px, trY(m.p99), px, trY(m.p999))
 		}
 		if ok99 {
-			c.DrawGlyph(draw.GlyphStyle{Color: col, Radius: cm.r99, Shape: p99Glyph}, vg.Point{X: px, Y: trY(m.p99)})
+			c.DrawGlyph(draw.GlyphStyle{Color: col, Radius: m.r99, Shape: p99Glyph}, vg.Point{X: px, Y: trY(m.p99)})
 		}
 		if ok999 {
-			c.DrawGlyph(draw.GlyphStyle{Color: col, Radius: cm.r999, Shape: p999Glyph}, vg.Point{X: px, Y: trY(m.p999)})
+			c.DrawGlyph(draw.GlyphStyle{Color: col, Radius: m.r999, Shape: p999Glyph}, vg.Point{X: px, Y: trY(m.p999)})
 		}
 	}
 }
 
 // costChart: p99 (filled disc) and p99.9 (larger hollow triangle) latency
-// against RU multiplier, one colour per policy, each policy labelled by
-// name next to its p99.9 point (with a leader line when the label had to
+// against RU multiplier, one colour per policy, each policy (or group of
+// policies drawn on one spot, as one block) labelled by name next to its
+// p99.9 point (with a leader line when the label had to
 // move away) and joined to its p99 point by a thin line. With
 // replications the 95% confidence intervals are drawn as whiskers
 // (vertical: latency, horizontal: RU multiplier). Every marker and
 // whisker is drawn at its true RU and latency; policies whose markers
-// would cover each other exactly are fanned out by less than a marker
-// radius on the page (see jitterCostMarks). The axes fit the data and
-// the whiskers.
+// would cover each other are drawn concentrically and noted in the legend
+// ("= disabled", or "≈ disabled" when only close; see groupCostMarks).
+// The axes fit the data and the whiskers; a linear latency axis starts
+// at 0 (see setLatencyAxis).
 func costChart(r *Run) *chart {
 	ch := newChart(chartTitle(r.Scenario, "tail latency vs cost"), "RU multiplier (×)", "latency (ms)")
 	ch.p.Add(newGrid(true))
@@ -266,12 +298,14 @@ func costChart(r *Run) *chart {
 			marks[i].p999 = math.NaN()
 		}
 	}
-	markerR := vg.Points(4)
-	triR := vg.Points(8.5) // inscribed radius 4.25: a p99 disc at the same spot fits inside
-	jitterCostMarks(marks, &ch.p.X, &ch.p.Y, markerR)
+	groupCostMarks(marks, &ch.p.X, &ch.p.Y)
 	ch.cost = marks
 	wh := &whiskers{cap: vg.Points(3)}
-	labels := &pointLabels{markerR: triR, style: textStyle(10, color.Black)}
+	groupLabel := make([]int, len(r.Policies)) // index into labels.pts of a group's label
+	for i := range groupLabel {
+		groupLabel[i] = -1
+	}
+	labels := &pointLabels{markerR: costR999, style: textStyle(10, color.Black), labelBg: labelBox}
 	for _, m := range marks {
 		c := policyColor(m.policy)
 		for _, w := range []struct {
@@ -299,31 +333,58 @@ func costChart(r *Run) *chart {
 		if finite(m.p99) && finite(m.p999) {
 			labels.segments = append(labels.segments, [2][2]float64{{m.ru, m.p99}, {m.ru, m.p999}})
 		}
-		for _, y := range []float64{m.p99, m.p999} {
-			if finite(y) {
-				labels.obstacles = append(labels.obstacles, [2]float64{m.ru, y})
-			}
-		}
 		// Label next to the upper point (p99.9, else p99).
 		ly := m.p999
 		if !finite(ly) {
 			ly = m.p99
 		}
-		if finite(ly) {
-			labels.pts = append(labels.pts, labelPoint{x: m.ru, y: ly, text: truncate(r.Policies[m.policy].Policy, pointLabelMaxRune), color: c})
+		owner := -1 // the label naming this policy
+		switch {
+		case !finite(ly):
+		case m.ref >= 0 && groupLabel[m.ref] >= 0:
+			owner = groupLabel[m.ref]
+		default:
+			owner = len(labels.pts)
+		}
+		if finite(m.p99) {
+			labels.obstacles = append(labels.obstacles, obstacle{m.ru, m.p99, m.r99, owner})
+		}
+		if finite(m.p999) {
+			labels.obstacles = append(labels.obstacles, obstacle{m.ru, m.p999, m.r999, owner})
+		}
+		name := truncate(r.Policies[m.policy].Policy, pointLabelMaxRune)
+		switch {
+		case !finite(ly):
+		case m.ref >= 0 && groupLabel[m.ref] >= 0:
+			// Drawn on its group's first policy: one label block.
+			lp := &labels.pts[groupLabel[m.ref]]
+			lp.more = append(lp.more, labelLine{name, c})
+		default:
+			groupLabel[m.policy] = len(labels.pts)
+			labels.pts = append(labels.pts, labelPoint{x: m.ru, y: ly, text: name, color: c})
 		}
 	}
 	ch.p.Add(wh)
 	ch.costWhiskers = wh
-	ch.p.Add(&costMarkers{marks: marks, r99: markerR, r999: triR, colorOf: policyColor, validValue: finite})
+	ch.p.Add(&costMarkers{marks: marks, colorOf: policyColor, validValue: finite})
 	ch.p.Add(labels)
-	ch.addLegend("p99", glyphThumb{draw.GlyphStyle{Color: color.Black, Radius: markerR, Shape: p99Glyph}})
-	ch.addLegend("p99.9", glyphThumb{draw.GlyphStyle{Color: color.Black, Radius: triR, Shape: p999Glyph}})
+	ch.costLabels = labels
+	ch.addLegend("p99", glyphThumb{draw.GlyphStyle{Color: color.Black, Radius: costR99, Shape: p99Glyph}})
+	ch.addLegend("p99.9", glyphThumb{draw.GlyphStyle{Color: color.Black, Radius: costR999, Shape: p999Glyph}})
 	if len(wh.segs) > 0 {
 		ch.addLegend("95% CI", whiskerThumb{c: color.Black, vertical: wh.hasVertical(), horizontal: wh.hasHorizontal()})
 	}
+	notes := make([]string, len(r.Policies))
+	for _, m := range marks {
+		if m.ref >= 0 {
+			notes[m.policy] = "≈ " + r.Policies[m.ref].Policy
+			if m.same {
+				notes[m.policy] = "= " + r.Policies[m.ref].Policy
+			}
+		}
+	}
 	for i, p := range r.Policies {
-		ch.addLegend(p.Policy, colorBox{policyColor(i)})
+		ch.addLegend(legendWithNote(p.Policy, notes[i]), colorBox{policyColor(i)})
 	}
 	return ch
 }
@@ -397,6 +458,32 @@ func timelineEnd(r *Run) float64 {
 // other.
 var timelineYReserve = textStyle(10, color.Black).Width("000000") + vg.Points(10)
 
+// timeLegendSizer are the texts the legend strip of every time chart of r
+// is made wide enough for: each policy "(no data)", and each policy with
+// the widest note (see legendWithNote) an earlier policy could give it, so
+// the charts' data areas line up whatever lines coincide in each. A note
+// of c runes leaves the name the same room whichever policy it names, so
+// only the widest note of each length is tried: O(policies) texts.
+func timeLegendSizer(r *Run) []string {
+	sty := textStyle(10, color.Black) // the legend's (see layoutChart)
+	var out []string
+	widest := map[int]string{} // by rune count
+	for _, p := range r.Policies {
+		out = append(out, truncate(p.Policy+" (no data)", legendMaxRune))
+		for _, c := range slices.Sorted(maps.Keys(widest)) {
+			out = append(out, legendWithNote(p.Policy, widest[c]))
+		}
+		for _, sign := range []string{"= ", "≈ "} {
+			note := truncate(sign+p.Policy, legendNoteMaxRune+2)
+			c := utf8.RuneCountInString(note)
+			if w, ok := widest[c]; !ok || sty.Width(note) > sty.Width(w) {
+				widest[c] = note
+			}
+		}
+	}
+	return out
+}
+
 // timelineMetricChart draws value(window) over virtual time, one line per
 // policy, with episodes shaded and their boundaries marked. On a log axis
 // non-positive values break the line; on a linear axis only windows without
@@ -411,9 +498,7 @@ func timelineMetricChart(r *Run, what, yLabel string, logY, dropNoData bool, val
 	}
 	ch := newChart(chartTitle(r.Scenario, what), "virtual time (s)", yLabel)
 	ch.yReserve = timelineYReserve
-	for _, p := range r.Policies {
-		ch.legendSizer = append(ch.legendSizer, truncate(p.Policy+" (no data)", legendMaxRune))
-	}
+	ch.legendSizer = timeLegendSizer(r)
 	xEnd := timelineEnd(r)
 	var ys []float64
 	segs := make([][]plotter.XYs, len(r.Policies))
@@ -464,52 +549,112 @@ func timelineMetricChart(r *Run, what, yLabel string, logY, dropNoData bool, val
 		}
 	}
 	ch.addTimeLayers(r.Episodes) // first, so lines go on top of the shading
-	ch.lineOffsets = separateLines(segs, &ch.p.Y)
+	co := findCoincidence(segs, &ch.p.Y)
+	names := make([]string, len(r.Policies))
+	styles := make([]draw.LineStyle, len(r.Policies))
 	for i, p := range r.Policies {
-		sty := policyLine(i)
-		sty.Width = vg.Points(1.5)
-		for _, s := range segs[i] {
-			addLine(ch.p, s, sty)
-		}
-		name := p.Policy
+		names[i] = p.Policy
+		styles[i] = policyLine(i)
+		styles[i].Width = vg.Points(1.5)
+	}
+	glyphs := ch.addBundle(segs, styles, co)
+	for i, name := range names {
 		if len(segs[i]) == 0 {
 			if dropNoData {
 				continue
 			}
 			name += " (no data)"
 		}
-		ch.addLegend(name, &plotter.Line{LineStyle: sty})
+		ch.addLegend(legendWithNote(name, co.note(i, names)), lineThumbs(styles[i], glyphs[i])...)
 	}
 	return ch
 }
 
-// lineGap is the distance in points between lines that would coincide:
-// one line width, so identical lines are drawn as touching stripes (a
-// ribbon that reads as one value with every colour visible) rather than
-// as separate values. coincidentPt is how close (in points on an
-// approxDataH high axis) two values must be to count as the same line.
-// Only (near) identical lines are moved, so the offset never hides a
-// real but small difference.
-const (
-	lineGap      = vg.Length(1.5)
-	coincidentPt = 0.05
-)
+// addBundle adds the lines segs[i] in styles[i], every point at its
+// value, then the markers of the lines that coincide with others (see
+// coincidence.bundleMarks) on top of all lines. It records what it drew
+// in ch.series and returns each line's marker glyph (nil without markers).
+func (ch *chart) addBundle(segs [][]plotter.XYs, styles []draw.LineStyle, co coincidence) []*draw.GlyphStyle {
+	for i := range segs {
+		for _, s := range segs[i] {
+			addLine(ch.p, s, styles[i])
+		}
+	}
+	glyphs := make([]*draw.GlyphStyle, len(segs))
+	ch.series = make([]drawnSeries, len(segs))
+	for i := range segs {
+		ch.series[i] = drawnSeries{segs: segs[i], ref: co.ref[i], everywhere: co.everywhere[i]}
+		marks, shape := co.bundleMarks(i, segs[i])
+		if len(marks) == 0 {
+			continue
+		}
+		g := draw.GlyphStyle{Color: styles[i].Color, Radius: bundleMarkRadius, Shape: shape}
+		ch.p.Add(&plotter.Scatter{XYs: marks, GlyphStyle: g})
+		glyphs[i] = &g
+		ch.series[i].marks, ch.series[i].glyph = marks, shape
+	}
+	return glyphs
+}
 
-// separateLines finds policies whose lines would be drawn exactly on top
-// of each other (at least half of the windows they share within
-// coincidentPt, e.g. several policies at the same 50 ms threshold clamp,
-// or a learned threshold that sits on a static one most of the time)
-// and moves each such group apart by lineGap points, centred on the true
-// values, so every line stays visible. Only the points where a line meets
-// another line of its group are moved; where they part, each is drawn at
-// its true value (a moved line never shows a utilisation above 100% or a
-// hedge rate below 0% where it stands alone). It moves the points in segs
-// and returns each policy's offset in points (0 for most).
-func separateLines(segs [][]plotter.XYs, y *plot.Axis) []vg.Length {
+// lineThumbs is a legend thumbnail of a line in sty, with its marker
+// when g is not nil.
+func lineThumbs(sty draw.LineStyle, g *draw.GlyphStyle) []plot.Thumbnailer {
+	th := []plot.Thumbnailer{&plotter.Line{LineStyle: sty}}
+	if g != nil {
+		th = append(th, glyphThumb{*g})
+	}
+	return th
+}
+
+// legendNoteMaxRune is the most runes of the name in a legend note.
+const legendNoteMaxRune = 14
+
+// legendWithNote is a legend text: name, then note (e.g. "= disabled")
+// with the name in it shortened so the whole fits legendMaxRune.
+func legendWithNote(name, note string) string {
+	if note == "" {
+		return name
+	}
+	note = truncate(note, legendNoteMaxRune+2)
+	return truncate(name, legendMaxRune-utf8.RuneCountInString(note)-1) + " " + note
+}
+
+// coincidentPt is how close (in points on an approxDataH high axis) two
+// values must be to be drawn as one line: closer than a line's width, so
+// the later line hides the earlier one.
+const coincidentPt = 0.05
+
+// coincidence says which lines of a chart are drawn on top of others.
+// Lines are never moved: every point is drawn at its value, and
+// coinciding lines are told apart by their dash pattern, by markers (see
+// bundleMarks) and by a legend note naming the line they coincide with.
+type coincidence struct {
+	// ref[i] is the first line that line i coincides with (within
+	// coincidentPt in at least half the windows both have, e.g. several
+	// policies at one threshold clamp, or a policy that never hedges and
+	// so equals disabled), or -1.
+	ref []int
+	// everywhere[i]: line i coincides with ref[i] in every window both
+	// have (the legend then says "= ref", else "≈ ref").
+	everywhere []bool
+	// rank[i] is line i's position in its group (0 for the first line and
+	// for lines that coincide with none); size[i] the group's size.
+	rank, size []int
+	// meetX[i] are the window midpoints (ascending) at which two lines of
+	// i's group coincide.
+	meetX [][]float64
+}
+
+// findCoincidence groups the lines segs[i] (points at window midpoints)
+// that are drawn on top of each other on axis y (see coincidence).
+func findCoincidence(segs [][]plotter.XYs, y *plot.Axis) coincidence {
 	n := len(segs)
-	offsets := make([]vg.Length, n)
+	co := coincidence{ref: make([]int, n), everywhere: make([]bool, n), rank: make([]int, n), size: make([]int, n), meetX: make([][]float64, n)}
+	for i := range n {
+		co.ref[i], co.size[i] = -1, 1
+	}
 	if !(y.Max > y.Min) {
-		return offsets
+		return co
 	}
 	pos := func(v float64) float64 { return axisPos(y, v) * float64(approxDataH) }
 	byX := make([]map[float64]float64, n)
@@ -521,74 +666,107 @@ func separateLines(segs [][]plotter.XYs, y *plot.Axis) []vg.Length {
 			}
 		}
 	}
-	coincide := func(i, j int) bool {
-		shared, close := 0, 0
+	// compare returns the windows i and j share and those where they meet.
+	compare := func(i, j int) (shared, meet int) {
 		for x, pi := range byX[i] {
 			if pj, ok := byX[j][x]; ok {
 				shared++
 				if math.Abs(pi-pj) < coincidentPt {
-					close++
+					meet++
 				}
 			}
 		}
-		return shared > 0 && close*2 >= shared
-	}
-	group := make([]int, n)
-	for i := range group {
-		group[i] = -1
+		return shared, meet
 	}
 	for i := range n {
-		if group[i] >= 0 || len(byX[i]) == 0 {
+		if co.ref[i] >= 0 || len(byX[i]) == 0 {
 			continue
 		}
 		members := []int{i}
-		group[i] = i
 		for j := i + 1; j < n; j++ {
-			if group[j] < 0 && len(byX[j]) > 0 && coincide(i, j) {
-				group[j] = i
+			if co.ref[j] >= 0 || len(byX[j]) == 0 {
+				continue
+			}
+			if shared, meet := compare(i, j); shared > 0 && meet*2 >= shared {
+				co.ref[j], co.everywhere[j] = i, meet == shared
 				members = append(members, j)
 			}
 		}
 		if len(members) < 2 {
 			continue
 		}
+		xs := map[float64]bool{}
+		for a, m := range members {
+			for _, o := range members[a+1:] {
+				for x, pm := range byX[m] {
+					if po, ok := byX[o][x]; ok && math.Abs(pm-po) < coincidentPt {
+						xs[x] = true
+					}
+				}
+			}
+		}
+		meet := slices.Sorted(maps.Keys(xs))
 		for k, m := range members {
-			offsets[m] = vg.Length(float64(k)-float64(len(members)-1)/2) * lineGap
+			co.rank[m], co.size[m], co.meetX[m] = k, len(members), meet
 		}
 	}
-	// Move only the points where the line meets another of its group: where
-	// the lines part, every line is drawn at its true value.
-	meets := func(i int, x, pi float64) bool {
-		for j := range n {
-			if j != i && group[j] == group[i] {
-				if pj, ok := byX[j][x]; ok && math.Abs(pi-pj) < coincidentPt {
-					return true
-				}
-			}
-		}
-		return false
-	}
-	for i, off := range offsets {
-		if off == 0 {
-			continue
-		}
-		for _, s := range segs[i] {
-			for k := range s {
-				if !meets(i, s[k].X, byX[i][s[k].X]) {
-					continue
-				}
-				p := axisPos(y, s[k].Y) + float64(off/approxDataH)
-				s[k].Y = axisValue(y, p)
-			}
-		}
-	}
-	return offsets
+	return co
 }
 
-// axisValue is the inverse of axisPos for linear and log axes.
-func axisValue(a *plot.Axis, p float64) float64 {
-	if _, ok := a.Scale.(plot.LogScale); ok {
-		return math.Exp(math.Log(a.Min) + p*(math.Log(a.Max)-math.Log(a.Min)))
+// note is line i's legend note: "= NAME" or "≈ NAME" of the line it
+// coincides with (names[ref]), or "".
+func (co coincidence) note(i int, names []string) string {
+	j := co.ref[i]
+	if j < 0 {
+		return ""
 	}
-	return a.Min + p*(a.Max-a.Min)
+	if co.everywhere[i] {
+		return "= " + names[j]
+	}
+	return "≈ " + names[j]
+}
+
+// bundleGlyphs are the markers of the lines of a coinciding group, by
+// rank in the group.
+var bundleGlyphs = []draw.GlyphDrawer{
+	draw.CircleGlyph{}, draw.SquareGlyph{}, draw.TriangleGlyph{}, draw.CrossGlyph{},
+	draw.RingGlyph{}, draw.BoxGlyph{}, draw.PyramidGlyph{}, draw.PlusGlyph{},
+}
+
+// bundleMarkRadius is the radius of those markers in points.
+const bundleMarkRadius = vg.Length(3.2)
+
+// maxBundleMarks is the most markers one line of a group gets.
+const maxBundleMarks = 6
+
+// bundleMarks returns where line i (of a coinciding group) gets a marker
+// and its glyph: at most maxBundleMarks of the windows where the group
+// coincides, evenly spread, staggered by rank so that the group's markers
+// alternate along the bundle (every colour shows where the lines lie on
+// top of each other). Each marker sits on the line's own point, at its
+// value. A line that coincides with no other gets none.
+func (co coincidence) bundleMarks(i int, segs []plotter.XYs) (plotter.XYs, draw.GlyphDrawer) {
+	glyph := bundleGlyphs[co.rank[i]%len(bundleGlyphs)]
+	meet, n := co.meetX[i], co.size[i]
+	if n < 2 || len(meet) == 0 {
+		return nil, glyph
+	}
+	at := map[float64]float64{}
+	for _, s := range segs {
+		for _, p := range s {
+			at[p.X] = p.Y
+		}
+	}
+	slots := max(1, min(maxBundleMarks, len(meet)/n))
+	var out plotter.XYs
+	for j := range slots {
+		k := int((float64(j) + (float64(co.rank[i])+0.5)/float64(n)) * float64(len(meet)) / float64(slots))
+		if k >= len(meet) {
+			continue
+		}
+		if y, ok := at[meet[k]]; ok && (len(out) == 0 || out[len(out)-1].X != meet[k]) {
+			out = append(out, plotter.XY{X: meet[k], Y: y})
+		}
+	}
+	return out, glyph
 }

@@ -1,10 +1,12 @@
 package report
 
 import (
+	"math"
 	"sort"
 	"strconv"
 	"strings"
 
+	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
@@ -158,8 +160,112 @@ func sweepLegend(s *Sweep, ser *sweepSeries) string {
 	return ser.policy
 }
 
+// sweepGroup says which series of a sweep chart are drawn on top of an
+// earlier one (see groupSweepSeries).
+type sweepGroup struct {
+	ref, rank, size []int  // ref: the group's first series, or -1
+	exact           []bool // the series has exactly ref's figures
+}
+
+// note is series i's legend note ("= NAME" or "≈ NAME", see legendWithNote).
+func (g sweepGroup) note(i int, names []string) string {
+	switch {
+	case g.ref[i] < 0:
+		return ""
+	case g.exact[i]:
+		return "= " + names[g.ref[i]]
+	}
+	return "≈ " + names[g.ref[i]]
+}
+
+// sweepMarkR is the radius of a sweep chart's markers in points;
+// sweepRing how much larger each earlier series of a coinciding group is
+// drawn (at most sweepRingMax in all).
+const (
+	sweepMarkR   = vg.Length(3)
+	sweepRing    = vg.Length(1.3)
+	sweepRingMax = vg.Length(5)
+)
+
+// groupSweepSeries groups the series whose markers would cover each
+// other: series j joins the group of an earlier series i when they share
+// a parameter value and at every value both have, each of j's points
+// (points(f), in data units; NaN for a missing one) lies within
+// sweepMarkR of i's on an approxDataW × approxDataH data area. Such
+// series are drawn concentrically (first largest) and noted in the
+// legend; their values are never moved.
+func groupSweepSeries(series []*sweepSeries, x, y *plot.Axis, points func(v float64, f *Figures) [][2]float64) sweepGroup {
+	n := len(series)
+	g := sweepGroup{ref: make([]int, n), rank: make([]int, n), size: make([]int, n), exact: make([]bool, n)}
+	for i := range n {
+		g.ref[i], g.size[i] = -1, 1
+	}
+	if !(x.Max > x.Min) || !(y.Max > y.Min) {
+		return g
+	}
+	page := func(p [2]float64) [2]float64 {
+		if !finite(p[0]) || !finite(p[1]) {
+			return [2]float64{math.NaN(), math.NaN()}
+		}
+		return [2]float64{axisPos(x, p[0]) * float64(approxDataW), axisPos(y, p[1]) * float64(approxDataH)}
+	}
+	byValue := func(ser *sweepSeries) map[float64][][2]float64 {
+		m := map[float64][][2]float64{}
+		for k, f := range ser.figs {
+			m[ser.values[k]] = points(ser.values[k], f)
+		}
+		return m
+	}
+	pts := make([]map[float64][][2]float64, n)
+	for i, ser := range series {
+		pts[i] = byValue(ser)
+	}
+	r := float64(sweepMarkR)
+	coincide := func(i, j int) (near, exact bool) {
+		shared := 0
+		exact = true
+		for v, pi := range pts[i] {
+			pj, ok := pts[j][v]
+			if !ok {
+				continue
+			}
+			shared++
+			for k := range pi {
+				a, b := page(pi[k]), page(pj[k])
+				if math.IsNaN(a[0]) != math.IsNaN(b[0]) || (!math.IsNaN(a[0]) && math.Hypot(a[0]-b[0], a[1]-b[1]) >= r) {
+					return false, false
+				}
+				exact = exact && sameValue(pi[k][0], pj[k][0]) && sameValue(pi[k][1], pj[k][1])
+			}
+		}
+		return shared > 0, exact
+	}
+	for i := range n {
+		if g.ref[i] >= 0 {
+			continue
+		}
+		members := []int{i}
+		for j := i + 1; j < n; j++ {
+			if g.ref[j] >= 0 {
+				continue
+			}
+			if near, exact := coincide(i, j); near {
+				g.ref[j], g.exact[j] = i, exact
+				members = append(members, j)
+			}
+		}
+		for k, m := range members {
+			g.rank[m], g.size[m] = k, len(members)
+		}
+	}
+	return g
+}
+
 // sweepP99Chart: p99 (solid, circles) and p99.9 (dashed, triangles) against
-// the swept parameter, one colour per policy.
+// the swept parameter, one colour per policy; series that would cover
+// each other are drawn concentrically and noted in the legend (see
+// groupSweepSeries). A linear latency axis starts at 0 (see
+// setLatencyAxis).
 func sweepP99Chart(s *Sweep) *chart {
 	ch := newChart(chartTitle(s.Scenario, "tail latency vs "+s.Param), paramLabel(s.Param), "latency (ms)")
 	ch.p.Add(newGrid(true))
@@ -174,8 +280,14 @@ func sweepP99Chart(s *Sweep) *chart {
 	isLog := setScatterAxes(ch, lats, xs, 0, 1, 1, 0.04, 0.04)
 	valid := func(v float64) bool { return finite(v) && (!isLog || v > 0) }
 	dashed := []vg.Length{vg.Points(6), vg.Points(3)}
+	grp := groupSweepSeries(series, &ch.p.X, &ch.p.Y, func(v float64, f *Figures) [][2]float64 {
+		return [][2]float64{{v, f.P99}, {v, f.P999}}
+	})
+	ch.sweepGroups = &grp
+	names := sweepNames(s, series)
 	for i, ser := range series {
 		c := policyColor(i)
+		radius := ringRadius(sweepMarkR, sweepRing, sweepRingMax, grp.rank[i], grp.size[i])
 		for _, m := range []struct {
 			get    func(*Figures) float64
 			dashes []vg.Length
@@ -194,9 +306,9 @@ func sweepP99Chart(s *Sweep) *chart {
 				continue
 			}
 			addLine(ch.p, pts, draw.LineStyle{Color: c, Width: vg.Points(1.5), Dashes: m.dashes})
-			ch.p.Add(&plotter.Scatter{XYs: pts, GlyphStyle: draw.GlyphStyle{Color: c, Radius: vg.Points(3), Shape: m.glyph}})
+			ch.p.Add(&plotter.Scatter{XYs: pts, GlyphStyle: draw.GlyphStyle{Color: c, Radius: radius, Shape: m.glyph}})
 		}
-		ch.addLegend(sweepLegend(s, ser), colorBox{c})
+		ch.addLegend(legendWithNote(names[i], grp.note(i, names)), colorBox{c})
 	}
 	black := draw.LineStyle{Color: labelGrey, Width: vg.Points(1.5)}
 	ch.addLegend("p99", &plotter.Line{LineStyle: black}, glyphThumb{draw.GlyphStyle{Color: labelGrey, Radius: vg.Points(3), Shape: p99Glyph}})
@@ -211,11 +323,23 @@ func sweepP99Chart(s *Sweep) *chart {
 // until they look far apart.
 const sweepCostMinSpan = 0.02
 
+// sweepNames are the legend names of series (see sweepLegend).
+func sweepNames(s *Sweep, series []*sweepSeries) []string {
+	out := make([]string, len(series))
+	for i, ser := range series {
+		out[i] = sweepLegend(s, ser)
+	}
+	return out
+}
+
 // sweepCostChart: p99 against RU multiplier, one curve per policy (in order
 // of the swept value), each point labelled with the parameter value, with
 // 95% CI whiskers (vertical: p99, horizontal: RU) when the points have
 // CIs. The RU axis spans the points and their whiskers, and at least
-// sweepCostMinSpan.
+// sweepCostMinSpan; a linear latency axis starts at 0 (see
+// setLatencyAxis). Series whose points would cover each other are drawn
+// concentrically, noted in the legend, and only the first of them is
+// labelled (see groupSweepSeries).
 func sweepCostChart(s *Sweep) *chart {
 	ch := newChart(chartTitle(s.Scenario, "p99 vs cost across "+s.Param), "RU multiplier (×)", "p99 latency (ms)")
 	ch.p.Add(newGrid(true))
@@ -238,18 +362,28 @@ func sweepCostChart(s *Sweep) *chart {
 		}
 	}
 	valid := func(v float64) bool { return finite(v) && (!isLog || v > 0) }
+	grp := groupSweepSeries(series, &ch.p.X, &ch.p.Y, func(_ float64, f *Figures) [][2]float64 {
+		return [][2]float64{{f.RUMultiplier, f.P99}}
+	})
+	ch.sweepGroups = &grp
+	names := sweepNames(s, series)
 	wh := &whiskers{cap: vg.Points(2.5)}
-	labels := &pointLabels{markerR: vg.Points(4), style: textStyle(8, labelGrey)}
+	labels := &pointLabels{markerR: vg.Points(4), style: textStyle(8, labelGrey), labelBg: labelBox}
 	for i, ser := range series {
 		c := policyColor(i)
+		radius := ringRadius(sweepMarkR, sweepRing, sweepRingMax, grp.rank[i], grp.size[i])
 		var pts plotter.XYs
 		for k, f := range ser.figs {
 			if !finite(f.RUMultiplier) || !valid(f.P99) {
 				continue
 			}
 			pts = append(pts, plotter.XY{X: f.RUMultiplier, Y: f.P99})
-			labels.pts = append(labels.pts, labelPoint{x: f.RUMultiplier, y: f.P99, text: fmtParam(ser.values[k]), color: c})
-			labels.obstacles = append(labels.obstacles, [2]float64{f.RUMultiplier, f.P99})
+			owner := -1
+			if grp.ref[i] < 0 {
+				owner = len(labels.pts)
+				labels.pts = append(labels.pts, labelPoint{x: f.RUMultiplier, y: f.P99, text: fmtParam(ser.values[k]), color: c})
+			}
+			labels.obstacles = append(labels.obstacles, obstacle{x: f.RUMultiplier, y: f.P99, r: radius, owner: owner})
 			if ci := ciOf(f, "p99_ms"); valid(ci[0]) && valid(ci[1]) && ci[1] > ci[0] {
 				wh.add(f.RUMultiplier, ci[0], f.RUMultiplier, ci[1], c)
 				labels.segments = append(labels.segments, [2][2]float64{{f.RUMultiplier, ci[0]}, {f.RUMultiplier, ci[1]}})
@@ -264,12 +398,13 @@ func sweepCostChart(s *Sweep) *chart {
 		}
 		sty := policyLine(i)
 		sty.Width = vg.Points(1.5)
-		glyph := draw.GlyphStyle{Color: c, Radius: vg.Points(3), Shape: draw.CircleGlyph{}}
+		glyph := draw.GlyphStyle{Color: c, Radius: radius, Shape: draw.CircleGlyph{}}
 		if len(pts) > 0 {
 			addLine(ch.p, pts, sty)
 			ch.p.Add(&plotter.Scatter{XYs: pts, GlyphStyle: glyph})
 		}
-		ch.addLegend(sweepLegend(s, ser), &plotter.Line{LineStyle: sty}, glyphThumb{glyph})
+		glyph.Radius = sweepMarkR
+		ch.addLegend(legendWithNote(names[i], grp.note(i, names)), &plotter.Line{LineStyle: sty}, glyphThumb{glyph})
 	}
 	ch.p.Add(wh)
 	ch.costWhiskers = wh

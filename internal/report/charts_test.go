@@ -13,8 +13,6 @@ import (
 	"testing"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 )
@@ -82,12 +80,6 @@ func defaultLikeRun(withCI bool) *Run {
 	return r
 }
 
-// markerPos returns a cost marker's position in points on the
-// approxDataW × approxDataH data area.
-func markerPos(ch *chart, x, y float64) (float64, float64) {
-	return axisPos(&ch.p.X, x) * float64(approxDataW), axisPos(&ch.p.Y, y) * float64(approxDataH)
-}
-
 // TestCostChartAxisFitsData: a 2004 ms maximum gave a 5000 ms axis.
 func TestCostChartAxisFitsData(t *testing.T) {
 	ch := costChart(defaultLikeRun(false))
@@ -134,22 +126,13 @@ func farPrimaryLikeRun(withCI bool) *Run {
 	return r
 }
 
-// costMarkerRadius is the p99 disc's radius on the cost chart (points).
-const costMarkerRadius = 4.0
-
-// costDrawnX returns where a cost mark is drawn along the RU axis, in
-// points on the approxDataW wide data area, and its true position.
-func costDrawnX(ch *chart, m costMark) (drawn, truth float64) {
-	truth, _ = markerPos(ch, m.ru, 1)
-	return truth + float64(m.jx), truth
-}
-
-// TestCostChartMarkersAtTrueValues (fixA item 1): markers were moved
-// along the RU axis to avoid overlap (far-primary's disabled, RU exactly
-// 1, drawn at ~0.96; driver-default's RU whiskers shifted). Every marker
-// must cover its true (RU, latency): its centre within one marker radius;
-// whiskers exactly at the true values; policies on the same spot still
-// show every colour (centres apart on the page).
+// TestCostChartMarkersAtTrueValues (fixA item 1, issue 19): markers were
+// moved along the RU axis to avoid overlap (far-primary's disabled, RU
+// exactly 1, drawn at ~0.96; later fanned out by up to 3 pt). Every
+// marker and whisker is drawn at its true (RU, latency); policies on the
+// same spot are drawn concentrically, each later one smaller, so every
+// colour shows as a ring at least 1 pt wide, and the legend names the
+// policy they coincide with.
 func TestCostChartMarkersAtTrueValues(t *testing.T) {
 	for _, withCI := range []bool{false, true} {
 		r := farPrimaryLikeRun(withCI)
@@ -168,25 +151,37 @@ func TestCostChartMarkersAtTrueValues(t *testing.T) {
 			if m.ru != f.RUMultiplier || m.p99 != f.P99 || m.p999 != f.P999 {
 				t.Errorf("%s: mark at RU %v p99 %v p99.9 %v, figures %v %v %v", f.Policy, m.ru, m.p99, m.p999, f.RUMultiplier, f.P99, f.P999)
 			}
-			drawn, truth := costDrawnX(ch, m)
-			if math.Abs(drawn-truth) >= costMarkerRadius {
-				ru := axisValue(&ch.p.X, drawn/float64(approxDataW))
-				t.Errorf("%s: drawn at RU %.4f (%.1f pt) for a true RU %v: more than a marker radius off", f.Policy, ru, drawn-truth, f.RUMultiplier)
-			}
 		}
-		// Coincident policies: every centre apart on the page.
-		var xs []float64
+		// disabled, its two copies and the three hedging policies within a
+		// hair of it: one group, concentric in policy order.
+		legend := legendTexts(ch)[2:]
+		if withCI {
+			legend = legend[1:]
+		}
+		var group []costMark
 		for _, m := range ch.cost {
-			if name := r.Policies[m.policy].Policy; name == "disabled" || name == "static-5000ms" || name == "never" {
-				d, _ := costDrawnX(ch, m)
-				xs = append(xs, d)
+			switch r.Policies[m.policy].Policy {
+			case "disabled", "finagle-2pct", "p99-tps", "p99-dynamic", "static-5000ms", "never":
+				group = append(group, m)
 			}
 		}
-		for i := range xs {
-			for j := range i {
-				if math.Abs(xs[i]-xs[j]) < 1.5 {
-					t.Errorf("coincident policies drawn %.1f pt apart: colours hidden", math.Abs(xs[i]-xs[j]))
-				}
+		for k := 1; k < len(group); k++ {
+			if d := group[k-1].r99 - group[k].r99; d < 1 {
+				t.Errorf("p99 disc of %s %v pt, of %s %v pt: ring %v pt < 1", r.Policies[group[k-1].policy].Policy, group[k-1].r99,
+					r.Policies[group[k].policy].Policy, group[k].r99, d)
+			}
+			if d := group[k-1].r999 - group[k].r999; d < 1 {
+				t.Errorf("p99.9 triangles %v and %v pt: %v pt apart < 1", group[k-1].r999, group[k].r999, d)
+			}
+		}
+		want := map[string]string{
+			"disabled": "disabled", "finagle-2pct": "finagle-2pct ≈ disabled", "p99-tps": "p99-tps ≈ disabled",
+			"p99-dynamic": "p99-dynamic ≈ disabled", "driver-default": "driver-default",
+			"static-5000ms": "static-5000ms = disabled", "never": "never = disabled",
+		}
+		for i, p := range r.Policies {
+			if w, ok := want[p.Policy]; ok && legend[i] != w {
+				t.Errorf("legend %q, want %q", legend[i], w)
 			}
 		}
 		if !withCI {
@@ -454,39 +449,131 @@ func TestSweepAxisLabel(t *testing.T) {
 	}
 }
 
-// TestThresholdChartSeparatesCoincidingLines: four policies at the 50 ms
-// clamp were drawn on top of each other (only one visible).
-func TestThresholdChartSeparatesCoincidingLines(t *testing.T) {
-	r := timelineRun()
-	for _, name := range []string{"static-50ms", "p99-init-50ms"} {
-		p := r.Policies[3] // p99-dynamic: 110 ms in the first window, then 50 ms
-		p.Policy = name
-		p.Timeline = slices.Clone(p.Timeline)
-		r.Policies = append(r.Policies, p)
+// checkDrawnAtValues fails unless every point chart ch draws for policy
+// i's line (segments and markers) lies at value(window) of that policy's
+// window with that midpoint: no line is moved.
+func checkDrawnAtValues(t *testing.T, name string, ch *chart, r *Run, value func(Window) float64) {
+	t.Helper()
+	if len(ch.series) != len(r.Policies) {
+		t.Fatalf("%s: %d series for %d policies", name, len(ch.series), len(r.Policies))
 	}
-	ch := thresholdChart(r)
-	if len(ch.lineOffsets) != len(r.Policies) {
-		t.Fatalf("%d line offsets for %d policies", len(ch.lineOffsets), len(r.Policies))
-	}
-	at50 := []vg.Length{ch.lineOffsets[3], ch.lineOffsets[4], ch.lineOffsets[5]}
-	for i := range at50 {
-		for j := range i {
-			if d := at50[i] - at50[j]; d < lineGap && -d < lineGap {
-				t.Errorf("lines at 50 ms %d and %d only %v pt apart", i, j, d)
+	for i, ser := range ch.series {
+		want := map[float64]float64{}
+		for _, w := range r.Policies[i].Timeline {
+			want[(w.StartS+w.EndS)/2] = value(w)
+		}
+		pts := slices.Clone(ser.marks)
+		for _, sg := range ser.segs {
+			pts = append(pts, sg...)
+		}
+		for _, p := range pts {
+			if v, ok := want[p.X]; !ok || p.Y != v {
+				t.Errorf("%s: %s drawn at %v s = %v, its value is %v", name, r.Policies[i].Policy, p.X, p.Y, v)
+				break
 			}
 		}
 	}
-	if ch.lineOffsets[1] != 0 || ch.lineOffsets[2] != 0 {
-		t.Errorf("lines at 1000 and 100 ms moved: %v", ch.lineOffsets)
+}
+
+// flatRun is a 120 s run in 5 s windows whose policies all have p99 v ms
+// and hedge rate 0 in every window (like hub-header-1002's three
+// policies at p99 303.103 ms, or 16 policies at 3.75 ms).
+func flatRun(v float64, names ...string) *Run {
+	r := &Run{Scenario: "flat", Replications: 1, DurationS: 120}
+	for _, name := range names {
+		p := PolicyResult{Figures: Figures{Policy: name}}
+		for s := 0.0; s < 120; s += 5 {
+			p.Timeline = append(p.Timeline, Window{StartS: s, EndS: s + 5, Ops: 100, P99Ms: v, MeanThresholdMs: 50})
+		}
+		r.Policies = append(r.Policies, p)
 	}
-	// The chart's values themselves are unchanged.
-	if r.Policies[4].Timeline[5].MeanThresholdMs != 50 {
-		t.Error("separating lines changed the run's data")
+	return r
+}
+
+// TestTimeChartsDrawCoincidingLinesAtTheirValues (issue 19): lines with
+// identical values were drawn apart (p99 303.103 ms of three policies at
+// ~290, 300 and 315; a 0% hedge rate below 0%; 16 identical policies
+// fanned from 3.55 to 3.95 ms). Every point is drawn at its value; the
+// coinciding lines are told apart by markers (a distinct colour and
+// glyph per line, staggered along the bundle) and a legend note naming
+// the first line they coincide with.
+func TestTimeChartsDrawCoincidingLinesAtTheirValues(t *testing.T) {
+	var many []string
+	for i := range 16 {
+		many = append(many, fmt.Sprintf("policy-%02d", i))
+	}
+	for _, c := range []struct {
+		r     *Run
+		value float64
+	}{
+		{flatRun(303.103, "disabled", "static-100ms", "p99-dynamic"), 303.103},
+		{flatRun(3.75, many...), 3.75},
+	} {
+		names := legendTexts(timelineChart(c.r))
+		for _, ch := range []struct {
+			name  string
+			ch    *chart
+			value func(Window) float64
+		}{
+			{"timeline", timelineChart(c.r), func(w Window) float64 { return w.P99Ms }},
+			{"threshold", thresholdChart(c.r), func(w Window) float64 { return w.MeanThresholdMs }},
+			{"hedge_rate", hedgeRateChart(c.r), func(w Window) float64 { return 100 * w.HedgeRate }},
+		} {
+			checkDrawnAtValues(t, ch.name, ch.ch, c.r, ch.value)
+			first := c.r.Policies[0].Policy
+			type mark struct {
+				col   color.Color
+				glyph string
+			}
+			seen := map[mark]string{}
+			atX := map[float64]int{}
+			for i, ser := range ch.ch.series {
+				name := c.r.Policies[i].Policy
+				if i == 0 && (ser.ref != -1 || ch.ch.legend[0].text != first) {
+					t.Errorf("%s: the first line %s noted %q (ref %d)", ch.name, first, ch.ch.legend[0].text, ser.ref)
+				}
+				if i > 0 {
+					if want := name + " = " + first; ser.ref != 0 || !ser.everywhere || ch.ch.legend[i].text != want {
+						t.Errorf("%s: legend %q (ref %d), want %q", ch.name, ch.ch.legend[i].text, ser.ref, want)
+					}
+				}
+				if len(ser.marks) == 0 {
+					t.Errorf("%s: %s on the bundle has no marker", ch.name, name)
+				}
+				m := mark{policyColor(i), fmt.Sprintf("%T", ser.glyph)}
+				if other, ok := seen[m]; ok {
+					t.Errorf("%s: %s and %s have the same marker %v", ch.name, other, name, m)
+				}
+				seen[m] = name
+				for _, p := range ser.marks {
+					atX[p.X]++
+				}
+			}
+			for x, n := range atX {
+				if n > 1 {
+					t.Errorf("%s: %d markers at %v s cover each other", ch.name, n, x)
+				}
+			}
+		}
+		if len(names) != len(c.r.Policies) {
+			t.Errorf("legend %q", names)
+		}
+	}
+	// The 0% hedge rate is drawn at 0, inside the axis.
+	ch := hedgeRateChart(flatRun(1, "disabled", "never-hedges"))
+	for _, ser := range ch.series {
+		for _, sg := range ser.segs {
+			for _, p := range sg {
+				if p.Y != 0 || p.Y < ch.p.Y.Min {
+					t.Fatalf("0%% hedge rate drawn at %v on an axis from %v", p.Y, ch.p.Y.Min)
+				}
+			}
+		}
 	}
 }
 
 // TestTimeChartsKeepNearLinesAsTheyAre: lines that differ a little are
-// real differences and stay where they are.
+// real differences: no marker, no note.
 func TestTimeChartsKeepNearLinesAsTheyAre(t *testing.T) {
 	r := timelineRun()
 	p := r.Policies[3]
@@ -496,10 +583,42 @@ func TestTimeChartsKeepNearLinesAsTheyAre(t *testing.T) {
 		p.Timeline[i].MeanThresholdMs = 50.5
 	}
 	r.Policies = append(r.Policies, p)
-	for i, off := range thresholdChart(r).lineOffsets {
-		if off != 0 {
-			t.Errorf("policy %d moved by %v pt although no two lines coincide", i, off)
+	ch := thresholdChart(r)
+	checkDrawnAtValues(t, "threshold", ch, r, func(w Window) float64 { return w.MeanThresholdMs })
+	for i, ser := range ch.series {
+		if ser.ref >= 0 || len(ser.marks) > 0 {
+			t.Errorf("policy %d marked as coinciding with %d although no two lines coincide", i, ser.ref)
 		}
+	}
+	if got := legendTexts(ch); slices.ContainsFunc(got, func(s string) bool { return strings.ContainsAny(s, "=≈") }) {
+		t.Errorf("legend %q notes a coincidence", got)
+	}
+}
+
+// TestThresholdChartMostlyCoincidingLines (fixA item 4): in
+// low-rate-client p99-tps-init50 sits on static-50ms's 50 ms line in
+// about 70% of the windows and leaves it in the others; drawn later, it
+// hid static-50ms. Both are drawn at their values everywhere, with
+// markers, and the legend says "≈ p99-dynamic".
+func TestThresholdChartMostlyCoincidingLines(t *testing.T) {
+	r := timelineRun()
+	p := r.Policies[3] // p99-dynamic: 110 ms in the first window, then 50 ms
+	p.Policy = "p99-tps-init50"
+	p.Timeline = slices.Clone(p.Timeline)
+	for i := range p.Timeline {
+		if i%3 == 0 {
+			p.Timeline[i].MeanThresholdMs = 120 // off the 50 ms line in a third of the windows
+		}
+	}
+	r.Policies = append(r.Policies, p)
+	ch := thresholdChart(r)
+	checkDrawnAtValues(t, "threshold", ch, r, func(w Window) float64 { return w.MeanThresholdMs })
+	last := ch.series[len(ch.series)-1]
+	if last.ref != 3 || last.everywhere || len(last.marks) == 0 || len(ch.series[3].marks) == 0 {
+		t.Errorf("p99-tps-init50: ref %d everywhere %v, %d markers (p99-dynamic %d)", last.ref, last.everywhere, len(last.marks), len(ch.series[3].marks))
+	}
+	if got := legendTexts(ch); !slices.Contains(got, "p99-tps-init50 ≈ p99-dynamic") {
+		t.Errorf("legend %q lacks %q", got, "p99-tps-init50 ≈ p99-dynamic")
 	}
 }
 
@@ -678,33 +797,6 @@ func TestSweepLabelsBySweptValue(t *testing.T) {
 	}
 }
 
-// TestThresholdChartSeparatesMostlyCoincidingLines (fixA item 4): in
-// low-rate-client p99-tps-init50 sits on static-50ms's 50 ms line in
-// about 70% of the windows and leaves it in the others; drawn later, it
-// hid static-50ms. Lines that coincide in at least half their windows
-// are drawn side by side.
-func TestThresholdChartSeparatesMostlyCoincidingLines(t *testing.T) {
-	r := timelineRun()
-	p := r.Policies[3] // p99-dynamic: 110 ms in the first window, then 50 ms
-	p.Policy = "p99-tps-init50"
-	p.Timeline = slices.Clone(p.Timeline)
-	n := 0
-	for i := range p.Timeline {
-		if p.Timeline[i].Ops > 0 && i%3 == 0 {
-			p.Timeline[i].MeanThresholdMs = 120 // off the 50 ms line in a third of the windows
-			n++
-		}
-	}
-	r.Policies = append(r.Policies, p)
-	if n == 0 {
-		t.Fatal("test run has no windows")
-	}
-	off := thresholdChart(r).lineOffsets
-	if d := off[3] - off[len(off)-1]; d < lineGap && -d < lineGap {
-		t.Errorf("p99-dynamic and p99-tps-init50 share most windows at 50 ms but are drawn %v pt apart", d)
-	}
-}
-
 // A latency CI clamped at 0 (few replications; see LatencyCIUnbounded)
 // on a log axis was not drawn at all: it now runs off the axis bottom,
 // uncapped there.
@@ -724,25 +816,108 @@ func TestCostChartWhiskerReachingZero(t *testing.T) {
 	}
 }
 
-// TestSeparateLinesOnlyWhereTheyMeet: two lines equal in 3 of 5 windows
-// are moved apart there, and drawn at their true values where they part
-// (before: moved for the whole run, so a line at 100% utilisation that
-// met another one most of the time was drawn above 100% where it stood
-// alone).
-func TestSeparateLinesOnlyWhereTheyMeet(t *testing.T) {
-	a := plotter.XYs{{X: 1, Y: 0.5}, {X: 2, Y: 0.5}, {X: 3, Y: 0.5}, {X: 4, Y: 1}, {X: 5, Y: 1}}
-	b := plotter.XYs{{X: 1, Y: 0.5}, {X: 2, Y: 0.5}, {X: 3, Y: 0.5}, {X: 4, Y: 0.7}, {X: 5, Y: 0.6}}
-	y := plot.Axis{Min: 0, Max: 1.1, Scale: plot.LinearScale{}}
-	off := separateLines([][]plotter.XYs{{a}, {b}}, &y)
-	if off[0] == 0 || off[1] == 0 || off[0] == off[1] {
-		t.Fatalf("offsets %v: want the two lines moved apart", off)
+// rateSweep mirrors `hedgesim sweep far-primary --param
+// workload.rate_per_s=50:200:50`: disabled and never-hedging policies
+// with identical figures, a hedging policy with p99 102–106 ms (a 3.9%
+// change) at RU 1.05.
+func rateSweep() *Sweep {
+	s := &Sweep{Scenario: "far", Param: "workload.rate_per_s", Seed: 1, Replications: 1}
+	for i, v := range []float64{50, 100, 150, 200} {
+		var ps []PolicyResult
+		for _, name := range []string{"disabled", "static-5000ms", "p99-dynamic"} {
+			f := Figures{Policy: name, Ops: 1000, P50: 100, P99: 203.4, P999: 204.8, RUMultiplier: 1}
+			if name == "p99-dynamic" {
+				f.P99, f.P999, f.RUMultiplier = 102+float64(i)*4/3, 110, 1.05
+			}
+			ps = append(ps, PolicyResult{Figures: f})
+		}
+		s.Points = append(s.Points, SweepPoint{Value: v, Policies: ps})
 	}
-	for k := range 3 {
-		if a[k].Y == 0.5 || b[k].Y == 0.5 || a[k].Y == b[k].Y {
-			t.Errorf("window %d: %v and %v, want both moved off 0.5 and apart", k, a[k].Y, b[k].Y)
+	return s
+}
+
+// TestSweepChartsCoincidingSeries (issue 19): a policy identical to
+// disabled was drawn over it, hiding it. Both sweep charts draw it at its
+// values, concentric with disabled (disabled larger), note "= disabled"
+// in the legend, and sweep_cost labels the parameter values once.
+func TestSweepChartsCoincidingSeries(t *testing.T) {
+	s := rateSweep()
+	for _, ch := range []*chart{sweepP99Chart(s), sweepCostChart(s)} {
+		g := ch.sweepGroups
+		if g == nil || g.ref[1] != 0 || !g.exact[1] || g.ref[0] != -1 || g.ref[2] != -1 {
+			t.Fatalf("%s: groups %+v, want static-5000ms = disabled only", ch.p.Title.Text, g)
+		}
+		if r0, r1 := ringRadius(sweepMarkR, sweepRing, sweepRingMax, g.rank[0], g.size[0]),
+			ringRadius(sweepMarkR, sweepRing, sweepRingMax, g.rank[1], g.size[1]); r0-r1 < 1 {
+			t.Errorf("%s: disabled's marker %v pt, static-5000ms's %v pt: the ring is under 1 pt", ch.p.Title.Text, r0, r1)
+		}
+		legend := legendTexts(ch)
+		if !slices.Contains(legend, "static-5000ms = disabled") || !slices.Contains(legend, "disabled") {
+			t.Errorf("%s: legend %q", ch.p.Title.Text, legend)
 		}
 	}
-	if a[3].Y != 1 || a[4].Y != 1 || b[3].Y != 0.7 || b[4].Y != 0.6 {
-		t.Errorf("where the lines part they moved: a %v %v, b %v %v", a[3].Y, a[4].Y, b[3].Y, b[4].Y)
+}
+
+// TestLinearLatencyAxesStartAtZero (issue 19): a sweep's latency axis ran
+// from 102 to 106 ms, so a 3.9% change looked like a steep climb (and the
+// cost chart's 201–205 ms axis made 2 ms look large). Every linear
+// latency axis starts at 0, so heights compare as the latencies do.
+func TestLinearLatencyAxesStartAtZero(t *testing.T) {
+	s := rateSweep()
+	for _, p := range s.Points {
+		p.Policies = p.Policies[2:] // p99-dynamic alone: 102–110 ms
+	}
+	for _, ch := range []*chart{sweepP99Chart(s), sweepCostChart(s), costChart(farPrimaryLikeRun(false)), percentilesChart(farPrimaryLikeRun(false))} {
+		if _, ok := ch.p.Y.Scale.(plot.LogScale); ok {
+			t.Errorf("%s: log axis for values within a decade", ch.p.Title.Text)
+			continue
+		}
+		if ch.p.Y.Min != 0 {
+			t.Errorf("%s: latency axis [%v, %v] does not start at 0", ch.p.Title.Text, ch.p.Y.Min, ch.p.Y.Max)
+		}
+	}
+	// More than a decade apart: a log axis, as before.
+	if ch := costChart(defaultLikeRun(false)); ch.p.Y.Scale == nil || ch.p.Y.Min <= 0 {
+		t.Errorf("default-like cost chart: axis from %v", ch.p.Y.Min)
+	} else if _, ok := ch.p.Y.Scale.(plot.LogScale); !ok {
+		t.Error("default-like cost chart (67–2004 ms): not a log axis")
+	}
+}
+
+// TestCostLabelsClearOfMarkers (issue 19): percentile labels sat on
+// markers and leader lines crossed other policies' markers. In the
+// default and far-primary layouts every label is placed clear of every
+// marker and label and no leader line crosses another marker or label;
+// policies drawn on one spot share one label block; every policy is named
+// once.
+func TestCostLabelsClearOfMarkers(t *testing.T) {
+	for _, r := range []*Run{defaultLikeRun(false), farPrimaryLikeRun(false)} {
+		ch := costChart(r)
+		c := draw.New(vgimg.New(ChartWidth, ChartHeight))
+		c = draw.Crop(c, outerMargin, -outerMargin, outerMargin, -outerMargin)
+		data := layoutChart(c, ch).data
+		labels := ch.costLabels
+		if labels == nil {
+			t.Fatal("cost chart keeps no labels")
+		}
+		placed := labels.place(data, ch.p)
+		var named []string
+		for _, pl := range placed {
+			var block []string
+			for _, ln := range pl.lines {
+				block = append(block, ln.text)
+			}
+			named = append(named, block...)
+			if pl.score != 0 {
+				t.Errorf("%s: label %q placed with %d overlaps or crossings", r.Scenario, block, pl.score)
+			}
+		}
+		var want []string
+		for _, p := range r.Policies {
+			want = append(want, p.Policy)
+		}
+		if slices.Sort(named); !slices.Equal(named, slices.Sorted(slices.Values(want))) {
+			t.Errorf("%s: labels name %q, want every policy once", r.Scenario, named)
+		}
 	}
 }

@@ -27,14 +27,14 @@ func dirNames(t *testing.T, dir string) []string {
 func TestWriteRunReplacesOlderRun(t *testing.T) {
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "out")
-	if _, err := WriteRun(dir, fakeRun(2, 1)); err != nil {
+	if _, err := WriteRun(dir, fakeRun(2, 1), Options{}); err != nil {
 		t.Fatal(err)
 	}
 	stale := filepath.Join(dir, "quantiles_renamed-policy.csv")
 	if err := os.WriteFile(stale, []byte("q,latency_ms\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	paths, err := WriteRun(dir, fakeRun(2, 1))
+	paths, err := WriteRun(dir, fakeRun(2, 1), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestWriteRunReplacesOlderRun(t *testing.T) {
 func TestWriteRunFailureKeepsOlderRun(t *testing.T) {
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "out")
-	if _, err := WriteRun(dir, fakeRun(2, 1)); err != nil {
+	if _, err := WriteRun(dir, fakeRun(2, 1), Options{}); err != nil {
 		t.Fatal(err)
 	}
 	before := dirNames(t, dir)
@@ -71,7 +71,7 @@ func TestWriteRunFailureKeepsOlderRun(t *testing.T) {
 		return os.Rename(a, b)
 	}
 	defer func() { rename = old }()
-	if _, err := WriteRun(dir, fakeRun(3, 1)); err == nil || !strings.Contains(err.Error(), dir) {
+	if _, err := WriteRun(dir, fakeRun(3, 1), Options{}); err == nil || !strings.Contains(err.Error(), dir) {
 		t.Fatalf("error %v, want one naming %s", err, dir)
 	}
 	if got := dirNames(t, dir); !slices.Equal(got, before) {

@@ -211,46 +211,135 @@ func (e *episodeShading) boundaries(lo, hi float64) []float64 {
 	return slices.Compact(out)
 }
 
-// labelPoint is a text label attached to a data point.
+// labelPoint is a text label attached to a data point: text in color,
+// then each of more on a line of its own below it (a group of points drawn
+// on one spot gets one label block).
 type labelPoint struct {
 	x, y  float64
 	text  string
 	color color.Color
+	more  []labelLine
+}
+
+// labelLine is one further line of a label.
+type labelLine struct {
+	text  string
+	color color.Color
+}
+
+// lines returns every line of the label, first on top.
+func (lp labelPoint) lines() []labelLine {
+	return append([]labelLine{{lp.text, lp.color}}, lp.more...)
 }
 
 // pointLabels places a text label next to each point, greedily choosing the
 // first candidate position (right, upper right, lower right, left, above,
 // below, then shifted further up/down with a leader line) that stays inside
 // the data area and overlaps neither an earlier label, nor an obstacle
-// point (marker), nor a segment. If no candidate is free the first one
-// inside the data area is used (labels may then overlap). No space is
-// reserved for labels: callers pad the X range instead.
+// (marker), nor a segment, and whose leader line (drawn from the edge of
+// the point's own marker) crosses no other marker, label or leader. If no
+// candidate is free, the one inside the data area with the least bad
+// overlaps is used (text over text worst, see place). Labels are drawn last, on labelBg when set, so no
+// marker hides them. No space is reserved for labels: callers pad the X
+// range instead.
 type pointLabels struct {
 	pts       []labelPoint
-	obstacles [][2]float64    // marker positions in data units
+	obstacles []obstacle      // markers
 	segments  [][2][2]float64 // line segments (data units) labels should not cover
-	markerR   vg.Length
+	markerR   vg.Length       // radius of an obstacle whose r is 0
 	style     text.Style
+	labelBg   color.Color
+}
+
+// obstacle is a marker at (x, y) in data units with radius r points (0:
+// pointLabels.markerR); owner is the index in pointLabels.pts of the
+// label that names it (its leader line may cross it), or -1.
+type obstacle struct {
+	x, y  float64
+	r     vg.Length
+	owner int
 }
 
 const labelGap = vg.Length(6) // pt between a point and its label
 
+// placedLabel is a label as pointLabels places it: its rectangle on the
+// canvas, its leader line (when leader), and score, the weighted count of
+// the markers, labels, leaders and segments it (or its leader) overlaps
+// or crosses (0 when it found a free place).
+type placedLabel struct {
+	r        vg.Rectangle
+	lines    []labelLine
+	leader   bool
+	from, to vg.Point
+	score    int
+}
+
 func (l *pointLabels) Plot(c draw.Canvas, plt *plot.Plot) {
+	out := l.place(c, plt)
+	for _, d := range out {
+		if d.leader {
+			c.StrokeLine2(draw.LineStyle{Color: labelGrey, Width: vg.Points(0.5)}, d.from.X, d.from.Y, d.to.X, d.to.Y)
+		}
+	}
+	for _, d := range out {
+		if l.labelBg != nil {
+			pad := vg.Points(1)
+			r := d.r
+			c.FillPolygon(l.labelBg, []vg.Point{{X: r.Min.X - pad, Y: r.Min.Y - pad}, {X: r.Min.X - pad, Y: r.Max.Y + pad},
+				{X: r.Max.X + pad, Y: r.Max.Y + pad}, {X: r.Max.X + pad, Y: r.Min.Y - pad}})
+		}
+		lineH := l.style.Height("Mg")
+		for k, ln := range d.lines {
+			sty := l.style
+			sty.Color = ln.color
+			sty.XAlign, sty.YAlign = draw.XLeft, draw.YBottom
+			c.FillText(sty, vg.Point{X: d.r.Min.X, Y: d.r.Max.Y - vg.Length(k+1)*lineH}, ln.text)
+		}
+	}
+}
+
+// place chooses every label's place on data canvas c (see pointLabels).
+func (l *pointLabels) place(c draw.Canvas, plt *plot.Plot) []placedLabel {
 	trX, trY := plt.Transforms(&c)
-	var placed []vg.Rectangle
+	var markers []vg.Rectangle
 	for _, o := range l.obstacles {
-		p := vg.Point{X: trX(o[0]), Y: trY(o[1])}
-		r := l.markerR
-		placed = append(placed, vg.Rectangle{Min: vg.Point{X: p.X - r, Y: p.Y - r}, Max: vg.Point{X: p.X + r, Y: p.Y + r}})
+		p := vg.Point{X: trX(o.x), Y: trY(o.y)}
+		r := o.r
+		if r == 0 {
+			r = l.markerR
+		}
+		markers = append(markers, vg.Rectangle{Min: vg.Point{X: p.X - r, Y: p.Y - r}, Max: vg.Point{X: p.X + r, Y: p.Y + r}})
 	}
 	var segs [][2]vg.Point
 	for _, s := range l.segments {
 		segs = append(segs, [2]vg.Point{{X: trX(s[0][0]), Y: trY(s[0][1])}, {X: trX(s[1][0]), Y: trY(s[1][1])}})
 	}
-	for _, lp := range l.pts {
+	var labels []vg.Rectangle
+	var leaders [][2]vg.Point
+	var out []placedLabel
+	for li, lp := range l.pts {
+		// Markers the leader must not cross: all but the label's own.
+		var others []vg.Rectangle
+		for i, o := range l.obstacles {
+			if o.owner != li {
+				others = append(others, markers[i])
+			}
+		}
 		p := vg.Point{X: trX(lp.x), Y: trY(lp.y)}
-		w, h := l.style.Width(lp.text), l.style.Height(lp.text)
-		g := labelGap
+		// The point's own marker: the largest obstacle covering it (a
+		// group drawn concentrically counts as one marker).
+		own := l.markerR
+		for _, m := range markers {
+			if m.Min.X <= p.X && p.X <= m.Max.X && m.Min.Y <= p.Y && p.Y <= m.Max.Y {
+				own = max(own, (m.Max.X-m.Min.X)/2)
+			}
+		}
+		var w vg.Length
+		for _, ln := range lp.lines() {
+			w = max(w, l.style.Width(ln.text))
+		}
+		h := l.style.Height("Mg") * vg.Length(len(lp.lines()))
+		g := max(labelGap, own+vg.Points(3)) // clear of the point's own marker
 		offs := []vg.Point{
 			{X: g, Y: -h / 2},
 			{X: g, Y: g / 3},
@@ -262,47 +351,114 @@ func (l *pointLabels) Plot(c draw.Canvas, plt *plot.Plot) {
 			{X: -g - w, Y: -h - g/3},
 		}
 		const direct = 8 // candidates before this index need no leader line
-		for k := 1; k <= 10; k++ {
+		// Then rows further up and down, in columns further out, with a
+		// leader line.
+		for k := 1; k <= 14; k++ {
 			d := vg.Length(k) * (h + vg.Points(2))
-			offs = append(offs,
-				vg.Point{X: g, Y: -h/2 + d}, vg.Point{X: g, Y: -h/2 - d},
-				vg.Point{X: -g - w, Y: -h/2 + d}, vg.Point{X: -g - w, Y: -h/2 - d})
+			offs = append(offs, vg.Point{X: -w / 2, Y: g + d}, vg.Point{X: -w / 2, Y: -g - h - d})
+			for _, col := range []vg.Length{0, 2 * g, 4 * g} {
+				offs = append(offs,
+					vg.Point{X: g + col, Y: -h/2 + d}, vg.Point{X: g + col, Y: -h/2 - d},
+					vg.Point{X: -g - w - col, Y: -h/2 + d}, vg.Point{X: -g - w - col, Y: -h/2 - d})
+			}
 		}
-		best, fallback := -1, -1
+		best, bestScore := -1, math.MaxInt
 		var rects []vg.Rectangle
+		var froms, tos []vg.Point
 		for i, o := range offs {
 			r := vg.Rectangle{Min: vg.Point{X: p.X + o.X, Y: p.Y + o.Y}}
 			r.Max = vg.Point{X: r.Min.X + w, Y: r.Min.Y + h}
-			rects = append(rects, r)
+			from, to := leaderEnds(p, own, r)
+			rects, froms, tos = append(rects, r), append(froms, from), append(tos, to)
 			if r.Min.X < c.Min.X || r.Max.X > c.Max.X || r.Min.Y < c.Min.Y || r.Max.Y > c.Max.Y {
 				continue
 			}
-			if fallback < 0 {
-				fallback = i
+			// Weighted: text over text is worst, then text over a
+			// marker, then a leader through a label; a leader through a
+			// marker or another leader, or text over a line, is least bad.
+			score := 100*countOverlaps(r, labels) + 10*countOverlaps(r, markers)
+			if crossesAny(r, segs) {
+				score++
 			}
-			if !overlapsAny(r, placed) && !crossesAny(r, segs) {
-				best = i
+			if i >= direct {
+				score += countCrossed(from, to, others, p) + 5*countCrossed(from, to, labels, p)
+				for _, ld := range leaders {
+					if segmentsCross(from, to, ld[0], ld[1]) {
+						score++
+					}
+				}
+			}
+			if score < bestScore {
+				best, bestScore = i, score
+			}
+			if score == 0 {
 				break
 			}
 		}
 		if best < 0 {
-			best = max(fallback, 0)
+			best = 0
 		}
-		r := rects[best]
-		placed = append(placed, r)
+		labels = append(labels, rects[best])
 		if best >= direct {
-			ly := vg.Length(math.Max(float64(r.Min.Y), math.Min(float64(r.Max.Y), float64(p.Y))))
-			lx := r.Min.X
-			if r.Max.X < p.X {
-				lx = r.Max.X
-			}
-			c.StrokeLine2(draw.LineStyle{Color: labelGrey, Width: vg.Points(0.5)}, p.X, p.Y, lx, ly)
+			leaders = append(leaders, [2]vg.Point{froms[best], tos[best]})
 		}
-		sty := l.style
-		sty.Color = lp.color
-		sty.XAlign, sty.YAlign = draw.XLeft, draw.YBottom
-		c.FillText(sty, r.Min, lp.text)
+		out = append(out, placedLabel{r: rects[best], lines: lp.lines(), leader: best >= direct, from: froms[best], to: tos[best], score: bestScore})
 	}
+	return out
+}
+
+// leaderEnds returns a leader line from the edge of a marker of radius r
+// at p to the point of label rectangle lr nearest to p.
+func leaderEnds(p vg.Point, r vg.Length, lr vg.Rectangle) (from, to vg.Point) {
+	to = vg.Point{X: max(lr.Min.X, min(lr.Max.X, p.X)), Y: max(lr.Min.Y, min(lr.Max.Y, p.Y))}
+	dx, dy := float64(to.X-p.X), float64(to.Y-p.Y)
+	d := math.Hypot(dx, dy)
+	if d <= float64(r) {
+		return to, to
+	}
+	return vg.Point{X: p.X + vg.Length(dx/d)*r, Y: p.Y + vg.Length(dy/d)*r}, to
+}
+
+// segmentsCross reports whether segments ab and cd properly intersect.
+func segmentsCross(a, b, c, d vg.Point) bool {
+	orient := func(p, q, r vg.Point) float64 {
+		return float64((q.X-p.X)*(r.Y-p.Y) - (q.Y-p.Y)*(r.X-p.X))
+	}
+	d1, d2 := orient(c, d, a), orient(c, d, b)
+	d3, d4 := orient(a, b, c), orient(a, b, d)
+	return ((d1 > 0 && d2 < 0) || (d1 < 0 && d2 > 0)) && ((d3 > 0 && d4 < 0) || (d3 < 0 && d4 > 0))
+}
+
+// countOverlaps counts the rectangles of rs that r overlaps.
+func countOverlaps(r vg.Rectangle, rs []vg.Rectangle) int {
+	n := 0
+	for _, o := range rs {
+		if r.Min.X < o.Max.X && o.Min.X < r.Max.X && r.Min.Y < o.Max.Y && o.Min.Y < r.Max.Y {
+			n++
+		}
+	}
+	return n
+}
+
+// countCrossed counts the rectangles of rs, other than those holding own,
+// that the segment from a to b passes through (sampled).
+func countCrossed(a, b vg.Point, rs []vg.Rectangle, own vg.Point) int {
+	const n = 32
+	count := 0
+	for _, r := range rs {
+		if own.X >= r.Min.X && own.X <= r.Max.X && own.Y >= r.Min.Y && own.Y <= r.Max.Y {
+			continue
+		}
+		for i := 0; i <= n; i++ {
+			t := vg.Length(i) / n
+			x, y := a.X+t*(b.X-a.X), a.Y+t*(b.Y-a.Y)
+			if x > r.Min.X && x < r.Max.X && y > r.Min.Y && y < r.Max.Y {
+				count++
+				break
+			}
+		}
+	}
+	return count
 }
 
 func overlapsAny(r vg.Rectangle, rs []vg.Rectangle) bool {

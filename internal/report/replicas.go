@@ -117,7 +117,7 @@ func replicasCSV(r *Run) ([]byte, error) {
 				if rep.WindowBackgroundOps != nil {
 					ops, p99 = "0", ""
 					if k < len(rep.WindowBackgroundOps) {
-						ops, p99 = fmt.Sprintf("%d", rep.WindowBackgroundOps[k]), fmtNum(rep.WindowBackgroundP99[k], precMs)
+						ops, p99 = fmt.Sprintf("%d", rep.WindowBackgroundOps[k]), fmtMs(rep.WindowBackgroundP99[k])
 					}
 				}
 				rows = append(rows, []string{p.Policy, rep.Replica, fmtNum(start, precS), fmtNum(end, precS), u, ops, p99})
@@ -161,9 +161,7 @@ func replicasChart(r *Run) *chart {
 	}
 	ch := newChart(chartTitle(r.Scenario, what), "virtual time (s)", "utilisation (%)")
 	ch.yReserve = timelineYReserve
-	for _, p := range r.Policies {
-		ch.legendSizer = append(ch.legendSizer, truncate(p.Policy+" (no data)", legendMaxRune))
-	}
+	ch.legendSizer = timeLegendSizer(r)
 	xEnd := timelineEnd(r)
 	setLinearAxis(&ch.p.X, 0, xEnd)
 	hi, lo := 100.0, 100.0
@@ -221,27 +219,37 @@ func replicasChart(r *Run) *chart {
 	ch.noData = len(lines) == 0
 	ch.addTimeLayers(r.Episodes)
 	// Policies whose lines coincide (all but the aggressive ones at a
-	// replica they do not reach) are drawn side by side.
+	// replica they do not reach) are drawn at their values and told apart
+	// by markers and a legend note.
 	segs := make([][]plotter.XYs, len(lines))
-	for k := range lines {
-		segs[k] = lines[k].segs
+	styles := make([]draw.LineStyle, len(lines))
+	for k, l := range lines {
+		segs[k], styles[k] = l.segs, replicaLine(l.pol, l.rep)
 	}
-	separateLines(segs, &ch.p.Y)
+	co := findCoincidence(segs, &ch.p.Y)
+	glyphs := ch.addBundle(segs, styles, co)
 	drawn := make([]bool, len(r.Policies))
-	for _, l := range lines {
-		sty := replicaLine(l.pol, l.rep)
-		for _, s := range l.segs {
-			addLine(ch.p, s, sty)
-		}
+	glyph := make([]*draw.GlyphStyle, len(r.Policies))
+	for k, l := range lines {
 		drawn[l.pol] = drawn[l.pol] || len(l.segs) > 0
+		if glyph[l.pol] == nil {
+			glyph[l.pol] = glyphs[k]
+		}
 	}
+	pols := make([]int, len(lines))
+	for k, l := range lines {
+		pols[k] = l.pol
+	}
+	policyNames := make([]string, len(r.Policies))
 	for i, p := range r.Policies {
-		name := p.Policy
+		policyNames[i] = p.Policy
+	}
+	for i, name := range policyNames {
 		if !drawn[i] {
 			name += " (no data)"
 		}
-		sty := replicaLine(i, 0)
-		ch.addLegend(name, &plotter.Line{LineStyle: sty})
+		note := policyNote(i, pols, co, policyNames)
+		ch.addLegend(legendWithNote(name, note), lineThumbs(replicaLine(i, 0), glyph[i])...)
 	}
 	if len(names) > 1 {
 		for k, n := range names {
@@ -251,6 +259,31 @@ func replicasChart(r *Run) *chart {
 		}
 	}
 	return ch
+}
+
+// policyNote is the legend note of policy i whose lines are pols[k] == i:
+// "= NAME" (or "≈ NAME") when every one of its lines coincides with a
+// line of the same other policy NAME (see coincidence), else "".
+func policyNote(i int, pols []int, co coincidence, names []string) string {
+	ref, all, n := -1, true, 0
+	for k, p := range pols {
+		if p != i {
+			continue
+		}
+		n++
+		j := co.ref[k]
+		if j < 0 || (ref >= 0 && pols[j] != ref) {
+			return ""
+		}
+		ref, all = pols[j], all && co.everywhere[k]
+	}
+	if n == 0 || ref < 0 || ref == i {
+		return ""
+	}
+	if all {
+		return "= " + names[ref]
+	}
+	return "≈ " + names[ref]
 }
 
 // replicaLine is the line of policy i at the k-th replica with servers:

@@ -1,6 +1,6 @@
 // Package report writes the output files of a hedgesim run (or parameter
 // sweep) into an output directory: JSON and CSV summaries, per-policy
-// quantile tables, a windowed timeline and PNG+SVG charts.
+// quantile tables, a windowed timeline and SVG charts (PNG on request).
 //
 // The package only formats results that were computed elsewhere; it does not
 // import any other hedgelab package.
@@ -53,6 +53,10 @@ type Figures struct {
 	Policy string
 	// Ops is the number of operations (requests) issued by callers.
 	Ops int64
+	// EmptyReplications counts the replications in which no operation
+	// arrived; they are left out of the means and confidence intervals
+	// (summary.json "empty_replications", left out when 0).
+	EmptyReplications int
 	// P50 .. P9999 are latency percentiles in ms; Max and Mean are the
 	// maximum and mean latency in ms.
 	P50, P90, P99, P999, P9999, Max, Mean float64
@@ -66,7 +70,11 @@ type Figures struct {
 	// RUMultiplier is RU charged across all attempts divided by the RU of
 	// responses returned to callers (dimensionless, ≥ 1 in practice).
 	RUMultiplier float64
-	// ErrorRate is the fraction of ops that returned an error.
+	// ErrorRate is the fraction of ops that failed: returned an error (no
+	// final response) or a final response with status >= 400 (a 429/3200
+	// throttle, a 404/0, a 409). Counters["errors"] and
+	// Counters["final_error_responses"] (and "@<status>" per status) split
+	// it by class.
 	ErrorRate float64
 	// TerminalStates maps a terminal state name to its count of ops
 	// ("none" for ops with no hedging strategy active).
@@ -110,7 +118,8 @@ type Window struct {
 	P50Ms, P99Ms float64
 	// HedgeRate is the fraction of the window's ops whose alternate was spawned.
 	HedgeRate float64
-	// ErrorRate is the fraction of the window's ops that returned an error.
+	// ErrorRate is the fraction of the window's ops that failed (as
+	// Figures.ErrorRate).
 	ErrorRate float64
 	// MeanThresholdMs is the mean hedging threshold (ms) the policy chose for
 	// ops in this window (0 if no hedging).
@@ -196,6 +205,25 @@ type Sweep struct {
 	Points []SweepPoint
 }
 
+// Options chooses the optional outputs of [WriteRun] and [WriteSweep].
+// The zero value writes every chart as SVG only: the vector format that
+// code hosts render and that stays small under version control.
+type Options struct {
+	// PNG also writes each chart as a PNG (ChartWidth x ChartHeight at
+	// PNGDPI, 1200x750 px) beside its SVG, e.g. for slides. PNGs are ~4x
+	// larger than the SVGs and differ wholly between two versions of a
+	// chart, so they are not meant to be committed.
+	PNG bool
+}
+
+// formats returns the chart formats o asks for, SVG first.
+func (o Options) formats() []string {
+	if o.PNG {
+		return []string{"svg", "png"}
+	}
+	return []string{"svg"}
+}
+
 // output is one rendered file, not yet written.
 type output struct {
 	name string
@@ -207,17 +235,19 @@ type output struct {
 //
 //	summary.json, summary.csv, timeline.csv, quantiles_<slug>.csv (one per
 //	policy, see [Slug]), and ccdf, percentiles, cost, timeline, threshold
-//	and hedge_rate charts as
-//	.png (8x5 in at 150 DPI = 1200x750 px) and .svg (576x360 pt); and,
+//	and hedge_rate charts as .svg (576x360 pt) and, with opt.PNG, as
+//	.png (8x5 in at 150 DPI = 1200x750 px); and,
 //	only when a policy has replica figures (Figures.Replicas, a run that
 //	models replica capacity), replicas.csv and the replicas chart.
 //
 // Format details:
 //   - summary.json: {"scenario","seed","replications","duration_s","policies"},
 //     with "instances" after "replications" for a fleet of more than one;
-//     each policy has exactly the keys policy, ops, p50_ms … mean_ms (ms,
-//     3 decimals), hedge_rate, alternate_win_rate, ru_multiplier, error_rate
-//     (6 decimals), terminal_states (object, keys sorted; {} when nil) and,
+//     each policy has exactly the keys policy, ops, empty_replications
+//     (only when > 0), p50_ms … mean_ms (ms, 3 decimals, more below 1 ms
+//     so that 3 significant digits remain), hedge_rate,
+//     alternate_win_rate, ru_multiplier, error_rate (failed operations;
+//     6 decimals), terminal_states (object, keys sorted; {} when nil) and,
 //     only when Figures.CI95 != nil, all eight <key>_ci95 pairs [low, high]
 //     (null for a key missing from CI95), and "replicas" only when
 //     Figures.Replicas != nil: one object per replica with replica,
@@ -238,18 +268,22 @@ type output struct {
 //   - charts: ccdf (log-log, points with X ≤ 0 or Y ≤ 0 dropped; the
 //     probability axis ends at 1 and spans at least a decade),
 //     percentiles (dots p50/p99/p99.9 per policy, log Y when the values
-//     span more than one decade), cost (p99 ● and p99.9 △ vs RU
-//     multiplier at their true values, labelled by policy, 95% CI
-//     whiskers when known; policies on the same spot fanned out by less
-//     than a marker radius on the page), threshold (mean threshold per
+//     span more than one decade, else linear from 0, as on every latency
+//     axis), cost (p99 ● and p99.9 △ vs RU multiplier at their true
+//     values, labelled by policy, 95% CI whiskers when known; policies on
+//     the same spot drawn concentrically, the first largest, with one
+//     label block and a legend note "= FIRST", or "≈ FIRST" when only
+//     close), threshold (mean threshold per
 //     window, log Y; policies that never chose one are left out),
 //     hedge_rate (percent per window), timeline (windowed p99, log Y;
 //     windows with no ops or p99 ≤ 0 break the line; episodes shaded,
 //     their boundaries marked). The three time charts state the window
 //     width in the title, span the run's length (Run.DurationS) and share
-//     the data-area width so they line up; lines that would coincide
-//     (e.g. several policies at one threshold clamp) are drawn side by
-//     side, one line width apart, so each stays visible. Axes fit the data; log axes
+//     the data-area width so they line up; every line is drawn at its
+//     values, and lines that coincide (e.g. several policies at one
+//     threshold clamp) are told apart by dash pattern, staggered markers
+//     and a legend note ("= FIRST", "≈ FIRST" when they coincide in only
+//     some windows). Axes fit the data; log axes
 //     use one number format. Legends are drawn in a strip right of the
 //     plot so they never cover data.
 //
@@ -261,11 +295,11 @@ type output struct {
 // existing dir must hold only files hedgesim writes ([CheckOutputDir]), so
 // a user's other files are never deleted. Errors name the offending file
 // or directory once; on error nothing is written.
-func WriteRun(dir string, r *Run) ([]string, error) {
+func WriteRun(dir string, r *Run, opt Options) ([]string, error) {
 	if r == nil {
 		return nil, errors.New("report: WriteRun: nil *Run")
 	}
-	outs, err := renderRun(r)
+	outs, err := renderRun(r, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -280,26 +314,30 @@ func WriteRun(dir string, r *Run) ([]string, error) {
 // sweep_p99 (p99 solid/● and p99.9 dashed/△ vs the parameter value, one
 // colour per policy) and sweep_cost (p99 vs RU multiplier, one curve per
 // policy, points labelled with the parameter value, 95% CI whiskers when
-// known, the RU axis at least 0.02 wide) as .png and .svg. Policies are
+// known, the RU axis at least 0.02 wide) as .svg (and .png with opt.PNG,
+// see [Options]); a linear latency axis starts at 0, and series on one
+// spot are drawn concentrically with a legend note. Policies are
 // matched across points by name. When Param is a policy's parameter
 // ("policies.NAME.KEY", or "policies.INDEX.KEY" with one policy per
 // point) that policy is labelled "KEY=VALUE" (e.g. "threshold_ms=50")
 // in label and, as "KEY=FIRST…LAST", in the legends, since its name
 // states the value it was defined with; other policies by their name.
 // Error handling and atomicity are as for [WriteRun].
-func WriteSweep(dir string, s *Sweep) ([]string, error) {
+func WriteSweep(dir string, s *Sweep, opt Options) ([]string, error) {
 	if s == nil {
 		return nil, errors.New("report: WriteSweep: nil *Sweep")
 	}
-	outs, err := renderSweep(s)
+	outs, err := renderSweep(s, opt)
 	if err != nil {
 		return nil, err
 	}
 	return writeAll(dir, outs)
 }
 
-// renderer accumulates rendered files; the first error sticks.
+// renderer accumulates rendered files; the first error sticks. Charts
+// are rendered in the formats of opt.
 type renderer struct {
+	opt  Options
 	outs []output
 	err  error
 }
@@ -315,10 +353,10 @@ func (r *renderer) add(name string, data []byte, err error) {
 	r.outs = append(r.outs, output{name, data})
 }
 
-// charts renders each chart built by build as PNG and SVG.
+// charts renders each chart built by build in the formats r.opt asks for.
 func (r *renderer) charts(bases []string, build func(base string) *chart) {
 	for _, base := range bases {
-		for _, format := range []string{"png", "svg"} {
+		for _, format := range r.opt.formats() {
 			data, err := renderChart(func() *chart { return build(base) }, format)
 			r.add(base+"."+format, data, err)
 		}
@@ -338,8 +376,8 @@ var runCharts = map[string]func(*Run) *chart{
 	"timeline": timelineChart, "threshold": thresholdChart, "hedge_rate": hedgeRateChart,
 }
 
-func renderRun(run *Run) ([]output, error) {
-	var r renderer
+func renderRun(run *Run, opt Options) ([]output, error) {
+	r := renderer{opt: opt}
 	data, err := summaryJSON(run)
 	r.add("summary.json", data, err)
 	data, err = summaryCSV(run)
@@ -364,8 +402,8 @@ func renderRun(run *Run) ([]output, error) {
 // sweepCharts are the charts of a sweep, by file base name.
 var sweepCharts = map[string]func(*Sweep) *chart{"sweep_p99": sweepP99Chart, "sweep_cost": sweepCostChart}
 
-func renderSweep(s *Sweep) ([]output, error) {
-	var r renderer
+func renderSweep(s *Sweep, opt Options) ([]output, error) {
+	r := renderer{opt: opt}
 	data, err := sweepJSON(s)
 	r.add("sweep.json", data, err)
 	data, err = sweepCSV(s)

@@ -13,12 +13,15 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
 
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 var (
@@ -62,7 +65,7 @@ func writtenRun(t *testing.T, n, reps int) (string, []string) {
 	dir, ok := fixtureDirs[key]
 	if !ok {
 		dir = filepath.Join(fixtureRoot, fmt.Sprintf("run-%d-%d", n, reps))
-		if _, err := WriteRun(dir, fakeRun(n, reps)); err != nil {
+		if _, err := WriteRun(dir, fakeRun(n, reps), Options{}); err != nil {
 			t.Fatal(err)
 		}
 		fixtureDirs[key] = dir
@@ -107,13 +110,18 @@ func readCSV(t *testing.T, path string) [][]string {
 	return rows
 }
 
-func expectedRunFiles(slugs ...string) []string {
+// expectedRunFiles are the files of a run of policies with the given
+// slugs: charts as SVG, and as PNG too when png (Options.PNG).
+func expectedRunFiles(png bool, slugs ...string) []string {
 	names := []string{"summary.json", "summary.csv", "timeline.csv"}
 	for _, s := range slugs {
 		names = append(names, "quantiles_"+s+".csv")
 	}
 	for _, b := range chartBases {
-		names = append(names, b+".png", b+".svg")
+		names = append(names, b+".svg")
+		if png {
+			names = append(names, b+".png")
+		}
 	}
 	sort.Strings(names)
 	return names
@@ -142,23 +150,32 @@ func checkPaths(t *testing.T, dir string, paths []string, names []string) {
 	}
 }
 
-func checkCharts(t *testing.T, dir string, bases []string) {
+// checkCharts checks that each chart base is a valid SVG in dir and, when
+// withPNG, a PNG of the documented size; without withPNG no PNG exists.
+func checkCharts(t *testing.T, dir string, bases []string, withPNG bool) {
 	t.Helper()
 	wantW := int(math.Round(float64(ChartWidth/vg.Inch) * PNGDPI))
 	wantH := int(math.Round(float64(ChartHeight/vg.Inch) * PNGDPI))
 	for _, b := range bases {
 		pngPath := filepath.Join(dir, b+".png")
 		f, err := os.Open(pngPath)
-		if err != nil {
-			t.Fatal(err)
-		}
-		img, err := png.Decode(f)
-		f.Close()
-		if err != nil {
-			t.Fatalf("%s: %v", pngPath, err)
-		}
-		if got := img.Bounds().Size(); got.X != wantW || got.Y != wantH {
-			t.Errorf("%s: size %v, want %dx%d", pngPath, got, wantW, wantH)
+		if !withPNG {
+			if err == nil {
+				f.Close()
+				t.Errorf("%s written without Options.PNG", pngPath)
+			}
+		} else {
+			if err != nil {
+				t.Fatal(err)
+			}
+			img, err := png.Decode(f)
+			f.Close()
+			if err != nil {
+				t.Fatalf("%s: %v", pngPath, err)
+			}
+			if got := img.Bounds().Size(); got.X != wantW || got.Y != wantH {
+				t.Errorf("%s: size %v, want %dx%d", pngPath, got, wantW, wantH)
+			}
 		}
 		svg, err := os.ReadFile(filepath.Join(dir, b+".svg"))
 		if err != nil {
@@ -187,12 +204,12 @@ func checkCharts(t *testing.T, dir string, bases []string) {
 func TestWriteRunExample(t *testing.T) {
 	dir := t.TempDir()
 	r := fakeRun(3, 1)
-	paths, err := WriteRun(dir, r)
+	paths, err := WriteRun(dir, r, Options{PNG: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkPaths(t, dir, paths, expectedRunFiles("disabled", "static-200ms", "driver-default"))
-	checkCharts(t, dir, chartBases)
+	checkPaths(t, dir, paths, expectedRunFiles(true, "disabled", "static-200ms", "driver-default"))
+	checkCharts(t, dir, chartBases, true)
 
 	// quantiles
 	rows := readCSV(t, filepath.Join(dir, "quantiles_static-200ms.csv"))
@@ -408,7 +425,7 @@ func TestSummaryCSV(t *testing.T) {
 func TestWriteRunDeterministic(t *testing.T) {
 	a, pa := writtenRun(t, 3, 5)
 	b := t.TempDir()
-	pb, err := WriteRun(b, fakeRun(3, 5))
+	pb, err := WriteRun(b, fakeRun(3, 5), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -486,7 +503,7 @@ func TestEmptyAndDegenerateInputs(t *testing.T) {
 		name  string
 		r     *Run
 		slugs []string
-		full  bool // full WriteRun incl. PNGs (slow under -race); else SVG only
+		full  bool // full WriteRun; else the charts rendered in memory only
 	}{
 		{"zero policies", &Run{}, nil, true},
 		{"zero and negative CCDF", zeroCCDF, []string{"disabled", "static-200ms"}, true},
@@ -520,12 +537,12 @@ func TestEmptyAndDegenerateInputs(t *testing.T) {
 				return
 			}
 			dir := t.TempDir()
-			paths, err := WriteRun(dir, c.r)
+			paths, err := WriteRun(dir, c.r, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkPaths(t, dir, paths, expectedRunFiles(c.slugs...))
-			checkCharts(t, dir, chartBases)
+			checkPaths(t, dir, paths, expectedRunFiles(false, c.slugs...))
+			checkCharts(t, dir, chartBases, false)
 			data, _ := os.ReadFile(filepath.Join(dir, "summary.json"))
 			if !json.Valid(data) {
 				t.Errorf("invalid summary.json")
@@ -534,10 +551,10 @@ func TestEmptyAndDegenerateInputs(t *testing.T) {
 			readCSV(t, filepath.Join(dir, "timeline.csv"))
 		})
 	}
-	if _, err := WriteRun(t.TempDir(), nil); err == nil {
+	if _, err := WriteRun(t.TempDir(), nil, Options{}); err == nil {
 		t.Error("nil run: want error")
 	}
-	if _, err := WriteSweep(t.TempDir(), &Sweep{}); err != nil {
+	if _, err := WriteSweep(t.TempDir(), &Sweep{}, Options{}); err != nil {
 		t.Errorf("empty sweep: %v", err)
 	}
 }
@@ -548,14 +565,14 @@ func TestWriteRunErrorNamesFile(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "summary.csv"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	_, err := WriteRun(dir, &Run{})
+	_, err := WriteRun(dir, &Run{}, Options{})
 	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "summary.csv")) {
 		t.Fatalf("error %v does not name summary.csv", err)
 	}
 	// Output directory path is a file.
 	f := filepath.Join(dir, "file")
 	os.WriteFile(f, nil, 0o644)
-	if _, err := WriteRun(filepath.Join(f, "sub"), &Run{}); err == nil || !strings.Contains(err.Error(), f) {
+	if _, err := WriteRun(filepath.Join(f, "sub"), &Run{}, Options{}); err == nil || !strings.Contains(err.Error(), f) {
 		t.Fatalf("error %v does not name the directory", err)
 	}
 }
@@ -564,12 +581,17 @@ func TestWriteSweep(t *testing.T) {
 	for _, reps := range []int{1, 4} {
 		dir := t.TempDir()
 		s := fakeSweep(reps)
-		paths, err := WriteSweep(dir, s)
+		withPNG := reps == 1 // PNG on request only
+		paths, err := WriteSweep(dir, s, Options{PNG: withPNG})
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkPaths(t, dir, paths, []string{"sweep.csv", "sweep.json", "sweep_cost.png", "sweep_cost.svg", "sweep_p99.png", "sweep_p99.svg"})
-		checkCharts(t, dir, []string{"sweep_p99", "sweep_cost"})
+		files := []string{"sweep.csv", "sweep.json", "sweep_cost.svg", "sweep_p99.svg"}
+		if withPNG {
+			files = append(files, "sweep_cost.png", "sweep_p99.png")
+		}
+		checkPaths(t, dir, paths, files)
+		checkCharts(t, dir, []string{"sweep_p99", "sweep_cost"}, withPNG)
 		rows := readCSV(t, filepath.Join(dir, "sweep.csv"))
 		want := append([]string{"value"}, figureHeader...)
 		if reps > 1 {
@@ -804,5 +826,53 @@ func assertOnlyFiles(t *testing.T, dir string, names ...string) {
 	}
 	if !reflect.DeepEqual(got, sortedCopy(names)) {
 		t.Errorf("directory holds %v, want %v (temp file left behind?)", got, names)
+	}
+}
+
+// TestSVGCompact: every regeneration commits the charts, so the SVG is
+// kept small and stable: the font family is stated once (not on each of
+// ~40 texts), coordinates have at most one decimal (vgsvg writes five
+// significant digits, "106.08"), and rendering twice gives the same bytes.
+func TestSVGCompact(t *testing.T) {
+	r := timelineRun()
+	raw := vgsvg.New(ChartWidth, ChartHeight)
+	drawChart(draw.New(raw), timelineChart(r))
+	var rawBuf bytes.Buffer
+	if _, err := raw.WriteTo(&rawBuf); err != nil {
+		t.Fatal(err)
+	}
+	data, err := renderChart(func() *chart { return timelineChart(r) }, "svg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := renderChart(func() *chart { return timelineChart(r) }, "svg"); !bytes.Equal(data, again) {
+		t.Error("two renders of one chart differ")
+	}
+	s := string(data)
+	if n := strings.Count(s, "font-family"); n != 1 {
+		t.Errorf("font-family stated %d times, want once on the root", n)
+	}
+	if !strings.Contains(s, `<svg font-family="'Liberation Sans',Arial,Helvetica,sans-serif"`) {
+		t.Errorf("root element lacks the font list: %.200s", s)
+	}
+	if strings.Contains(s, "font-variant") {
+		t.Error("per-text font-variant/weight/style left in")
+	}
+	if m := regexp.MustCompile(`\b(d|x|y)="[^"]*[0-9]\.[0-9]{2}`).FindString(s); m != "" {
+		t.Errorf("coordinate with more than one decimal: %q", m)
+	}
+	if strings.Contains(s, "-0,") || strings.Contains(s, `"-0"`) {
+		t.Error(`"-0" coordinate`)
+	}
+	if len(data) > len(rawBuf.Bytes())*9/10 {
+		t.Errorf("compact SVG %d bytes, vgsvg's %d: want at least a tenth less", len(data), rawBuf.Len())
+	}
+	dec := xml.NewDecoder(bytes.NewReader(data))
+	for {
+		if _, err := dec.Token(); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("invalid XML: %v", err)
+		}
 	}
 }

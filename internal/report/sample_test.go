@@ -46,13 +46,13 @@ func TestWriteSampleCharts(t *testing.T) {
 	runs["edge-nan"] = nan
 
 	for name, r := range runs {
-		paths, err := WriteRun(filepath.Join(dir, name), r)
+		paths, err := WriteRun(filepath.Join(dir, name), r, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Log(paths)
 	}
-	sp, err := WriteSweep(filepath.Join(dir, "sweep"), fakeSweep(1))
+	sp, err := WriteSweep(filepath.Join(dir, "sweep"), fakeSweep(1), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,6 +41,22 @@ func fmtNum(v float64, prec int) string {
 	return s
 }
 
+// fmtMs formats a latency v in ms for JSON and CSV: precMs decimals (µs,
+// the latency histograms' resolution), or more below 1 ms so that v keeps
+// 3 significant digits (0.0044, not 0.004); trailing zeros trimmed.
+func fmtMs(v float64) string {
+	return fmtNum(v, msPrec(v))
+}
+
+// msPrec is the number of decimals fmtMs writes for v.
+func msPrec(v float64) int {
+	prec := precMs
+	if a := math.Abs(v); a > 0 && a < 1 {
+		prec = max(prec, 2-int(math.Floor(math.Log10(a))))
+	}
+	return min(prec, 17)
+}
+
 // fmtQ formats a quantile q in [0, 1] for the quantile CSV: 6 decimals,
 // or more when the tail 1-q is small, so the tail keeps 3 significant
 // digits (0.9999991 and 0.99999991 stay apart; trailing zeros trimmed).
@@ -53,14 +69,19 @@ func fmtQ(q float64) string {
 }
 
 // num is a float that marshals to JSON rounded to prec decimals, or null
-// when it is NaN or ±Inf.
+// when it is NaN or ±Inf; prec precMs marks a latency in ms, written as
+// fmtMs writes it (more decimals below 1 ms).
 type num struct {
 	v    float64
 	prec int
 }
 
 func (n num) MarshalJSON() ([]byte, error) {
-	s := fmtNum(n.v, n.prec)
+	prec := n.prec
+	if prec == precMs {
+		prec = msPrec(n.v)
+	}
+	s := fmtNum(n.v, prec)
 	if s == "" {
 		return []byte("null"), nil
 	}
@@ -83,6 +104,7 @@ func (c ciJSON) MarshalJSON() ([]byte, error) {
 type policyJSON struct {
 	Policy            string           `json:"policy"`
 	Ops               int64            `json:"ops"`
+	EmptyReplications int              `json:"empty_replications,omitempty"`
 	P50               num              `json:"p50_ms"`
 	P90               num              `json:"p90_ms"`
 	P99               num              `json:"p99_ms"`
@@ -124,6 +146,7 @@ func newPolicyJSON(f *Figures) policyJSON {
 	p := policyJSON{
 		Policy:            f.Policy,
 		Ops:               f.Ops,
+		EmptyReplications: f.EmptyReplications,
 		P50:               num{f.P50, precMs},
 		P90:               num{f.P90, precMs},
 		P99:               num{f.P99, precMs},
@@ -254,8 +277,8 @@ func terminalStatesCell(m map[string]int64) string {
 func figureRow(f *Figures, withCI bool) []string {
 	row := []string{
 		f.Policy, strconv.FormatInt(f.Ops, 10),
-		fmtNum(f.P50, precMs), fmtNum(f.P90, precMs), fmtNum(f.P99, precMs), fmtNum(f.P999, precMs),
-		fmtNum(f.P9999, precMs), fmtNum(f.Max, precMs), fmtNum(f.Mean, precMs),
+		fmtMs(f.P50), fmtMs(f.P90), fmtMs(f.P99), fmtMs(f.P999),
+		fmtMs(f.P9999), fmtMs(f.Max), fmtMs(f.Mean),
 		fmtNum(f.HedgeRate, precRate), fmtNum(f.AlternateWinRate, precRate),
 		fmtNum(f.RUMultiplier, precRate), fmtNum(f.ErrorRate, precRate),
 		terminalStatesCell(f.TerminalStates),
@@ -265,6 +288,10 @@ func figureRow(f *Figures, withCI bool) []string {
 			v, ok := f.CI95[k]
 			if !ok {
 				row = append(row, "", "")
+				continue
+			}
+			if ciPrec(k) == precMs {
+				row = append(row, fmtMs(v[0]), fmtMs(v[1]))
 				continue
 			}
 			row = append(row, fmtNum(v[0], ciPrec(k)), fmtNum(v[1], ciPrec(k)))
@@ -322,7 +349,7 @@ func sweepCSV(s *Sweep) ([]byte, error) {
 func quantilesCSV(p *PolicyResult) ([]byte, error) {
 	rows := [][]string{{"q", "latency_ms"}}
 	for _, q := range p.Quantiles {
-		rows = append(rows, []string{fmtQ(q.Q), fmtNum(q.Ms, precMs)})
+		rows = append(rows, []string{fmtQ(q.Q), fmtMs(q.Ms)})
 	}
 	return writeCSV(rows)
 }
@@ -333,19 +360,22 @@ func timelineCSV(r *Run) ([]byte, error) {
 		for _, w := range p.Timeline {
 			rows = append(rows, []string{
 				p.Policy, fmtNum(w.StartS, precS), fmtNum(w.EndS, precS), strconv.FormatInt(w.Ops, 10),
-				fmtNum(w.P50Ms, precMs), fmtNum(w.P99Ms, precMs), fmtNum(w.HedgeRate, precRate),
-				fmtNum(w.ErrorRate, precRate), fmtNum(w.MeanThresholdMs, precMs),
+				fmtMs(w.P50Ms), fmtMs(w.P99Ms), fmtNum(w.HedgeRate, precRate),
+				fmtNum(w.ErrorRate, precRate), fmtMs(w.MeanThresholdMs),
 			})
 		}
 	}
 	return writeCSV(rows)
 }
 
-// fmtMsShort formats a latency in ms for humans: 3 significant-ish digits.
+// fmtMsShort formats a latency in ms for humans: 3 significant-ish digits
+// (3 significant digits below 1 ms: 0.00440, not 0.00).
 func fmtMsShort(v float64) string {
 	switch {
 	case math.IsNaN(v) || math.IsInf(v, 0):
 		return "-"
+	case v != 0 && math.Abs(v) < 1:
+		return strconv.FormatFloat(v, 'f', min(2-int(math.Floor(math.Log10(math.Abs(v)))), 17), 64)
 	case math.Abs(v) < 10:
 		return strconv.FormatFloat(v, 'f', 2, 64)
 	case math.Abs(v) < 1000:
@@ -393,6 +423,32 @@ func FormatTable(w io.Writer, figs []Figures) error {
 			fmtPct(f.HedgeRate), fmtPct(f.AlternateWinRate), ru, fmtPct(f.ErrorRate), trips)
 	}
 	return tw.Flush()
+}
+
+// columnLegend says what each column of a FormatTable table counts.
+const columnLegend = "ops: operations that arrived (and finished), over all replications; " +
+	"p50, p99, p99.9, max ms: end-to-end latency of every operation, failed ones included (a fast refusal counts low, a timeout high); " +
+	"hedge: alternate sent; altwin: alternate's answer returned; RU ×: RU charged / RU returned; " +
+	"err: failed operations, an error (no final response: transient statuses, deadline) or a final response with status >= 400 " +
+	"(429/3200, 404/0, 409; by class in summary.json counters); trips: partition-breaker trips"
+
+// TableLegend is the legend printed under a [FormatTable] table of figs:
+// what each column counts (errors: failed operations, an error or a final
+// response with status >= 400; latencies: every operation, failed ones
+// included), then [ReplicationNote] for reps replications (ciFile names
+// the file with the intervals) and, when some replications had no
+// operation, how many were left out of the means. One line, no trailing
+// newline.
+func TableLegend(figs []Figures, reps int, ciFile string) string {
+	out := columnLegend + ReplicationNote(reps, ciFile)
+	empty := 0
+	for i := range figs {
+		empty = max(empty, figs[i].EmptyReplications)
+	}
+	if empty > 0 {
+		out += fmt.Sprintf("; %d of %s had no operation and are left out of the means (not averaged in as zeros)", empty, Replications(reps))
+	}
+	return out
 }
 
 // Replications returns "1 replication" or "N replications".

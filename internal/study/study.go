@@ -21,16 +21,23 @@ import (
 )
 
 // PolicyResult is one policy's measurements merged over its replications,
-// and the headline figures of each replication (in replication order, the
-// values of [figureNames]) for the confidence intervals.
+// and the headline figures of each replication in which an operation
+// arrived (in replication order, the values of [figureNames]) for the
+// confidence intervals.
 type PolicyResult struct {
 	Name   string
 	Merged *simnet.Stats
-	// PerRep[r] holds replication r's figures (figureNames order). Only
-	// these few numbers are kept per replication: each replication's
-	// Stats is merged into Merged as soon as it and its predecessors have
-	// finished, so memory does not grow with the number of replications.
+	// PerRep holds the figures (figureNames order) of each replication
+	// with at least one operation, in replication order. Only these few
+	// numbers are kept per replication: each replication's Stats is merged
+	// into Merged as soon as it and its predecessors have finished, so
+	// memory does not grow with the number of replications.
 	PerRep [][]float64
+	// EmptyReplications counts the replications in which no operation
+	// arrived (a low rate in a short run): they have no latency or RU
+	// multiplier, so they are left out of PerRep and of the means rather
+	// than averaged in as zeros.
+	EmptyReplications int
 }
 
 // Result is a whole simulated scenario.
@@ -58,6 +65,7 @@ type Options struct {
 type merger struct {
 	merged  *simnet.Stats
 	perRep  [][]float64
+	empty   int // replications without an operation
 	next    int
 	pending map[int]*simnet.Stats
 }
@@ -74,7 +82,11 @@ func (m *merger) add(r int, s *simnet.Stats) {
 			m.merged.WindowWidth = s.WindowWidth
 		}
 		m.merged.Merge(s)
-		m.perRep[m.next] = figureValues(s)
+		if s.Ops > 0 {
+			m.perRep = append(m.perRep, figureValues(s))
+		} else {
+			m.empty++
+		}
 		m.next++
 	}
 }
@@ -143,7 +155,7 @@ func SimulateAll(inputs []Input, opts Options) ([]*Result, error) {
 		for p, pol := range in.Policies {
 			mergers[i][p] = &merger{
 				merged:  &simnet.Stats{Policy: pol.Name, Latency: simnet.NewLatencyHistogram()},
-				perRep:  make([][]float64, in.Replications),
+				perRep:  make([][]float64, 0, in.Replications),
 				pending: map[int]*simnet.Stats{},
 			}
 			errs[i][p] = make([]error, in.Replications)
@@ -200,7 +212,8 @@ feed:
 			if merged.Ops == 0 {
 				return nil, labelled(in.Label, fmt.Errorf("policy %q: no operation arrived (raise the rate, the duration or max_ops)", pol.Name))
 			}
-			res.Policies = append(res.Policies, PolicyResult{Name: pol.Name, Merged: merged, PerRep: mergers[i][p].perRep})
+			mg := mergers[i][p]
+			res.Policies = append(res.Policies, PolicyResult{Name: pol.Name, Merged: merged, PerRep: mg.perRep, EmptyReplications: mg.empty})
 		}
 		out[i] = res
 	}
@@ -220,7 +233,7 @@ var figureNames = []string{"p50_ms", "p90_ms", "p99_ms", "p999_ms", "p9999_ms", 
 func figureValues(s *simnet.Stats) []float64 {
 	return []float64{
 		s.QuantileMs(0.5), s.QuantileMs(0.9), s.QuantileMs(0.99), s.QuantileMs(0.999), s.QuantileMs(0.9999),
-		float64(s.Latency.Max()) / 1000, s.Latency.Mean() / 1000, s.RUMultiplier(),
+		float64(s.Latency.Max()) / 1000, s.MeanMs(), s.RUMultiplier(),
 	}
 }
 
@@ -258,25 +271,30 @@ func CI95(xs []float64) [2]float64 {
 }
 
 // Figures computes the headline figures of one policy. With one
-// replication the latency figures come from its histogram (3 significant
-// digits). With several, the latency percentiles, the mean and the RU
-// multiplier are the means of the per-replication values with Student-t
-// 95% confidence intervals (the method of independent replications), so
-// each figure lies inside its interval; max_ms is the largest latency of
-// any replication (no interval); counts, rates and terminal states are
-// totals over all replications.
+// replication in which operations arrived, the latency figures come from
+// its histogram (3 significant digits) and the mean from its exact sum.
+// With several, the latency percentiles, the mean and the RU multiplier
+// are the means of the per-replication values with Student-t 95%
+// confidence intervals (the method of independent replications), so each
+// figure lies inside its interval; max_ms is the largest latency of any
+// replication (no interval); counts, rates and terminal states are totals
+// over all replications. Replications without an operation are left out
+// of the means and intervals (Figures.EmptyReplications counts them).
+// ErrorRate counts every failed operation (simnet.Stats.Failed: an error
+// or a final response with status >= 400); the latency figures include
+// the failed operations.
 func Figures(p PolicyResult) report.Figures {
 	m := p.Merged
 	v := figureValues(m)
 	f := report.Figures{
-		Policy: p.Name, Ops: m.Ops,
+		Policy: p.Name, Ops: m.Ops, EmptyReplications: p.EmptyReplications,
 		P50: v[0], P90: v[1], P99: v[2], P999: v[3], P9999: v[4], Max: v[5], Mean: v[6],
 		HedgeRate:         ratio(m.Hedged, m.Ops),
 		HedgeRateLatency:  ratio(m.Hedged-m.FailoverHedged, m.Ops),
 		HedgeRateFailover: ratio(m.FailoverHedged, m.Ops),
 		AlternateWinRate:  ratio(m.AlternateWins, m.Ops),
 		RUMultiplier:      m.RUMultiplier(),
-		ErrorRate:         ratio(m.Errors, m.Ops),
+		ErrorRate:         ratio(m.Failed(), m.Ops),
 		TerminalStates:    map[string]int64{},
 	}
 	for i, n := range m.Terminal {
@@ -287,12 +305,16 @@ func Figures(p PolicyResult) report.Figures {
 	f.Counters = map[string]int64{
 		"attempts":              m.Attempts,
 		"breaker_trips":         m.BreakerTrips,
+		"errors":                m.Errors,
 		"faults_injected":       m.Faults,
 		"final_error_responses": m.FinalErrorResponses,
 		"hub_header_attempts":   m.HubHeaderAttempts,
 		"local_throttles":       m.LocalThrottles,
 		"removed_from_queue":    m.Removed,
 		"session_not_available": m.SessionNotAvailable,
+	}
+	for st, n := range m.FinalErrorByStatus {
+		f.Counters["final_error_responses@"+st.String()] = n
 	}
 	for i, name := range m.Replicas {
 		f.Counters["attempts@"+name] = m.ReplicaAttempts[i]
@@ -409,7 +431,7 @@ func Policy(p PolicyResult) report.PolicyResult {
 			row.P50Ms = float64(win.Latency.ValueAtQuantile(50)) / 1000
 			row.P99Ms = float64(win.Latency.ValueAtQuantile(99)) / 1000
 			row.HedgeRate = ratio(win.Hedged, win.Ops)
-			row.ErrorRate = ratio(win.Errors, win.Ops)
+			row.ErrorRate = ratio(win.Failed, win.Ops)
 		}
 		if win.ThresholdOps > 0 {
 			row.MeanThresholdMs = win.ThresholdSumMs / float64(win.ThresholdOps)

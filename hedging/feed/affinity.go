@@ -1,0 +1,85 @@
+package feed
+
+import (
+	"fmt"
+
+	"hedgelab/hedging"
+)
+
+// Affinity is the page-affinity policy of a leaf whose continuation is
+// portable: whether later pages of the leaf are pinned to a region
+// ([hedging.Client.Pin]: not hedged, no failover) once a page was served
+// there (spec §16 Phase 2, §9.5). A region-affine continuation pins the
+// next page to its issuing region whatever the policy.
+type Affinity uint8
+
+// Affinity policies.
+const (
+	// AffinityNone hedges every page afresh (the .NET and Java data
+	// plane: every page starts on the primary and waits the threshold).
+	AffinityNone Affinity = iota
+	// PinAfterHedgeWin pins the rest of the leaf to the alternate's region
+	// once a page's alternate won (.NET's partition-key-range feed).
+	PinAfterHedgeWin
+	// PinAlways pins the rest of the leaf to the region that served its
+	// first page (the Rust driver's partition-key-range feed).
+	PinAlways
+	// BreakerDriven pins the rest of the leaf to the serving region while
+	// the partition's breaker holds its primary region unhealthy after N
+	// consecutive alternate wins (spec §9.5), and releases the pin when the
+	// breaker lets the primary back (probe interval elapsed).
+	BreakerDriven
+	numAffinities
+)
+
+var affinityNames = [...]string{"none", "pin_after_hedge_win", "pin_always", "breaker_driven"}
+
+// String returns "none", "pin_after_hedge_win", "pin_always" or
+// "breaker_driven".
+func (a Affinity) String() string {
+	if a < numAffinities {
+		return affinityNames[a]
+	}
+	return fmt.Sprintf("Affinity(%d)", uint8(a))
+}
+
+// ParseAffinity maps a name written by [Affinity.String] to its policy, or
+// returns an error naming the unknown value.
+func ParseAffinity(s string) (Affinity, error) {
+	for a, name := range affinityNames {
+		if name == s {
+			return Affinity(a), nil
+		}
+	}
+	return 0, fmt.Errorf("feed: unknown affinity %q", s)
+}
+
+// DefaultAffinity is the policy of a feed kind when Config.Affinity does
+// not name one: what the peer SDKs ship. Data-plane pages (query, ReadMany,
+// change feed, point reads) are not pinned (.NET, Java); metadata feeds
+// (the partition-key-range feed) pin after a hedge win (.NET; the Rust
+// driver pins always, and its ETag continuation is region-affine, which
+// pins regardless).
+func DefaultAffinity(kind hedging.OperationKind) Affinity {
+	if kind.IsMetadata() {
+		return PinAfterHedgeWin
+	}
+	return AffinityNone
+}
+
+// pinAfter returns the region the leaf's later pages are pinned to after a
+// page served by served won on leg (primaryOpen: the breaker holds the
+// page's primary region unhealthy), or "" for no pin. cur is the current
+// policy pin, which a pin-after policy keeps once set.
+func (a Affinity) pinAfter(cur, served hedging.Region, leg hedging.Leg, primaryOpen bool) hedging.Region {
+	if cur != "" {
+		return cur
+	}
+	switch {
+	case a == PinAlways,
+		a == PinAfterHedgeWin && leg == hedging.Alternate,
+		a == BreakerDriven && primaryOpen:
+		return served
+	}
+	return ""
+}

@@ -1,0 +1,105 @@
+package hedginghttp
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// baseURL is a region's base URL, "scheme://host[:port][/prefix]", parsed
+// once. A request URL addresses a base when scheme and host name are equal
+// ignoring case, the ports are equal once the scheme's default port (80,
+// 443) fills an absent one, and the request's path lies under the prefix
+// (at a '/' boundary). The one rewrite of a request for another region is
+// [baseURL.rebase].
+type baseURL struct {
+	u        *url.URL // as parsed: Scheme and Host are sent as written
+	hostname string   // u.Hostname()
+	port     string   // u.Port(), or the scheme's default port
+	prefix   string   // escaped path without trailing '/' ("" for none)
+}
+
+// parseBase parses a region's base URL. strict (NewRoundTripper) also
+// requires an http or https scheme and rejects a query, fragment or user
+// information; Transport's BaseURLs are parsed leniently.
+func parseBase(s string, strict bool) (baseURL, error) {
+	u, err := url.Parse(s)
+	if err != nil {
+		return baseURL{}, err
+	}
+	if u.Scheme == "" || u.Host == "" || u.Opaque != "" {
+		return baseURL{}, fmt.Errorf("URL %q: want scheme://host[/path]", s)
+	}
+	if strict {
+		switch {
+		case !strings.EqualFold(u.Scheme, "http") && !strings.EqualFold(u.Scheme, "https"):
+			return baseURL{}, fmt.Errorf("URL %q: scheme %q: want http or https", s, u.Scheme)
+		case u.User != nil:
+			return baseURL{}, fmt.Errorf("URL %q: user information in a region URL is not sent; set credentials with WithPrepare", s)
+		case u.RawQuery != "" || u.ForceQuery || u.Fragment != "":
+			return baseURL{}, fmt.Errorf("URL %q: a region URL has no query or fragment", s)
+		case u.Hostname() == "":
+			return baseURL{}, fmt.Errorf("URL %q: empty host name", s)
+		}
+	}
+	return baseURL{u: u, hostname: u.Hostname(), port: portOf(u), prefix: strings.TrimSuffix(u.EscapedPath(), "/")}, nil
+}
+
+// portOf returns u's port, or the default port of its scheme (80 for http,
+// 443 for https; "" for another scheme without a port).
+func portOf(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "http":
+		return "80"
+	case "https":
+		return "443"
+	}
+	return ""
+}
+
+// sameOrigin reports whether u has b's scheme, host name and port, compared
+// canonically (case-insensitive names, default ports made explicit).
+func (b *baseURL) sameOrigin(u *url.URL) bool {
+	if u.Host == b.u.Host && u.Scheme == b.u.Scheme {
+		return true // spelled alike: the common case, without parsing the host
+	}
+	return strings.EqualFold(u.Scheme, b.u.Scheme) && strings.EqualFold(u.Hostname(), b.hostname) && portOf(u) == b.port
+}
+
+// match returns the escaped path of u below b's prefix ("" or starting with
+// '/') and true when u addresses b.
+func (b *baseURL) match(u *url.URL) (rest string, ok bool) {
+	if u == nil || !b.sameOrigin(u) {
+		return "", false
+	}
+	p := u.EscapedPath()
+	if !strings.HasPrefix(p, b.prefix) {
+		return "", false
+	}
+	rest = p[len(b.prefix):]
+	if rest != "" && rest[0] != '/' {
+		return "", false // "/ab" is not under "/a"
+	}
+	return rest, true
+}
+
+// equal reports whether two bases address the same requests.
+func (b *baseURL) equal(o *baseURL) bool { return b.sameOrigin(o.u) && b.prefix == o.prefix }
+
+// rebase rewrites u, a request URL that addressed another base (rest is
+// what that base's match returned), to address b instead: b's scheme and
+// host, b's prefix followed by rest; query and fragment are kept. This is
+// the one rewrite of a request for another region.
+func (b *baseURL) rebase(u *url.URL, rest string) error {
+	esc := b.prefix + rest
+	path, err := url.PathUnescape(esc)
+	if err != nil {
+		return fmt.Errorf("hedginghttp: rewriting the path %q for %s: %w", esc, b.u.Redacted(), err)
+	}
+	u.Scheme, u.Host, u.User = b.u.Scheme, b.u.Host, nil
+	u.Path, u.RawPath = path, esc
+	return nil
+}
