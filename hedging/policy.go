@@ -1,6 +1,7 @@
 package hedging
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"sync"
@@ -188,36 +189,16 @@ func TPSLiteral() P99DynamicConfig {
 const DefaultCeilingFactor = 2.5
 
 func (c *P99DynamicConfig) setDefaults() {
-	if c.Quantile == 0 {
-		c.Quantile = 0.99
-	}
-	if c.Window == 0 {
-		c.Window = 60 * time.Second
-	}
-	if c.Buckets == 0 {
-		c.Buckets = 6
-	}
-	if c.Min == 0 {
-		c.Min = 50 * time.Millisecond
-	}
-	if c.Max == 0 {
-		c.Max = 4000 * time.Millisecond
-	}
-	if c.Initial == 0 {
-		c.Initial = c.Min
-	}
-	if c.MinSamples == 0 {
-		c.MinSamples = 100
-	}
-	if c.Refresh == 0 {
-		c.Refresh = time.Second
-	}
-	if c.RelativeAccuracy == 0 {
-		c.RelativeAccuracy = 0.01
-	}
-	if c.CeilingFactor == 0 {
-		c.CeilingFactor = DefaultCeilingFactor
-	}
+	c.Quantile = cmp.Or(c.Quantile, 0.99)
+	c.Window = cmp.Or(c.Window, 60*time.Second)
+	c.Buckets = cmp.Or(c.Buckets, 6)
+	c.Min = cmp.Or(c.Min, 50*time.Millisecond)
+	c.Max = cmp.Or(c.Max, 4000*time.Millisecond)
+	c.Initial = cmp.Or(c.Initial, c.Min)
+	c.MinSamples = cmp.Or(c.MinSamples, 100)
+	c.Refresh = cmp.Or(c.Refresh, time.Second)
+	c.RelativeAccuracy = cmp.Or(c.RelativeAccuracy, 0.01)
+	c.CeilingFactor = cmp.Or(c.CeilingFactor, DefaultCeilingFactor)
 }
 
 // Validate reports the first impossible setting after defaults are applied,

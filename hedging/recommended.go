@@ -1,6 +1,7 @@
 package hedging
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"sync"
@@ -65,54 +66,22 @@ type RecommendedConfig struct {
 }
 
 func (c *RecommendedConfig) setDefaults() {
-	if c.Quantile == 0 {
-		c.Quantile = 0.99
-	}
-	if c.HedgeCost == 0 {
-		c.HedgeCost = 0.5
-	}
-	if c.MinGain == 0 {
-		c.MinGain = 0.05
-	}
-	if c.MaxHedgeRate == 0 {
-		c.MaxHedgeRate = 1
-	}
-	if c.Warmup == 0 {
-		c.Warmup = 50 * time.Millisecond
-	}
-	if c.MinSamples == 0 {
-		c.MinSamples = 20
-	}
-	if c.TargetSamples == 0 {
-		c.TargetSamples = 2000
-	}
-	if c.MinMemory == 0 {
-		c.MinMemory = 5 * time.Second
-	}
-	if c.MaxMemory == 0 {
-		c.MaxMemory = 60 * time.Second
-	}
-	if c.Refresh == 0 {
-		c.Refresh = 250 * time.Millisecond
-	}
-	if c.Explore == 0 {
-		c.Explore = 200
-	}
-	if c.Max == 0 {
-		c.Max = 4000 * time.Millisecond
-	}
-	if c.Backstop == 0 {
-		c.Backstop = 3
-	}
-	if c.Cold == 0 {
-		c.Cold = 10
-	}
-	if c.Probe == 0 {
-		c.Probe = 100
-	}
-	if c.Initial == 0 {
-		c.Initial = DefaultThresholdCap
-	}
+	c.Quantile = cmp.Or(c.Quantile, 0.99)
+	c.HedgeCost = cmp.Or(c.HedgeCost, 0.5)
+	c.MinGain = cmp.Or(c.MinGain, 0.05)
+	c.MaxHedgeRate = cmp.Or(c.MaxHedgeRate, 1)
+	c.Warmup = cmp.Or(c.Warmup, 50*time.Millisecond)
+	c.MinSamples = cmp.Or(c.MinSamples, 20)
+	c.TargetSamples = cmp.Or(c.TargetSamples, 2000)
+	c.MinMemory = cmp.Or(c.MinMemory, 5*time.Second)
+	c.MaxMemory = cmp.Or(c.MaxMemory, 60*time.Second)
+	c.Refresh = cmp.Or(c.Refresh, 250*time.Millisecond)
+	c.Explore = cmp.Or(c.Explore, 200)
+	c.Max = cmp.Or(c.Max, 4000*time.Millisecond)
+	c.Backstop = cmp.Or(c.Backstop, 3)
+	c.Cold = cmp.Or(c.Cold, 10)
+	c.Probe = cmp.Or(c.Probe, 100)
+	c.Initial = cmp.Or(c.Initial, DefaultThresholdCap)
 }
 
 // Validate reports the first impossible setting after defaults, naming the
