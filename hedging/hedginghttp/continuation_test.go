@@ -1,6 +1,7 @@
 package hedginghttp_test
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"net/http"
@@ -97,7 +98,7 @@ func TestRoundTripperContinuation(t *testing.T) {
 						w.Header().Set("X-Ms-Continuation", next)
 						w.Header().Set("Etag", next)
 						w.Header().Set("X-Page-Token", next)
-						w.WriteHeader(cmpOr(tc.status[host], 200))
+						w.WriteHeader(cmp.Or(tc.status[host], 200))
 						_, _ = io.WriteString(w, host)
 					}
 				}
@@ -111,16 +112,7 @@ func TestRoundTripperContinuation(t *testing.T) {
 				if tc.to == b {
 					base = urlB
 				}
-				req, _ := http.NewRequest("GET", base+"/dbs/d/colls/c/docs", nil)
-				for k, v := range tc.header {
-					req.Header.Set(k, v)
-				}
-				resp, err := hc.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				body, _ := io.ReadAll(resp.Body)
-				_ = resp.Body.Close()
+				resp, body := stGetPage(t, hc, base, tc.header)
 				synctest.Wait()
 				gotA, gotB := n.hitCount(a), n.hitCount(b)
 				if tc.wantA < 0 && gotA < 1 || tc.wantA >= 0 && gotA != tc.wantA || gotB != tc.wantB {
@@ -144,11 +136,21 @@ func TestRoundTripperContinuation(t *testing.T) {
 	}
 }
 
-func cmpOr(v, def int) int {
-	if v == 0 {
-		return def
+// stGetPage sends a GET of a feed page with header through hc and returns
+// the response with its body read and closed.
+func stGetPage(t *testing.T, hc *http.Client, base string, header map[string]string) (*http.Response, []byte) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", base+"/dbs/d/colls/c/docs", nil)
+	for k, v := range header {
+		req.Header.Set(k, v)
 	}
-	return v
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	return resp, body
 }
 
 // The chain in practice: page 1 of a change feed is cold and hedged (region
@@ -174,17 +176,11 @@ func TestRoundTripperChangeFeedChain(t *testing.T) {
 		})
 		hc := stRoundTripper(t, n, urlA, urlB, hedginghttp.WithThreshold(10*time.Millisecond))
 		get := func(url, etag string) *http.Response {
-			req, _ := http.NewRequest("GET", url+"/dbs/d/colls/c/docs", nil)
-			req.Header.Set(hedginghttp.HeaderAIM, hedginghttp.IncrementalFeed)
+			h := map[string]string{hedginghttp.HeaderAIM: hedginghttp.IncrementalFeed}
 			if etag != "" {
-				req.Header.Set(hedginghttp.HeaderIfNoneMatch, etag)
+				h[hedginghttp.HeaderIfNoneMatch] = etag
 			}
-			resp, err := hc.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			_ = resp.Body.Close()
+			resp, _ := stGetPage(t, hc, url, h)
 			return resp
 		}
 		r1 := get(urlA, "")
@@ -241,16 +237,11 @@ func TestRoundTripperContinuationBreakerDriven(t *testing.T) {
 				hc := stRoundTripper(t, n, urlA, urlB, hedginghttp.WithThreshold(10*time.Millisecond),
 					hedginghttp.WithContinuation(hedginghttp.ContinuationRules{Policy: tc.policy}))
 				get := func(url, token string) {
-					req, _ := http.NewRequest("GET", url+"/docs", nil)
+					h := map[string]string{}
 					if token != "" {
-						req.Header.Set(hedginghttp.HeaderContinuation, token)
+						h[hedginghttp.HeaderContinuation] = token
 					}
-					resp, err := hc.Do(req)
-					if err != nil {
-						t.Fatal(err)
-					}
-					_, _ = io.Copy(io.Discard, resp.Body)
-					_ = resp.Body.Close()
+					stGetPage(t, hc, url, h)
 				}
 				for range hedging.DefaultConsecutiveHedgeWinThreshold {
 					get(urlA, "") // B wins each race
