@@ -208,7 +208,9 @@ type roundTripper struct {
 // without sending the header). A request with a body is hedged only when
 // the body can be replayed (req.GetBody, set by http.NewRequest for
 // in-memory bodies). Every other request, and every request that does not
-// address the first region, is passed to next unchanged and sent once.
+// address the first region (except a feed page with a continuation that
+// addresses another configured region, below), is passed to next unchanged
+// and sent once.
 // RoundTrip reads the caller's request only before it returns (every
 // attempt sends its own copy), except that a losing attempt may still call
 // req.GetBody after it: keep the bytes GetBody replays unchanged.
