@@ -30,6 +30,20 @@ func (a ContinuationAffinity) String() string {
 	return fmt.Sprintf("ContinuationAffinity(%d)", uint8(a))
 }
 
+// DefaultContinuationAffinity is the affinity of a continuation of kind
+// when its transport cannot tell (spec §16 Phase 2, §17 Q9): RegionAffine
+// for the change feed and metadata feeds, whose continuation is an ETag
+// "only meaningful to the region that issued it" (the Rust driver's
+// reason for pinning the partition-key-range feed and for refusing to
+// hedge the document change feed), Portable for every other kind (query
+// and ReadMany continuations, as the .NET and Java SDKs hedge them).
+func DefaultContinuationAffinity(kind OperationKind) ContinuationAffinity {
+	if kind == ChangeFeedPage || kind.IsMetadata() {
+		return RegionAffine
+	}
+	return Portable
+}
+
 // Continuation is the position of a feed-range leaf: the opaque token a
 // page response hands out and the next page request sends back (spec §16
 // Phase 2: "the winning page's continuation token is forwarded to the next

@@ -67,11 +67,14 @@ func DefaultAffinity(kind hedging.OperationKind) Affinity {
 	return AffinityNone
 }
 
-// pinAfter returns the region the leaf's later pages are pinned to after a
-// page served by served won on leg (primaryOpen: the breaker holds the
-// page's primary region unhealthy), or "" for no pin. cur is the current
-// policy pin, which a pin-after policy keeps once set.
-func (a Affinity) pinAfter(cur, served hedging.Region, leg hedging.Leg, primaryOpen bool) hedging.Region {
+// PinAfter returns the region a leaf's later pages are pinned to after a
+// page served by region served won on leg (primaryOpen: the breaker holds
+// the page's primary region unhealthy, §9.5), or "" for no pin (spec §16
+// Phase 2): PinAlways pins to served, PinAfterHedgeWin when leg is the
+// alternate, BreakerDriven while primaryOpen, AffinityNone never. cur is the
+// current policy pin ("" for none), which every policy keeps once set. The
+// [Driver] and hedginghttp's continuation rules both decide with it.
+func (a Affinity) PinAfter(cur, served hedging.Region, leg hedging.Leg, primaryOpen bool) hedging.Region {
 	if cur != "" {
 		return cur
 	}

@@ -422,7 +422,7 @@ func (d *Driver) Deliver(now time.Duration, p Page, out Outcome) (Delivery, erro
 	}
 	a := d.affinity(l.Kind)
 	open := a == BreakerDriven && out.PrimaryRegion != "" && d.c.HedgeWinTracker().Unhealthy(now, l.Partition, out.PrimaryRegion)
-	if pin := a.pinAfter(s.policyPin, served, out.Leg, open); pin != s.policyPin {
+	if pin := a.PinAfter(s.policyPin, served, out.Leg, open); pin != s.policyPin {
 		s.policyPin = pin
 		if open {
 			s.pinnedFrom = out.PrimaryRegion

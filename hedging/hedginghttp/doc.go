@@ -31,6 +31,20 @@
 // share one partition, so for them the breaker acts on the whole
 // RoundTripper.
 //
+// # Feed pages
+//
+// A request carrying a feed continuation is one page of a feed (spec §16
+// Phase 2, §17 Q9), and [ContinuationRules] decide where it may go: by
+// default a Cosmos DB change-feed page ("A-IM: Incremental feed" with an
+// If-None-Match ETag) has a region-affine continuation, pinned to the
+// region the request addresses ([hedging.Client.Pin]: no hedge, no upgrade
+// path, no failover, whatever the settings and the environment), and a
+// query page (x-ms-continuation) a portable one, hedged unless the rules'
+// [feed.Affinity] policy pins it. Address each page to the region of the
+// previous response's Request.URL, the region that served it and issued
+// its continuation; the response and its next continuation are the
+// winner's alone. When a pinned region fails, restart the chain cold.
+//
 // # Connections
 //
 // The loser of a race is cancelled. Over HTTP/2 that resets one stream and

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -37,6 +38,7 @@ type settings struct {
 	timeout   time.Duration
 	partition func(*http.Request) string
 	prepare   func(req *http.Request, region string) error
+	cont      ContinuationRules
 }
 
 // WithThreshold hedges after a fixed threshold d > 0 (spec §4.1). Without
@@ -179,8 +181,10 @@ type roundTripper struct {
 	next      http.RoundTripper
 	client    *hedging.Client
 	first     baseURL // the first region's URL: requests addressing it are hedged
+	bases     []keyedBase
 	timeout   time.Duration
 	partition func(*http.Request) string
+	cont      ContinuationRules // with defaults filled in
 }
 
 // NewRoundTripper returns an http.RoundTripper that hedges requests across
@@ -204,7 +208,9 @@ type roundTripper struct {
 // without sending the header). A request with a body is hedged only when
 // the body can be replayed (req.GetBody, set by http.NewRequest for
 // in-memory bodies). Every other request, and every request that does not
-// address the first region, is passed to next unchanged and sent once.
+// address the first region (except a feed page with a continuation that
+// addresses another configured region, below), is passed to next unchanged
+// and sent once.
 // RoundTrip reads the caller's request only before it returns (every
 // attempt sends its own copy), except that a losing attempt may still call
 // req.GetBody after it: keep the bytes GetBody replays unchanged.
@@ -218,7 +224,18 @@ type roundTripper struct {
 // RoundTrip fails without sending anything when the request marks itself
 // idempotent with an empty Idempotency-Key or X-Idempotency-Key value.
 //
-// Errors: NewRoundTripper itself fails when next is nil, regions is
+// Feed pages (spec §16 Phase 2): a request carrying a continuation (by
+// default Cosmos DB's x-ms-continuation, or a change feed's If-None-Match)
+// is hedged or pinned by [ContinuationRules] ([WithContinuation]): a
+// region-affine continuation (the change feed's, by default) goes only to
+// the region the request addresses, whichever configured region that is,
+// never hedged and never failed over; a portable one is hedged like any
+// read unless the rules' Policy pins it. The environment is read once here
+// (spec §4.4: AZURE_COSMOS_HEDGING_ENABLED and its _OVERRIDE, and
+// AZURE_COSMOS_CONSECUTIVE_HEDGE_WIN_THRESHOLD); no setting lifts a pin.
+//
+// Errors: NewRoundTripper itself fails when an environment variable of
+// [hedging.LoadEnv] does not parse, or when next is nil, regions is
 // empty, a region has an empty or duplicate name, a URL that does not
 // parse, is not http or https, carries user information, a query or a
 // fragment, or addresses the same requests as another region's, or an
@@ -240,6 +257,10 @@ func NewRoundTripper(next http.RoundTripper, regions []Region, opts ...Option) (
 	if len(regions) == 0 {
 		return nil, errors.New("hedginghttp: NewRoundTripper: no regions")
 	}
+	env, err := hedging.LoadEnv(os.LookupEnv)
+	if err != nil {
+		return nil, fmt.Errorf("hedginghttp: NewRoundTripper: %w", err)
+	}
 	s := settings{partition: defaultPartition}
 	for i, o := range opts {
 		if o == nil {
@@ -249,8 +270,9 @@ func NewRoundTripper(next http.RoundTripper, regions []Region, opts ...Option) (
 			return nil, err
 		}
 	}
-	rt := &roundTripper{next: next, timeout: s.timeout, partition: s.partition}
-	cfg := hedging.Config{Strategy: s.strategy, Logger: s.logger, Observer: s.observer, RequestTimeout: s.timeout}
+	rt := &roundTripper{next: next, timeout: s.timeout, partition: s.partition, cont: s.cont.withDefaults()}
+	cfg := hedging.Config{Strategy: s.strategy, Logger: s.logger, Observer: s.observer, RequestTimeout: s.timeout,
+		Phase: hedging.Phase2, Env: env}
 	t := &Transport{RoundTripper: next, BaseURLs: make(map[string]string, len(regions)), bases: make([]keyedBase, 0, len(regions))}
 	if s.prepare != nil {
 		prepare := s.prepare
@@ -282,6 +304,7 @@ func NewRoundTripper(next http.RoundTripper, regions []Region, opts ...Option) (
 		cfg.Regions = append(cfg.Regions, hedging.Endpoint{Region: hedging.Region(r.Name), Key: r.Name})
 	}
 	sortBases(t.bases)
+	rt.bases = t.bases
 	cfg.Transport = t
 	c, err := hedging.NewClient(cfg)
 	if err != nil {
@@ -293,21 +316,32 @@ func NewRoundTripper(next http.RoundTripper, regions []Region, opts ...Option) (
 
 // RoundTrip implements http.RoundTripper; see [NewRoundTripper].
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	hedge, err := rt.hedgeable(req)
+	region, _, ok := addressed(rt.bases, req.URL)
+	if !ok {
+		return rt.next.RoundTrip(req)
+	}
+	kind, cont := rt.cont.classify(req, hedging.Region(region))
+	if _, first := rt.first.match(req.URL); !first && cont.Cold() {
+		return rt.next.RoundTrip(req) // only continuations go from another region
+	}
+	read, err := rt.replayableRead(req)
 	if err != nil {
 		if req.Body != nil {
 			_ = req.Body.Close()
 		}
 		return nil, err
 	}
-	if !hedge {
+	if !read {
 		return rt.next.RoundTrip(req)
 	}
 	// The attempts copy this private copy, never the caller's request: a
 	// losing attempt may still run after RoundTrip returned, when the
 	// caller may reuse req.
 	snap, part := req.Clone(req.Context()), rt.partition(req)
-	op := &hedging.Operation{Kind: hedging.PointRead, Method: req.Method, Timeout: rt.timeout, Request: snap, Partition: part}
+	op := &hedging.Operation{Kind: kind, Continuation: cont, Method: req.Method, Timeout: rt.timeout, Request: snap, Partition: part}
+	if pin := rt.pin(kind, cont, part); pin != "" {
+		rt.client.Pin(op, pin) // §16: region-affine, or pinned by the policy
+	}
 	resp, err := rt.client.Do(req.Context(), op)
 	if req.Body != nil {
 		// Attempts read replays (GetBody); the original is closed here, as
@@ -331,12 +365,9 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	return hr, nil
 }
 
-// hedgeable reports whether req is a replayable read addressing the first
-// region, and an error for a request marked idempotent with an empty key.
-func (rt *roundTripper) hedgeable(req *http.Request) (bool, error) {
-	if _, ok := rt.first.match(req.URL); !ok {
-		return false, nil
-	}
+// replayableRead reports whether req is a read whose body can be replayed,
+// and an error for a request marked idempotent with an empty key.
+func (rt *roundTripper) replayableRead(req *http.Request) (bool, error) {
 	switch req.Method {
 	case http.MethodGet, http.MethodHead, "":
 	default:
