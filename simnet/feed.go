@@ -172,15 +172,15 @@ type feedOp struct {
 	// drv is then nil. gen tells a stale feedDue event of an earlier
 	// operation in the same place apart; due: the event is queued;
 	// copyRU is each copy's returned RU (the winner's counts).
-	whole        *feed.Whole
-	gen          uint32
-	due          bool
-	copyRU       [2]float64
-	stages       []feed.Resource
-	stage        int
-	md           *feed.Driver
-	setupVer     int64
-	failed       bool
+	whole    *feed.Whole
+	gen      uint32
+	due      bool
+	copyRU   [2]float64
+	stages   []feed.Resource
+	stage    int
+	md       *feed.Driver
+	setupVer int64
+	failed   bool
 	// hedged: a page or setup read sent its alternate; altWon: one's
 	// alternate won.
 	hedged, altWon bool
