@@ -2,7 +2,6 @@ package feed
 
 import (
 	"errors"
-	"fmt"
 	"time"
 
 	"hedgelab/hedging"
@@ -191,26 +190,13 @@ const (
 	UnitPage Unit = iota
 	// UnitOperation hedges the whole operation ([Whole]).
 	UnitOperation
-	numUnits
 )
 
 var unitNames = [...]string{"page", "operation"}
 
 // String returns "page" or "operation".
-func (u Unit) String() string {
-	if u < numUnits {
-		return unitNames[u]
-	}
-	return fmt.Sprintf("Unit(%d)", uint8(u))
-}
+func (u Unit) String() string { return enumName(unitNames[:], u, "Unit") }
 
 // ParseUnit maps a name written by [Unit.String] to its unit, or returns
 // an error naming the unknown value.
-func ParseUnit(s string) (Unit, error) {
-	for u, name := range unitNames {
-		if name == s {
-			return Unit(u), nil
-		}
-	}
-	return 0, fmt.Errorf("feed: unknown hedge unit %q", s)
-}
+func ParseUnit(s string) (Unit, error) { return parseEnum[Unit](unitNames[:], s, "hedge unit") }
