@@ -368,22 +368,7 @@ func (c *Client) begin(ctx context.Context, e *Effects, r *Race, now time.Durati
 		r.deadline, r.hasDeadline = deadline, true
 	}
 	r.regions = c.orderRegions(r, now, op.Partition, applicableRegions(c.cfg.Regions, op.ExcludeRegions))
-	strategy, resolved := c.defStrategy, c.defResolved
-	if op.Strategy.IsSet() || op.HedgingEnabled != SwitchUnset {
-		layers := c.layers
-		layers.Operation = op.HedgingEnabled
-		strategy, resolved = resolveStrategy(layers.Effective(), op.Strategy, c.cfg.Strategy, c.cfg.RequestTimeout)
-	}
-	ok, _ := shouldHedge(eligibility{
-		StrategyResolved:  resolved,
-		PreferredRegions:  len(c.cfg.Regions),
-		ApplicableRegions: len(r.regions),
-		Kind:              op.Kind,
-		Allowed:           c.cfg.Phase,
-	})
-	if ok && !distinct(r.regions[0], r.regions[1]) {
-		ok = false // replica aliasing: no distinct alternate (§6.4.1)
-	}
+	strategy, ok := c.eligible(op, r.regions)
 	r.hubEligible = !op.Kind.IsMetadata() && !c.cfg.MultiMaster
 	p := &r.legs[Primary]
 	p.started, p.startAt, p.excluded = true, now, op.ExcludeRegions
@@ -419,6 +404,70 @@ func (c *Client) begin(ctx context.Context, e *Effects, r *Race, now time.Durati
 	if r.hasDeadline {
 		e.timer(TimerDeadline, r.deadline)
 	}
+}
+
+// eligible resolves op's strategy and reports whether op is hedged over
+// the ordered applicable regions (spec §4.3, §5.1, §6.4.1): the decision
+// [Client.Begin] makes before its first attempt.
+func (c *Client) eligible(op *Operation, regions []Endpoint) (HedgingStrategy, bool) {
+	strategy, resolved := c.defStrategy, c.defResolved
+	if op.Strategy.IsSet() || op.HedgingEnabled != SwitchUnset {
+		layers := c.layers
+		layers.Operation = op.HedgingEnabled
+		strategy, resolved = resolveStrategy(layers.Effective(), op.Strategy, c.cfg.Strategy, c.cfg.RequestTimeout)
+	}
+	ok, _ := shouldHedge(eligibility{
+		StrategyResolved:  resolved,
+		PreferredRegions:  len(c.cfg.Regions),
+		ApplicableRegions: len(regions),
+		Kind:              op.Kind,
+		Allowed:           c.cfg.Phase,
+	})
+	if ok && !distinct(regions[0], regions[1]) {
+		ok = false // replica aliasing: no distinct alternate (§6.4.1)
+	}
+	return strategy, ok
+}
+
+// HedgePlan is what the race would decide for an operation before its
+// first attempt: whether it is hedged, between which regions, and when.
+type HedgePlan struct {
+	// Hedged: op is eligible (spec §5.1) and has a distinct alternate
+	// (§6.4.1); Declined: its OperationPolicy declined to hedge it, so no
+	// threshold applies.
+	Hedged, Declined bool
+	// Primary and Alternate are the regions of the first two applicable
+	// endpoints in race order (§6.2, §6.3, unavailable or breaker-demoted
+	// ones last); set only when Hedged.
+	Primary, Alternate Region
+	// Threshold is the threshold the race would arm (§4.1, §17 Q11: the
+	// strategy's policy at now, or its fallback); zero unless Hedged.
+	Threshold Threshold
+}
+
+// PlanHedge returns the [HedgePlan] of op at now: the eligibility,
+// region order and threshold rule [Client.Begin] applies, for a hedge
+// unit above the race that hedges by the same rule (a whole feed
+// operation, spec §17 Q9). It sends nothing and changes no state; the
+// deadline a policy sees is op.Timeout. A write on a single-master account
+// or an operation with no applicable region is not Hedged.
+func (c *Client) PlanHedge(now time.Duration, op *Operation) HedgePlan {
+	var p HedgePlan
+	if c.writesToHub(op.Kind) {
+		return p
+	}
+	var r Race
+	regions := c.orderRegions(&r, now, op.Partition, applicableRegions(c.cfg.Regions, op.ExcludeRegions))
+	if len(regions) == 0 {
+		return p
+	}
+	strategy, ok := c.eligible(op, regions)
+	if !ok {
+		return p
+	}
+	p.Hedged, p.Primary, p.Alternate = true, regions[0].Region, regions[1].Region
+	p.Threshold, p.Declined = strategy.thresholdOp(now, p.Primary, op.Kind, max(op.Timeout, 0))
+	return p
 }
 
 // writesToHub reports whether an operation of kind sends its primary

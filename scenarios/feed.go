@@ -26,6 +26,7 @@ type Feed struct {
 	ReadManyItems     int               `toml:"read_many_items"`    // ids per ReadMany call, 0..100000; 0 = 10
 	QueryContinuation string            `toml:"query_continuation"` // portable (default) | region_affine
 	GateCapacity      int               `toml:"gate_capacity"`      // hedge legs in flight per instance, >= 0; 0 = no gate
+	HedgeUnit         string            `toml:"hedge_unit"`         // page (default) | operation
 	Affinity          map[string]string `toml:"affinity"`           // page kind -> none | pin_after_hedge_win | pin_always | breaker_driven
 	ChangeFeed        FeedChangeFeed    `toml:"change_feed"`
 	Setup             FeedSetup         `toml:"setup"`
@@ -178,6 +179,8 @@ func (b *builder) feed(cfg *simnet.Config, nm *names) {
 			n, parts, min(n, parts)+n/feed.MaxReadManyIDs, capFan)
 	}
 	b.intRange(fp.key("gate_capacity"), f.GateCapacity, 0, simnet.MaxFeedLeaves)
+	out.HedgeUnit = choice(b, fp.key("hedge_unit"), f.HedgeUnit, feed.UnitPage,
+		map[string]feed.Unit{feed.UnitPage.String(): feed.UnitPage, feed.UnitOperation.String(): feed.UnitOperation}, `"page" or "operation"`)
 	out.QueryContinuation = choice(b, fp.key("query_continuation"), f.QueryContinuation, hedging.Portable, continuationNames, `"portable" or "region_affine"`)
 	ap := fp.key("affinity")
 	for _, k := range keysByLine(b, ap, f.Affinity) {

@@ -199,3 +199,39 @@ func TestFeedMetadataLatest(t *testing.T) {
 	}
 	within(t, "latest(600ms) - fastest p50 ms (two reads ~0.49 s later each)", queries(late).QuantileMs(0.5)-queries(fast).QuantileMs(0.5), 900, 1050)
 }
+
+// TestFeedQueryBrownoutWholeOperation: whole-operation hedging (the
+// research note's per-operation baseline, feed.Whole) on the brown-out.
+// At the 50 ms threshold the alternate copy starts once and runs all 10
+// pages in West US 2 (10 × ~78 ms), while the primary copy has served
+// ~3 of its 300 ms pages: p99 below per-page hedging's (every page pays
+// the threshold) at well under its 2x RU.
+func TestFeedQueryBrownoutWholeOperation(t *testing.T) {
+	page := feedRun(t, "feed-query-brownout", noBreaker)["static-50ms"]
+	m := feedRun(t, "feed-query-brownout", func(c *simnet.Config) {
+		noBreaker(c)
+		c.Feed.HedgeUnit = feed.UnitOperation
+	})
+	dis, slow, whole := m["disabled"], m["static-1000ms"], m["static-50ms"]
+	// The alternate copy at 50 ms + 10 × (8 ms + 70 ms RTT).
+	within(t, "whole, 50 ms: p50 ms", queries(whole).QuantileMs(0.5), 780, 900)
+	if w, p := queries(whole).QuantileMs(0.99), queries(page).QuantileMs(0.99); w > 0.75*p {
+		t.Errorf("whole, 50 ms: p99 %.0f ms, want at most 3/4 of per-page's %.0f ms", w, p)
+	}
+	// 10 alternate pages and ~3 primary pages charged, for 10 returned.
+	within(t, "whole, 50 ms: RU multiplier", whole.RUMultiplier(), 1.2, 1.4)
+	if page.RUMultiplier() < 1.99 {
+		t.Errorf("per-page, 50 ms: RU multiplier %.3f, want ~2 (every page hedged)", page.RUMultiplier())
+	}
+	if whole.Hedged != whole.Ops || whole.AlternateWins != whole.Ops || whole.Feed.PagesHedged != 0 {
+		t.Errorf("whole, 50 ms: %d of %d queries hedged, %d alternate copies won, %d pages hedged; want every query's copy, no page hedge",
+			whole.Hedged, whole.Ops, whole.AlternateWins, whole.Feed.PagesHedged)
+	}
+	// A 1 s threshold on the whole operation fires (a per-page one never
+	// does): the alternate copy at 1 s + ~0.8 s, ~5.6 primary pages spent.
+	within(t, "whole, 1 s: p99 ms", queries(slow).QuantileMs(0.99), 1750, 1900)
+	within(t, "whole, 1 s: RU multiplier", slow.RUMultiplier(), 1.5, 1.7)
+	if dis.Hedged != 0 || math.Abs(dis.RUMultiplier()-1) > 1e-9 {
+		t.Errorf("whole, disabled: %d queries hedged at RU %.3f; want none at 1", dis.Hedged, dis.RUMultiplier())
+	}
+}

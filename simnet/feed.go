@@ -30,6 +30,9 @@ const evFeed evKind = 80
 const (
 	feedAdvance uint8 = iota
 	feedPoll
+	// feedDue (id: the operation, gen: its generation) is a whole-operation
+	// hedge's threshold: the operation is advanced if it still runs.
+	feedDue
 )
 
 // Purposes of the feed model's keyed draws (apart from engine.go's).
@@ -131,6 +134,7 @@ type feedSlot struct {
 	setup   bool
 	fo      int32
 	page    feed.Page
+	copy    hedging.Leg // the copy of a whole-operation hedge the page belongs to
 	content [2]pageContent
 }
 
@@ -164,11 +168,19 @@ type feedOp struct {
 	leafPages    []int32
 	leafMax      []int64
 	drv          *feed.Driver
-	stages       []feed.Resource
-	stage        int
-	md           *feed.Driver
-	setupVer     int64
-	failed       bool
+	// whole, when set, hedges the operation as a unit (Feed.HedgeUnit);
+	// drv is then nil. gen tells a stale feedDue event of an earlier
+	// operation in the same place apart; due: the event is queued;
+	// copyRU is each copy's returned RU (the winner's counts).
+	whole    *feed.Whole
+	gen      uint32
+	due      bool
+	copyRU   [2]float64
+	stages   []feed.Resource
+	stage    int
+	md       *feed.Driver
+	setupVer int64
+	failed   bool
 	// hedged: a page or setup read sent its alternate; altWon: one's
 	// alternate won.
 	hedged, altWon bool
@@ -503,7 +515,7 @@ func (s *sim) startFeedOp(slot int32, o *opState, kind hedging.OperationKind, pa
 func (fx *feedSim) newOp(now time.Duration, kind hedging.OperationKind, idx uint64, inst, client, pol, part int32) int32 {
 	fo := takeFree(&fx.ops, &fx.freeOps)
 	op := &fx.ops[fo]
-	*op = feedOp{kind: kind, idx: idx, start: now, inst: inst, client: client, poller: pol, part: part,
+	*op = feedOp{kind: kind, idx: idx, start: now, inst: inst, client: client, poller: pol, part: part, gen: op.gen + 1,
 		leafPart: op.leafPart[:0], leafPages: op.leafPages[:0], leafMax: op.leafMax[:0], stages: op.stages[:0], setupVer: math.MaxInt64}
 	return fo
 }
@@ -516,12 +528,18 @@ func (s *sim) openFeedOp(fo int32, leaves []feed.Leaf, tmpl hedging.Operation) {
 	op := &fx.ops[fo]
 	in := &fx.inst[op.inst]
 	cfg := feed.Config{Template: tmpl, Affinity: f.Affinity, MaxConcurrency: f.MaxConcurrency, MaxFanOut: f.fanOutCap(), Gate: in.gate}
-	drv, err := feed.New(s.client(op.inst), leaves, cfg)
+	var err error
+	nmax := len(leaves)
+	if f.HedgeUnit == feed.UnitOperation && op.poller < 0 {
+		op.whole, err = feed.NewWhole(s.client(op.inst), leaves, cfg)
+		nmax *= 2 // each copy sees its own replicas
+	} else {
+		op.drv, err = feed.New(s.client(op.inst), leaves, cfg)
+	}
 	if err != nil {
 		op.failed = true
 	}
-	op.drv = drv
-	op.leafMax = slices.Grow(op.leafMax[:0], len(leaves))[:len(leaves)]
+	op.leafMax = slices.Grow(op.leafMax[:0], nmax)[:nmax]
 	clear(op.leafMax)
 	if in.ver < 0 {
 		if f.Setup.Collection {
@@ -547,9 +565,15 @@ func (s *sim) client(i int32) *hedging.Client {
 
 // feedEvent handles an evFeed event.
 func (s *sim) feedEvent(ev event) {
-	if ev.sub == feedPoll {
+	switch ev.sub {
+	case feedPoll:
 		s.startPoll(ev.id)
 		return
+	case feedDue:
+		if op := &s.fx.ops[ev.id]; op.gen != ev.gen || op.whole == nil {
+			return // the operation ended
+		}
+		s.fx.ops[ev.id].due = false
 	}
 	s.advance(ev.id)
 }
@@ -588,12 +612,52 @@ func (s *sim) advance(fo int32) {
 	if !op.paged {
 		op.paged, op.first = true, s.now
 	}
+	if op.whole != nil {
+		s.advanceWhole(fo)
+		return
+	}
 	if !op.drv.Done() {
 		s.pump(fo, op.drv, false)
 	}
 	if op := &fx.ops[fo]; op.drv.Done() {
 		s.finishFeedOp(fo)
 	}
+}
+
+// advanceWhole runs a whole-operation hedge's next steps: it starts every
+// page either copy may start now and queues the threshold; once a copy
+// won it cancels the other copy's pages in flight (their RU stays
+// charged) and ends the operation.
+func (s *sim) advanceWhole(fo int32) {
+	fx := s.fx
+	op := &fx.ops[fo]
+	w := op.whole
+	for {
+		leg, p, ok := w.Next(s.now)
+		if !ok {
+			break
+		}
+		s.startPage(fo, p, false, leg)
+		op = &fx.ops[fo]
+	}
+	if at, ok := w.Due(); ok && !op.due {
+		op.due = true
+		s.q.push(event{at: at, kind: evFeed, id: fo, gen: op.gen, sub: feedDue})
+	}
+	if !w.Done() {
+		return
+	}
+	if lost, ok := w.Winner(); ok {
+		lost ^= 1
+		for slot := range fx.slots {
+			if fs := &fx.slots[slot]; fs.live && !fs.setup && fs.fo == fo && fs.copy == lost {
+				o := &s.ops[slot]
+				eff := o.race.Cancel(s.now, feed.ErrCopyLost)
+				s.perform(int32(slot), &eff)
+			}
+		}
+	}
+	s.finishFeedOp(fo)
 }
 
 // pump starts every page drv lets start now.
@@ -603,19 +667,24 @@ func (s *sim) pump(fo int32, drv *feed.Driver, setup bool) {
 		if !ok {
 			return
 		}
-		s.startPage(fo, p, setup)
+		s.startPage(fo, p, setup, hedging.Primary)
 	}
 }
 
-// startPage runs page p of operation fo as one race in a fresh op slot.
-// Its keyed draws are those of (operation, leaf, epoch, page), so every
-// policy sees the same base latencies for the same page.
-func (s *sim) startPage(fo int32, p feed.Page, setup bool) {
+// startPage runs page p of operation fo (of its copy copy, when hedged as
+// a whole) as one race in a fresh op slot. Its keyed draws are those of
+// (operation, leaf, epoch, page), so every policy sees the same base
+// latencies for the same page; the alternate copy of a whole-operation
+// hedge draws its own.
+func (s *sim) startPage(fo int32, p feed.Page, setup bool, copy hedging.Leg) {
 	fx := s.fx
 	op := &fx.ops[fo]
 	st := uint64(p.Leaf)<<40 | uint64(p.Epoch)<<32 | uint64(p.Seq)
 	if setup {
 		st |= 1<<63 | uint64(op.stage)<<48
+	}
+	if copy == hedging.Alternate {
+		st |= 1 << 62
 	}
 	slot, o := s.newSlot(key(purposeFeedPage, op.idx, st, 0)|1<<63, -1)
 	o.part = op.part
@@ -627,7 +696,7 @@ func (s *sim) startPage(fo int32, p feed.Page, setup bool) {
 	for int(slot) >= len(fx.slots) {
 		fx.slots = append(fx.slots, feedSlot{})
 	}
-	fx.slots[slot] = feedSlot{live: true, setup: setup, fo: fo, page: p}
+	fx.slots[slot] = feedSlot{live: true, setup: setup, fo: fo, page: p, copy: copy}
 	s.client(op.inst).BeginTo(&s.eff, &o.race, s.now, &o.op)
 	s.perform(slot, &s.eff)
 }
@@ -657,15 +726,21 @@ func (s *sim) feedPageDone(slot int32, o *opState) {
 	us := latencyMicros(o.race.DoneAt() - o.race.Start())
 	s.stats.countRace(&o.race)
 	st.Races++
-	if out.Err == nil {
+	op := &fx.ops[fo]
+	switch {
+	case out.Err != nil:
+	case op.whole != nil && !setup:
+		op.copyRU[fs.copy] += o.race.RequestCharge() // the winner's is returned
+	default:
 		s.stats.RUReturned += o.race.RequestCharge()
+	}
+	if out.Err == nil {
 		if ri, ok := s.replicaOf(o.race.Endpoint(out.Leg).Key); ok {
 			s.stats.ReplicaAnswers[ri]++
 		}
 	}
 	o.done = true
 	s.maybeFree(slot, o)
-	op := &fx.ops[fo]
 	op.hedged = op.hedged || out.Legs > 1
 	op.altWon = op.altWon || out.Err == nil && out.Leg == hedging.Alternate
 	if setup {
@@ -673,7 +748,11 @@ func (s *sim) feedPageDone(slot int32, o *opState) {
 		if out.Legs > 1 {
 			st.SetupReadsHedged++
 		}
-		op.drv.NoteSetup(out)
+		if op.whole != nil {
+			op.whole.NoteSetup(out)
+		} else if op.drv != nil {
+			op.drv.NoteSetup(out)
+		}
 		at := s.now
 		if del, err := op.md.Deliver(s.now, p, out); err == nil && del.OK && op.stages[op.stage] != feed.QueryPlan {
 			if fx.choice != nil && lose.sent {
@@ -687,8 +766,18 @@ func (s *sim) feedPageDone(slot int32, o *opState) {
 		s.q.push(event{at: at, kind: evFeed, id: fo, sub: feedAdvance})
 		return
 	}
+	var del feed.Delivery
+	var err error
+	leaf := p.Leaf
+	if op.whole != nil {
+		if del, err = op.whole.Deliver(s.now, fs.copy, p, out); err != nil {
+			return // a page of the copy that lost, cancelled
+		}
+		leaf += int(fs.copy) * len(op.leafPart)
+	} else {
+		del, err = op.drv.Deliver(s.now, p, out)
+	}
 	_ = st.PageLatency.RecordValue(us)
-	del, err := op.drv.Deliver(s.now, p, out)
 	if err == nil && del.OK {
 		if c.stale {
 			st.StalePages++
@@ -696,7 +785,7 @@ func (s *sim) feedPageDone(slot int32, o *opState) {
 		if c.notModified {
 			st.NotModified++
 		}
-		maxSeen := &op.leafMax[p.Leaf]
+		maxSeen := &op.leafMax[leaf]
 		if op.poller >= 0 {
 			maxSeen = &fx.pollers[op.poller].maxSeen[p.Leaf]
 		}
@@ -754,7 +843,21 @@ func (s *sim) finishFeedOp(fo int32) {
 	ks.Ops++
 	lat := s.now - op.start
 	var le *feed.LeafError
-	failed := op.failed || op.drv == nil || op.drv.Err() != nil
+	drvs := [2]*feed.Driver{op.drv}
+	var opErr error
+	switch w := op.whole; {
+	case w != nil:
+		drvs = [2]*feed.Driver{w.Copy(hedging.Primary), w.Copy(hedging.Alternate)}
+		opErr = w.Err()
+		op.hedged = w.Spawned()
+		if leg, ok := w.Winner(); ok {
+			op.altWon = leg == hedging.Alternate
+			s.stats.RUReturned += op.copyRU[leg]
+		}
+	case op.drv != nil:
+		opErr = op.drv.Err()
+	}
+	failed := op.failed || drvs[0] == nil || opErr != nil
 	if failed {
 		ks.Errors++
 	}
@@ -762,7 +865,7 @@ func (s *sim) finishFeedOp(fo int32) {
 		win := s.recordOp(op.start, lat)
 		switch {
 		case !failed:
-		case op.drv != nil && errors.As(op.drv.Err(), &le) && le.Err == nil:
+		case errors.As(opErr, &le) && le.Err == nil:
 			s.stats.finalError(le.Status) // a leaf's page ended with a final status >= 400
 			win.Failed++
 		default:
@@ -787,8 +890,11 @@ func (s *sim) finishFeedOp(fo int32) {
 	ks.TotalSum += lat
 	ks.SetupSum += setup
 	_ = ks.Latency.RecordValue(latencyMicros(lat))
-	if op.drv != nil {
-		d := op.drv.Diagnostics()
+	for _, drv := range drvs {
+		if drv == nil {
+			continue
+		}
+		d := drv.Diagnostics()
 		st.Pages += int64(d.Pages)
 		st.PagesHedged += int64(d.PagesHedged)
 		st.AlternateWins += int64(d.AlternateWins)
@@ -810,7 +916,7 @@ func (s *sim) finishFeedOp(fo int32) {
 		}
 	}
 	client := op.client
-	op.drv, op.md = nil, nil
+	op.drv, op.md, op.whole = nil, nil, nil
 	fx.freeOps = append(fx.freeOps, fo)
 	if client >= 0 {
 		s.think(client)

@@ -174,6 +174,12 @@ type Feed struct {
 	// GateCapacity is the per-instance gate on hedge legs in flight
 	// (feed.Gate); 0 = no gate.
 	GateCapacity int
+	// HedgeUnit is what a query or ReadMany operation hedges: each page
+	// (feed.UnitPage, the default) or the whole operation
+	// (feed.UnitOperation, feed.Whole: a second copy of the page loop
+	// pinned to the alternate region after the threshold; no SDK ships
+	// it). Change-feed polls always hedge per page.
+	HedgeUnit feed.Unit
 	// ChangeFeed configures the pollers.
 	ChangeFeed ChangeFeed
 	// Setup configures the stages before a feed operation's first page.
@@ -312,6 +318,8 @@ func (c *Config) validateFeed() error {
 		return fmt.Errorf("simnet: Feed.ReadManyItems must be in 0..%d, got %d", MaxFeedItems, f.ReadManyItems)
 	case f.GateCapacity < 0:
 		return errors.New("simnet: Feed.GateCapacity must be >= 0")
+	case f.HedgeUnit > feed.UnitOperation:
+		return fmt.Errorf("simnet: Feed.HedgeUnit: unknown unit %v", f.HedgeUnit)
 	case f.QueryContinuation > hedging.RegionAffine || f.ChangeFeed.Continuation > hedging.RegionAffine:
 		return errors.New("simnet: Feed: unknown continuation affinity")
 	}

@@ -43,17 +43,38 @@ func affinity(a feed.Affinity) func(*simnet.Config) {
 	}
 }
 
-// q9Variants are the page-hedging designs compared for a P-page query.
+// wholeOp hedges the query as a whole (feed.Whole), the breaker out of
+// reach so only the operation's threshold moves it.
+func wholeOp(c *simnet.Config) {
+	noBreaker(c)
+	c.Feed.HedgeUnit = feed.UnitOperation
+}
+
+// The names of the variants the prose quotes.
+const (
+	vNone      = "no hedging"
+	vPage50    = "per-page, 50 ms"
+	vPage1s    = "per-page, 1 s threshold"
+	vPin       = "per-page + pin after hedge win"
+	vBreaker   = "per-page + breaker-driven pin"
+	vWhole50   = "whole operation, 50 ms"
+	vWhole1s   = "whole operation, 1 s"
+	vWholeName = "whole operation"
+)
+
+// q9Variants are the hedging designs compared for a P-page query.
 func q9Variants() []variant {
 	return []variant{
-		{"no hedging", nil, polDisabled()},
-		{"per-page, 1 s threshold", noBreaker, polStatic("static-1000ms", 1000)},
-		{"per-page, 50 ms", noBreaker, polStatic("static-50ms", 50)},
+		{vNone, nil, polDisabled()},
+		{vPage1s, noBreaker, polStatic("static-1000ms", 1000)},
+		{vPage50, noBreaker, polStatic("static-50ms", 50)},
 		{"per-page + §9.5 breaker (N=5)", nil, polStatic("static-50ms", 50)},
-		{"per-page + pin after hedge win", affinity(feed.PinAfterHedgeWin), polStatic("static-50ms", 50)},
-		{"per-page + breaker-driven pin", func(c *simnet.Config) {
+		{vPin, affinity(feed.PinAfterHedgeWin), polStatic("static-50ms", 50)},
+		{vBreaker, func(c *simnet.Config) {
 			c.Feed.Affinity = map[hedging.OperationKind]feed.Affinity{hedging.QueryPage: feed.BreakerDriven}
 		}, polStatic("static-50ms", 50)},
+		{vWhole50, wholeOp, polStatic("static-50ms", 50)},
+		{vWhole1s, wholeOp, polStatic("static-1000ms", 1000)},
 	}
 }
 
@@ -189,7 +210,7 @@ func q9(d *doc) error {
 
 	// Q1.
 	d.p("## 1. Hedge unit and page affinity for a P-page query")
-	d.p("`feed-query-brownout` (one leaf of P pages, primary 70 ms from the alternate) under two page-latency shapes: a brown-out (+300 ms on every primary page, δ > T for T = 50 ms) and an independent tail (1%% of primary pages take 1–3 s). Designs: no hedging; per-page hedging at the spec default of 1 s and at 50 ms with the §9.5 partition breaker out of reach; per-page at 50 ms with the breaker at its default N = 5; per-page with the leaf pinned to the alternate after a hedge win; per-page with the breaker-driven pin. The best design is the lowest p99 at P = 10 among those at ≤ %.1f× RU. A whole-operation restart is not in the simulator and is not ranked here.", q9RUCap)
+	d.p("`feed-query-brownout` (one leaf of P pages, primary 70 ms from the alternate) under two page-latency shapes: a brown-out (+300 ms on every primary page, δ > T for T = 50 ms) and an independent tail (1%% of primary pages take 1–3 s). Designs: no hedging; per-page hedging at the spec default of 1 s and at 50 ms with the §9.5 partition breaker out of reach; per-page at 50 ms with the breaker at its default N = 5; per-page with the leaf pinned to the alternate after a hedge win; per-page with the breaker-driven pin; and whole-operation hedging (`hedge_unit = \"operation\"`, `feed.Whole`: after the threshold on the whole query, a second copy of the page loop runs from the first page pinned to the alternate region, the first copy pinned to the primary; the first copy to finish wins, the other is cancelled, and RU counts both copies' pages until then) at 50 ms and 1 s. No SDK ships whole-operation hedging; it is the research note's per-operation baseline, and its threshold is the same rule as a page's (the policy's threshold for the operation's kind), which cannot scale with P. The best design is the lowest p99 at P = 10 among those at ≤ %.1f× RU.", q9RUCap)
 	brown, err := q9Unit(d, "Brown-out: +300 ms on every primary page", "brownout", func(*simnet.Config) {})
 	if err != nil {
 		return err
@@ -218,8 +239,9 @@ func q9(d *doc) error {
 	}
 	slices.Sort(both)
 	d.p("At P = 10: in the brown-out the best design under %.1f× RU is **%s** (p99 %s ms, RU %s×; no hedging %s ms, per-page at 50 ms %s ms at %s× RU, per-page at 1 s %s ms); on the independent tail it is **%s** (p99 %s ms; no hedging %s ms, pin after hedge win %s ms).",
-		q9RUCap, bb, ms(bf.P99), ru(bf.RUMultiplier), ms(brown["no hedging"].P99), ms(brown["per-page, 50 ms"].P99), ru(brown["per-page, 50 ms"].RUMultiplier), ms(brown["per-page, 1 s threshold"].P99),
-		tb, ms(tf.P99), ms(indep["no hedging"].P99), ms(indep["per-page + pin after hedge win"].P99))
+		q9RUCap, bb, ms(bf.P99), ru(bf.RUMultiplier), ms(brown[vNone].P99), ms(brown[vPage50].P99), ru(brown[vPage50].RUMultiplier), ms(brown[vPage1s].P99),
+		tb, ms(tf.P99), ms(indep[vNone].P99), ms(indep[vPin].P99))
+	d.p("%s", wholeFinding(brown, indep))
 	if len(both) > 0 {
 		d.p("Within the interval of the best in both shapes at ≤ %.1f× RU: %s.", q9RUCap, "**"+strings.Join(both, "**, **")+"**")
 	} else {
@@ -246,7 +268,7 @@ func q9(d *doc) error {
 	}
 
 	d.p("## Answer and the spec amendments the data supports")
-	d.p("1. **Hedge unit.** One page request of one feed-range leaf with one continuation, as every SDK does: per-leaf hedging takes a 100-leaf query's p99 from %s to %s ms (section 2). Whole-operation hedging is not simulated, so this notebook does not compare against it.", ms(fan.offP99), ms(fan.onP99))
+	d.p("1. **Hedge unit.** %s", unitAnswer(fan, brown, indep))
 	d.p("2. **Affinity.** %s", affinityAnswer(bb, bf, tb, tf, both, brown, indep))
 	d.p("3. **Pin.** A region-affine continuation must pin its leaf with a pin no setting can clear: it is the only way a region-local change-feed cursor was delivered exactly once with hedging configured (section 3). Keep `(Document, ReadFeed)` — the document change feed — out of the allowed set until the service confirms its cursor is global and a 304 returns the request's cursor.")
 	d.p("4. **Metadata.** Hedge the setup reads (collection, partition-key ranges, query plan) at the fixed 1.5 s threshold with primary-authoritative classification and error-driven invalidation: without it %s of queries failed during the metadata outage and page hedging could not help (section 4). Replace \"latest `_etag` or fastest\" by: the fastest clean answer by default, and the latest by an ordered version (never `_etag`) only with a grace longer than the gap between the legs — in section 5 a %s ms grace cut stale setup reads from %s to %s at %s ms more cold-query p50, and a %s ms grace bought nothing (%s stale) for %s ms.",
@@ -255,13 +277,50 @@ func q9(d *doc) error {
 	return nil
 }
 
+// versus says how a's p99 stands against b's: "below", "above" or
+// "level with" (within 5% or overlapping 95% intervals).
+func versus(a, b report.Figures) string {
+	switch {
+	case better(a, b, "p99_ms", a.P99, b.P99):
+		return "below"
+	case better(b, a, "p99_ms", b.P99, a.P99):
+		return "above"
+	}
+	return "level with"
+}
+
+// wholeFinding compares whole-operation hedging with per-page hedging at
+// P = 10 in both shapes, from the tables' figures.
+func wholeFinding(brown, indep map[string]report.Figures) string {
+	wb, pb, w1, p1 := brown[vWhole50], brown[vPage50], brown[vWhole1s], brown[vPage1s]
+	wt, pt := indep[vWhole50], indep[vPage50]
+	s := fmt.Sprintf("Whole-operation hedging at P = 10: in the brown-out, at 50 ms its p99 is %s per-page hedging's (%s against %s ms) at %s× against %s× RU — the alternate copy starts once and its pages pay no threshold, and the primary copy's pages served until then are the extra RU; at 1 s it hedges %s of queries (per-page at 1 s: %s) for a p99 of %s ms at %s× RU (per-page at 1 s: %s ms). ",
+		versus(wb, pb), ms(wb.P99), ms(pb.P99), ru(wb.RUMultiplier), ru(pb.RUMultiplier), pct(w1.HedgeRate), pct(p1.HedgeRate), ms(w1.P99), ru(w1.RUMultiplier), ms(p1.P99))
+	return s + fmt.Sprintf("On the independent tail, at 50 ms it hedges %s of queries (every query that outlasts the threshold starts the second copy, slow page or not) at %s× RU, and its p99 is %s per-page's (%s against %s ms at %s× RU).",
+		pct(wt.HedgeRate), ru(wt.RUMultiplier), versus(wt, pt), ms(wt.P99), ms(pt.P99), ru(pt.RUMultiplier))
+}
+
+// unitAnswer states the hedge-unit finding: per leaf under fan-out, and
+// per page against the whole operation at P = 10.
+func unitAnswer(fan fanOut, brown, indep map[string]report.Figures) string {
+	wb, pb, pin := brown[vWhole50], brown[vPage50], brown[vPin]
+	wt, pt := indep[vWhole50], indep[vPage50]
+	s := fmt.Sprintf("Per-leaf hedging takes a 100-leaf query's p99 from %s to %s ms (section 2). Against the %s baseline at the same 50 ms threshold (P = 10): in the brown-out its p99 is %s plain per-page hedging's (%s against %s ms, RU %s× against %s×) and %s the pin after a hedge win's (%s ms at %s× RU); on the independent tail it is %s per-page's (%s against %s ms) at %s× against %s× RU. ",
+		ms(fan.offP99), ms(fan.onP99), vWholeName, versus(wb, pb), ms(wb.P99), ms(pb.P99), ru(wb.RUMultiplier), ru(pb.RUMultiplier),
+		versus(wb, pin), ms(pin.P99), ru(pin.RUMultiplier), versus(wt, pt), ms(wt.P99), ms(pt.P99), ru(wt.RUMultiplier), ru(pt.RUMultiplier))
+	if better(pt, wt, "p99_ms", pt.P99, wt.P99) || wt.RUMultiplier > q9RUCap || wb.RUMultiplier > q9RUCap {
+		return s + "Keep the hedge unit at one page request of one feed-range leaf with one continuation, as every SDK does: the whole operation loses on the independent tail or exceeds the RU cap, and its threshold would have to scale with P, which is not known in advance."
+	}
+	return s + "The whole operation is not worse here; the page stays the unit because it is what every SDK ships and what a region-affine continuation allows."
+}
+
 // affinityAnswer states the affinity finding from the P = 10 figures.
 func affinityAnswer(bb string, bf report.Figures, tb string, tf report.Figures, both []string, brown, indep map[string]report.Figures) string {
 	s := fmt.Sprintf("Best at P = 10 under %.1f× RU: `%s` in the brown-out (p99 %s ms), `%s` on the independent tail (p99 %s ms). ", q9RUCap, bb, ms(bf.P99), tb, ms(tf.P99))
 	if len(both) == 0 {
-		pin, brk := "per-page + pin after hedge win", "per-page + breaker-driven pin"
+		pin, brk := vPin, vBreaker
 		return s + fmt.Sprintf("No single design is within the interval of the best in both: pinning after a hedge win raises the independent-tail p99 from %s to %s ms, and per-page hedging without a pin costs %s× RU in the brown-out. The spec should keep per-page hedging without a fixed pin as the default and make any pin conditional on evidence that a region is slow; the §9.5 breaker is such evidence, but as the race uses it the demoted region is still hedged (%s× RU for `%s` in the brown-out), which a Phase 2 pin should suppress.",
-			ms(indep["per-page, 50 ms"].P99), ms(indep[pin].P99), ru(brown["per-page, 50 ms"].RUMultiplier), ru(brown[brk].RUMultiplier), brk)
+			ms(indep[vPage50].P99), ms(indep[pin].P99), ru(brown[vPage50].RUMultiplier), ru(brown[brk].RUMultiplier), brk)
 	}
 	return s + "Within the interval of the best in both: `" + strings.Join(both, "`, `") + "`; the spec's §9.5 breaker N is then a Phase 2 tuning knob."
 }

@@ -36,22 +36,31 @@ var affinityNames = [...]string{"none", "pin_after_hedge_win", "pin_always", "br
 
 // String returns "none", "pin_after_hedge_win", "pin_always" or
 // "breaker_driven".
-func (a Affinity) String() string {
-	if a < numAffinities {
-		return affinityNames[a]
-	}
-	return fmt.Sprintf("Affinity(%d)", uint8(a))
-}
+func (a Affinity) String() string { return enumName(affinityNames[:], a, "Affinity") }
 
 // ParseAffinity maps a name written by [Affinity.String] to its policy, or
 // returns an error naming the unknown value.
 func ParseAffinity(s string) (Affinity, error) {
-	for a, name := range affinityNames {
+	return parseEnum[Affinity](affinityNames[:], s, "affinity")
+}
+
+// enumName returns names[v], or "Type(v)" for a value out of range.
+func enumName[T ~uint8](names []string, v T, typ string) string {
+	if int(v) < len(names) {
+		return names[v]
+	}
+	return fmt.Sprintf("%s(%d)", typ, uint8(v))
+}
+
+// parseEnum returns the value whose name is s, or an error naming what
+// and the unknown value.
+func parseEnum[T ~uint8](names []string, s, what string) (T, error) {
+	for v, name := range names {
 		if name == s {
-			return Affinity(a), nil
+			return T(v), nil
 		}
 	}
-	return 0, fmt.Errorf("feed: unknown affinity %q", s)
+	return 0, fmt.Errorf("feed: unknown %s %q", what, s)
 }
 
 // DefaultAffinity is the policy of a feed kind when Config.Affinity does

@@ -1,6 +1,7 @@
 package feed
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"time"
@@ -40,6 +41,12 @@ type Config struct {
 	// Gate, when set, is the client's gate on hedge legs in flight (the
 	// data plane's, or the metadata budget). Nil: no gate.
 	Gate *Gate
+	// Pin, when set, pins every page of every leaf to this region
+	// ([hedging.Client.Pin]: no page hedge, no failover), over any affinity
+	// policy: one copy of a whole-operation hedge ([Whole]). A page that
+	// fails without a response fails its leaf (a cold restart could not
+	// leave the region).
+	Pin hedging.Region
 }
 
 // Page is one page request the driver asks to be raced, the hedge unit of
@@ -328,7 +335,7 @@ func (d *Driver) Next(now time.Duration) (Page, bool) {
 			!d.c.HedgeWinTracker().Unhealthy(now, l.Partition, s.pinnedFrom) {
 			s.policyPin, s.pinnedFrom = "", "" // the breaker let the primary back
 		}
-		p := Page{Leaf: i, Epoch: s.epoch, Seq: s.seq, Pinned: s.pin()}
+		p := Page{Leaf: i, Epoch: s.epoch, Seq: s.seq, Pinned: cmp.Or(d.cfg.Pin, s.pin())}
 		hedge := true
 		if d.cfg.Gate != nil && p.Pinned == "" {
 			p.slot = d.cfg.Gate.tryAcquire()
@@ -385,7 +392,7 @@ func (d *Driver) Deliver(now time.Duration, p Page, out Outcome) (Delivery, erro
 		d.finishLeaf(s)
 	}
 	switch {
-	case out.Err != nil && p.Pinned != "" && s.restarts < d.cfg.MaxColdRestarts:
+	case out.Err != nil && p.Pinned != "" && d.cfg.Pin == "" && s.restarts < d.cfg.MaxColdRestarts:
 		// The pinned region failed: the continuation cannot move, so the
 		// chain restarts cold (Rust without_orphaned_continuation).
 		s.restarts++
