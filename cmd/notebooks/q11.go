@@ -154,12 +154,39 @@ func worse(f, best report.Figures, key string, fv, bv float64) bool {
 	return !(okf && okb) || cf[0] > cb[1]
 }
 
+// q11Margins are the scorecard's margins as the prose states them: P99
+// the fraction above the best p99, RU and Err in fractions (points / 100).
+type q11Margins struct{ P99, RU, Err float64 }
+
+var q11MarginView = q11Margins{P99: q11P99Margin - 1, RU: q11RUMargin, Err: q11ErrMargin}
+
+// q11PolicySettings are the settings of q11PolicyTOML the "q11/policies"
+// paragraph names: the claim "q11 policy text matches q11PolicyTOML"
+// checks that each is there.
+var q11PolicySettings = []string{
+	`name = "p99-tps"` + "\ntype = \"p99_dynamic\"\npreset = \"tps_literal\"",
+	`name = "p99-dynamic-min20"` + "\ntype = \"p99_dynamic\"\nmin_ms = 20\n",
+	`name = "p99-budget-20pct"` + "\ntype = \"p99_dynamic\"\nhedge_budget = 0.2\n",
+	`name = "cassandra-100ms"` + "\ntype = \"capped_quantile\"\ncap_ms = 100\n",
+	`name = "finagle-2pct"` + "\ntype = \"backup_requests\"\nmax_extra_load = 0.02\n",
+	`name = "grpc-throttle-50ms"` + "\ntype = \"retry_throttle\"\nthreshold_ms = 50\n",
+	`name = "static-50ms"` + "\ntype = \"static\"\nthreshold_ms = 50\n",
+}
+
 func q11(d *doc) error {
-	d.p("**Question.** The spec (§5.2) ships a static driver default threshold `min(1s, request_timeout/2)`; the transport pipeline spec (TPS §4.2) asks for a dynamic threshold equal to the observed p99 of the primary region, clamped to 50–4000 ms (a floor of 50 ms: it never hedges earlier). Which should v1 ship (§17 Q11)? This second edition adds the ways a learned threshold is known to fail (issue 9) and the designs other systems ship.")
-	d.p("**Policies.** Every scenario runs every policy on the same seeded workload (common random numbers), built from this scenario-file text (paste it into a scenario to reproduce a row):")
+	d.check(claim{"q11 policy text matches q11PolicyTOML", func() error {
+		for _, want := range q11PolicySettings {
+			if !strings.Contains(q11PolicyTOML, want) {
+				return failf("q11PolicyTOML lacks %q", want)
+			}
+		}
+		return nil
+	}})
+	d.say("q11/question", nil)
+	d.say("q11/policies-intro", nil)
 	d.b.WriteString("```toml\n" + q11PolicyTOML + "```\n\n")
-	d.p("`p99-tps` is TPS §4.2 as written: the sketch's p99 of completed primary attempts over a 60 s window, clamped to [50 ms, 4000 ms], 1 s until 100 samples. `p99-dynamic` is the same threshold with hedgelab's five fixes, and is what `type = \"p99_dynamic\"` means with no further keys. The fixes are the five options of `hedging.P99DynamicConfig` (scenario keys in brackets): the sketch bucket's upper edge, never below the true quantile because of rounding (`rounding`); a thin window after warm-up keeps the last estimate (`thin_window`); warm-up on the largest observation (`warmup`); superseded primaries recorded as lower bounds of their latency (`censored`); and a ceiling of 2.5 × the median of completed attempts, so the threshold cannot ratchet into an incident (`ceiling`). Besides the fixes one default changed: the initial threshold is the floor, 50 ms, not 1 s (`initial_ms` defaults to `min_ms`). The floor itself is TPS §4.2's 50 ms: the ceiling keeps the threshold low, so wherever 2.5 × the median is below 50 ms the threshold *is* the floor. `p99-dynamic-min20` is the same policy with a 20 ms floor, to show what that setting decides. `p99-budget-20pct` adds a hedge budget of 20%% of operations. The field's designs: Cassandra's `MIN(99p, 100 ms)`; Finagle's backup requests (the p98, with a 2%% budget and a floor of one backup per second); gRPC's retry throttling (gRFC A6) around a 50 ms hedging delay (10 tokens, 0.1 per operation, hedging only above half). `scenarios/README.md` documents every key.")
-	d.p("**Method.** With several replications each latency figure and RU multiplier is the mean over replications with its 95%% confidence interval (Student t); hedge and error rates are over all operations. An interval shown as `[one bucket]` is zero-width because every replication's figure fell in the same latency-histogram bucket (three significant digits): the replications agree to the histogram's resolution, which is not a measured certainty. The scorecard counts a policy as worse than the best policy of a scenario on p99 when its p99 is more than %.0f%% above the best's with the intervals apart, and on RU when its RU multiplier is more than %.0f points above the best's; the best is taken over the hedging policies (`disabled` is the baseline, scored but not a candidate).", 100*(q11P99Margin-1), 100*q11RUMargin)
+	d.say("q11/policies", nil)
+	d.say("q11/method", q11MarginView)
 
 	var results []q11Result
 	var names []string
@@ -179,7 +206,7 @@ func q11(d *doc) error {
 		}
 		results = append(results, q11Result{name, figs})
 		if name == "incident-north-europe-2022" || name == "gradual-slowdown" {
-			d.p("Thresholds and hedge rates over time:")
+			d.say("q11/over-time", nil)
 			d.img("threshold over time", sub+"/threshold.svg")
 			d.img("hedge rate over time", sub+"/hedge_rate.svg")
 		}
@@ -190,13 +217,16 @@ func q11(d *doc) error {
 
 	scores := q11Score(results, names, names[1:])
 	d.p("## Scorecard")
-	d.p("For each policy, the scenarios (of %d) where it is significantly worse than the best policy of that scenario on p99 (more than %.0f%% above, intervals apart) or on RU (more than %.0f points above); the subset of the RU losses that bought no p99 (its p99 not significantly below the cheapest policy's); where its error rate is more than %.0f point above the best's; and, for information, where its p99.9 is significantly worse than the best p99.9 (same margin). A scenario is *lost* when the policy has a p99 loss, RU spent for no p99, or more errors there. The counts depend on the candidates: a policy loses on p99 only to a candidate that does better, so a policy can have no p99 losses simply because no candidate hedges earlier than it does.", len(results), 100*(q11P99Margin-1), 100*q11RUMargin, 100*q11ErrMargin)
+	d.say("q11/scorecard", struct {
+		Scenarios int
+		Margins   q11Margins
+	}{len(results), q11MarginView})
 	var tab [][]string
 	for _, n := range names {
 		s := scores[n]
-		tab = append(tab, []string{"`" + n + "`", fmt.Sprint(s.lost), fmt.Sprintf("%d: %s", len(s.p99), joinOr(s.p99, "—")),
-			fmt.Sprintf("%d: %s", len(s.ru), joinOr(s.ru, "—")), fmt.Sprintf("%d: %s", len(s.waste), joinOr(s.waste, "—")),
-			fmt.Sprintf("%d: %s", len(s.errs), joinOr(s.errs, "—")), joinOr(s.p999, "—")})
+		tab = append(tab, []string{"`" + n + "`", fmt.Sprint(s.Lost), fmt.Sprintf("%d: %s", len(s.P99), joinOr(s.P99, "—")),
+			fmt.Sprintf("%d: %s", len(s.RU), joinOr(s.RU, "—")), fmt.Sprintf("%d: %s", len(s.Waste), joinOr(s.Waste, "—")),
+			fmt.Sprintf("%d: %s", len(s.Errs), joinOr(s.Errs, "—")), joinOr(s.P999, "—")})
 	}
 	d.table([]string{"policy", "scenarios lost", "p99 worse than the best", "RU worse than the best", "of which RU for no p99", "errors worse than the best", "p99.9 worse than the best"}, tab)
 
@@ -204,9 +234,11 @@ func q11(d *doc) error {
 	// draft of this edition): what the counts were.
 	noMin20 := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return n == q11Floor20 })
 	scores50 := q11Score(results, noMin20, noMin20[1:])
-	d.p("Without `%s` among the candidates no hedging policy hedges before 50 ms, and the counts read differently: `p99-dynamic` would lose %d scenarios (%d on p99) and `static-50ms` %d (%d on p99). With it, `p99-dynamic` loses %d (%d on p99) and `static-50ms` %d (%d on p99).",
-		q11Floor20, scores50["p99-dynamic"].lost, len(scores50["p99-dynamic"].p99), scores50["static-50ms"].lost, len(scores50["static-50ms"].p99),
-		scores["p99-dynamic"].lost, len(scores["p99-dynamic"].p99), scores["static-50ms"].lost, len(scores["static-50ms"].p99))
+	type pair struct{ Dynamic, Static *q11Scores }
+	d.say("q11/without-min20", struct {
+		Floor20       string
+		Without, With pair
+	}{q11Floor20, pair{scores50["p99-dynamic"], scores50["static-50ms"]}, pair{scores["p99-dynamic"], scores["static-50ms"]}})
 
 	// What the floor does.
 	d.p("## What the floor does")
@@ -219,39 +251,43 @@ func q11(d *doc) error {
 			above = append(above, "`"+res.name+"`")
 		}
 	}
-	d.p("In %d of the %d scenarios `p99-dynamic`'s row is identical to `static-50ms`'s (p99, p99.9, hedge rate, RU and errors): %s. There the ceiling, 2.5 × the median of the primary's completed attempts (a few milliseconds; in `primary-slow` no primary completes, and the ceiling is the floor itself), is below 50 ms, so after warm-up the threshold sits on its floor (the threshold chart of `incident-north-europe-2022` above is flat at 50 ms): in these scenarios the recommended policy *is* a static 50 ms threshold, and what they show is the floor's value, not the estimator's. It differs from `static-50ms` only where the primary's normal latency is tens of milliseconds or more: %s — failure-mode scenarios, where the estimator and its fixes do the work (a far client, a slow share of reads).",
-		len(atFloor), len(results), strings.Join(atFloor, ", "), joinOr(above, "none"))
+	d.say("q11/at-floor", struct {
+		Scenarios      int
+		AtFloor, Above []string
+	}{len(results), atFloor, above})
 	var floorTab [][]string
-	var cuts, moved, dearer, slower, unclear, errier []string
+	fv := struct {
+		Margins                                      q11Margins
+		Cuts, Moved, Dearer, Slower, Unclear, Errier []string
+		Floor20                                      string
+	}{Margins: q11MarginView, Floor20: q11Floor20}
 	for _, res := range results {
 		a, b := res.figs["p99-dynamic"], res.figs[q11Floor20]
 		floorTab = append(floorTab, []string{"`" + res.name + "`", ms(a.P99), ms(b.P99), pct(a.HedgeRate), pct(b.HedgeRate), ru(a.RUMultiplier), ru(b.RUMultiplier), pct(a.ErrorRate), pct(b.ErrorRate)})
 		if worse(a, b, "p99_ms", a.P99, b.P99) {
-			cuts = append(cuts, fmt.Sprintf("`%s` (%s → %s ms, %+.1f RU points)", res.name, ms(a.P99), ms(b.P99), 100*(b.RUMultiplier-a.RUMultiplier)))
+			fv.Cuts = append(fv.Cuts, fmt.Sprintf("`%s` (%s → %s ms, %+.1f RU points)", res.name, ms(a.P99), ms(b.P99), 100*(b.RUMultiplier-a.RUMultiplier)))
 			if b.P50 < 0.9*a.P50 && b.Counters["breaker_trips"] > a.Counters["breaker_trips"] {
-				moved = append(moved, fmt.Sprintf("`%s` (p50 %s → %s ms, %d partition-breaker trips against %d)", res.name, ms(a.P50), ms(b.P50), b.Counters["breaker_trips"], a.Counters["breaker_trips"]))
+				fv.Moved = append(fv.Moved, fmt.Sprintf("`%s` (p50 %s → %s ms, %d partition-breaker trips against %d)", res.name, ms(a.P50), ms(b.P50), b.Counters["breaker_trips"], a.Counters["breaker_trips"]))
 			}
 		}
 		switch {
 		case worse(b, a, "p99_ms", b.P99, a.P99):
-			slower = append(slower, fmt.Sprintf("`%s` (%s → %s ms)", res.name, ms(a.P99), ms(b.P99)))
+			fv.Slower = append(fv.Slower, fmt.Sprintf("`%s` (%s → %s ms)", res.name, ms(a.P99), ms(b.P99)))
 		case b.P99 > 1.05*a.P99:
-			unclear = append(unclear, fmt.Sprintf("`%s` (%s → %s ms)", res.name, withCI(a, "p99_ms", a.P99, ms), withCI(b, "p99_ms", b.P99, ms)))
+			fv.Unclear = append(fv.Unclear, fmt.Sprintf("`%s` (%s → %s ms)", res.name, withCI(a, "p99_ms", a.P99, ms), withCI(b, "p99_ms", b.P99, ms)))
 		}
 		if b.RUMultiplier > a.RUMultiplier+q11RUMargin {
-			dearer = append(dearer, fmt.Sprintf("`%s` (%s → %s)", res.name, ru(a.RUMultiplier), ru(b.RUMultiplier)))
+			fv.Dearer = append(fv.Dearer, fmt.Sprintf("`%s` (%s → %s)", res.name, ru(a.RUMultiplier), ru(b.RUMultiplier)))
 		}
 		if b.ErrorRate > a.ErrorRate+q11ErrMargin {
-			errier = append(errier, fmt.Sprintf("`%s` (%s → %s)", res.name, pct(a.ErrorRate), pct(b.ErrorRate)))
+			fv.Errier = append(fv.Errier, fmt.Sprintf("`%s` (%s → %s)", res.name, pct(a.ErrorRate), pct(b.ErrorRate)))
 		}
 	}
-	d.p("The floor is therefore the setting that decides most of the answer. The same policy with a 20 ms floor (`%s`), next to the default:", q11Floor20)
+	d.say("q11/floor-intro", fv)
 	d.table([]string{"scenario", "p99 ms, 50 ms floor", "p99 ms, 20 ms floor", "hedge rate, 50", "hedge rate, 20", "RU ×, 50", "RU ×, 20", "errors, 50", "errors, 20"}, floorTab)
-	d.p("A 20 ms floor cuts p99 by more than %.0f%% (intervals apart) in %d scenarios: %s. Its p99 is significantly worse in %d: %s; higher by more than 5%% with overlapping intervals in %s. It spends more than %.0f points more RU in %d: %s; and more than %.0f point more errors in %d: %s. Where the slow reads are an incident (a share of reads seconds late) the earlier hedge costs no extra RU — those reads are hedged at either floor, only 30 ms sooner; it costs RU where the primary's *normal* latency has a mode between 20 and 50 ms (a cache miss, a large document), which the lower floor hedges as if it were an incident. Notebook 03 finds the same of static thresholds: 10–20 ms is the best static value within RU ≤ 1.25 in its partly-slow scenarios.",
-		100*(q11P99Margin-1), len(cuts), joinOr(cuts, "none"), len(slower), joinOr(slower, "none"), joinOr(unclear, "none"), 100*q11RUMargin, len(dearer), joinOr(dearer, "none"), 100*q11ErrMargin, len(errier), joinOr(errier, "none"))
-
-	if len(moved) > 0 {
-		d.p("Not every cut is the threshold's. In %s the p50 moves as well: the client's alternate is nearer than its primary, the 20 ms floor hedges the first reads of warm-up, the alternate wins them, the partition breaker trips and routes those partitions to the alternate for the rest of the run. That is the hedging-win feedback into the per-partition circuit breaker (spec §9.5) finding a nearer region, which a 50 ms floor does not provoke here; it says nothing about the threshold in steady state.", strings.Join(moved, ", "))
+	d.say("q11/floor-20", fv)
+	if len(fv.Moved) > 0 {
+		d.say("q11/floor-moved", fv)
 	}
 
 	// Ablation.
@@ -261,73 +297,133 @@ func q11(d *doc) error {
 
 	// Recommendation: the fewest losses (p99 losses plus RU spent for no
 	// p99); ties by fewer RU losses.
-	losses := func(n string) int { return scores[n].lost }
-	cands := slices.Clone(names[1:])
-	slices.SortStableFunc(cands, func(a, b string) int {
-		if c := losses(a) - losses(b); c != 0 {
-			return c
-		}
-		return len(scores[a].ru) - len(scores[b].ru)
-	})
+	cands := q11Rank(scores, names[1:])
 	rec, next := cands[0], cands[1]
 	if err := q11Fleet(d, results, names, rec); err != nil {
 		return err
 	}
 	d.p("## Answer")
-	d.p("By the scorecard, `%s` loses the fewest scenarios (%d of %d: %d on p99, %d RU for no p99, %d on errors), followed by `%s` (%d). The default, `p99-dynamic`, loses %d (%d on p99: %s). `static-50ms` loses %d: on p99 in %d (%s), RU for no p99 in %d (%s). `p99-tps`, TPS §4.2 as written, loses on p99 in %d: %s.",
-		rec, losses(rec), len(results), len(scores[rec].p99), len(scores[rec].waste), len(scores[rec].errs), next, losses(next),
-		losses("p99-dynamic"), len(scores["p99-dynamic"].p99), joinOr(scores["p99-dynamic"].p99, "none"),
-		losses("static-50ms"), len(scores["static-50ms"].p99), joinOr(scores["static-50ms"].p99, "none"),
-		len(scores["static-50ms"].waste), joinOr(scores["static-50ms"].waste, "none"),
-		len(scores["p99-tps"].p99), joinOr(scores["p99-tps"].p99, "none"))
-	if s := scores[rec]; s.lost > 0 {
-		d.p("Where `%s` loses: %s.", rec, joinOr(slices.Concat(s.p99, s.waste, s.errs), "nowhere"))
+	av := q11AnswerView{
+		Rec: rec, Next: next, RecS: scores[rec], NextS: scores[next], Scenarios: len(results), Margins: q11MarginView,
+		Dynamic: scores["p99-dynamic"], Static: scores["static-50ms"], TPS: scores["p99-tps"],
+		Budget: scores["p99-budget-20pct"], Finagle: scores["finagle-2pct"], GRPC: scores["grpc-throttle-50ms"], Cassandra: scores["cassandra-100ms"],
+		TPSThrottleHedged: get("throughput-control", "p99-tps").HedgeRate,
+		BimodalTPS:        get("bimodal", "p99-tps").P999, BimodalStatic: get("bimodal", "static-50ms").P999,
+		Floor20: q11Floor20, Floor20S: scores[q11Floor20], Cuts: len(fv.Cuts), Dearer: fv.Dearer,
+		AtFloor: len(atFloor), FleetScenario: q11FleetScenario,
+		LowRate: get("low-rate-client", q11Floor20).HedgeRate, LowRateMargin: q11LowRateMargin,
 	}
-	if s := scores["p99-dynamic"].errs; len(s) > 0 {
-		d.p("The dynamic threshold's errors: %s. Under a saturated client throughput-control gate every alternate draws from the same gate (§9.3), so a policy that keeps hedging turns its alternates into local 429s for other operations; `p99-tps` avoids this only because its threshold ratchets up past the slow reads and hedging stops (%s hedged). Opt out of hedging on such an account (notebook 04).", strings.Join(s, ", "), pct(get("throughput-control", "p99-tps").HedgeRate))
+	av.RecLosses = slices.Concat(av.RecS.P99, av.RecS.Waste, av.RecS.Errs)
+	d.say("q11/answer-scorecard", av)
+	if av.RecS.Lost > 0 {
+		d.say("q11/answer-rec-loses", av)
+	}
+	if len(av.Dynamic.Errs) > 0 {
+		d.say("q11/answer-errors", av)
 	}
 	// The price of the fixes against TPS §4.2 as written: scenarios where
-	// p99-dynamic spends more RU than p99-tps, and what it bought.
-	var price, same []string
+	// p99-dynamic spends more RU than p99-tps, and what it bought; and,
+	// over the scenarios where p99-dynamic spends more than the margin
+	// above the cheapest policy, whether that RU is hedging's (p99-tps
+	// spends the same) or the fixes'.
 	for _, res := range results {
 		a, b := res.figs["p99-dynamic"], res.figs["p99-tps"]
-		switch d := a.RUMultiplier - b.RUMultiplier; {
-		case d > q11RUMargin:
-			price = append(price, fmt.Sprintf("`%s` (%+.0f points; p99 %s vs %s ms)", res.name, 100*d, ms(a.P99), ms(b.P99)))
-		case a.RUMultiplier > 1+q11RUMargin && math.Abs(d) <= q11RUMargin:
-			same = append(same, fmt.Sprintf("`%s` (%s)", res.name, ru(a.RUMultiplier)))
+		dr := a.RUMultiplier - b.RUMultiplier
+		switch {
+		case dr > q11RUMargin:
+			av.Price = append(av.Price, fmt.Sprintf("`%s` (%+.0f points; p99 %s vs %s ms)", res.name, 100*dr, ms(a.P99), ms(b.P99)))
+		case a.RUMultiplier > 1+q11RUMargin && math.Abs(dr) <= q11RUMargin:
+			av.Same = append(av.Same, fmt.Sprintf("`%s` (%s)", res.name, ru(a.RUMultiplier)))
+		}
+		if !q11RULoss(res, names[1:], "p99-dynamic") {
+			continue
+		}
+		switch {
+		case dr > q11RUMargin:
+			av.FixesCount++
+		case dr < -q11RUMargin:
+			av.OtherCount++
+		default:
+			av.HedgingCount++
 		}
 	}
 	gs := get("gradual-slowdown", "p99-dynamic")
-	d.p("No policy wins everywhere, and the trade-off is RU — but mostly the RU of hedging at all, not of the fixes. `p99-dynamic` is more than %.0f points of RU above the cheapest policy in %d scenarios: %s. TPS §4.2 as written spends the same RU as `p99-dynamic` (within %.0f points, and more than that above 1.0) in: %s — in `gradual-slowdown` every policy that hedges the slow third pays +%s (`p99-tps` %s, `static-50ms` %s), and only the budgets spend less, giving the tail back. The fixes themselves cost RU against `p99-tps` in %d scenarios: %s. Those are where the ceiling keeps hedging a slow share that TPS §4.2 stops hedging — its purpose during an incident, and its price when the slow share is normal (`two-document-sizes`: one estimator for two document sizes ten times apart, where the median is a small document and the threshold sits at its 50 ms floor).",
-		100*q11RUMargin, len(scores["p99-dynamic"].ru), joinOr(scores["p99-dynamic"].ru, "none"), 100*q11RUMargin, joinOr(same, "none"),
-		pctPoints(gs), ru(get("gradual-slowdown", "p99-tps").RUMultiplier), ru(get("gradual-slowdown", "static-50ms").RUMultiplier),
-		len(price), joinOr(price, "none"))
-	if s := scores["p99-dynamic"].p999; len(s) > 0 {
-		d.p("`p99-dynamic`'s p99.9 is significantly worse than the best policy's in %s. TPS §4.2 as written (`p99-tps`) is worse in %s (the first edition left its `bimodal` p99.9, %s ms against `static-50ms`'s %s ms, unmentioned).", strings.Join(s, ", "), joinOr(scores["p99-tps"].p999, "no scenario"), ms(get("bimodal", "p99-tps").P999), ms(get("bimodal", "static-50ms").P999))
+	av.GradualPoints = pctPoints(gs)
+	av.GradualTPS, av.GradualStatic = get("gradual-slowdown", "p99-tps").RUMultiplier, get("gradual-slowdown", "static-50ms").RUMultiplier
+	d.check(claim{"the RU split covers every RU loss of p99-dynamic", func() error {
+		if n := av.HedgingCount + av.FixesCount + av.OtherCount; n != len(av.Dynamic.RU) {
+			return failf("%d scenarios split, %d RU losses", n, len(av.Dynamic.RU))
+		}
+		return nil
+	}})
+	d.say("q11/answer-ru", av)
+	if len(av.Dynamic.P999) > 0 {
+		d.say("q11/answer-p999", av)
 	}
-	d.p("The budgets trade in the other direction: `p99-budget-20pct` loses on p99 in %d scenarios and on RU in %d; `finagle-2pct` in %d and %d; `grpc-throttle-50ms` in %d and %d. They cap the extra RU and give back the tail whenever more reads need hedging than the budget allows (a third of the reads in `gradual-slowdown`). Cassandra's fixed cap (`cassandra-100ms`) loses on p99 in %d and on RU in %d: a cap in milliseconds is right for one latency scale only (it hedges every read of `far-primary`, 200 ms away).",
-		len(scores["p99-budget-20pct"].p99), len(scores["p99-budget-20pct"].ru), len(scores["finagle-2pct"].p99), len(scores["finagle-2pct"].ru),
-		len(scores["grpc-throttle-50ms"].p99), len(scores["grpc-throttle-50ms"].ru), len(scores["cassandra-100ms"].p99), len(scores["cassandra-100ms"].ru))
+	d.say("q11/answer-budgets", av)
 	if rec == "p99-dynamic" || rec == q11Floor20 {
-		floorLine := fmt.Sprintf("The shipped default keeps TPS §4.2's 50 ms floor, and on this scorecard it is not the better floor: `%s` loses %d of the %d scenarios against the default's %d, cutting p99 in %d scenarios (listed under *What the floor does*) at no extra RU where the slow reads are an incident, and costing RU in %d where a healthy mode sits between 20 and 50 ms: %s. So the data here support `min_ms = 20` wherever that RU on a healthy 20–50 ms mode is affordable; 50 ms is the choice where it is not, or where nothing is known about the workload's modes — a conservative default, not the scorecard's winner.",
-			q11Floor20, losses(q11Floor20), len(results), losses("p99-dynamic"), len(cuts), len(dearer), joinOr(dearer, "none"))
+		av.Floor20Better = av.Floor20S.Lost < av.Dynamic.Lost
 		// The default must also pass every failure case (scenarios/testdata/
 		// policy-cases): low-rate-client allows the defaults at most 2%
 		// hedged, and the embedded low-rate-client scenario is that case.
-		if lr := get("low-rate-client", q11Floor20).HedgeRate; lr > q11LowRateMargin {
-			floorLine += fmt.Sprintf(" As the default, though, a 20 ms floor misses one of the five failure cases: in `low-rate-client` `%s` hedges %s of reads, past the case's margin of %s for the defaults (its warm-up hedges early at 20 ms, the nearer alternate wins and the breaker moves partitions to it). That is why `type = \"p99_dynamic\"` keeps 50 ms and `min_ms = 20` is a setting to choose, not the default.",
-				q11Floor20, pct(lr), pct(q11LowRateMargin))
-		}
-		if losses(q11Floor20) >= losses("p99-dynamic") {
-			floorLine = fmt.Sprintf("On this scorecard a 20 ms floor does not do better (`%s` loses %d scenarios against the default's %d), so the default's 50 ms floor stands.", q11Floor20, losses(q11Floor20), losses("p99-dynamic"))
-		}
-		d.p("**Recommendation:** ship the dynamic threshold with the five fixes — `type = \"p99_dynamic\"` (`hedging.P99DynamicConfig`): the observed p99 (bucket upper edge; superseded primaries as lower bounds), capped at 2.5 × the median of completed attempts, clamped to [`min_ms`, 4000 ms], keeping its last estimate on a thin window, warming up on the largest observation. Evidence: the scorecard above, the ablation (each fix against its failure mode) and the five failure cases (`scenarios/testdata/policy-cases/`, all within their margins; TPS §4.2 as written fails each). Read it for what it is: a dynamic threshold *with a floor*, and in %d of %d scenarios the threshold is the floor — the estimator and its fixes decide the failure-mode scenarios, the floor `min_ms` decides the rest. %s Where the extra RU of hedging a persistent slow share (up to its size, e.g. +%s in `gradual-slowdown`, which any policy that hedges it pays) is not affordable, add `hedge_budget` and accept its p99 losses. What would change the answer: workloads whose normal latency is multi-modal (mixed document sizes in one container), where the median ceiling hedges a healthy mode — raise `ceiling_factor` or keep one estimator per size class; %s.",
-			len(atFloor), len(results), floorLine, pctPoints(gs), q11FleetNote())
+		av.LowRateMissed = av.LowRate > q11LowRateMargin
+		d.say("q11/recommendation", av)
 	} else {
-		d.p("**Recommendation:** by the scorecard, ship `%s`; see its row for the scenarios where it loses.", rec)
+		d.say("q11/recommendation-other", av)
 	}
 	return nil
+}
+
+// q11AnswerView is the answer's view: the recommended policy (fewest
+// losses) and the next, every named policy's scorecard row, the RU split
+// (HedgingCount, FixesCount, OtherCount over p99-dynamic's RU losses; Same
+// and Price rendered) and the figures the recommendation cites.
+type q11AnswerView struct {
+	Rec, Next                            string
+	RecS, NextS                          *q11Scores
+	RecLosses                            []string
+	Scenarios                            int
+	Margins                              q11Margins
+	Dynamic, Static, TPS                 *q11Scores
+	Budget, Finagle, GRPC, Cassandra     *q11Scores
+	TPSThrottleHedged                    float64
+	BimodalTPS, BimodalStatic            float64
+	HedgingCount, FixesCount, OtherCount int
+	Same, Price                          []string
+	GradualPoints                        string
+	GradualTPS, GradualStatic            float64
+	Floor20                              string
+	Floor20S                             *q11Scores
+	Floor20Better                        bool
+	Cuts                                 int
+	Dearer                               []string
+	AtFloor                              int
+	FleetScenario                        string
+	LowRate, LowRateMargin               float64
+	LowRateMissed                        bool
+}
+
+// q11RULoss reports whether policy's RU multiplier in res is more than
+// q11RUMargin above the cheapest of candidates (the scorecard's RU loss).
+func q11RULoss(res q11Result, candidates []string, policy string) bool {
+	cheapest := math.Inf(1)
+	for _, n := range candidates {
+		cheapest = min(cheapest, res.figs[n].RUMultiplier)
+	}
+	return res.figs[policy].RUMultiplier > cheapest+q11RUMargin
+}
+
+// q11Rank orders candidates by scenarios lost, ties by fewer RU losses
+// (stable: the study's order breaks the rest).
+func q11Rank(scores map[string]*q11Scores, candidates []string) []string {
+	cands := slices.Clone(candidates)
+	slices.SortStableFunc(cands, func(a, b string) int {
+		if c := scores[a].Lost - scores[b].Lost; c != 0 {
+			return c
+		}
+		return len(scores[a].RU) - len(scores[b].RU)
+	})
+	return cands
 }
 
 // q11Floor20 is the study's p99-dynamic with a 20 ms floor.
@@ -346,8 +442,8 @@ type q11Result struct {
 // q11Scores is one policy's scorecard row: the scenarios where it is worse
 // than the best candidate, as rendered text.
 type q11Scores struct {
-	p99, ru, waste, errs, p999 []string
-	lost                       int // scenarios with a p99 loss, RU for no p99, or more errors
+	P99, RU, Waste, Errs, P999 []string
+	Lost                       int // scenarios with a p99 loss, RU for no p99, or more errors
 }
 
 // q11Score scores every policy of names against the best of candidates in
@@ -378,26 +474,26 @@ func q11Score(results []q11Result, names, candidates []string) map[string]*q11Sc
 			f, s := res.figs[n], scores[n]
 			lost := false
 			if f.ErrorRate > bestErr.ErrorRate+q11ErrMargin {
-				s.errs = append(s.errs, fmt.Sprintf("`%s` (%s vs %s)", res.name, pct(f.ErrorRate), pct(bestErr.ErrorRate)))
+				s.Errs = append(s.Errs, fmt.Sprintf("`%s` (%s vs %s)", res.name, pct(f.ErrorRate), pct(bestErr.ErrorRate)))
 				lost = true
 			}
 			if worse(f, bestP99, "p99_ms", f.P99, bestP99.P99) {
 				lost = true
-				s.p99 = append(s.p99, fmt.Sprintf("`%s` (%s vs %s ms, `%s`)", res.name, ms(f.P99), ms(bestP99.P99), bestP99.Policy))
+				s.P99 = append(s.P99, fmt.Sprintf("`%s` (%s vs %s ms, `%s`)", res.name, ms(f.P99), ms(bestP99.P99), bestP99.Policy))
 			}
 			if f.RUMultiplier > bestRU.RUMultiplier+q11RUMargin {
-				s.ru = append(s.ru, fmt.Sprintf("`%s` (+%.0f points)", res.name, 100*(f.RUMultiplier-bestRU.RUMultiplier)))
+				s.RU = append(s.RU, fmt.Sprintf("`%s` (+%.0f points)", res.name, 100*(f.RUMultiplier-bestRU.RUMultiplier)))
 				if !worse(bestRU, f, "p99_ms", bestRU.P99, f.P99) {
 					lost = true
-					s.waste = append(s.waste, fmt.Sprintf("`%s` (+%.0f points, p99 %s vs %s ms)", res.name,
+					s.Waste = append(s.Waste, fmt.Sprintf("`%s` (+%.0f points, p99 %s vs %s ms)", res.name,
 						100*(f.RUMultiplier-bestRU.RUMultiplier), ms(f.P99), ms(bestRU.P99)))
 				}
 			}
 			if worse(f, bestP999, "p999_ms", f.P999, bestP999.P999) {
-				s.p999 = append(s.p999, fmt.Sprintf("`%s` (%s vs %s ms, `%s`)", res.name, ms(f.P999), ms(bestP999.P999), bestP999.Policy))
+				s.P999 = append(s.P999, fmt.Sprintf("`%s` (%s vs %s ms, `%s`)", res.name, ms(f.P999), ms(bestP999.P999), bestP999.Policy))
 			}
 			if lost {
-				s.lost++
+				s.Lost++
 			}
 		}
 	}
@@ -408,7 +504,7 @@ func q11Score(results []q11Result, names, candidates []string) map[string]*q11Sc
 // the failure-mode scenarios and says where each fix earns its place.
 func q11Ablation(d *doc) error {
 	d.p("## Ablation: each fix reverted")
-	d.p("The default with one of its five options set back to TPS §4.2's value (everything else the default's, so `initial_ms` stays 50 ms), on the failure-mode scenarios. Each cell is p99 ms / hedge rate / RU ×.")
+	d.say("q11/ablation-intro", nil)
 	d.b.WriteString("```toml\n" + q11AblationTOML + "```\n\n")
 	type row struct {
 		name string
@@ -472,7 +568,7 @@ func q11Ablation(d *doc) error {
 		}
 		lines = append(lines, fmt.Sprintf("`%s` is worse than the default (p99 more than %.0f%% above, or more than %.0f points of RU for no p99) in %s", pols[i], 100*(q11P99Margin-1), 100*q11RUMargin, joinOr(earns[i], "no scenario here")))
 	}
-	d.p("%s. A fix with no scenario here is not shown to earn its place by these scenarios (its case file in `scenarios/testdata/policy-cases/` may still need it).", strings.Join(lines, "; "))
+	d.say("q11/ablation-earns", struct{ Lines []string }{lines})
 	// Censoring shows at a lower quantile: the last two columns.
 	var p90 []string
 	i90, iIgn := slices.Index(pols, "p90-dynamic"), slices.Index(pols, "p90-censored-ignore")
@@ -482,7 +578,7 @@ func q11Ablation(d *doc) error {
 			p90 = append(p90, fmt.Sprintf("`%s` (%s against %s)", r.name, pct(b.HedgeRate), pct(a.HedgeRate)))
 		}
 	}
-	d.p("With the default's 50 ms floor and median ceiling in place, reverting censoring changes no scenario here by the margins above: the slow reads are hedged anyway because the ceiling or the floor, not the learned quantile, sets the threshold. Censoring bites when the learned quantile itself is the threshold and sits inside the slow share. The last two columns are such a setting, the `censored-p90` case's: a p90 target (10%% hedged by design) with `min_ms = 1` and no ceiling, with and without lower bounds. Learning from completed attempts only hedges more than a point above the fixed p90 in %s. So the censoring fix is a guard for lower floors, other quantiles and no ceiling, not a source of the default's results.", joinOr(p90, "no scenario here"))
+	d.say("q11/ablation-censoring", struct{ P90 []string }{p90})
 	return nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"time"
 
 	"hedgelab/hedging"
@@ -53,8 +52,11 @@ func q11Fleet(d *doc, results []q11Result, names []string, rec string) error {
 	n := fleet.cfg.Fleet.Instances
 	rate := fleet.cfg.Workload.RatePerSec
 	d.p("## Fleet cold start")
-	d.p("Every scenario above is one client. An application runs as a fleet, and every instance keeps its own threshold-policy state (latency window, warm-up, hedge budget), so a learned threshold warms up per instance, at the instance's rate. %s — the `cold-start` situation for %d instances at %g reads/s each (`[fleet] instances = %d`, reads assigned uniformly at random), against the same %g reads/s from one client (`fleet.instances = 1`). Cells are one client / the fleet.",
-		fleet.setup(), n, rate/float64(n), n, rate)
+	d.say("q11/fleet-intro", struct {
+		Setup             string
+		N                 int
+		PerInstance, Rate float64
+	}{fleet.setup(), n, rate / float64(n), rate})
 	var tab [][]string
 	for _, p := range fleet.res.Policies {
 		a, b := one.fig(p.Name), fleet.fig(p.Name)
@@ -83,7 +85,7 @@ func q11Fleet(d *doc, results []q11Result, names []string, rec string) error {
 			tab = append(tab, line)
 		}
 	}
-	d.p("Mean threshold (ms) over the hedged reads of each %g s window, all replications:", width.Seconds())
+	d.say("q11/fleet-windows", width.Seconds())
 	d.table(header, tab)
 	d.img("threshold over time, fleet", sub+"/threshold.svg")
 
@@ -99,20 +101,19 @@ func q11Fleet(d *doc, results []q11Result, names []string, rec string) error {
 	}
 	tpsOne, tpsFleet := one.fig("p99-tps"), fleet.fig("p99-tps")
 	dynOne, dynFleet := one.fig("p99-dynamic"), fleet.fig("p99-dynamic")
-	d.p("TPS §4.2 as written (`p99-tps`) hedges at its 1 s initial threshold until an instance holds 100 completed attempts in its window. One client at %g reads/s has them within a second and leaves 1 s at %.1f s (replication 0). In the fleet each instance reads %g times a second, and only its fast reads complete (a slow primary loses to its hedge and is cancelled), so each instance leaves 1 s on its own, between %.1f s and %.1f s (median %.1f s, replication 0). Until then its slow reads wait ~1 s: `p99-tps`'s p99 is %s ms in the fleet against %s ms for one client. The default `p99-dynamic` starts at its 50 ms floor and warms up on the largest observation, so its p99 is %s ms in the fleet and %s ms for one client.",
-		rate, leaveOne[0].Seconds(), rate/float64(n), leave[0].Seconds(), leave[len(leave)-1].Seconds(), leave[len(leave)/2].Seconds(),
-		ms(tpsFleet.P99), ms(tpsOne.P99), ms(dynFleet.P99), ms(dynOne.P99))
-
-	allMore, who := true, "Every hedging policy hedges"
-	for _, p := range fleet.res.Policies[1:] {
-		allMore = allMore && fleet.fig(p.Name).HedgeRate > one.fig(p.Name).HedgeRate
+	fv := q11FleetView{
+		N: n, Rate: rate, PerInstance: rate / float64(n),
+		LeaveOne: leaveOne[0].Seconds(), LeaveFirst: leave[0].Seconds(), LeaveLast: leave[len(leave)-1].Seconds(), LeaveMedian: leave[len(leave)/2].Seconds(),
+		TPSOne: tpsOne, TPSFleet: tpsFleet, DynOne: dynOne, DynFleet: dynFleet,
 	}
-	if !allMore {
-		who = "`p99-dynamic` hedges"
+	d.say("q11/fleet-tps", fv)
+
+	fv.AllMore = true
+	for _, p := range fleet.res.Policies[1:] {
+		fv.AllMore = fv.AllMore && fleet.fig(p.Name).HedgeRate > one.fig(p.Name).HedgeRate
 	}
 	if dynFleet.HedgeRate > dynOne.HedgeRate && dynOne.Counters["breaker_trips"] > dynFleet.Counters["breaker_trips"] {
-		d.p("%s a little more in the fleet (`p99-dynamic` %s against %s): the partition breaker is per instance too. One client's breakers saw every read of a partition and tripped %d times over the replications, routing those partitions straight to the alternate for a while; the fleet's, each seeing 1/%d of a partition's reads, tripped %d times (notebook 02).",
-			who, pct(dynFleet.HedgeRate), pct(dynOne.HedgeRate), dynOne.Counters["breaker_trips"], n, dynFleet.Counters["breaker_trips"])
+		d.say("q11/fleet-breaker", fv)
 	}
 
 	// Per-instance budgets: policies whose hedge rate moves with the fleet.
@@ -123,13 +124,15 @@ func q11Fleet(d *doc, results []q11Result, names []string, rec string) error {
 			moved = append(moved, fmt.Sprintf("`%s` (p99 %s → %s ms, hedge rate %s → %s)", p.Name, ms(a.P99), ms(b.P99), pct(a.HedgeRate), pct(b.HedgeRate)))
 		}
 	}
-	d.p("Policies whose p99 differs significantly (by the scorecard's margin) or whose hedge rate moves by more than a point between one client and the fleet: %s.", joinOr(moved, "none"))
+	d.say("q11/fleet-moved", struct{ Moved []string }{moved})
 	if fo, ff := one.fig("finagle-2pct"), fleet.fig("finagle-2pct"); worse(fo, ff, "p99_ms", fo.P99, ff.P99) {
-		slow := rate * fleet.cfg.Episodes[0].Fraction
-		d.p("A hedge budget is per instance too, and so is Finagle's floor of %g backup a second: `finagle-2pct` earns %g%% of reads plus %g a second, %.0f backups a second for one client but %g × (%g%% × %g + %g) = %.0f for the fleet, against ~%.0f slow reads a second. One client runs out of budget and, while it is out, hedges no earlier than the %s ms driver default (p99 %s ms); the fleet's %d floors pay for its hedges (p99 %s ms).",
-			q11FinagleMin, 100*q11FinagleLoad, q11FinagleMin, q11FinagleLoad*rate+q11FinagleMin, float64(n), 100*q11FinagleLoad, rate/float64(n), q11FinagleMin,
-			float64(n)*(q11FinagleLoad*rate/float64(n)+q11FinagleMin), slow, ms(float64(hedging.DriverDefaultThreshold(fleet.cfg.Client.RequestTimeout).Get().Milliseconds())),
-			ms(fo.P99), n, ms(ff.P99))
+		d.say("q11/fleet-finagle", q11FinagleView{
+			Min: q11FinagleMin, Load: q11FinagleLoad, N: float64(n), PerInstance: rate / float64(n),
+			OneBudget: q11FinagleLoad*rate + q11FinagleMin, FleetBudget: float64(n) * (q11FinagleLoad*rate/float64(n) + q11FinagleMin),
+			Slow:          rate * fleet.cfg.Episodes[0].Fraction,
+			DriverDefault: ms(float64(hedging.DriverDefaultThreshold(fleet.cfg.Client.RequestTimeout).Get().Milliseconds())),
+			One:           fo, Fleet: ff,
+		})
 	}
 
 	// Would the scorecard change?
@@ -141,29 +144,24 @@ func q11Fleet(d *doc, results []q11Result, names []string, rec string) error {
 	before := q11Score(results, names, names[1:])
 	var gained []string
 	for _, nm := range names {
-		if with[nm].lost > before[nm].lost {
+		if with[nm].Lost > before[nm].Lost {
 			gained = append(gained, "`"+nm+"`")
 		}
 	}
-	cands := slices.Clone(names[1:])
-	slices.SortStableFunc(cands, func(a, b string) int {
-		if c := with[a].lost - with[b].lost; c != 0 {
-			return c
-		}
-		return len(with[a].ru) - len(with[b].ru)
-	})
-	verdict := fmt.Sprintf("the policy with the fewest losses would still be `%s`", rec)
-	if cands[0] != rec {
-		verdict = fmt.Sprintf("the policy with the fewest losses would become `%s` instead of `%s`", cands[0], rec)
-	}
+	first := q11Rank(with, names[1:])[0]
 	best := names[1]
 	for _, nm := range names[1:] {
 		if figs[nm].P99 < figs[best].P99 {
 			best = nm
 		}
 	}
-	d.p("The scorecard above counts single-client scenarios only. Counted in it, `%s` would be a lost scenario for %s (the best p99 there is `%s`'s %s ms); %s, and `p99-dynamic` would lose %d scenarios instead of %d.",
-		q11FleetScenario, joinOr(gained, "no policy"), best, ms(figs[best].P99), verdict, with["p99-dynamic"].lost, before["p99-dynamic"].lost)
+	d.say("q11/fleet-scorecard", struct {
+		Scenario, Best, First, Rec string
+		Gained                     []string
+		BestP99                    float64
+		Changed                    bool
+		DynWith, DynBefore         int
+	}{q11FleetScenario, best, first, rec, gained, figs[best].P99, first != rec, with["p99-dynamic"].Lost, before["p99-dynamic"].Lost})
 	return nil
 }
 
@@ -192,12 +190,25 @@ func firstLeave(cfg *simnet.Config, p simnet.Policy, initial time.Duration) ([]t
 	return first, nil
 }
 
-// q11FleetNote is the recommendation's sentence on fleets.
-func q11FleetNote() string {
-	return strings.Join([]string{
-		"and fleets of many clients hedging into one alternate at once, which these scenarios do not model",
-		"(`" + q11FleetScenario + "` above models a fleet's per-instance warm-up, not its load on the alternate's replicas)",
-	}, " ")
+// q11FleetView is the fleet section's view: fleet size N, the fleet's
+// rate and each instance's, when the instances (and one client) left
+// TPS §4.2's initial threshold (s, replication 0), and the figures of
+// p99-tps and p99-dynamic for one client and the fleet.
+type q11FleetView struct {
+	N                                            int
+	Rate, PerInstance                            float64
+	LeaveOne, LeaveFirst, LeaveLast, LeaveMedian float64
+	TPSOne, TPSFleet, DynOne, DynFleet           report.Figures
+	AllMore                                      bool
+}
+
+// q11FinagleView is finagle-2pct's budget per instance against the fleet
+// (backups per second) and its p99 for one client and the fleet.
+type q11FinagleView struct {
+	Min, Load, N, PerInstance    float64
+	OneBudget, FleetBudget, Slow float64
+	DriverDefault                string
+	One, Fleet                   report.Figures
 }
 
 // merged is one policy's merged measurements of a run.

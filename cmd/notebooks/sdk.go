@@ -50,7 +50,7 @@ func sdkDefaults(d *doc) error {
 			return err
 		}
 		d.p("## %s", name)
-		d.p("%s — %s", r.setup(), firstSentence(r.scenario.Description))
+		d.say("setup", r.setupLine())
 		d.table(figureHeader, tab)
 		d.img(name+" p99 against threshold", name+"/sweep_p99.svg")
 		d.img(name+" p99 against RU multiplier", name+"/sweep_cost.svg")
