@@ -49,9 +49,11 @@ var proseFuncs = template.FuncMap{
 	"pct0": func(v float64) string { return fmt.Sprintf("%.0f", 100*v) },
 	// pct1 renders a fraction as a percentage with one decimal, no sign.
 	"pct1": func(v float64) string { return fmt.Sprintf("%.1f", 100*v) },
-	// f0 and f1 render v with 0 and 1 decimals; g2 with 2 significant digits.
+	// f0 … f3 render v with 0 to 3 decimals; g2 with 2 significant digits.
 	"f0": func(v float64) string { return fmt.Sprintf("%.0f", v) },
 	"f1": func(v float64) string { return fmt.Sprintf("%.1f", v) },
+	"f2": func(v float64) string { return fmt.Sprintf("%.2f", v) },
+	"f3": func(v float64) string { return fmt.Sprintf("%.3f", v) },
 	"g2": func(v float64) string { return fmt.Sprintf("%.2g", v) },
 	// points renders a difference of RU multipliers in percentage points,
 	// signed ("+3").

@@ -82,11 +82,11 @@ func TestStormBudgetMatchesScenario(t *testing.T) {
 // budgets that stayed under stormTarget from those that did not.
 func TestOneTokenLinesBound(t *testing.T) {
 	// capacity 2000, rate 2000, rho 0.82: bound (0.90-0.82) = 8%.
-	st := stormSetup{capacity: 2000, rate: 2000}
+	st := stormSetup{Capacity: 2000, Rate: 2000}
 	figs := func(peaks ...float64) map[string]stormFig {
-		m := map[string]stormFig{"disabled": {bgP99: 13}}
+		m := map[string]stormFig{"disabled": {BgP99: 13}}
 		for i, r := range stormOneTokenRatios {
-			m[fmt.Sprintf("budget-%.0fpct-burst1", 100*r)] = stormFig{utilMax: peaks[i], bgP99: 14}
+			m[fmt.Sprintf("budget-%.0fpct-burst1", 100*r)] = stormFig{UtilMax: peaks[i], BgP99: 14}
 		}
 		return m
 	}
