@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -105,6 +106,42 @@ func TestQ11PolicySettingsClaim(t *testing.T) {
 	for _, want := range q11PolicySettings {
 		if !strings.Contains(q11PolicyTOML, want) {
 			t.Errorf("q11PolicyTOML lacks %q", want)
+		}
+	}
+}
+
+// Every template a notebook says exists, and every template defined is
+// said somewhere: a misspelt name would otherwise surface only after a
+// notebook's simulations have run.
+func TestSaidTemplatesExist(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	said := map[string]bool{}
+	re := regexp.MustCompile(`\.say\("([^"]+)"`)
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range re.FindAllStringSubmatch(string(src), -1) {
+			said[m[1]] = true
+			if prose.Lookup(m[1]) == nil {
+				t.Errorf("%s says %q, which no template defines", f, m[1])
+			}
+		}
+	}
+	for _, tmpl := range prose.Templates() {
+		name := tmpl.Name()
+		if strings.HasPrefix(name, "templates/") || name == "" {
+			continue // a file, not a define
+		}
+		if !said[name] {
+			t.Errorf("template %q is never said", name)
 		}
 	}
 }
