@@ -360,6 +360,26 @@ func q11(d *doc) error {
 	if len(av.Dynamic.P999) > 0 {
 		d.say("q11/answer-p999", av)
 	}
+	far, err := d.loadOnly("far-primary")
+	if err != nil {
+		return err
+	}
+	av.FarRTT = far.RTTMs[far.ClientRegion][far.Endpoints[0].Region]
+	gradual, err := d.loadOnly("gradual-slowdown")
+	if err != nil {
+		return err
+	}
+	d.check(claim{"gradual-slowdown slows a third of the reads (\"the slow third\")", func() error {
+		if len(gradual.Episodes) == 0 || math.Abs(gradual.Episodes[0].Fraction-1.0/3) > 0.005 {
+			return failf("episodes %+v", gradual.Episodes)
+		}
+		return nil
+	}}, claim{"cassandra-100ms hedges every read of far-primary (its cap is below the RTT)", func() error {
+		if f := get("far-primary", "cassandra-100ms"); f.HedgeRate < 0.99 {
+			return failf("hedge rate %s", pct(f.HedgeRate))
+		}
+		return nil
+	}})
 	d.say("q11/answer-budgets", av)
 	if rec == "p99-dynamic" || rec == q11Floor20 {
 		av.Floor20Better = av.Floor20S.Lost < av.Dynamic.Lost
@@ -401,6 +421,7 @@ type q11AnswerView struct {
 	FleetScenario                        string
 	LowRate, LowRateMargin               float64
 	LowRateMissed                        bool
+	FarRTT                               float64
 }
 
 // q11RULoss reports whether policy's RU multiplier in res is more than

@@ -257,7 +257,7 @@ func q7(d *doc) error {
 	const chronic, jitter, heavy = "breaker-trip", "healthy", "heavy-tail"
 	d.say("q7/question", nil)
 	seeds := []string{}
-	var chronicCfg *simnet.Config
+	cfgs := map[string]*simnet.Config{}
 	for _, name := range []string{chronic, jitter, heavy} {
 		sc, err := scenarios.Get(name)
 		if err != nil {
@@ -267,12 +267,20 @@ func q7(d *doc) error {
 		if err != nil {
 			return err
 		}
-		if name == chronic {
-			chronicCfg = cfg
-		}
+		cfgs[name] = cfg
 		seeds = append(seeds, fmt.Sprintf("`%s` seed %d × %d replications × %s", name, cfg.Seed, sc.Replications, cfg.Duration))
 	}
+	chronicCfg := cfgs[chronic]
 	ep := chronicCfg.Episodes[0]
+	falseParts := max(cfgs[jitter].Workload.Partitions, 1)
+	d.check(claim{"the false-trip scenarios have no episode and the same partitions (\"uniform keys over N partitions\")", func() error {
+		for _, n := range []string{jitter, heavy} {
+			if c := cfgs[n]; len(c.Episodes) > 0 || max(c.Workload.Partitions, 1) != falseParts || c.Workload.ZipfS != 0 {
+				return failf("%s: %d episodes, %d partitions, zipf %g", n, len(c.Episodes), c.Workload.Partitions, c.Workload.ZipfS)
+			}
+		}
+		return nil
+	}})
 	epS := (ep.End - ep.Start).Seconds()
 	d.check(claim{chronic + ": the episode slows every read of the primary by a fixed delay", func() error {
 		if len(chronicCfg.Episodes) != 1 || (ep.Fraction != 0 && ep.Fraction != 1) || (ep.Factor != 0 && ep.Factor != 1) || ep.AddMs <= 0 {
@@ -459,7 +467,7 @@ func q7(d *doc) error {
 		Partitions               int
 	}{q7ProbeN, q7ChronicMs, rec, big, ttrs, one.Five, big1.Five, big1.At, ttr(sharded.medianTTR, epS),
 		round1(one.Five.TTR) - round1(one.At.TTR), round1(big1.Five.TTR) - round1(big1.At.TTR),
-		ttr(one.Five.TTR, epS), ttr(one.At.TTR, epS), ttr(big1.Five.TTR, epS), ttr(big1.At.TTR, epS), parts}
+		ttr(one.Five.TTR, epS), ttr(one.At.TTR, epS), ttr(big1.Five.TTR, epS), ttr(big1.At.TTR, epS), falseParts}
 	d.say("q7/route-away", v)
 	switch {
 	case rec < q7ProbeN:
