@@ -18,7 +18,6 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
-	"math"
 	"strings"
 	"text/template"
 )
@@ -36,32 +35,28 @@ var proseFuncs = template.FuncMap{
 	"ru":     ru,
 	"pct":    pct,
 	"util":   util,
-	"secs":   secs,
 	"count":  count,
 	"g":      fmtG,
 	"joinOr": joinOr,
 	// joinAnd joins with commas and a final "and"; none when empty.
 	"joinAnd": joinAnd,
 	"join":    strings.Join,
-	"ttr":     ttr,
 	// pct0 renders a fraction as a whole percentage without the sign
 	// ("30" for 0.3): the template writes the "%".
 	"pct0": func(v float64) string { return fmt.Sprintf("%.0f", 100*v) },
 	// pct1 renders a fraction as a percentage with one decimal, no sign.
 	"pct1": func(v float64) string { return fmt.Sprintf("%.1f", 100*v) },
-	// f0 … f3 render v with 0 to 3 decimals; g2 with 2 significant digits.
+	// f0 … f3 render v with 0 to 3 decimals.
 	"f0": func(v float64) string { return fmt.Sprintf("%.0f", v) },
 	"f1": func(v float64) string { return fmt.Sprintf("%.1f", v) },
 	"f2": func(v float64) string { return fmt.Sprintf("%.2f", v) },
 	"f3": func(v float64) string { return fmt.Sprintf("%.3f", v) },
-	"g2": func(v float64) string { return fmt.Sprintf("%.2g", v) },
 	// points renders a difference of RU multipliers in percentage points,
 	// signed ("+3").
 	"points": func(v float64) string { return fmt.Sprintf("%+.0f", 100*v) },
 	"sub":    func(a, b float64) float64 { return a - b },
 	"mul":    func(a, b float64) float64 { return a * b },
 	"div":    func(a, b float64) float64 { return a / b },
-	"abs":    math.Abs,
 	// codes renders names as "`a`, `b`".
 	"codes": func(names []string) string {
 		var out []string
