@@ -5,7 +5,7 @@ GO ?= go
 all: lint test build
 
 build:
-	$(GO) build -o bin/hedgesim ./cmd/hedgesim
+	$(GO) build -buildvcs=true -o bin/hedgesim ./cmd/hedgesim
 
 test:
 	$(GO) test ./...
@@ -40,7 +40,7 @@ run:
 
 # Regenerate results/<scenario>/ for every embedded scenario and the index.
 results:
-	$(GO) build -o bin/hedgesim ./cmd/hedgesim
+	$(GO) build -buildvcs=true -o bin/hedgesim ./cmd/hedgesim
 	rm -rf results
 	./bin/hedgesim run -q $(PNGFLAG) $$(./bin/hedgesim list | awk '{print $$1}')
 	$(GO) run ./cmd/notebooks -index results

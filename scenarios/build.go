@@ -198,13 +198,22 @@ var (
 	reID           = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 )
 
-// checkID checks an element name: required, [A-Za-z0-9_-]+, unique.
+// MaxNameLen is the longest scenario, replica or policy name, in bytes:
+// names become file and directory names (results/<name>/,
+// quantiles_<policy>.csv, <name>-sweep-<path>/), which the file system
+// limits to 255 bytes.
+const MaxNameLen = 64
+
+// checkID checks an element name: required, [A-Za-z0-9_-]+, at most
+// MaxNameLen bytes, unique.
 func (b *builder) checkID(p fpath, what, name string, seen map[string]fpath) {
 	switch {
 	case name == "":
 		b.fail(p, "required")
 	case !reID.MatchString(name):
 		b.fail(p, "must match [A-Za-z0-9_-]+, got %q", name)
+	case len(name) > MaxNameLen:
+		b.fail(p, "must be at most %d characters (it names files), got %d", MaxNameLen, len(name))
 	default:
 		if q, dup := seen[name]; dup {
 			b.fail(p, "duplicate %s %q (already used on line %d)", what, name, b.loc.line(q.loc...))
@@ -253,6 +262,8 @@ func (b *builder) run() (*simnet.Config, []simnet.Policy) {
 	b.workload(cfg, &nm)
 	b.fleet(cfg)
 	b.ru(cfg)
+	b.consistency(cfg, &nm)
+	b.feed(cfg, &nm)
 	pols := b.policies(cfg)
 	if b.e != nil {
 		return nil, nil
@@ -291,13 +302,19 @@ func (b *builder) topLevel(cfg *simnet.Config) (reps int) {
 		b.fail(root.key("name"), "required")
 	case !reScenarioName.MatchString(f.Name):
 		b.fail(root.key("name"), "must match [a-z0-9-]+ and not start with a dash, got %q", f.Name)
+	case len(f.Name) > MaxNameLen:
+		b.fail(root.key("name"), "must be at most %d characters (it names the output directory), got %d", MaxNameLen, len(f.Name))
 	}
 	if f.Seed < 0 {
 		b.fail(root.key("seed"), "must be >= 0, got %d", f.Seed)
 	}
 	cfg.Seed = uint64(f.Seed)
 	durationOK := b.n
-	cfg.Duration = b.dur(root.key("duration_s"), f.DurationS, time.Second)
+	if f.DurationS > 0 {
+		cfg.Duration = b.posDur(root.key("duration_s"), f.DurationS, time.Second) // 1e-300 s would be 0 ns: no duration
+	} else {
+		cfg.Duration = b.dur(root.key("duration_s"), f.DurationS, time.Second)
+	}
 	durationBad := b.n > durationOK
 	if f.MaxOps < 0 {
 		b.fail(root.key("max_ops"), "must be >= 0, got %d", f.MaxOps)
@@ -803,7 +820,7 @@ func (b *builder) limits(cfg *simnet.Config, reps int, pols []simnet.Policy) boo
 			total, what, reps, len(pols), float64(MaxSimulatedOps), lower)
 		return false
 	}
-	if !b.backgroundLimit(cfg, reps, len(pols)) {
+	if !b.backgroundLimit(cfg, reps, len(pols)) || !b.backgroundOverload(cfg) {
 		return false
 	}
 	if !b.fleetBucketLimit() {
@@ -813,7 +830,7 @@ func (b *builder) limits(cfg *simnet.Config, reps int, pols []simnet.Policy) boo
 		b.fail(root, "%v", err)
 		return false
 	}
-	return true
+	return b.checkArrivals(cfg, reps)
 }
 
 // policyType is one row of [policyTypes]: a scenario policy `type`, the
@@ -1240,6 +1257,9 @@ func runLength(f *File, thinkMeanMs float64) time.Duration {
 // set of policies over many scenarios. Errors are *[Error] values naming
 // source, line and field, as for a scenario file.
 func BuildPolicies(source string, text []byte, requestTimeout time.Duration) ([]simnet.Policy, error) {
+	if e := checkNesting(source, text); e != nil {
+		return nil, e
+	}
 	var f File
 	md, err := toml.Decode(string(text), &f)
 	if err != nil {

@@ -279,17 +279,24 @@ func TestErrorsDependentChecks(t *testing.T) {
 			"x.toml:20: replicas.eastus.service: lognormal: p99_ms (3) must be greater than median_ms (4)\nx.toml:34: episodes.0.target: unknown target \"Mars\" (want a replica name or region: East US, West US, eastus, westus)\nx.toml:36: episodes.0.end_s: must be > start_s (5), got 2"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s := string(base)
-			for i := 0; i+1 < len(c.edits); i += 2 {
-				if n := strings.Count(s, c.edits[i]); n != 1 {
-					t.Fatalf("edit %q matches %d times", c.edits[i], n)
-				}
-				s = strings.Replace(s, c.edits[i], c.edits[i+1], 1)
-			}
+			s := applyEdits(t, string(base), c.edits)
 			_, err := Parse("x.toml", []byte(s))
 			if err == nil || err.Error() != c.want {
 				t.Errorf("error\n got: %v\nwant: %s", err, c.want)
 			}
 		})
 	}
+}
+
+// applyEdits returns base with each pair of edits (text that must occur
+// exactly once, its replacement) applied in order.
+func applyEdits(t *testing.T, base string, edits []string) string {
+	t.Helper()
+	for i := 0; i+1 < len(edits); i += 2 {
+		if n := strings.Count(base, edits[i]); n != 1 {
+			t.Fatalf("edit %q matches %d times", edits[i], n)
+		}
+		base = strings.Replace(base, edits[i], edits[i+1], 1)
+	}
+	return base
 }

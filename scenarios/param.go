@@ -107,7 +107,17 @@ func (s *Scenario) WithParam(path string, value float64) (*Scenario, error) {
 	if err := toml.NewEncoder(&buf).Encode(raw); err != nil {
 		return nil, fail("%v", err)
 	}
-	return parse(fmt.Sprintf("%s (%s=%s)", s.Source, path, strconv.FormatFloat(value, 'g', -1, 64)), buf.Bytes(), s.locText)
+	out, err := parse(fmt.Sprintf("%s (%s=%s)", s.Source, path, strconv.FormatFloat(value, 'g', -1, 64)), buf.Bytes(), s.locText)
+	if err != nil && v == any(value) {
+		// A fraction where an integer is wanted is the value's, not a
+		// decimal point the file's author wrote (s parsed).
+		for _, e := range unwrapJoined(err) {
+			if e, ok := e.(*Error); ok && e.Msg == msgIntegerWithFraction {
+				e.Msg = fmt.Sprintf("must be an integer, got %g", value)
+			}
+		}
+	}
+	return out, err
 }
 
 // arrays are the file's arrays of tables.

@@ -113,8 +113,16 @@ func (es Errors) Unwrap() []error {
 	return out
 }
 
-// joinErrors returns the only error of es as itself, several as [Errors].
+// joinErrors returns the only error of es as itself, several as [Errors],
+// each text once (two elements of one name on one line, say, would print
+// the same line twice).
 func joinErrors(es []*Error) error {
+	seen := make(map[Error]bool, len(es))
+	es = slices.DeleteFunc(slices.Clone(es), func(e *Error) bool {
+		dup := seen[*e]
+		seen[*e] = true
+		return dup
+	})
 	if len(es) == 1 {
 		return es[0]
 	}
@@ -145,7 +153,8 @@ const MaxFileBytes = 8 << 20
 
 // Parse decodes and validates one scenario file; source names the file in
 // errors and becomes [Scenario.Source]. Every problem is reported as an
-// [*Error] with file, line and field: TOML syntax errors, values of the
+// [*Error] with file, line and field: a file deeper than [MaxNesting] or
+// with more than [MaxKeys] keys (refused before it is parsed), TOML syntax errors, values of the
 // wrong type, unknown keys, NaN or infinite numbers, and every semantic
 // check listed in scenarios/README.md (including the resource limits). A
 // scenario that parses also builds: [Scenario.Config] will not fail on it.
@@ -159,6 +168,9 @@ func parse(source string, data []byte, locText []byte) (*Scenario, error) {
 	locSource := source
 	if len(data) > MaxFileBytes {
 		return nil, &Error{File: source, Msg: fmt.Sprintf("file is larger than the limit of %d MiB (%d bytes); a scenario is a few KB", MaxFileBytes>>20, MaxFileBytes)}
+	}
+	if e := checkNesting(locSource, data); e != nil {
+		return nil, e
 	}
 	derived := !bytes.Equal(data, locText)
 	loc := locate(locText)
@@ -293,6 +305,10 @@ var tomlTypes = map[string]string{
 	"time.Time": "a date", "time": "a date",
 }
 
+// msgIntegerWithFraction is the message for an integer field written as
+// a float.
+const msgIntegerWithFraction = "must be an integer, written without a decimal point or exponent (2, not 2.0)"
+
 // plainTypeError rewrites "incompatible types: TOML value has type X;
 // destination has type Y" as "must be Y, got X", with a hint for the
 // common case of an integer field written with a fraction (2.0), and
@@ -321,7 +337,7 @@ func plainTypeError(msg string) string {
 		return msg
 	}
 	if got == "float64" && want == "integer" {
-		return "must be an integer, written without a decimal point or exponent (2, not 2.0)"
+		return msgIntegerWithFraction
 	}
 	return fmt.Sprintf("must be %s, got %s", w, g)
 }

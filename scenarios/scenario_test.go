@@ -270,7 +270,7 @@ func TestWithParamErrors(t *testing.T) {
 		{"description.x", 1, src + ": parameter description.x: description is not a table"},
 		{"workload.rate_per_s", -1, src + " (workload.rate_per_s=-1):53: workload.rate_per_s: must be >= 0, got -1"},
 		{"workload.rate_per_sec", 5, src + " (workload.rate_per_sec=5):52: workload.rate_per_sec: unknown field"},
-		{"replicas.eastus.servers", 1.5, src + " (replicas.eastus.servers=1.5):24: replicas.eastus.servers: must be an integer, written without a decimal point or exponent (2, not 2.0)"},
+		{"replicas.eastus.servers", 1.5, src + " (replicas.eastus.servers=1.5):24: replicas.eastus.servers: must be an integer, got 1.5"},
 		{"policies.static-20ms.threshold_ms", 0, src + " (policies.static-20ms.threshold_ms=0):64: policies.static-20ms.threshold_ms: must be > 0, got 0"},
 		{"workload.rate_per_s", 1e12, src + " (workload.rate_per_s=1e+12):6: duration_s: would simulate 2e+13 operations (rate_per_s × duration_s × 1 replications × 2 policies); the limit is 2e+09: lower duration_s, rate_per_s or replications"},
 	} {

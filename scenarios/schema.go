@@ -39,6 +39,8 @@ type File struct {
 	ThroughputControl *TokenBucket       `toml:"throughput_control"`
 	Policies          []Policy           `toml:"policies"`
 	Fleet             Fleet              `toml:"fleet"`
+	Feed              *Feed              `toml:"feed"` // feed workloads (feed.go)
+	Lag               *Lag               `toml:"lag"`  // replication lag per (region, partition) (feed.go)
 }
 
 // Fleet is the [fleet] table: the client instances the workload is spread
@@ -68,6 +70,12 @@ type Account struct {
 	// endpoint.
 	WriteRegion string `toml:"write_region"`
 	MultiMaster bool   `toml:"multi_master"`
+	// Consistency is the read consistency level: session (default),
+	// eventual, consistent_prefix, bounded_staleness or strong.
+	Consistency string `toml:"consistency"`
+	// StalenessBoundMs clamps every replica's lag (ms, > 0); only and
+	// required with bounded_staleness.
+	StalenessBoundMs float64 `toml:"staleness_bound_ms"`
 }
 
 // Endpoint is one [[endpoints]] entry of the preferred read-region list.

@@ -19,22 +19,27 @@ import (
 //     direction by a few percent, and the simulator uses each direction
 //     as written);
 //   - an episode that starts at or after duration_s, so it never applies;
+//   - a [[background]] source that starts at or after, or ends after, the
+//     run's expected end when max_ops ends it before duration_s (see
+//     runLength): it meets no client operation, or is cut;
 //   - a replica with finite servers and no queue_limit that is offered
 //     more than it can serve (Σ rate_k × mean service time_k > servers),
 //     counting an open-loop workload's primary attempts (each operation
 //     kind where it is routed, after the workload's ExcludeRegions share
 //     and the single-master write region) and its [[background]] load,
 //     when nothing bounds the wait: no operation_timeout_ms, or one whose
-//     cancellations do not reach the replica (cancel = "none"), or
-//     background load that alone exceeds the servers (background requests
-//     have no deadline). Its FIFO queue, and the run's memory, then grow
-//     without limit. Hedges and retries are not counted;
+//     cancellations do not reach the replica (cancel = "none"). Its FIFO
+//     queue, and the run's memory, then grow without limit (background
+//     load that alone fills the servers is an error: background requests
+//     have no deadline). Hedges and retries are not counted;
 //   - a [[background]] source with retries > 0 none of whose targeted
 //     replicas has a queue_limit: nothing is refused, so nothing is
 //     retried;
 //   - a [fleet] with more instances than partitions (assignment =
 //     "partition") or than closed-loop clients (assignment = "uniform"):
-//     the extra instances receive no operations.
+//     the extra instances receive no operations;
+//   - replications in which no operation arrives (when some do: none is
+//     an error), which the report leaves out of the means.
 //
 // A scenario from [Parse] always builds; Warnings returns nil otherwise.
 func (s *Scenario) Warnings() []*Error {
@@ -81,6 +86,29 @@ func (s *Scenario) Warnings() []*Error {
 		}
 	}
 
+	// Background sources past the end of a run that max_ops ends early.
+	think := 0.0
+	if cfg.Workload.Think != nil {
+		think = cfg.Workload.Think.Mean()
+	}
+	if end := runLength(f, think).Seconds(); f.MaxOps > 0 && end > 0 && (f.DurationS == 0 || end < f.DurationS) {
+		why := fmt.Sprintf("the run is expected to end at ~%.3g s (max_ops = %d at rate_per_s = %g)", end, f.MaxOps, f.Workload.RatePerS)
+		if f.Workload.Clients > 0 {
+			why = fmt.Sprintf("the run is expected to end at ~%.3g s (max_ops = %d over %d clients' mean think time; later if latency adds up)", end, f.MaxOps, f.Workload.Clients)
+		}
+		for i, g := range f.Background {
+			field := "background." + strconv.Itoa(i)
+			switch {
+			case g.StartS >= end:
+				warn(loc.line("background", strconv.Itoa(i), "start_s"), field+".start_s",
+					"starts at %g s, but %s: it meets no client operation", g.StartS, why)
+			case g.EndS != nil && *g.EndS > end:
+				warn(loc.line("background", strconv.Itoa(i), "end_s"), field+".end_s",
+					"ends at %g s, but %s: the source stops with the run", *g.EndS, why)
+			}
+		}
+	}
+
 	// Overload with an unbounded queue and nothing bounding the wait.
 	for _, o := range primaryOverloads(cfg) {
 		i := o.index
@@ -91,8 +119,6 @@ func (s *Scenario) Warnings() []*Error {
 			why = "with no operation_timeout_ms and no queue_limit its queue grows without limit"
 		case r.Cancel == simnet.CancelNone:
 			why = `cancel = "none" keeps timed-out requests queued, and with no queue_limit its queue grows without limit`
-		case o.bgBusy > float64(r.Servers):
-			why = "background requests have no deadline, and with no queue_limit its queue grows without limit"
 		default:
 			continue // operation_timeout_ms cancels the client's excess
 		}
@@ -110,8 +136,8 @@ func (s *Scenario) Warnings() []*Error {
 			what += fmt.Sprintf("%.4g background requests/s", o.bgOffered)
 		}
 		warn(loc.line("replicas", strconv.Itoa(i), "servers"), "replicas."+r.Name+".servers",
-			"replica %s is offered %s but its %d servers serve at most %.4g/s (mean service time %.4g ms); %s",
-			r.Name, what, r.Servers, float64(r.Servers)/(o.meanMs/1000), o.meanMs, why)
+			"replica %s is offered %s but its %s at most %.4g/s (mean service time %.4g ms); %s",
+			r.Name, what, plural(r.Servers, "server serves", "servers serve"), float64(r.Servers)/(o.meanMs/1000), o.meanMs, why)
 	}
 	out = append(out, fleetWarnings(s, cfg, loc)...)
 
@@ -131,6 +157,12 @@ func (s *Scenario) Warnings() []*Error {
 				"no replica targeted by %q has a queue_limit, so no request is ever refused and retried", b.Target)
 		}
 	}
+	// Replications in which no operation arrives (not all: Parse refuses that).
+	reps := max(s.Replications, 1)
+	if empty, _ := emptyReplications(cfg, reps); len(empty) > 0 {
+		warn(loc.line("duration_s"), "duration_s", "no operation arrives in %d of %d replications (the first: replication %d); they are left out of the means (summary.json empty_replications): raise duration_s or the rate",
+			len(empty), reps, empty[0]+1)
+	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Line < out[j].Line })
 	return out
 }
@@ -138,12 +170,10 @@ func (s *Scenario) Warnings() []*Error {
 // overload is a replica with finite servers and no queue limit whose
 // primary attempts and background load need more than its servers: index
 // into Config.Replicas, the offered client and background rates
-// (requests/s), the background's busy servers (rate × mean service time)
-// and the mean service time (ms) over all it gets.
+// (requests/s) and the mean service time (ms) over all it gets.
 type overload struct {
 	index              int
 	offered, bgOffered float64
-	bgBusy             float64
 	meanMs             float64
 }
 
@@ -194,7 +224,7 @@ func primaryOverloads(cfg *simnet.Config) []overload {
 		if r.Servers == 0 || r.QueueLimit > 0 || total <= float64(r.Servers) {
 			continue
 		}
-		out = append(out, overload{index: i, offered: offered[r.Name], bgOffered: bgOffered[r.Name], bgBusy: bgBusy[r.Name],
+		out = append(out, overload{index: i, offered: offered[r.Name], bgOffered: bgOffered[r.Name],
 			meanMs: total / (offered[r.Name] + bgOffered[r.Name]) * 1000})
 	}
 	return out

@@ -65,7 +65,7 @@ type opState struct {
 }
 
 func (s *sim) interarrival() time.Duration {
-	return msDur(s.arr.ExpFloat64() / s.cfg.Workload.RatePerSec * 1000)
+	return interarrivalGap(s.arr, s.cfg.Workload.RatePerSec)
 }
 
 func (s *sim) acceptingArrivals(at time.Duration) bool {
@@ -89,26 +89,10 @@ func (s *sim) arrival(ev event) {
 }
 
 func (s *sim) startOp(client int32) {
-	var slot int32
-	if n := len(s.free); n > 0 {
-		slot = s.free[n-1]
-		s.free = s.free[:n-1]
-	} else {
-		s.ops = append(s.ops, opState{})
-		slot = int32(len(s.ops) - 1)
-	}
-	o := &s.ops[slot]
-	o.idx = s.nextIdx
+	slot, o := s.newSlot(s.nextIdx, client)
 	s.nextIdx++
 	s.stats.Arrivals++
 	s.lastStart = s.now
-	o.client = client
-	o.att[hedging.Primary] = attemptState{}
-	if o.altUsed {
-		o.att[hedging.Alternate] = attemptState{}
-		o.altUsed = false
-	}
-	o.pending, o.done, o.nparked, o.tiedStarted = 0, false, 0, false
 	// Operation attributes come from the sequential workload stream, so every
 	// policy sees the same sequence.
 	w := &s.cfg.Workload
@@ -136,6 +120,10 @@ func (s *sim) startOp(client int32) {
 	if disabled {
 		o.op.Strategy = hedging.Disabled
 	}
+	if s.fx != nil && s.fx.f != nil && (kind == hedging.QueryPage || kind == hedging.ReadManyPage) {
+		s.startFeedOp(slot, o, kind, part, client)
+		return
+	}
 	o.inst = 0
 	c := s.clients[0]
 	if len(s.clients) > 1 {
@@ -144,6 +132,35 @@ func (s *sim) startOp(client int32) {
 	}
 	c.BeginTo(&s.eff, &o.race, s.now, &o.op)
 	s.perform(slot, &s.eff)
+}
+
+// takeFree returns the index of a free element of *items: the last of
+// *free, or a new zero element.
+func takeFree[T any](items *[]T, free *[]int32) int32 {
+	if n := len(*free); n > 0 {
+		i := (*free)[n-1]
+		*free = (*free)[:n-1]
+		return i
+	}
+	var zero T
+	*items = append(*items, zero)
+	return int32(len(*items) - 1)
+}
+
+// newSlot returns a free op slot, reset for an operation (or feed page)
+// whose keyed draws use idx, started by closed-loop client (-1: none).
+func (s *sim) newSlot(idx uint64, client int32) (int32, *opState) {
+	slot := takeFree(&s.ops, &s.free)
+	o := &s.ops[slot]
+	o.idx = idx
+	o.client = client
+	o.att[hedging.Primary] = attemptState{}
+	if o.altUsed {
+		o.att[hedging.Alternate] = attemptState{}
+		o.altUsed = false
+	}
+	o.pending, o.done, o.nparked, o.tiedStarted = 0, false, 0, false
+	return slot, o
 }
 
 func (s *sim) perform(slot int32, e *hedging.Effects) {
@@ -295,6 +312,10 @@ func (s *sim) maybeFree(slot int32, o *opState) {
 }
 
 func (s *sim) complete(slot int32, o *opState) {
+	if s.fx != nil && s.fx.slotOf(slot) != nil {
+		s.feedPageDone(slot, o)
+		return
+	}
 	r := &o.race
 	s.record(r)
 	if s.progress != nil {
@@ -310,11 +331,15 @@ func (s *sim) complete(slot int32, o *opState) {
 	o.done = true
 	s.maybeFree(slot, o)
 	if client >= 0 {
-		w := &s.cfg.Workload
-		think := msDur(w.Think.Sample(s.draw(purposeThink, uint64(client), s.nextIdx, 1)))
-		if s.acceptingArrivals(s.now + think) {
-			s.q.push(event{at: s.now + think, kind: evArrival, id: client})
-		}
+		s.think(client)
+	}
+}
+
+// think schedules closed-loop client's next operation after its think time.
+func (s *sim) think(client int32) {
+	think := msDur(s.cfg.Workload.Think.Sample(s.draw(purposeThink, uint64(client), s.nextIdx, 1)))
+	if s.acceptingArrivals(s.now + think) {
+		s.q.push(event{at: s.now + think, kind: evArrival, id: client})
 	}
 }
 

@@ -203,6 +203,17 @@ type Config struct {
 	// and how operations are assigned to them; the zero value is one
 	// instance.
 	Fleet Fleet
+	// Feed, when set, runs queries and ReadMany calls page by page and adds
+	// change-feed pollers (feed.go); nil keeps every operation one race.
+	Feed *Feed
+	// Consistency is the read consistency level (default Session, the
+	// model of runs without it); StalenessBound clamps every replica's lag
+	// under BoundedStaleness.
+	Consistency    Consistency
+	StalenessBound time.Duration
+	// Lag, when set, makes replication lag a process per (region,
+	// partition) with episodes; nil = ReplicationLagMs, constant.
+	Lag *LagProcess
 }
 
 // MaxOpsLimit is the largest number of operations one run may simulate
@@ -265,6 +276,9 @@ func (c *Config) Validate() error {
 		return errors.New("simnet: a closed-loop workload needs Think")
 	}
 	if err := c.validateCapacity(); err != nil {
+		return err
+	}
+	if err := c.validateFeed(); err != nil {
 		return err
 	}
 	return c.Fleet.validate()

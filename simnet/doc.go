@@ -44,6 +44,14 @@
 // location marks and session tokens, sharing the replicas; the workload's
 // rate is the fleet's total and each operation runs on one instance.
 //
+// Feeds (Config.Feed, feed.go): queries, ReadMany calls and change-feed
+// polls run page by page through hedging/feed's Driver, driven from the
+// event loop like the race core (each page one race in an op slot); setup
+// stages are metadata reads under feed.MetadataConfig; Config.Lag and
+// Config.Consistency make replication lag a process per (region,
+// partition) and decide what a lagging replica answers; Stats.Feed holds
+// the feed measurements. A run without them takes none of these paths.
+//
 // Units: virtual time is a time.Duration from the start of the run;
 // configuration latencies are in milliseconds; RU is request units.
 package simnet

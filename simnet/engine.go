@@ -84,13 +84,13 @@ func (s *sim) draw(purpose, a, b, c uint64) *rand.Rand {
 // cancelCheckEvents events; nil never closes).
 func (s *sim) run(done <-chan struct{}) bool {
 	s.initCapacity()
+	s.initFeed()
 	w := &s.cfg.Workload
 	if w.RatePerSec > 0 {
 		s.q.push(event{at: s.interarrival(), kind: evArrival, id: -1})
 	} else {
 		for c := 0; c < w.Clients; c++ {
-			think := msDur(w.Think.Sample(s.draw(purposeThink, uint64(c), 0, 0)))
-			s.q.push(event{at: think, kind: evArrival, id: int32(c)})
+			s.q.push(event{at: firstThink(w, &s.pcg, s.seed, c), kind: evArrival, id: int32(c)})
 		}
 	}
 	for s.q.Len() > 0 {
@@ -134,10 +134,15 @@ func (s *sim) run(done <-chan struct{}) bool {
 			s.backgroundArrive(ev)
 		case evBackgroundRetry:
 			s.backgroundRetry(ev)
+		case evFeed:
+			s.feedEvent(ev)
 		}
 	}
 	s.stats.End = max(s.now, s.deadEnd)
 	s.finishCapacity()
+	if s.fx != nil {
+		s.finishFeed()
+	}
 	s.stats.ArrivalsEnd = s.lastStart
 	if s.cfg.Duration > 0 && (s.cfg.MaxOps <= 0 || s.nextIdx < uint64(s.cfg.MaxOps)) {
 		s.stats.ArrivalsEnd = s.cfg.Duration // arrivals ran until Duration

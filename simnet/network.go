@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"hedgelab/hedging"
+	"hedgelab/hedging/feed"
 	"hedgelab/simnet/dist"
 )
 
@@ -216,7 +217,11 @@ func (s *sim) replicaArrive(ev event) {
 			return
 		}
 	}
-	if !kind.IsWrite() && !st.a.HubRegionProcessingOnly && st.a.SessionLSN > s.logs[o.part].visible(s.now, rep.lagNs) {
+	if s.fx != nil {
+		if s.feedArrive(ev, o, st, ri, rep) {
+			return
+		}
+	} else if !kind.IsWrite() && !st.a.HubRegionProcessingOnly && st.a.SessionLSN > s.logs[o.part].visible(s.now, rep.lagNs) {
 		s.answer(ev, st, hedging.Result{Status: hedging.Status{Code: 404, SubStatus: hedging.SubStatusReadSessionNotAvailable}}, 0)
 		return
 	}
@@ -243,6 +248,9 @@ func (s *sim) answer(ev event, st *attemptState, res hedging.Result, after time.
 	defer s.settle(ev.id, &s.ops[ev.id])
 	if res.Status.Code == 404 && res.Status.SubStatus == hedging.SubStatusReadSessionNotAvailable {
 		s.stats.SessionNotAvailable++
+	}
+	if s.fx != nil && s.ops[ev.id].op.Kind == hedging.MetadataRead {
+		res = feed.Authoritative(st.a, res) // metadata answers: primary is authoritative
 	}
 	st.res = res
 	s.queueResponse(ev.id, &s.ops[ev.id], st, s.now+after+st.back)
@@ -325,6 +333,12 @@ func (s *sim) serve(slot int32, o *opState, st *attemptState, rep *replicaRT, k 
 	}
 	finish := s.now + msDur(ms)
 	charge := s.ru[kind]
+	var fs *feedSlot
+	if s.fx != nil {
+		if fs = s.fx.slotOf(slot); fs != nil {
+			charge = s.feedCharge(fs, o, st, rep)
+		}
+	}
 	free, billed := finish, charge
 	if s.capa.on {
 		free, billed = s.capServe(st, rep, k, finish, charge)
@@ -347,6 +361,9 @@ func (s *sim) serve(slot int32, o *opState, st *attemptState, rep *replicaRT, k 
 		res.SessionLSN = log.total
 	default:
 		res.SessionLSN = log.visible(s.now, rep.lagNs)
+	}
+	if s.fx != nil {
+		s.feedResult(fs, o, st, rep, &res, finish)
 	}
 	st.res = res
 	s.queueResponse(slot, o, st, finish+st.back)

@@ -91,6 +91,8 @@ type sim struct {
 	deadEnd time.Duration
 	// capa is the capacity model's state (capacity.go, background.go).
 	capa capSim
+	// fx is the feed model's state (feed.go); nil unless the run needs it.
+	fx *feedSim
 }
 
 // Run simulates cfg under policy p for replication number replication
@@ -135,7 +137,7 @@ func Run(cfg *Config, p Policy, replication int, opts RunOptions) (*Stats, error
 func newSim(cfg *Config, strategy hedging.AvailabilityStrategy, seed uint64) (*sim, error) {
 	s := &sim{cfg: cfg, seed: seed, repByKey: map[string]int32{}, parking: true}
 	s.rng = rand.New(&s.pcg)
-	s.arrPCG.Seed(seed, 0xa77)
+	s.arrPCG.Seed(seed, arrivalStream)
 	s.arr = rand.New(&s.arrPCG)
 	s.wlPCG.Seed(seed, 0x3017)
 	s.wl = rand.New(&s.wlPCG)

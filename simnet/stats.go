@@ -48,7 +48,12 @@ type Stats struct {
 	Arrivals int64
 	// Ops counts finished operations; Errors those that returned an error
 	// (no final response: a transient status or the deadline), a class of
-	// failed operations (see Failed).
+	// failed operations (see Failed). A feed operation (Config.Feed: a
+	// query or a ReadMany call) is one operation: its end-to-end latency,
+	// failed when a leaf or setup read failed, hedged when a page was, an
+	// alternate win when a page's alternate won. Change-feed polls are not
+	// operations (see Feed). The attempts and RU of every page, polls'
+	// included, count in Attempts, RUCharged and RUReturned.
 	Ops, Errors int64
 	// Hedged counts operations whose alternate was spawned; AlternateWins
 	// those with terminal state AlternateWon. FailoverHedged counts the
@@ -60,7 +65,10 @@ type Stats struct {
 	// Attempts counts transport attempts sent (both legs, retries included).
 	Attempts int64
 	// Terminal counts terminal states, indexed by hedging.TerminalState; index
-	// 0 counts operations with no hedging strategy active ("none").
+	// 0 counts operations with no hedging strategy active ("none"). In a
+	// run with feeds it counts races: a point operation's, and each page
+	// and setup read of a feed operation or poll (Feed.Races of them), so it
+	// sums to Ops - (feed operations) + Feed.Races.
 	Terminal [8]int64
 	// RUCharged is the RU charged by replicas for every attempt that started
 	// service (cancelled ones included, §14.2); RUReturned the RU of the
@@ -102,6 +110,10 @@ type Stats struct {
 	// queue length, refusals, background latency); nil unless the run
 	// models capacity (Config.ModelsCapacity).
 	Capacity *CapacityStats
+	// Feed holds the feed measurements (pages, setup, staleness, change-feed
+	// duplicates and skips); nil unless the run models feeds, lag or a
+	// consistency level (Config.Feed, Lag, Consistency).
+	Feed *FeedStats
 
 	// Events is the number of events processed.
 	Events int64
@@ -174,6 +186,7 @@ func (s *Stats) Merge(o *Stats) {
 		s.ReplicaAnswers[i] += o.ReplicaAnswers[i]
 	}
 	s.Capacity = s.Capacity.merge(o.Capacity)
+	s.Feed = s.Feed.merge(o.Feed)
 	s.Events += o.Events
 	s.End = max(s.End, o.End)
 	s.ArrivalsEnd = max(s.ArrivalsEnd, o.ArrivalsEnd)
@@ -252,30 +265,14 @@ func latencyMicros(d time.Duration) int64 {
 // histogram, counters, terminal state and its timeline window (by start).
 func (s *sim) record(r *hedging.Race) {
 	st := s.stats
-	lat := r.DoneAt() - r.Start()
-	us := latencyMicros(lat)
-	_ = st.Latency.RecordValue(us)
-	st.LatencySum += lat
-	st.Ops++
-	wi := int(r.Start() / st.WindowWidth)
-	for wi >= len(st.Timeline) && len(st.Timeline) < s.maxWindows {
-		st.Timeline = append(st.Timeline, Window{Latency: hdr.New(histMinMicros, histMaxMicros, windowHistDigit)})
-	}
-	wi = max(min(wi, len(st.Timeline)-1), 0)
-	win := &st.Timeline[wi]
-	win.Ops++
-	_ = win.Latency.RecordValue(us)
+	win := s.recordOp(r.Start(), r.DoneAt()-r.Start())
 	if r.Err() != nil {
 		st.Errors++
 		win.Failed++
 	} else {
 		if status := r.Status(); status.Code >= 400 {
-			st.FinalErrorResponses++
+			st.finalError(status)
 			win.Failed++
-			if st.FinalErrorByStatus == nil {
-				st.FinalErrorByStatus = map[hedging.Status]int64{}
-			}
-			st.FinalErrorByStatus[status]++
 		}
 		if w, ok := r.Winner(); ok {
 			if ri, ok := s.replicaOf(r.Endpoint(w).Key); ok {
@@ -287,22 +284,60 @@ func (s *sim) record(r *hedging.Race) {
 		st.Hedged++
 		win.Hedged++
 	}
-	if d, ok := r.Diagnostics(); ok {
-		if c, ok := d.SpawnCause(); ok && c.Failover() {
-			st.FailoverHedged++
-		}
-		ts := d.TerminalState()
-		st.Terminal[ts]++
-		if ts == hedging.AlternateWon {
+	if d, ok := st.countRace(r); ok {
+		if d.TerminalState() == hedging.AlternateWon {
 			st.AlternateWins++
 		}
 		win.ThresholdSumMs += float64(r.Threshold().Get()) / float64(time.Millisecond)
 		win.ThresholdOps++
-	} else {
-		st.Terminal[0]++
 	}
+	st.RUReturned += r.RequestCharge()
+}
+
+// finalError counts an operation that returned a final response with
+// status (>= 400).
+func (st *Stats) finalError(status hedging.Status) {
+	st.FinalErrorResponses++
+	if st.FinalErrorByStatus == nil {
+		st.FinalErrorByStatus = map[hedging.Status]int64{}
+	}
+	st.FinalErrorByStatus[status]++
+}
+
+// recordOp adds one finished operation that started at start and took lat
+// to Ops, the latency histogram and its timeline window, which it returns.
+func (s *sim) recordOp(start, lat time.Duration) *Window {
+	st := s.stats
+	us := latencyMicros(lat)
+	_ = st.Latency.RecordValue(us)
+	st.LatencySum += lat
+	st.Ops++
+	wi := int(start / st.WindowWidth)
+	for wi >= len(st.Timeline) && len(st.Timeline) < s.maxWindows {
+		st.Timeline = append(st.Timeline, Window{Latency: hdr.New(histMinMicros, histMaxMicros, windowHistDigit)})
+	}
+	wi = max(min(wi, len(st.Timeline)-1), 0)
+	win := &st.Timeline[wi]
+	win.Ops++
+	_ = win.Latency.RecordValue(us)
+	return win
+}
+
+// countRace adds race r's terminal state, failover spawn and breaker trip
+// to st (for every race: an operation's, or a feed page's) and returns its
+// hedge diagnostics, when hedging was active.
+func (st *Stats) countRace(r *hedging.Race) (*hedging.HedgeDiagnostics, bool) {
 	if r.TrippedBreaker() {
 		st.BreakerTrips++
 	}
-	st.RUReturned += r.RequestCharge()
+	d, ok := r.Diagnostics()
+	if !ok {
+		st.Terminal[0]++
+		return nil, false
+	}
+	if c, ok := d.SpawnCause(); ok && c.Failover() {
+		st.FailoverHedged++
+	}
+	st.Terminal[d.TerminalState()]++
+	return d, true
 }

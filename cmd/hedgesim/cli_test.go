@@ -41,7 +41,7 @@ func TestCLIIssue12(t *testing.T) {
 	}{
 		{"--version", []string{"--version"}, exitOK, "hedgesim ", "", ""},
 		{"version", []string{"version"}, exitOK, "hedgesim ", "", ""},
-		{"top-level bad flag gives top-level usage", []string{"-x"}, exitUsage, "", "flag provided but not defined: -x\nhedgesim simulates", ""},
+		{"top-level bad flag gives top-level usage", []string{"-x"}, exitUsage, "", "hedgesim: flag provided but not defined: -x\nUsage: hedgesim [COMMAND] [flags] [FILE|NAME...]  (commands: run, sweep, validate, list, version, help)\nRun \"hedgesim help\" for help.\n", ""},
 		{"run -h to stdout", []string{"run", "-h"}, exitOK, "Usage: hedgesim run", "", ""},
 		{"run -h lists every chart", []string{"run", "-h"}, exitOK, "ccdf, percentiles, cost, timeline,\nthreshold and hedge_rate", "", ""},
 		{"sweep --help to stdout", []string{"sweep", "--help"}, exitOK, "Usage: hedgesim sweep", "", ""},
@@ -173,20 +173,28 @@ func TestCLIHelpAndMissingArguments(t *testing.T) {
 		args   []string
 		code   int
 		stdout string // substring of stdout ("" = empty stdout)
-		stderr string // prefix of stderr ("" = empty stderr)
+		stderr string // all of stderr
 	}{
 		{"sweep -h gives sweep's default --out", []string{"sweep", "-h"}, exitOK, "output directory (default results/<scenario-name>-sweep-<param>)", ""},
 		{"run -h: --out needs one scenario", []string{"run", "-h"}, exitOK, "output directory, only with one scenario (default results/<scenario-name>)", ""},
 		{"version -h", []string{"version", "-h"}, exitOK, "Usage: hedgesim version", ""},
 		{"version --help", []string{"version", "--help"}, exitOK, "Usage: hedgesim version", ""},
 		{"--version -h", []string{"--version", "-h"}, exitOK, "Usage: hedgesim version", ""},
-		{"version extra", []string{"version", "extra"}, exitUsage, "", "hedgesim: version takes no arguments, got [\"extra\"]\n\nUsage: hedgesim version"},
-		{"run without a scenario", []string{"run"}, exitUsage, "", "hedgesim: run needs at least one scenario (a FILE or an embedded NAME; hedgesim list shows them)\n\nUsage: hedgesim run"},
-		{"run with flags only", []string{"run", "-q"}, exitUsage, "", "hedgesim: run needs at least one scenario"},
-		{"validate without a scenario", []string{"validate"}, exitUsage, "", "hedgesim: validate needs at least one scenario (a FILE or an embedded NAME; hedgesim list shows them)\n\nUsage: hedgesim validate"},
-		{"sweep without a scenario", []string{"sweep", "--param", "seed=1:2:1"}, exitUsage, "", "hedgesim: sweep needs one scenario (a FILE or an embedded NAME), got none\n\nUsage: hedgesim sweep"},
-		{"sweep with two scenarios", []string{"sweep", "tiny", "default", "--param", "seed=1:2:1"}, exitUsage, "", "hedgesim: sweep needs one scenario (a FILE or an embedded NAME), got 2: [\"tiny\" \"default\"]\n\nUsage: hedgesim sweep"},
-		{"sweep without --param", []string{"sweep", "tiny"}, exitUsage, "", "hedgesim: sweep needs --param PATH=FROM:TO:STEP\n\nUsage: hedgesim sweep"},
+		{"version extra", []string{"version", "extra"}, exitUsage, "", "hedgesim: version takes no arguments, got [\"extra\"]\nUsage: hedgesim version (or: hedgesim --version)\nRun \"hedgesim version -h\" for help.\n"},
+		{"run without a scenario", []string{"run"}, exitUsage, "", "hedgesim: run needs at least one scenario (a FILE or an embedded NAME; hedgesim list shows them)\nUsage: hedgesim run [flags] FILE|NAME...\nRun \"hedgesim run -h\" for help.\n"},
+		{"run with flags only", []string{"run", "-q"}, exitUsage, "", "hedgesim: run needs at least one scenario (a FILE or an embedded NAME; hedgesim list shows them)\nUsage: hedgesim run [flags] FILE|NAME...\nRun \"hedgesim run -h\" for help.\n"},
+		{"validate without a scenario", []string{"validate"}, exitUsage, "", "hedgesim: validate needs at least one scenario (a FILE or an embedded NAME; hedgesim list shows them)\nUsage: hedgesim validate FILE|NAME...\nRun \"hedgesim validate -h\" for help.\n"},
+		{"sweep without a scenario", []string{"sweep", "--param", "seed=1:2:1"}, exitUsage, "", "hedgesim: sweep needs one scenario (a FILE or an embedded NAME), got none\nUsage: hedgesim sweep [flags] FILE|NAME --param PATH=FROM:TO:STEP\nRun \"hedgesim sweep -h\" for help.\n"},
+		{"sweep with two scenarios", []string{"sweep", "tiny", "default", "--param", "seed=1:2:1"}, exitUsage, "", "hedgesim: sweep needs one scenario (a FILE or an embedded NAME), got 2: [\"tiny\" \"default\"]\nUsage: hedgesim sweep [flags] FILE|NAME --param PATH=FROM:TO:STEP\nRun \"hedgesim sweep -h\" for help.\n"},
+		// Issue 19: a usage error is one line and the command's usage line,
+		// not the whole help.
+		{"run: bad flag", []string{"run", "tiny", "--bogus"}, exitUsage, "", "hedgesim: flag provided but not defined: -bogus\nUsage: hedgesim run [flags] FILE|NAME...\nRun \"hedgesim run -h\" for help.\n"},
+		{"validate: bad flag", []string{"validate", "tiny", "--out", "x"}, exitUsage, "", "hedgesim: flag provided but not defined: -out\nUsage: hedgesim validate FILE|NAME...\nRun \"hedgesim validate -h\" for help.\n"},
+		{"list: bad flag", []string{"list", "-x"}, exitUsage, "", "hedgesim: flag provided but not defined: -x\nUsage: hedgesim list\nRun \"hedgesim list -h\" for help.\n"},
+		{"unknown command", []string{"frob"}, exitUsage, "", "hedgesim: unknown command \"frob\"\nUsage: hedgesim [COMMAND] [flags] [FILE|NAME...]  (commands: run, sweep, validate, list, version, help)\nRun \"hedgesim help\" for help.\n"},
+		{"--out \"\"", []string{"run", "tiny", "--out", "", "-q"}, exitUsage, "", "hedgesim: --out must name a directory, got \"\"\nUsage: hedgesim run [flags] FILE|NAME...\nRun \"hedgesim run -h\" for help.\n"},
+		{"sweep --out \"\"", []string{"sweep", "tiny", "--param", "seed=1:2:1", "--out="}, exitUsage, "", "hedgesim: --out must name a directory, got \"\"\nUsage: hedgesim sweep [flags] FILE|NAME --param PATH=FROM:TO:STEP\nRun \"hedgesim sweep -h\" for help.\n"},
+		{"sweep without --param", []string{"sweep", "tiny"}, exitUsage, "", "hedgesim: sweep needs --param PATH=FROM:TO:STEP\nUsage: hedgesim sweep [flags] FILE|NAME --param PATH=FROM:TO:STEP\nRun \"hedgesim sweep -h\" for help.\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, errOut, code := runCLI(t, c.args...)
@@ -196,8 +204,8 @@ func TestCLIHelpAndMissingArguments(t *testing.T) {
 			if c.stdout == "" && out != "" || !strings.Contains(out, c.stdout) {
 				t.Errorf("stdout %q, want it to contain %q", out, c.stdout)
 			}
-			if c.stderr == "" && errOut != "" || !strings.HasPrefix(errOut, c.stderr) {
-				t.Errorf("stderr %q, want it to start with %q", errOut, c.stderr)
+			if errOut != c.stderr {
+				t.Errorf("stderr %q, want %q", errOut, c.stderr)
 			}
 		})
 	}

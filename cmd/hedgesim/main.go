@@ -107,8 +107,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "hedgesim: unknown command %q\n\n%s", args[0], usage)
-	return exitUsage
+	return usageError(stderr, "", fmt.Sprintf("unknown command %q", args[0]))
 }
 
 // cmdRunTop is "hedgesim [flags]": run the default scenario, with the
@@ -138,13 +137,23 @@ func wantsHelp(args []string) bool {
 // version returns the module version and VCS revision the binary was
 // built from, as far as the Go toolchain recorded them.
 func version() string {
-	v := "(devel)"
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
-		return v
+		return "(no build information)"
 	}
-	if info.Main.Version != "" {
-		v = info.Main.Version
+	return formatVersion(info)
+}
+
+// formatVersion renders build information as "<module version> <revision
+// (12 hex digits)>[+dirty] <go version>", for example
+// "v0.0.0-20261201135557-87a28f53daf2 87a28f53daf2 go1.26.8", and says so
+// when no revision was recorded: `go run`, -buildvcs=false (GOFLAGS), or
+// a build outside a git clone (a git worktree included) record none;
+// `make build` records it.
+func formatVersion(info *debug.BuildInfo) string {
+	v := info.Main.Version
+	if v == "" {
+		v = "(devel)"
 	}
 	var rev, modified string
 	for _, s := range info.Settings {
@@ -157,10 +166,10 @@ func version() string {
 			}
 		}
 	}
-	if rev != "" {
-		v += " " + rev[:min(12, len(rev))] + modified
+	if rev == "" {
+		return v + " " + info.GoVersion + " (no VCS revision recorded: built by go run, with -buildvcs=false, or outside a git clone; make build records it)"
 	}
-	return v + " " + info.GoVersion
+	return v + " " + rev[:min(12, len(rev))] + modified + " " + info.GoVersion
 }
 
 // versionUsage is the help of version.
@@ -168,7 +177,8 @@ const versionUsage = `Usage: hedgesim version (or: hedgesim --version)
 
 Prints the module version, the VCS revision the binary was built from
 (with +dirty for uncommitted changes) and the Go version, as far as the Go
-toolchain recorded them.
+toolchain recorded them. A binary built by go run, with -buildvcs=false or
+outside a git clone records no revision, and says so; make build records it.
 `
 
 func cmdVersion(args []string, stdout, stderr io.Writer) int {
@@ -177,8 +187,7 @@ func cmdVersion(args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	if len(args) > 0 {
-		fmt.Fprintf(stderr, "hedgesim: version takes no arguments, got %q\n\n%s", args, versionUsage)
-		return exitUsage
+		return usageError(stderr, "version", fmt.Sprintf("version takes no arguments, got %q", args))
 	}
 	fmt.Fprintf(stdout, "hedgesim %s\n", version())
 	return exitOK
@@ -221,7 +230,11 @@ func (f *runFlags) register(fs *flag.FlagSet, outHelp string) {
 
 // parseInterleaved parses flags that may appear before or after positional
 // arguments.
+// The flag package's own messages are silenced: the caller reports the
+// error as a usage error.
 func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
@@ -267,6 +280,10 @@ Flags:
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, top bool) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	cmd := "run"
+	if top {
+		cmd = ""
+	}
 	var f runFlags
 	f.register(fs, "output directory, only with one scenario (default results/<scenario-name>); replaced as a whole by the results")
 	printUsage := func(w io.Writer) {
@@ -283,23 +300,18 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, top bo
 		printUsage(stdout)
 		return exitOK
 	}
-	fs.Usage = func() { printUsage(stderr) }
 	names, err := parseInterleaved(fs, args)
 	if err != nil {
-		return flagExit(err)
+		return usageError(stderr, cmd, err.Error())
 	}
 	if len(names) == 0 {
-		fmt.Fprintf(stderr, "hedgesim: run needs at least one scenario (%s)\n\n", scenarioArg)
-		fs.Usage()
-		return exitUsage
+		return usageError(stderr, cmd, fmt.Sprintf("run needs at least one scenario (%s)", scenarioArg))
 	}
-	if err := f.check(); err != nil {
-		fmt.Fprintf(stderr, "hedgesim: %v\n", err)
-		return exitUsage
+	if err := f.check(fs); err != nil {
+		return usageError(stderr, cmd, err.Error())
 	}
 	if f.out != "" && len(names) > 1 {
-		fmt.Fprintln(stderr, "hedgesim: --out needs exactly one scenario")
-		return exitUsage
+		return usageError(stderr, cmd, "--out needs exactly one scenario")
 	}
 	// Load and check every scenario and output directory before running any.
 	var list []*scenarios.Scenario
@@ -356,12 +368,18 @@ func printWarnings(w io.Writer, s *scenarios.Scenario) {
 	}
 }
 
-// check rejects impossible flag values.
-func (f *runFlags) check() error {
+// check rejects impossible flag values of fs, parsed into f.
+func (f *runFlags) check(fs *flag.FlagSet) error {
 	if f.parallel < 1 {
 		return fmt.Errorf("--parallel must be >= 1, got %d", f.parallel)
 	}
-	return nil
+	var err error
+	fs.Visit(func(fl *flag.Flag) {
+		if fl.Name == "out" && f.out == "" {
+			err = errors.New(`--out must name a directory, got ""`)
+		}
+	})
+	return err
 }
 
 // prepare builds a scenario's simulation input with the flags applied and
@@ -377,6 +395,11 @@ func prepare(s *scenarios.Scenario, f *runFlags, points int) (*simnet.Config, []
 	}
 	if f.seedSet {
 		cfg.Seed = f.seed
+	}
+	if f.seedSet || f.replications > 0 {
+		if err := s.CheckArrivals(cfg, reps); err != nil {
+			return nil, nil, 0, err
+		}
 	}
 	if n := float64(expectedOps(cfg, len(pols), reps)) * float64(points); n > scenarios.MaxSimulatedOps {
 		return nil, nil, 0, fmt.Errorf("%s: would simulate %.3g operations; the limit is %.3g: lower --replications, duration_s, rate_per_s or the number of sweep points",
@@ -528,35 +551,26 @@ func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		printUsage(stdout)
 		return exitOK
 	}
-	fs.Usage = func() { printUsage(stderr) }
 	names, err := parseInterleaved(fs, args)
 	if err != nil {
-		return flagExit(err)
+		return usageError(stderr, "sweep", err.Error())
 	}
 	switch {
 	case len(names) == 0:
-		fmt.Fprintf(stderr, "hedgesim: sweep needs one scenario (a FILE or an embedded NAME), got none\n\n")
-		fs.Usage()
-		return exitUsage
+		return usageError(stderr, "sweep", "sweep needs one scenario (a FILE or an embedded NAME), got none")
 	case len(names) > 1:
-		fmt.Fprintf(stderr, "hedgesim: sweep needs one scenario (a FILE or an embedded NAME), got %d: %q\n\n", len(names), names)
-		fs.Usage()
-		return exitUsage
+		return usageError(stderr, "sweep", fmt.Sprintf("sweep needs one scenario (a FILE or an embedded NAME), got %d: %q", len(names), names))
 	case param == "":
-		fmt.Fprintf(stderr, "hedgesim: sweep needs --param PATH=FROM:TO:STEP\n\n")
-		fs.Usage()
-		return exitUsage
+		return usageError(stderr, "sweep", "sweep needs --param PATH=FROM:TO:STEP")
 	}
 	path, values, err := parseSweep(param)
 	if err != nil {
-		fmt.Fprintf(stderr, "hedgesim: --param: %v\n", err)
-		return exitUsage
+		return usageError(stderr, "sweep", "--param: "+err.Error())
 	}
-	if err := f.check(); err != nil {
-		fmt.Fprintf(stderr, "hedgesim: %v\n", err)
-		return exitUsage
+	if err := f.check(fs); err != nil {
+		return usageError(stderr, "sweep", err.Error())
 	}
-	if err := sweepOne(ctx, names[0], path, values, &f, stdout, stderr); err != nil {
+	if err := sweepOne(ctx, names[0], param, path, values, &f, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "hedgesim: %v\n", err)
 		if errors.Is(err, errInterrupted) {
 			return exitInterrupted
@@ -600,7 +614,10 @@ func parseSweep(s string) (string, []float64, error) {
 	}
 	values := make([]float64, int(n))
 	for i := range values {
-		values[i] = math.Round((from+float64(i)*step)*1e9) / 1e9
+		// 12 significant digits drop the float noise of from + i×step
+		// (0.1 + 2×0.1 = 0.30000000000000004) and keep tiny values
+		// (1e-300 stays 1e-300).
+		values[i], _ = strconv.ParseFloat(strconv.FormatFloat(from+float64(i)*step, 'g', 12, 64), 64)
 	}
 	return path, values, nil
 }
@@ -623,7 +640,9 @@ func sweptPolicy(s *scenarios.Scenario, path string) (name, key string, err erro
 	return elem, key, nil
 }
 
-func sweepOne(ctx context.Context, name, path string, values []float64, f *runFlags, stdout, stderr io.Writer) error {
+// sweepOne runs the sweep param (PATH=FROM:TO:STEP, as given) of path over
+// values.
+func sweepOne(ctx context.Context, name, param, path string, values []float64, f *runFlags, stdout, stderr io.Writer) error {
 	base, err := load(name)
 	if err != nil {
 		return err
@@ -636,11 +655,11 @@ func sweepOne(ctx context.Context, name, path string, values []float64, f *runFl
 	// Derive and check every point and the output directory before running any.
 	points := make([]*scenarios.Scenario, len(values))
 	for i, v := range values {
-		if points[i], err = base.WithParam(path, v); err != nil {
-			return err
+		if points[i], err = base.WithParam(path, v); err == nil {
+			_, _, _, err = prepare(points[i], f, len(values))
 		}
-		if _, _, _, err = prepare(points[i], f, len(values)); err != nil {
-			return err
+		if err != nil {
+			return fmt.Errorf("--param %s, value %d of %d: %w", param, i+1, len(values), err)
 		}
 	}
 	dir := f.out
@@ -761,15 +780,12 @@ func cmdValidate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, validateUsage)
 		return exitOK
 	}
-	fs.Usage = func() { fmt.Fprint(stderr, validateUsage) }
 	files, err := parseInterleaved(fs, args)
 	if err != nil {
-		return flagExit(err)
+		return usageError(stderr, "validate", err.Error())
 	}
 	if len(files) == 0 {
-		fmt.Fprintf(stderr, "hedgesim: validate needs at least one scenario (%s)\n\n", scenarioArg)
-		fs.Usage()
-		return exitUsage
+		return usageError(stderr, "validate", fmt.Sprintf("validate needs at least one scenario (%s)", scenarioArg))
 	}
 	code := exitOK
 	for _, file := range files {
@@ -794,13 +810,13 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, listUsage)
 		return exitOK
 	}
-	fs.Usage = func() { fmt.Fprint(stderr, listUsage) }
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
 	if err := fs.Parse(args); err != nil {
-		return flagExit(err)
+		return usageError(stderr, "list", err.Error())
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "hedgesim: list takes no arguments, got %q\n\n%s", fs.Args(), listUsage)
-		return exitUsage
+		return usageError(stderr, "list", fmt.Sprintf("list takes no arguments, got %q", fs.Args()))
 	}
 	list, err := scenarios.Embedded()
 	if err != nil {
@@ -817,10 +833,31 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-func flagExit(err error) int {
-	if errors.Is(err, flag.ErrHelp) {
-		return exitOK
+// usageLines are the commands' usage lines, the first line of each help
+// ("" is hedgesim itself).
+var usageLines = map[string]string{
+	"":         "Usage: hedgesim [COMMAND] [flags] [FILE|NAME...]  (commands: run, sweep, validate, list, version, help)",
+	"run":      firstLine(runUsage),
+	"sweep":    firstLine(sweepUsage),
+	"validate": firstLine(validateUsage),
+	"list":     firstLine(listUsage),
+	"version":  firstLine(versionUsage),
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// usageError prints a usage error of command cmd ("" for hedgesim
+// itself) to w: one line saying what is wrong, the command's usage line
+// and where its help is; it returns exitUsage.
+func usageError(w io.Writer, cmd, msg string) int {
+	help := "hedgesim help"
+	if cmd != "" {
+		help = "hedgesim " + cmd + " -h"
 	}
+	fmt.Fprintf(w, "hedgesim: %s\n%s\nRun %q for help.\n", msg, usageLines[cmd], help)
 	return exitUsage
 }
 

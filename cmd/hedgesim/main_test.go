@@ -263,4 +263,9 @@ func TestParseSweep(t *testing.T) {
 	if len(vals) != 3 || vals[2] != 0.3 {
 		t.Fatalf("float steps: %v", vals)
 	}
+	// Issue 19: values are not rounded to 1e-9 (1e-300 became 0).
+	_, vals, _ = parseSweep("x=1e-300:1:0.5")
+	if len(vals) != 3 || vals[0] != 1e-300 || vals[1] != 0.5 || vals[2] != 1 {
+		t.Fatalf("tiny from: %v", vals)
+	}
 }

@@ -143,27 +143,42 @@ type run struct {
 // simulate runs the embedded scenario name, with params applied in order,
 // under pols (nil = the scenario's own policies).
 func (d *doc) simulate(name string, pols []simnet.Policy, params ...param) (*run, error) {
-	s, err := scenarios.Get(name)
-	if err != nil {
-		return nil, err
-	}
-	for _, p := range params {
-		if s, err = s.WithParam(p.path, p.value); err != nil {
-			return nil, err
-		}
-	}
-	cfg, own, err := s.Config()
+	s, cfg, err := loadEdited(name, nil, params...)
 	if err != nil {
 		return nil, err
 	}
 	if pols == nil {
-		pols = own
+		if _, pols, err = s.Config(); err != nil {
+			return nil, err
+		}
 	}
 	res, err := study.Simulate(cfg, pols, s.Replications, study.Options{Parallel: d.parallel})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return &run{scenario: s, cfg: cfg, res: res, reps: s.Replications}, nil
+}
+
+// loadEdited builds the embedded scenario name with params applied in
+// order, then edit (when non-nil) applied to its configuration.
+func loadEdited(name string, edit func(*simnet.Config), params ...param) (*scenarios.Scenario, *simnet.Config, error) {
+	s, err := scenarios.Get(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, p := range params {
+		if s, err = s.WithParam(p.path, p.value); err != nil {
+			return nil, nil, err
+		}
+	}
+	cfg, _, err := s.Config()
+	if err != nil {
+		return nil, nil, err
+	}
+	if edit != nil {
+		edit(cfg)
+	}
+	return s, cfg, nil
 }
 
 type param struct {

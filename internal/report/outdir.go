@@ -27,11 +27,15 @@ func isOutputName(name string) bool {
 // [WriteSweep] could replace dir: dir must not be an existing file, may
 // exist only as a directory of earlier results (files hedgesim writes, see
 // WriteRun, nothing else, so a run never deletes a user's files), and its
-// parent must allow creating a directory (it is created when missing).
+// parent must allow creating a directory (it is created when missing); it
+// must not be inside another directory of results.
 // Errors name dir once and say what to do.
 func CheckOutputDir(dir string) error {
 	if dir == "" {
 		return errors.New("empty output directory")
+	}
+	if err := checkNotNested(dir); err != nil {
+		return err
 	}
 	fi, err := os.Stat(dir)
 	switch {
