@@ -116,7 +116,11 @@ func (d *doc) q11RunAll(list []*scenarios.Scenario, src []string) ([]q11Scn, err
 			return nil, fmt.Errorf("%s: %w", src[i], err)
 		}
 		r := &run{scenario: s, cfg: cfg, res: res, reps: s.Replications}
-		sc := q11Scn{Name: s.Name, Source: src[i], Setup: r.setup()}
+		name := s.Name
+		if slices.ContainsFunc(out, func(o q11Scn) bool { return o.Name == name }) {
+			name += " (case)" // a case file named like an embedded scenario
+		}
+		sc := q11Scn{Name: name, Source: src[i], Setup: r.setup()}
 		for _, p := range res.Policies {
 			sc.Figs = append(sc.Figs, study.Figures(p))
 		}
@@ -314,7 +318,7 @@ func q11Position(front []report.Figures, rec string) string {
 type q11ThirdView struct {
 	Rec                 string
 	Scenarios, Embedded int
-	Cases               []string
+	Cases, CaseDirs     []string
 	Roster              []string
 	Cards               []*q11Card
 	RecCard             *q11Card
@@ -353,18 +357,14 @@ func q11Third(d *doc) error {
 	for _, s := range src {
 		if s == "embedded" {
 			v.Embedded++
-		} else {
-			v.Cases = append(v.Cases, "`"+s+"`")
+			continue
+		}
+		v.Cases = append(v.Cases, "`"+strings.TrimSuffix(filepath.Base(s), ".toml")+"`")
+		if dir := "`" + filepath.ToSlash(filepath.Dir(s)) + "/`"; !slices.Contains(v.CaseDirs, dir) {
+			v.CaseDirs = append(v.CaseDirs, dir)
 		}
 	}
 	v.Scenarios = len(list)
-	d.say("q11/third-question", v)
-	d.say("q11/policies-intro", nil)
-	d.b.WriteString("```toml\n" + q11ThirdTOML + "```\n\n")
-	d.say("q11/policies", nil)
-	d.say("q11/third-recommended", v)
-	d.say("q11/third-method", v)
-
 	scns, err := d.q11RunAll(list, src)
 	if err != nil {
 		return err
@@ -372,6 +372,12 @@ func q11Third(d *doc) error {
 	for _, s := range scns {
 		v.OwnPolicies = max(v.OwnPolicies, len(s.Figs)-len(names))
 	}
+	d.say("q11/third-question", v)
+	d.say("q11/policies-intro", nil)
+	d.b.WriteString("```toml\n" + q11ThirdTOML + "```\n\n")
+	d.say("q11/policies", nil)
+	d.say("q11/third-recommended", v)
+	d.say("q11/third-method", v)
 	cards, err := q11ScoreAll(scns, names)
 	if err != nil {
 		return err
@@ -450,7 +456,11 @@ func q11Third(d *doc) error {
 	}
 	tab = nil
 	for _, s := range scns {
-		row := []string{"`" + s.Name + "`", s.Source}
+		source := s.Source
+		if source != "embedded" {
+			source = filepath.Base(filepath.Dir(source))
+		}
+		row := []string{"`" + s.Name + "`", source}
 		for _, n := range names {
 			lost := slices.ContainsFunc(cards[n].Lost, func(l q11Verdict) bool { return l.Scenario == s.Name })
 			row = append(row, s.cell(n, lost))
