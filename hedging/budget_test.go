@@ -18,9 +18,9 @@ func TestNewBudgetedPolicyErrors(t *testing.T) {
 		{nil, 0.1, 10, "budget: inner policy is nil"},
 		{inner, 0, 10, "budget: ratio must be in (0,1], got 0"},
 		{inner, 1.5, 10, "budget: ratio must be in (0,1], got 1.5"},
-		{inner, 0.1, 0.5, "budget: burst must be >= 1, got 0.5"},
+		{inner, 0.1, 0, "budget: burst must be > 0, got 0"},
 	} {
-		if _, err := hedging.NewBudgetedPolicy(c.inner, c.ratio, c.burst, hedging.Threshold{}); err == nil || err.Error() != c.want {
+		if _, err := hedging.NewBudgetedPolicy(c.inner, c.ratio, c.burst); err == nil || err.Error() != c.want {
 			t.Errorf("NewBudgetedPolicy(%v, %v) = %v, want %q", c.ratio, c.burst, err, c.want)
 		}
 	}
@@ -28,7 +28,8 @@ func TestNewBudgetedPolicyErrors(t *testing.T) {
 
 // With a primary that is always slower than the threshold, an unbudgeted
 // policy hedges every operation; a budget of 10% hedges ~10% of them (plus
-// the initial burst), and the rest wait for the fallback threshold.
+// the initial burst): the gate refuses the rest when their threshold fires,
+// and their primaries answer alone.
 func TestBudgetedPolicyCapsHedgeRate(t *testing.T) {
 	for _, c := range []struct {
 		ratio  float64
@@ -43,7 +44,7 @@ func TestBudgetedPolicyCapsHedgeRate(t *testing.T) {
 		var bp *hedging.BudgetedPolicy
 		if c.budget {
 			var err error
-			bp, err = hedging.NewBudgetedPolicy(policy, c.ratio, 20, hedging.MustThreshold(time.Second))
+			bp, err = hedging.NewBudgetedPolicy(policy, c.ratio, 20)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -74,10 +75,10 @@ func TestBudgetedPolicyCapsHedgeRate(t *testing.T) {
 					timerAt = a.At
 				}
 			}
-			// The primary answers after 200 ms: after a 50 ms threshold,
-			// before the 1 s fallback.
-			if timerAt-now < 200*time.Millisecond {
-				e = r.TimerFired(timerAt, hedging.TimerThreshold)
+			// The primary answers after 200 ms, after the 50 ms threshold;
+			// the alternate, when the budget admits it, after 5 ms.
+			e = r.TimerFired(timerAt, hedging.TimerThreshold)
+			if e.Len() > 0 && e.At(0).Kind == hedging.ActSend {
 				alt := e.At(0).Attempt
 				r.Responded(timerAt+5*time.Millisecond, alt, hedging.Result{Status: hedging.Status{Code: 200}})
 				hedged++
@@ -98,5 +99,72 @@ func TestBudgetedPolicyCapsHedgeRate(t *testing.T) {
 		if bp != nil && bp.Name() != fmt.Sprintf("static(50ms)+budget(%g)", c.ratio) {
 			t.Errorf("Name = %q", bp.Name())
 		}
+	}
+}
+
+// A fleet's burst at a slow-down's onset (fleet-10000-burst's kind): 1000
+// instances at 0.2 operations/s each, after 100 s of healthy traffic, are
+// each asked for one hedge. With a bucket of 1 token each, all 1000 go
+// out; with a bucket of 2 s of the instance's own 5% budget, fractional
+// tokens admit about Ratio × max(instances, fleet rate × 2 s) = 50.
+func TestBudgetBurstSecondsBoundsAFleet(t *testing.T) {
+	inner := hedging.StaticPolicy{T: hedging.MustThreshold(50 * time.Millisecond)}
+	for _, c := range []struct {
+		name   string
+		cfg    hedging.BudgetConfig
+		lo, hi int
+	}{
+		{"burst 1 token", hedging.BudgetConfig{Ratio: 0.05, Burst: 1}, 1000, 1000},
+		{"burst 2 s", hedging.BudgetConfig{Ratio: 0.05, BurstSeconds: 2}, 30, 70},
+	} {
+		admitted := 0
+		for i := range 1000 {
+			b, err := hedging.NewBudget(inner, c.cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			now := time.Duration(i) * time.Millisecond
+			for ; now < 100*time.Second; now += 5 * time.Second {
+				b.Threshold(now, "A")
+			}
+			if b.AdmitHedge(now, "A", hedging.PointRead) {
+				admitted++
+			}
+		}
+		if admitted < c.lo || admitted > c.hi {
+			t.Errorf("%s: %d of 1000 instances sent a hedge at the onset, want in [%d, %d]", c.name, admitted, c.lo, c.hi)
+		}
+	}
+}
+
+// Admission and charge at one point: with the threshold timer firing for
+// every operation, no run of operations gets more alternates than Ratio ×
+// its length + Burst (budget-onset's kind: 601 in 0.5 s against ~227).
+func TestBudgetAdmitsWithinRatioPlusBurst(t *testing.T) {
+	b, err := hedging.NewBudgetedPolicy(hedging.StaticPolicy{T: hedging.MustThreshold(100 * time.Millisecond)}, 0.05, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admitted := make([]bool, 20000)
+	for i := range admitted {
+		now := time.Duration(i) * 200 * time.Microsecond
+		b.Threshold(now, "A")
+		admitted[i] = b.AdmitHedge(now, "A", hedging.PointRead)
+	}
+	for _, w := range []int{100, 2500, 20000} {
+		for s := 0; s+w <= len(admitted); s += w {
+			n := 0
+			for _, a := range admitted[s : s+w] {
+				if a {
+					n++
+				}
+			}
+			if lim := 0.05*float64(w) + 100; float64(n) > lim {
+				t.Errorf("operations [%d, %d): %d alternates, bound %.0f", s, s+w, n, lim)
+			}
+		}
+	}
+	if got := b.Denied(); got == 0 {
+		t.Error("no hedge denied at a 100% demand")
 	}
 }

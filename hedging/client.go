@@ -76,6 +76,16 @@ type Config struct {
 	// ProbeInterval is how long a tripped primary stays demoted; 0 =
 	// DefaultProbeInterval.
 	ProbeInterval time.Duration
+	// HedgeWinMinSpan, when > 0, adds a time condition to the breaker's
+	// trip rule (§9.5): a streak of consecutive alternate wins trips only
+	// once it has lasted at least this long (first win to the win that
+	// reaches the threshold). A stop-the-world pause or a burst of jitter
+	// makes a hot partition's alternate win several reads in a row within
+	// milliseconds; a slow primary keeps losing for longer. 0 (the
+	// default) is the spec's count-only rule. §9.5 #3 leaves the trip rule
+	// to PPCB, so this is an option of hedgelab's PPCB, not a change of
+	// the hedging contract.
+	HedgeWinMinSpan time.Duration
 	// UnavailableFor is how long a 503 marks a (partition, endpoint); 0 =
 	// DefaultUnavailableFor.
 	UnavailableFor time.Duration
@@ -130,7 +140,7 @@ func NewClient(cfg Config) (*Client, error) {
 		}
 		seen[e.Region] = true
 	}
-	if cfg.RequestTimeout < 0 || cfg.ProbeInterval < 0 || cfg.UnavailableFor < 0 || cfg.Retry.ThrottleBackoff < 0 ||
+	if cfg.RequestTimeout < 0 || cfg.ProbeInterval < 0 || cfg.HedgeWinMinSpan < 0 || cfg.UnavailableFor < 0 || cfg.Retry.ThrottleBackoff < 0 ||
 		cfg.Retry.MaxRetryAfter < 0 {
 		return nil, errors.New("hedging: durations must not be negative")
 	}
@@ -147,7 +157,7 @@ func NewClient(cfg Config) (*Client, error) {
 	}
 	c := &Client{
 		cfg:      cfg,
-		tracker:  newHedgeWinTracker(n, cfg.ProbeInterval),
+		tracker:  newHedgeWinTracker(n, cfg.ProbeInterval, cfg.HedgeWinMinSpan),
 		store:    newLocationStore(cfg.UnavailableFor),
 		sessions: newSessionTokens(),
 		logger:   cfg.Logger,

@@ -123,9 +123,10 @@ var ErrNoTransport = errors.New("hedging: Config.Transport is nil")
 // abandoned attempt can still reach it; nothing handed out points into it.
 //
 // Allocation: on the happy path (the primary answers before the threshold)
-// Do allocates 4 times on top of what the Transport allocates: the answer
+// Do allocates 3 times on top of what the Transport allocates: the answer
 // (the Response, its diagnostics, the body wrapper and the copy of op, one
-// object), the attempt's context (2) and its goroutine's closure. An
+// object) and the attempt's context (2); op itself does not escape, so a
+// caller's Operation may live on its stack. An
 // operation with a deadline adds one per attempt (the context reporting
 // it); a caller context that can end adds context.WithoutCancel's, and then
 // a handed-out body context.AfterFunc's; op.Timeout, when it is the earlier
@@ -146,7 +147,8 @@ func (c *Client) Do(ctx context.Context, op *Operation) (*Response, error) {
 	t0 := time.Now()
 	s := getDoState(t0)
 	s.ans = &answer{opc: *op}
-	s.c, s.op, s.ctx, s.base, s.obs = c, op, ctx, ctx, c.cfg.Observer
+	s.opr = *op
+	s.c, s.ctx, s.base, s.obs = c, ctx, ctx, c.cfg.Observer
 	defer s.release()
 	if ctx.Done() != nil {
 		// Attempts carry ctx's values but not its cancellation, which
@@ -172,12 +174,17 @@ func (c *Client) Do(ctx context.Context, op *Operation) (*Response, error) {
 		}
 	}
 	var e Effects
-	c.begin(ctx, &e, &s.race, now, op, deadline)
+	c.begin(ctx, &e, &s.race, now, &s.opr, deadline)
 	if !s.race.Done() {
 		s.perform(e)
 		s.loop()
 	}
 	s.shutdown()
+	if s.opr.HubRegionProcessingOnly {
+		// The race fanned a 1002 discovery into the operation (§9.6.7):
+		// the caller's next attempt of op goes to the hub region.
+		op.HubRegionProcessingOnly = true
+	}
 	return s.outcome()
 }
 
@@ -232,7 +239,9 @@ func getDoState(now time.Time) *doState {
 func newDoState() *doState {
 	s := &doState{results: make(chan uint8, maxSlots)}
 	for i := range s.slots {
-		s.slots[i].s, s.slots[i].idx = s, uint8(i)
+		sl := &s.slots[i]
+		sl.s, sl.idx = s, uint8(i)
+		sl.runFn = sl.run // made once per engine: go sl.runFn() allocates nothing
 	}
 	s.timers = s.tbuf[:0]
 	return s
@@ -260,9 +269,13 @@ const (
 // holds to them, and an engine that an abandoned attempt's goroutine may
 // still touch is never reused.
 type doState struct {
-	c     *Client
-	op    *Operation // the caller's operation, given to the race
-	ans   *answer    // this operation's fresh part
+	c *Client
+	// opr is the race's copy of the caller's operation: the race may set
+	// its HubRegionProcessingOnly (§9.6.7), which Do copies back to the
+	// caller's. Keeping the race off the caller's pointer lets a caller's
+	// Operation stay on its stack; transports read ans.opc instead.
+	opr   Operation
+	ans   *answer // this operation's fresh part
 	ctx   context.Context
 	base  context.Context // the parent of the attempts' contexts: ctx without its cancellation
 	dl    time.Time       // the operation's deadline, seen by attempts
@@ -321,7 +334,8 @@ type pendingTimer struct {
 // attempt delivered; every attempt gets a new context.
 type attemptSlot struct {
 	s         *doState
-	idx       uint8 // the slot's index in s.slots
+	idx       uint8  // the slot's index in s.slots
+	runFn     func() // sl.run, bound once when the engine is made
 	busy      bool
 	state     atomic.Uint32 // slotRunning, slotDelivered or slotAbandoned
 	a         Attempt
@@ -405,7 +419,7 @@ func (s *doState) start(a Attempt) {
 		sl.ctx = &deadlineCtx{Context: ctx, deadline: s.dl}
 	}
 	s.running++
-	go sl.run()
+	go sl.runFn()
 }
 
 // run performs the slot's attempt and delivers its result, unless Do
@@ -764,8 +778,14 @@ func (s *doState) release() {
 	if s.abandoned > 0 || s.bubbled {
 		return // the abandoned goroutines keep it alive; never reused
 	}
-	s.race = Race{}
-	s.c, s.op, s.ans, s.ctx, s.base, s.obs = nil, nil, nil, nil, nil, nil
+	// Only the parts of the race that refer to this operation (its
+	// context, op, results and their bodies, op's slices) are cleared;
+	// diag and regionBuf hold configuration values only, and Begin
+	// overwrites what it reads of them.
+	s.race.raceState = raceState{}
+	s.race.legs = [2]legState{}
+	s.c, s.ans, s.ctx, s.base, s.obs = nil, nil, nil, nil, nil
+	s.opr = Operation{}
 	s.win, s.lastBody, s.lastCancel = nil, nil, nil
 	s.dl, s.hasDL, s.opDeadline = time.Time{}, false, false
 	s.cancelled = [4]int{}

@@ -55,8 +55,11 @@
 //
 // Where to start: a policy owner configures a [Client] ([Config]) with an
 // [AvailabilityStrategy] built from a [Threshold] ([NewHedgingStrategy]) or
-// a [ThresholdPolicy] ([StaticPolicy], [P99Dynamic], [BudgetedPolicy];
-// [NewPolicyStrategy]), then calls [Client.Do].
+// a [ThresholdPolicy] ([Recommended], the recommended one; [StaticPolicy],
+// [P99Dynamic]; any of them gated by a hedge budget, [BudgetedPolicy];
+// [NewPolicyStrategy]), then calls [Client.Do]. A policy may also decide
+// per operation kind and deadline ([OperationPolicy]) and gate each hedge
+// when it is due ([HedgeGate]).
 //
 // Durations are [time.Duration]; virtual and real time are both expressed as
 // a time.Duration offset from an arbitrary origin.

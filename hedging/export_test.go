@@ -37,7 +37,8 @@ var (
 	SwitchOf                = switchOf
 	TerminalStates          = terminalStates
 	ParseTerminalState      = parseTerminalState
-	NewHedgeWinTracker      = newHedgeWinTracker
+	NewHedgeWinTracker      = func(n int, probe time.Duration) *HedgeWinTracker { return newHedgeWinTracker(n, probe, 0) }
+	NewHedgeWinTrackerSpan  = newHedgeWinTracker
 	NewLocationStore        = newLocationStore
 	NewSessionTokens        = newSessionTokens
 )

@@ -38,7 +38,8 @@ type AttemptEvent struct {
 
 // OperationEvent is one finished operation of [Client.Do].
 type OperationEvent struct {
-	// Operation is the caller's operation (read-only).
+	// Operation is a copy of the caller's operation as Do received it
+	// (read-only; the one the transport read).
 	Operation *Operation
 	// Diagnostics are the race's hedge diagnostics, nil when hedging was not
 	// active (the operation counts as "disabled" in
@@ -78,7 +79,7 @@ func (s *doState) observeOperation(err error) {
 	res, _ := r.Result()
 	ev := OperationEvent{
 		Outcome:            outcomeOf(res.Status, err),
-		Operation:          s.op,
+		Operation:          &s.ans.opc,
 		Err:                err,
 		Elapsed:            r.DoneAt() - s.begin,
 		RequestCharge:      r.RequestCharge(),
@@ -91,7 +92,7 @@ func (s *doState) observeOperation(err error) {
 	}
 	if d, ok := r.Diagnostics(); ok {
 		ev.Diagnostics = d
-		ev.ConsecutiveAlternateWins = s.c.tracker.Consecutive(s.op.Partition, d.PrimaryRegion())
+		ev.ConsecutiveAlternateWins = s.c.tracker.Consecutive(s.opr.Partition, d.PrimaryRegion())
 	}
 	s.obs.ObserveOperation(s.ctx, ev)
 }

@@ -151,7 +151,8 @@ type Operation struct {
 	// x-ms-cosmos-hub-region-processing-only header. The race sets it when
 	// a race ends BothTransient after a leg observed 404/1002, so that the
 	// caller's next attempt of the same operation keeps the header
-	// (§9.6.7, §14.1).
+	// (§9.6.7, §14.1); [Client.Do] sets it on the caller's op as it
+	// returns.
 	HubRegionProcessingOnly bool
 	// Method, Path and Body describe the request for transports that need
 	// them (the HTTP transport); the race never reads them.

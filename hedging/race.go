@@ -315,6 +315,7 @@ type raceState struct {
 	totalCharge                float64
 	err                        error
 	tripped                    bool
+	declined                   bool // an OperationPolicy chose not to hedge this operation
 }
 
 // Begin starts the race for op at now into r (which it resets) and returns
@@ -403,7 +404,7 @@ func (c *Client) begin(ctx context.Context, e *Effects, r *Race, now time.Durati
 	if ok {
 		r.hedged = true
 		r.strategy = strategy
-		r.threshold = strategy.thresholdFor(now, r.regions[0].Region)
+		r.threshold, r.declined = strategy.thresholdOp(now, r.regions[0].Region, op.Kind, r.remaining(now))
 		r.diag.threshold = r.threshold
 		r.diag.primaryRegion = r.regions[0].Region
 		if r.logEnabled(slog.LevelDebug) {
@@ -412,7 +413,7 @@ func (c *Client) begin(ctx context.Context, e *Effects, r *Race, now time.Durati
 		}
 	}
 	r.send(e, now, Primary)
-	if r.hedged && (!r.hasDeadline || now+r.threshold.Get() < r.deadline) {
+	if r.hedged && !r.declined && (!r.hasDeadline || now+r.threshold.Get() < r.deadline) {
 		e.timer(TimerThreshold, now+r.threshold.Get())
 	}
 	if r.hasDeadline {
@@ -549,7 +550,7 @@ func (r *Race) TimerFiredTo(e *Effects, now time.Duration, t TimerKind) {
 	// ignored.
 	case TimerThreshold:
 		if r.phase == phaseRunning && r.hedged && !r.spawned && !r.noFanOut && now >= r.start+r.threshold.Get() &&
-			(!r.hasDeadline || now < r.deadline) {
+			(!r.hasDeadline || now < r.deadline) && r.admitHedge(now) {
 			r.spawnAlternate(e, now, SpawnThreshold)
 		}
 	case TimerDeadline:
@@ -617,7 +618,7 @@ func (r *Race) RespondedTo(e *Effects, now time.Duration, a *Attempt, res *Resul
 		c.store.observe(now, r.op.Partition, lg.endpoint, res.Status) // §6.5 #10
 		c.sessions.merge(r.op.Partition, res.SessionLSN)              // §9.2
 		if r.hedged && r.strategy.policy != nil {
-			r.strategy.policy.Observe(now, lg.endpoint.Region, now-lg.sentAt)
+			r.attemptEnded(now, a.Leg, true)
 		}
 	}
 	if r.phase == phaseHarvesting {
@@ -856,10 +857,8 @@ func (r *Race) cancelOthers(e *Effects, now time.Duration, reason CancelReason) 
 			a.Kind, a.Leg, a.Reason = ActCancel, l, reason
 			// A superseded primary's elapsed time is a lower bound of its
 			// latency (censoring); policies that learn from it are told.
-			if l == Primary && r.hedged {
-				if o, ok := r.strategy.policy.(SupersededObserver); ok {
-					o.PrimarySuperseded(now, lg.endpoint.Region, now-lg.sentAt)
-				}
+			if r.hedged && r.strategy.policy != nil {
+				r.attemptEnded(now, l, false)
 			}
 			if r.hedged && r.logEnabled(slog.LevelDebug) {
 				r.log(slog.LevelDebug, "cosmos.hedge.canceled", slog.String("which", l.String()),

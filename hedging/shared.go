@@ -23,6 +23,8 @@ type winKey struct {
 
 type winState struct {
 	consecutive int
+	// streakStart is the time of the streak's first win.
+	streakStart time.Duration
 	// unhealthyUntil > 0 means tripped: reads route away from the region
 	// until then; afterwards the pair is probing.
 	unhealthyUntil time.Duration
@@ -44,6 +46,7 @@ type winState struct {
 type HedgeWinTracker struct {
 	threshold int
 	probe     time.Duration
+	minSpan   time.Duration // least duration of a tripping streak; 0 = none
 	mu        sync.Mutex
 	pairs     map[winKey]*winState
 	trips     int
@@ -102,15 +105,16 @@ func pairBucket(partition string, region Region) int {
 // newHedgeWinTracker returns a tracker that trips after threshold
 // consecutive alternate wins (DefaultConsecutiveHedgeWinThreshold when
 // threshold < 1) and keeps a tripped region demoted for probe
-// (DefaultProbeInterval when probe <= 0).
-func newHedgeWinTracker(threshold int, probe time.Duration) *HedgeWinTracker {
+// (DefaultProbeInterval when probe <= 0); a streak trips only once it
+// spans minSpan (0 = at once, the spec's rule).
+func newHedgeWinTracker(threshold int, probe, minSpan time.Duration) *HedgeWinTracker {
 	if threshold < 1 {
 		threshold = DefaultConsecutiveHedgeWinThreshold
 	}
 	if probe <= 0 {
 		probe = DefaultProbeInterval
 	}
-	return &HedgeWinTracker{threshold: threshold, probe: probe, pairs: make(map[winKey]*winState), tripped: make(map[string][]Region)}
+	return &HedgeWinTracker{threshold: threshold, probe: probe, minSpan: minSpan, pairs: make(map[winKey]*winState), tripped: make(map[string][]Region)}
 }
 
 // Threshold returns the number of consecutive alternate wins that trips.
@@ -133,8 +137,11 @@ func (t *HedgeWinTracker) recordHedgeWin(now time.Duration, partition string, pr
 		t.npairs.Store(int64(len(t.pairs)))
 		t.nkeyed[pairBucket(partition, primary)].Add(1)
 	}
+	if s.consecutive == 0 {
+		s.streakStart = now
+	}
 	s.consecutive++
-	if s.consecutive >= t.threshold && (s.unhealthyUntil == 0 || now >= s.unhealthyUntil) {
+	if s.consecutive >= t.threshold && now-s.streakStart >= t.minSpan && (s.unhealthyUntil == 0 || now >= s.unhealthyUntil) {
 		if s.unhealthyUntil == 0 {
 			t.ntripped.Add(1)
 			t.tripped[partition] = append(t.tripped[partition], primary)

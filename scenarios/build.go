@@ -356,6 +356,7 @@ func (b *builder) client(cfg *simnet.Config) {
 	b.intRange(cp.key("consecutive_hedge_win_threshold"), c.ConsecutiveHedgeWinThreshold, 0, math.MaxInt32)
 	cfg.Client.ConsecutiveHedgeWinThreshold = c.ConsecutiveHedgeWinThreshold
 	cfg.Client.ProbeInterval = b.dur(cp.key("probe_interval_s"), c.ProbeIntervalS, time.Second)
+	cfg.Client.HedgeWinMinSpan = b.dur(cp.key("hedge_win_min_span_ms"), c.HedgeWinMinSpanMs, time.Millisecond)
 	cfg.Client.UnavailableFor = b.dur(cp.key("unavailable_for_s"), c.UnavailableForS, time.Second)
 	switch c.Phase {
 	case 0, 1:
@@ -653,6 +654,29 @@ func (b *builder) faults(cfg *simnet.Config, nm *names) {
 	}
 }
 
+// rateChanges checks [[workload.rate_changes]]: open loop only, each
+// entry's at_s at or after the previous entry's at_s + ramp_s.
+func (b *builder) rateChanges(wp fpath, w Workload) []simnet.RateChange {
+	var out []simnet.RateChange
+	end := time.Duration(0)
+	for i, c := range w.RateChanges {
+		cp := wp.key("rate_changes").elem(i, "")
+		if w.Clients > 0 {
+			b.fail(cp, "applies only to an open loop (rate_per_s > 0), not to clients")
+			return nil
+		}
+		at := b.dur(cp.key("at_s"), c.AtS, time.Second)
+		ramp := b.dur(cp.key("ramp_s"), c.RampS, time.Second)
+		b.nonNeg(cp.key("rate_per_s"), c.RatePerS)
+		if at < end {
+			b.fail(cp.key("at_s"), "must be >= %g s, where the previous rate change ends (at_s + ramp_s)", end.Seconds())
+		}
+		end = at + ramp
+		out = append(out, simnet.RateChange{At: at, Ramp: ramp, RatePerSec: c.RatePerS})
+	}
+	return out
+}
+
 // workload checks [workload] into cfg.
 func (b *builder) workload(cfg *simnet.Config, nm *names) {
 	f := b.f
@@ -669,6 +693,7 @@ func (b *builder) workload(cfg *simnet.Config, nm *names) {
 	}
 	wl := simnet.Workload{RatePerSec: w.RatePerS, Clients: w.Clients, Partitions: max(w.Partitions, 1), ZipfS: w.ZipfS,
 		ExcludeFraction: w.ExcludeFraction, Exclude: slices.Clone(w.ExcludeRegions), DisabledFraction: w.DisabledFraction}
+	wl.RateChanges = b.rateChanges(wp, w)
 	switch {
 	case w.Think != nil && w.Clients == 0:
 		b.fail(wp.key("think"), "applies only to a closed loop (clients > 0)")
@@ -850,7 +875,7 @@ type policyType struct {
 var (
 	quantileKeys = []string{"quantile", "window_s", "buckets", "min_ms", "max_ms", "initial_ms", "min_samples",
 		"refresh_s", "relative_accuracy", "preset", "rounding", "thin_window", "warmup", "censored", "ceiling", "ceiling_factor"}
-	budgetKeys = []string{"hedge_budget", "hedge_budget_burst", "hedge_budget_charge_failover", "hedge_budget_debt"}
+	budgetKeys = []string{"hedge_budget", "hedge_budget_burst", "hedge_budget_burst_s", "hedge_budget_charge_failover", "hedge_budget_debt"}
 )
 
 func keys(groups ...[]string) []string { return slices.Concat(groups...) }
@@ -927,7 +952,7 @@ var policyTypes = []policyType{
 			if !ok || b.n > n0 {
 				return nil
 			}
-			bc := hedging.BudgetConfig{Ratio: load, Burst: burst, PerSecond: minRate, Fallback: hedging.DriverDefaultThreshold(rt)}
+			bc := hedging.BudgetConfig{Ratio: load, Burst: burst, PerSecond: minRate}
 			return budgetedNew(func() (hedging.ThresholdPolicy, error) { return hedging.NewP99Dynamic(pc) }, &bc)
 		}},
 	{name: "retry_throttle", doc: "threshold_ms while a token bucket in [0, max_tokens] holds more than half: gRPC's retry throttling (A6)",
@@ -954,9 +979,24 @@ var policyTypes = []policyType{
 			if b.n > n0 {
 				return nil
 			}
-			bc := hedging.BudgetConfig{Ratio: ratio, Burst: maxTokens, Reserve: maxTokens / 2, ChargeFailover: true,
-				Fallback: hedging.DriverDefaultThreshold(rt)}
+			bc := hedging.BudgetConfig{Ratio: ratio, Burst: maxTokens, Reserve: maxTokens / 2, ChargeFailover: true}
 			return budgetedNew(func() (hedging.ThresholdPolicy, error) { return hedging.StaticPolicy{T: th}, nil }, &bc)
+		}},
+	{name: "recommended", doc: "the policy notebook 01 recommends (today hedging.Recommended: hedge where a threshold is expected to answer sooner, per operation kind, inside the deadline)",
+		keys: keys([]string{"quantile"}, budgetKeys),
+		build: func(b *builder, pp fpath, p *Policy, rt time.Duration) func() (hedging.AvailabilityStrategy, error) {
+			var rc hedging.RecommendedConfig
+			if p.Quantile != nil {
+				rc.Quantile = *p.Quantile
+			}
+			if p.HedgeBudget != nil && *p.HedgeBudget > 0 && *p.HedgeBudget <= 1 {
+				rc.MaxHedgeRate = *p.HedgeBudget // the threshold fits the budget
+			}
+			if err := rc.Validate(); err != nil {
+				b.fail(pp.key("quantile"), "%v", err)
+				return nil
+			}
+			return b.budgeted(pp, p, rt, func() (hedging.ThresholdPolicy, error) { return hedging.NewRecommended(rc) })
 		}},
 }
 
@@ -990,7 +1030,7 @@ func (p *Policy) setKeys() []string {
 		{"ceiling_factor", p.CeilingFactor != nil}, {"cap_ms", p.CapMs != nil},
 		{"max_extra_load", p.MaxExtraLoad != nil}, {"min_backups_per_s", p.MinBackupsPerS != nil},
 		{"max_tokens", p.MaxTokens != nil}, {"token_ratio", p.TokenRatio != nil},
-		{"hedge_budget", p.HedgeBudget != nil}, {"hedge_budget_burst", p.HedgeBudgetBurst != nil},
+		{"hedge_budget", p.HedgeBudget != nil}, {"hedge_budget_burst", p.HedgeBudgetBurst != nil}, {"hedge_budget_burst_s", p.HedgeBudgetBurstS != nil},
 		{"hedge_budget_charge_failover", p.HedgeBudgetChargeFailover != nil}, {"hedge_budget_debt", p.HedgeBudgetDebt != nil},
 	} {
 		if o.set {
@@ -1062,7 +1102,7 @@ func (b *builder) budgeted(pp fpath, p *Policy, requestTimeout time.Duration, ne
 		for _, k := range []struct {
 			key string
 			set bool
-		}{{"hedge_budget_burst", p.HedgeBudgetBurst != nil}, {"hedge_budget_charge_failover", p.HedgeBudgetChargeFailover != nil},
+		}{{"hedge_budget_burst", p.HedgeBudgetBurst != nil}, {"hedge_budget_burst_s", p.HedgeBudgetBurstS != nil}, {"hedge_budget_charge_failover", p.HedgeBudgetChargeFailover != nil},
 			{"hedge_budget_debt", p.HedgeBudgetDebt != nil}} {
 			if k.set {
 				b.fail(pp.key(k.key), "needs hedge_budget")
@@ -1071,14 +1111,23 @@ func (b *builder) budgeted(pp fpath, p *Policy, requestTimeout time.Duration, ne
 		}
 		return budgetedNew(newPol, nil)
 	}
-	bc := hedging.BudgetConfig{Ratio: *p.HedgeBudget, Burst: 100, Fallback: hedging.DriverDefaultThreshold(requestTimeout)}
+	bc := hedging.BudgetConfig{Ratio: *p.HedgeBudget, Burst: 100}
 	if !(bc.Ratio > 0 && bc.Ratio <= 1) {
 		b.fail(pp.key("hedge_budget"), "must be in (0, 1], got %g", bc.Ratio)
 	}
 	if p.HedgeBudgetBurst != nil {
 		bc.Burst = *p.HedgeBudgetBurst
-		if !(bc.Burst >= 1 && bc.Burst <= 1e9) {
-			b.fail(pp.key("hedge_budget_burst"), "must be in [1, 1e9], got %g", bc.Burst)
+		if !(bc.Burst > 0 && bc.Burst <= 1e9) {
+			b.fail(pp.key("hedge_budget_burst"), "must be in (0, 1e9], got %g", bc.Burst)
+		}
+	}
+	if p.HedgeBudgetBurstS != nil {
+		if p.HedgeBudgetBurst != nil {
+			b.fail(pp.key("hedge_budget_burst_s"), "excludes hedge_budget_burst (a bucket in seconds of the instance's budget, or in tokens)")
+		}
+		bc.Burst, bc.BurstSeconds = 0, *p.HedgeBudgetBurstS
+		if !(bc.BurstSeconds > 0 && bc.BurstSeconds <= 86400) {
+			b.fail(pp.key("hedge_budget_burst_s"), "must be in (0, 86400] s, got %g", bc.BurstSeconds)
 		}
 	}
 	if p.HedgeBudgetChargeFailover != nil {

@@ -28,6 +28,7 @@ func TestErrors(t *testing.T) {
 		"exclude-regions":          `34: workload.exclude_regions.1: "Central US" is not an endpoint region (endpoints: East US, West US)`,
 		"fault-status":             `44: faults.0.status: must be between 400 and 599, got 200`,
 		"fraction":                 `33: workload.disabled_fraction: must be between 0 and 1, got -0.1`,
+		"rate-changes-overlap":     `40: workload.rate_changes.1.at_s: must be >= 15 s, where the previous rate change ends (at_s + ramp_s)`,
 		"inapplicable-field":       `37: policies.disabled.threshold_ms: applies only to types "static", "retry_throttle", not "disabled"`,
 		"inf-in-inline-table":      `29: network.rtt_ms.East US.West US: must be a finite number, got +Inf`,
 		"lag-region":               `44: network.replication_lag_ms.North Europe: unknown region "North Europe" (replica regions: East US, West US)`,
@@ -63,7 +64,7 @@ func TestErrors(t *testing.T) {
 		"unknown-kind-mix":      `33: workload.mix.reed: unknown operation kind "reed" (want one of ` + kinds + `)`,
 		"unknown-kind-ru":       `45: ru.query_page: unknown operation kind "query_page" (want one of ` + kinds + `)`,
 		"unknown-kind-service":  `26: replicas.westus.service_by_op.crate: unknown operation kind "crate" (want one of ` + kinds + `)`,
-		"unknown-policy-type":   `40: policies.static-50ms.type: unknown policy type "statik" (want disabled, static, driver_default, p99_dynamic, capped_quantile, backup_requests or retry_throttle)`,
+		"unknown-policy-type":   `40: policies.static-50ms.type: unknown policy type "statik" (want disabled, static, driver_default, p99_dynamic, capped_quantile, backup_requests, retry_throttle or recommended)`,
 		"unknown-table":         `43: workloads: unknown field`,
 		"write-region":          `44: account.write_region: "North Europe" is not an endpoint region (endpoints: East US, West US)`,
 		"wrong-type-in-array":   `25: replicas.westus.servers: must be an integer, got a string`,
@@ -151,7 +152,7 @@ func TestParseErrors(t *testing.T) {
 	}
 	for _, c := range []struct{ name, edit, with, want string }{
 		{"empty file", "", "", "x.toml:1: name: required\nx.toml:1: duration_s: need duration_s > 0 or max_ops > 0\nx.toml:1: client.region: required (the physical region of the client)\nx.toml:1: replicas: at least one [[replicas]] entry is required\nx.toml:1: endpoints: at least one [[endpoints]] entry is required\nx.toml:1: workload.rate_per_s: required: rate_per_s > 0 (open loop) or clients > 0 (closed loop)\nx.toml:1: policies: at least one [[policies]] entry is required"},
-		{"missing type", `type = "disabled"`, ``, `x.toml:34: policies.disabled.type: required (disabled, static, driver_default, p99_dynamic, capped_quantile, backup_requests or retry_throttle)`},
+		{"missing type", `type = "disabled"`, ``, `x.toml:34: policies.disabled.type: required (disabled, static, driver_default, p99_dynamic, capped_quantile, backup_requests, retry_throttle or recommended)`},
 		{"static without threshold", `threshold_ms = 50`, ``, `x.toml:38: policies.static-50ms.threshold_ms: required for type "static" (ms, > 0)`},
 		{"p99 field on static", `threshold_ms = 50`, "threshold_ms = 50\nwindow_s = 5", `x.toml:42: policies.static-50ms.window_s: applies only to types "p99_dynamic", "capped_quantile", "backup_requests", not "static"`},
 		{"tiny threshold", `threshold_ms = 50`, `threshold_ms = 1e-9`, `x.toml:41: policies.static-50ms.threshold_ms: must be at least 1 ns, got 1e-09`},
@@ -163,7 +164,7 @@ func TestParseErrors(t *testing.T) {
 		{"float replications", `seed = 1`, "seed = 1\nreplications = 2.0", `x.toml:4: replications: must be an integer, written without a decimal point or exponent (2, not 2.0)`},
 		// Issue 12: every error of a section is reported, not just the first.
 		{"several errors", `seed = 1`, "seed = -1\nmax_ops = -5\ntimeline_window_s = -1", "x.toml:3: seed: must be >= 0, got -1\nx.toml:4: max_ops: must be >= 0, got -5\nx.toml:5: timeline_window_s: must be > 0, got -1"},
-		{"errors in several sections", `rate_per_s = 100`, "rate_per_s = -100\n[[policies]]\nname = \"x\"\ntype = \"statik\"", "x.toml:32: workload.rate_per_s: must be >= 0, got -100\nx.toml:35: policies.x.type: unknown policy type \"statik\" (want disabled, static, driver_default, p99_dynamic, capped_quantile, backup_requests or retry_throttle)"},
+		{"errors in several sections", `rate_per_s = 100`, "rate_per_s = -100\n[[policies]]\nname = \"x\"\ntype = \"statik\"", "x.toml:32: workload.rate_per_s: must be >= 0, got -100\nx.toml:35: policies.x.type: unknown policy type \"statik\" (want disabled, static, driver_default, p99_dynamic, capped_quantile, backup_requests, retry_throttle or recommended)"},
 		{"several unknown fields", `seed = 1`, "sead = 1\n[workloads]\nrate = 1\n[client2]\nx = 1", "x.toml:3: sead: unknown field\nx.toml:4: workloads: unknown field\nx.toml:6: client2: unknown field"},
 		{"bad policy name", `name = "static-50ms"`, `name = "static 50ms"`, `x.toml:39: policies.static 50ms.name: must match [A-Za-z0-9_-]+, got "static 50ms"`},
 		{"missing service", "service = { family = \"constant\", value_ms = 2.0 }\n", "", `x.toml:22: replicas.westus.service: required: the service time in ms, e.g. { family = "lognormal", median_ms = 1.0, p99_ms = 3.0 }`},
@@ -208,7 +209,7 @@ func TestErrorsAcrossSections(t *testing.T) {
 	_, err = Parse("x.toml", []byte(src))
 	want := `x.toml:8: client.phase: must be 1, 2 or 3 (future), got 7
 x.toml:33: workload.rate_per_s: must be >= 0, got -100
-x.toml:41: policies.static-50ms.type: unknown policy type "statik" (want disabled, static, driver_default, p99_dynamic, capped_quantile, backup_requests or retry_throttle)`
+x.toml:41: policies.static-50ms.type: unknown policy type "statik" (want disabled, static, driver_default, p99_dynamic, capped_quantile, backup_requests, retry_throttle or recommended)`
 	if err == nil || err.Error() != want {
 		t.Errorf("error\n got: %v\nwant: %s", err, want)
 	}

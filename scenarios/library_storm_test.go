@@ -96,7 +96,11 @@ func TestLibStormHedgingStorm(t *testing.T) {
 	}
 	within(t, "budget-5pct-burst1: largest window utilisation", slices.Max(b1), 0.85, 0.91)
 	within(t, "budget-5pct-burst1: tenants' p99 / disabled's", b1BG/disBG, 1, 1.1)
-	within(t, "budget-5pct-burst1 hedge rate (5% of the slow-down's reads at most)", hedgeRate(m["budget-5pct-burst1"]), 0.005, 0.05*0.6)
+	// 5% of the slow-down's reads, plus the 100 instances' full buckets of
+	// 1 token when it starts (the budget admits and charges at once, so
+	// it delivers its whole ratio).
+	b1s := m["budget-5pct-burst1"]
+	within(t, "budget-5pct-burst1 hedge rate (5% of the slow-down's reads + the fleet's burst at most)", hedgeRate(b1s), 0.005, 0.05*0.6+100/float64(b1s.Ops))
 }
 
 // TestLibStormFleetBurst: the budget's bucket is per instance. With 1000

@@ -140,6 +140,7 @@ func TestPolicyCases(t *testing.T) {
 				t.Fatalf("%s: no margin known for this case; add one to policyCases (see its README)", path)
 			}
 			run := func(src string, data []byte) []string {
+				data = withExtras(name, data)
 				s, err := scenarios.Parse(src, data)
 				if err != nil {
 					t.Fatal(err)
@@ -148,12 +149,15 @@ func TestPolicyCases(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				if uses := caseUses[name]; uses != nil {
+					pols = libBPick(t, pols, uses...)
+				}
 				return check(simB(t, cfg, pols, s.Replications))
 			}
 			for _, b := range run(path, files[path]) {
 				t.Error(b)
 			}
-			if testing.Short() {
+			if testing.Short() || secondSet[name] {
 				return
 			}
 			if bad := run(path+" (TPS literal)", literal(files[path])); len(bad) == 0 {

@@ -89,7 +89,7 @@ func TestPolicyTypesErrors(t *testing.T) {
 		{"type = \"p99_dynamic\"\nceiling_factor = 0.5\n", `policies.x.ceiling_factor: must be in [1, 1e6], got 0.5`},
 		{"type = \"p99_dynamic\"\nhedge_budget_debt = true\n", `policies.x.hedge_budget_debt: needs hedge_budget`},
 		{"type = \"backup_requests\"\nmax_extra_load = 1\n", `policies.x.max_extra_load: must be between 0 and 1 (exclusive), got 1`},
-		{"type = \"backup_requests\"\nquantile = 0.9\n", `policies.x.quantile: applies only to types "p99_dynamic", "capped_quantile", not "backup_requests"`},
+		{"type = \"backup_requests\"\nquantile = 0.9\n", `policies.x.quantile: applies only to types "p99_dynamic", "capped_quantile", "recommended", not "backup_requests"`},
 		{"type = \"backup_requests\"\nhedge_budget = 0.1\n", `policies.x.hedge_budget: applies only to types`},
 		{"type = \"retry_throttle\"\n", `policies.x.threshold_ms: required for type "retry_throttle" (ms, > 0)`},
 		{"type = \"retry_throttle\"\nthreshold_ms = 50\nmax_tokens = 1\n", `policies.x.max_tokens: must be in [2, 1000], got 1`},

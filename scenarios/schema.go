@@ -58,6 +58,7 @@ type Client struct {
 	OperationTimeoutMs           float64 `toml:"operation_timeout_ms"`            // ms, >= 0; 0 = no deadline
 	ConsecutiveHedgeWinThreshold int     `toml:"consecutive_hedge_win_threshold"` // >= 0; 0 = default 5
 	ProbeIntervalS               float64 `toml:"probe_interval_s"`                // s, >= 0; 0 = default 30
+	HedgeWinMinSpanMs            float64 `toml:"hedge_win_min_span_ms"`           // ms, >= 0; 0 = count only (spec §9.5)
 	UnavailableForS              float64 `toml:"unavailable_for_s"`               // s, >= 0; 0 = default 5
 	Phase                        int     `toml:"phase"`                           // 1, 2 or 3 (future); 0 = 1
 	RetryMaxAttempts             int     `toml:"retry_max_attempts"`              // 0..100; 0 = default 3
@@ -179,6 +180,16 @@ type Workload struct {
 	ExcludeFraction  float64            `toml:"exclude_fraction"`  // 0..1
 	ExcludeRegions   []string           `toml:"exclude_regions"`   // endpoint region names
 	DisabledFraction float64            `toml:"disabled_fraction"` // 0..1
+	RateChanges      []RateChange       `toml:"rate_changes"`      // open loop: steps and ramps of rate_per_s
+}
+
+// RateChange is one [[workload.rate_changes]] entry: from at_s the
+// open-loop rate moves linearly over ramp_s (0 = a step) to rate_per_s
+// (simnet.RateChange). Entries are in time order and do not overlap.
+type RateChange struct {
+	AtS      float64 `toml:"at_s"`       // s, >= 0; required
+	RampS    float64 `toml:"ramp_s"`     // s, >= 0; 0 = a step
+	RatePerS float64 `toml:"rate_per_s"` // >= 0; the rate reached at at_s + ramp_s
 }
 
 // TokenBucket is the [ru_budget] or [throughput_control] table.
@@ -228,14 +239,19 @@ type Policy struct {
 	// HedgeBudget caps the hedge rate of static, driver_default, p99_dynamic
 	// and capped_quantile with a token bucket (hedging.BudgetedPolicy): at
 	// most this many latency hedges per operation over time, (0,1]; absent =
-	// no budget. While the budget is spent the threshold is the driver
-	// default. HedgeBudgetBurst is the bucket size (>= 1, default 100; also
-	// backup_requests' bucket). HedgeBudgetChargeFailover (default false)
+	// no budget. The budget gates each hedge when its threshold fires
+	// (admitted and charged at once); a spent budget sends none.
+	// HedgeBudgetBurst is the bucket size in tokens (> 0, fractional
+	// allowed, default 100; also backup_requests' bucket);
+	// HedgeBudgetBurstS instead sizes it in seconds of the instance's own
+	// budget (> 0; the bucket starts empty), which bounds a fleet's burst
+	// at any fleet size. HedgeBudgetChargeFailover (default false)
 	// makes failover alternates spend tokens too; HedgeBudgetDebt (default
 	// false) lets those charges push the balance below zero, as before
 	// issue 9.
 	HedgeBudget               *float64 `toml:"hedge_budget"`
 	HedgeBudgetBurst          *float64 `toml:"hedge_budget_burst"`
+	HedgeBudgetBurstS         *float64 `toml:"hedge_budget_burst_s"`
 	HedgeBudgetChargeFailover *bool    `toml:"hedge_budget_charge_failover"`
 	HedgeBudgetDebt           *bool    `toml:"hedge_budget_debt"`
 }

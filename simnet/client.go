@@ -65,6 +65,9 @@ type opState struct {
 }
 
 func (s *sim) interarrival() time.Duration {
+	if len(s.cfg.Workload.RateChanges) > 0 {
+		return s.nextArrivalVarying()
+	}
 	return interarrivalGap(s.arr, s.cfg.Workload.RatePerSec)
 }
 

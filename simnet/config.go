@@ -104,6 +104,9 @@ type MixEntry struct {
 type Workload struct {
 	// RatePerSec > 0 selects open-loop Poisson arrivals at that rate.
 	RatePerSec float64
+	// RateChanges, with RatePerSec > 0, vary the open-loop rate over time
+	// in steps and linear ramps (see [RateChange]); empty = constant.
+	RateChanges []RateChange
 	// Clients > 0 (with RatePerSec 0) selects a closed loop of that many
 	// clients, each waiting Think (ms) between operations.
 	Clients int
@@ -264,8 +267,11 @@ func (c *Config) Validate() error {
 	if w.RatePerSec <= 0 && w.Clients <= 0 {
 		return errors.New("simnet: Workload needs RatePerSec or Clients")
 	}
+	if err := w.validateRateChanges(); err != nil {
+		return err
+	}
 	if w.RatePerSec > 0 && c.Duration > 0 && c.MaxOps <= 0 {
-		if n := w.RatePerSec * c.Duration.Seconds(); n > MaxOpsLimit {
+		if n := w.maxRate() * c.Duration.Seconds(); n > MaxOpsLimit {
 			return fmt.Errorf("simnet: %.3g operations (rate × duration) exceeds the limit of %d", n, int64(MaxOpsLimit))
 		}
 	}

@@ -122,7 +122,7 @@ func polP99Budget(ratio float64, requestTimeout time.Duration) simnet.Policy {
 		if err != nil {
 			return hedging.AvailabilityStrategy{}, err
 		}
-		b, err := hedging.NewBudgetedPolicy(p, ratio, 100, hedging.DriverDefaultThreshold(requestTimeout))
+		b, err := hedging.NewBudgetedPolicy(p, ratio, 100)
 		if err != nil {
 			return hedging.AvailabilityStrategy{}, err
 		}

@@ -81,7 +81,7 @@ func polStaticBudget(ratio, burst float64, requestTimeout time.Duration) simnet.
 	}
 	th := hedging.MustThreshold(50 * time.Millisecond)
 	return simnet.Policy{Name: name, New: func() (hedging.AvailabilityStrategy, error) {
-		b, err := hedging.NewBudget(hedging.StaticPolicy{T: th}, hedging.BudgetConfig{Ratio: ratio, Burst: burst, Fallback: hedging.DriverDefaultThreshold(requestTimeout)})
+		b, err := hedging.NewBudget(hedging.StaticPolicy{T: th}, hedging.BudgetConfig{Ratio: ratio, Burst: burst})
 		if err != nil {
 			return hedging.AvailabilityStrategy{}, err
 		}

@@ -63,6 +63,9 @@ func portOf(u *url.URL) string {
 // sameOrigin reports whether u has b's scheme, host name and port, compared
 // canonically (case-insensitive names, default ports made explicit).
 func (b *baseURL) sameOrigin(u *url.URL) bool {
+	if u.Host == b.u.Host && u.Scheme == b.u.Scheme {
+		return true // spelled alike: the common case, without parsing the host
+	}
 	return strings.EqualFold(u.Scheme, b.u.Scheme) && strings.EqualFold(u.Hostname(), b.hostname) && portOf(u) == b.port
 }
 

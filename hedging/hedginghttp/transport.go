@@ -8,6 +8,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -110,9 +111,25 @@ type Transport struct {
 	// modify it, header map included.
 	Prepare func(req *http.Request, op *hedging.Operation, a hedging.Attempt) error
 
-	// bases are BaseURLs parsed, set by NewRoundTripper; nil: parse
-	// BaseURLs on every attempt that needs them.
-	bases map[string]baseURL
+	// bases are BaseURLs parsed, in key order, set by NewRoundTripper;
+	// nil: parse BaseURLs on every attempt that needs them.
+	bases []keyedBase
+}
+
+// keyedBase is one parsed entry of Transport.BaseURLs.
+type keyedBase struct {
+	key  string
+	base baseURL
+}
+
+// lookupBase returns the base of endpoint key.
+func lookupBase(bases []keyedBase, key string) (*baseURL, bool) {
+	for i := range bases {
+		if bases[i].key == key {
+			return &bases[i].base, true
+		}
+	}
+	return nil, false
 }
 
 // Send performs attempt a of op as one HTTP request; see [Transport].
@@ -193,7 +210,7 @@ func (t *Transport) attemptRequest(ctx context.Context, orig *http.Request, key 
 	if bases == nil {
 		bases = parseBases(t.BaseURLs)
 	}
-	to, ok := bases[key]
+	to, ok := lookupBase(bases, key)
 	if !ok {
 		return nil, fmt.Errorf("hedginghttp: the base URL of endpoint %q does not parse", key)
 	}
@@ -231,29 +248,37 @@ func (t *Transport) attemptRequest(ctx context.Context, orig *http.Request, key 
 
 var errNoReplay = fmt.Errorf("hedginghttp: the request body cannot be replayed (no GetBody)")
 
-// parseBases parses base URLs leniently; one that does not parse is left
-// out.
-func parseBases(m map[string]string) map[string]baseURL {
-	out := make(map[string]baseURL, len(m))
+// parseBases parses base URLs leniently, in key order; one that does not
+// parse is left out.
+func parseBases(m map[string]string) []keyedBase {
+	out := make([]keyedBase, 0, len(m))
 	for k, s := range m {
 		if b, err := parseBase(s, false); err == nil {
-			out[k] = b
+			out = append(out, keyedBase{k, b})
 		}
 	}
+	sortBases(out)
 	return out
 }
 
+// sortBases puts bases in key order.
+func sortBases(bases []keyedBase) {
+	slices.SortFunc(bases, func(a, b keyedBase) int { return strings.Compare(a.key, b.key) })
+}
+
 // addressed returns the key of the base that u addresses and u's escaped
-// path below it: the longest prefix wins, then the smallest key.
-func addressed(bases map[string]baseURL, u *url.URL) (key, rest string, ok bool) {
+// path below it: the longest prefix wins, then the smallest key (bases are
+// in key order).
+func addressed(bases []keyedBase, u *url.URL) (key, rest string, ok bool) {
 	best := -1
-	for k, b := range bases {
+	for i := range bases {
+		b := &bases[i].base
 		r, m := b.match(u)
 		if !m {
 			continue
 		}
-		if n := len(b.prefix); n > best || (n == best && k < key) {
-			best, key, rest = n, k, r
+		if n := len(b.prefix); n > best {
+			best, key, rest = n, bases[i].key, r
 		}
 	}
 	return key, rest, best >= 0

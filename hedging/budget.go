@@ -1,0 +1,260 @@
+package hedging
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"time"
+)
+
+// BudgetConfig configures [BudgetedPolicy]. Ratio is required, and one of
+// Burst and BurstSeconds; zero values of the other fields are the
+// recommended behaviour.
+type BudgetConfig struct {
+	// Ratio is the tokens every hedge-eligible operation earns: the
+	// long-run hedge rate the budget allows, in (0, 1].
+	Ratio float64
+	// Burst is the bucket size in tokens, > 0 and possibly fractional; the
+	// bucket starts full. It refills from empty in Burst/Ratio operations.
+	// A fixed Burst is the same for every instance, so a fleet of N
+	// instances holds N × Burst tokens when a slow-down starts: use
+	// BurstSeconds for a fleet.
+	Burst float64
+	// BurstSeconds, when > 0, sizes the bucket in seconds of the
+	// instance's own budget: max(Ratio, Ratio × rate × BurstSeconds)
+	// tokens, where rate is the instance's operation rate (decayed count
+	// over max(BurstSeconds, 10 s)), and the bucket starts empty. A fleet
+	// then holds at most Ratio × max(N, fleet rate × BurstSeconds) tokens
+	// whatever its size: the extra load of a slow-down's onset is bounded
+	// by the fleet's rate, not its instance count. Excludes Burst.
+	BurstSeconds float64
+	// PerSecond is tokens earned per second of time regardless of traffic,
+	// >= 0 (Finagle's minimum retry rate): a low-rate client can still hedge.
+	PerSecond float64
+	// Reserve is the balance a latency hedge needs to be admitted for
+	// certain, > 0 and at most the bucket size; default 1. Below it and
+	// above 0, when Reserve <= 1, a hedge is admitted with probability
+	// equal to the balance (fractional tokens: an instance holding 0.02
+	// tokens admits 2% of the hedges it is asked for, so a fleet's burst
+	// is the sum of its balances, not one hedge per instance). gRPC's
+	// retry throttling (A6) hedges only while the balance is above half
+	// the bucket (Reserve = Burst/2), with no fractional admission.
+	Reserve float64
+	// Debt lets failover alternates charged under ChargeFailover push the
+	// balance below zero, as hedgelab's first budget did: after a one-minute
+	// 503 storm the budget stayed in debt for minutes and latency hedging
+	// stayed off. Default false: a failover charge never takes the balance
+	// below 0 (gRPC keeps retry tokens in [0, max]). Latency hedges are
+	// admitted and charged at once ([HedgeGate]), so they never owe more
+	// than the one token of a fractional admission.
+	Debt bool
+	// ChargeFailover makes failover alternates ([SpawnCause.Failover]) spend
+	// tokens too. Default false: a failover alternate is the spec's failover
+	// (§6.5 #9) taking the place of the region-changing retry the
+	// non-hedged path would send, the budget cannot deny it (it ignores the
+	// threshold), and charging it only turns latency hedging off after an
+	// error storm.
+	ChargeFailover bool
+}
+
+// BudgetedPolicy caps the hedge rate of an inner policy with a token bucket
+// — hedgelab's proposal for spec §17 Q11, not in the spec or its peer SDKs
+// (the idea is gRPC's hedging throttle and Envoy's retry budget). It is a
+// gate on sending the hedge ([HedgeGate]): every hedge-eligible operation
+// earns Ratio tokens when it starts (up to the bucket size), and when an
+// operation's threshold fires the alternate goes out only if the bucket
+// admits it, which charges it in the same step. The threshold itself is
+// the inner policy's, unchanged. Admission and charge at one point means
+// that in any window at most Ratio × operations + bucket size alternates
+// go out, whatever the threshold (a budget admitting at the operation's
+// start and charging a threshold later let 601 alternates out in 0.5 s
+// against a bound of 227 on budget-onset), and a spent budget sends no
+// latency hedge at all rather than falling back to a long threshold
+// (budget-fallback: 1.750 RU with a 10% budget before). A saturated or
+// throttled region is thus not flooded with alternates (spec §9.3). See
+// [BudgetConfig] for the fleet sizing, the floor and the failover decision.
+type BudgetedPolicy struct {
+	inner  ThresholdPolicy
+	cfg    BudgetConfig
+	mu     sync.Mutex
+	tokens float64
+	last   time.Duration // time of the last PerSecond refill
+	opsW   float64       // decayed operation count (BurstSeconds)
+	opsAt  time.Duration // time opsW was last decayed; -1 before the first
+	draws  uint64        // fractional admissions drawn so far
+	denied int64
+}
+
+// NewBudgetedPolicy wraps inner with a hedge budget of ratio (0 < ratio <=
+// 1) alternates per operation and a bucket of burst tokens (> 0; it starts
+// full), with the recommended floor and failover behaviour. Errors name
+// the bad parameter.
+func NewBudgetedPolicy(inner ThresholdPolicy, ratio, burst float64) (*BudgetedPolicy, error) {
+	return NewBudget(inner, BudgetConfig{Ratio: ratio, Burst: burst})
+}
+
+// NewBudget wraps inner with the hedge budget cfg. Errors name the bad
+// field ("budget: burst must be > 0, got 0").
+func NewBudget(inner ThresholdPolicy, cfg BudgetConfig) (*BudgetedPolicy, error) {
+	if cfg.Reserve == 0 {
+		cfg.Reserve = 1
+	}
+	switch {
+	case inner == nil:
+		return nil, fmt.Errorf("budget: inner policy is nil")
+	case !(cfg.Ratio > 0 && cfg.Ratio <= 1):
+		return nil, fmt.Errorf("budget: ratio must be in (0,1], got %v", cfg.Ratio)
+	case cfg.BurstSeconds != 0 && cfg.Burst != 0:
+		return nil, fmt.Errorf("budget: burst (%v tokens) and burst seconds (%v s) are exclusive", cfg.Burst, cfg.BurstSeconds)
+	case cfg.BurstSeconds == 0 && (!(cfg.Burst > 0) || math.IsInf(cfg.Burst, 0)):
+		return nil, fmt.Errorf("budget: burst must be > 0, got %v", cfg.Burst)
+	case !(cfg.BurstSeconds >= 0) || math.IsInf(cfg.BurstSeconds, 0):
+		return nil, fmt.Errorf("budget: burst seconds must be >= 0, got %v", cfg.BurstSeconds)
+	case !(cfg.PerSecond >= 0) || math.IsInf(cfg.PerSecond, 0):
+		return nil, fmt.Errorf("budget: per-second refill must be >= 0, got %v", cfg.PerSecond)
+	case !(cfg.Reserve > 0) || (cfg.BurstSeconds == 0 && cfg.Reserve > cfg.Burst):
+		return nil, fmt.Errorf("budget: reserve must be in (0, burst=%v], got %v", cfg.Burst, cfg.Reserve)
+	}
+	b := &BudgetedPolicy{inner: inner, cfg: cfg, tokens: cfg.Burst, last: -1, opsAt: -1}
+	return b, nil
+}
+
+// Config returns the configuration with defaults applied.
+func (p *BudgetedPolicy) Config() BudgetConfig { return p.cfg }
+
+// Name returns "<inner>+budget(<ratio>)".
+func (p *BudgetedPolicy) Name() string {
+	return fmt.Sprintf("%s+budget(%g)", p.inner.Name(), p.cfg.Ratio)
+}
+
+// capacity returns the bucket size in tokens; p.mu must be held.
+func (p *BudgetedPolicy) capacity() float64 {
+	if p.cfg.BurstSeconds == 0 {
+		return p.cfg.Burst
+	}
+	tau := max(p.cfg.BurstSeconds, 10)
+	return max(p.cfg.Ratio, p.cfg.Ratio*(p.opsW/tau)*p.cfg.BurstSeconds)
+}
+
+// earn credits one operation's tokens (and PerSecond's since the last
+// call).
+func (p *BudgetedPolicy) earn(now time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	earn := p.cfg.Ratio
+	if p.cfg.PerSecond > 0 && p.last >= 0 && now > p.last {
+		earn += p.cfg.PerSecond * (now - p.last).Seconds()
+	}
+	p.last = now
+	if p.cfg.BurstSeconds > 0 {
+		if p.opsAt >= 0 && now > p.opsAt {
+			p.opsW *= math.Exp(-(now - p.opsAt).Seconds() / max(p.cfg.BurstSeconds, 10))
+		}
+		p.opsAt = max(p.opsAt, now)
+		p.opsW++
+	}
+	p.tokens = math.Min(p.capacity(), p.tokens+earn)
+}
+
+// Threshold earns one operation's tokens and returns the inner policy's
+// threshold.
+func (p *BudgetedPolicy) Threshold(now time.Duration, primary Region) Threshold {
+	p.earn(now)
+	return p.inner.Threshold(now, primary)
+}
+
+// ThresholdOp earns one operation's tokens and returns the inner policy's
+// decision ([OperationPolicy.ThresholdOp] when it implements it).
+func (p *BudgetedPolicy) ThresholdOp(now time.Duration, primary Region, kind OperationKind, remaining time.Duration) (Threshold, bool) {
+	p.earn(now)
+	if op, ok := p.inner.(OperationPolicy); ok {
+		return op.ThresholdOp(now, primary, kind, remaining)
+	}
+	return p.inner.Threshold(now, primary), true
+}
+
+// AdmitHedge admits and charges one latency hedge due at now (see
+// [BudgetConfig.Reserve] for fractional admission); the inner policy's
+// gate, if any, is asked first.
+func (p *BudgetedPolicy) AdmitHedge(now time.Duration, primary Region, kind OperationKind) bool {
+	if g, ok := p.inner.(HedgeGate); ok && !g.AdmitHedge(now, primary, kind) {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.tokens >= p.cfg.Reserve:
+	case p.cfg.Reserve <= 1 && p.tokens > 0 && p.draw(now) < p.tokens:
+	default:
+		p.denied++
+		return false
+	}
+	p.tokens--
+	return true
+}
+
+// draw returns a deterministic pseudo-random number in [0, 1) from the
+// time and the number of draws so far (splitmix64); p.mu must be held.
+func (p *BudgetedPolicy) draw(now time.Duration) float64 {
+	p.draws++
+	z := uint64(now) + p.draws*0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	z ^= z >> 31
+	return float64(z>>11) / (1 << 53)
+}
+
+// Observe forwards to the inner policy.
+func (p *BudgetedPolicy) Observe(now time.Duration, region Region, latency time.Duration) {
+	p.inner.Observe(now, region, latency)
+}
+
+// PrimarySuperseded forwards to the inner policy when it is a
+// [SupersededObserver].
+func (p *BudgetedPolicy) PrimarySuperseded(now time.Duration, region Region, elapsed time.Duration) {
+	if o, ok := p.inner.(SupersededObserver); ok {
+		o.PrimarySuperseded(now, region, elapsed)
+	}
+}
+
+// AttemptEnded forwards to the inner policy: [OperationPolicy.AttemptEnded]
+// when it implements it, otherwise Observe or PrimarySuperseded.
+func (p *BudgetedPolicy) AttemptEnded(now time.Duration, a AttemptEnd) {
+	if op, ok := p.inner.(OperationPolicy); ok {
+		op.AttemptEnded(now, a)
+		return
+	}
+	forwardAttempt(p.inner, now, a.Region, a.Leg, a.Elapsed, a.Answered)
+}
+
+// AlternateSpawned charges a failover alternate under ChargeFailover,
+// never below 0 unless Debt (see [BudgetConfig.Debt]); a latency hedge was
+// charged when [BudgetedPolicy.AdmitHedge] admitted it.
+func (p *BudgetedPolicy) AlternateSpawned(now time.Duration, primary Region, cause SpawnCause) {
+	if cause != SpawnThreshold && p.cfg.ChargeFailover {
+		p.mu.Lock()
+		if p.cfg.Debt {
+			p.tokens--
+		} else {
+			p.tokens = min(p.tokens, max(p.tokens-1, 0))
+		}
+		p.mu.Unlock()
+	}
+	if o, ok := p.inner.(SpawnObserver); ok {
+		o.AlternateSpawned(now, primary, cause)
+	}
+}
+
+// Tokens returns the current token balance.
+func (p *BudgetedPolicy) Tokens() float64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.tokens
+}
+
+// Denied returns how many latency hedges the budget refused.
+func (p *BudgetedPolicy) Denied() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.denied
+}

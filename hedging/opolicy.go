@@ -1,0 +1,110 @@
+package hedging
+
+import "time"
+
+// AttemptEnd describes one attempt of a hedged operation that ended, as the
+// race reports it to an [OperationPolicy] (spec §17 Q11 extension).
+type AttemptEnd struct {
+	// Primary is the operation's primary region (the key a policy learns
+	// under); Region is the region this attempt went to.
+	Primary, Region Region
+	// Kind is the operation's kind: policies learn per kind, because a
+	// query page and a point read have different latencies.
+	Kind OperationKind
+	// Leg is the attempt's leg.
+	Leg Leg
+	// Elapsed is the time from sending the attempt to its answer, or to
+	// its cancellation when Answered is false.
+	Elapsed time.Duration
+	// Answered is false when the race cancelled the attempt (the other leg
+	// won, or the deadline passed): Elapsed is then a lower bound of the
+	// attempt's latency (censored).
+	Answered bool
+}
+
+// OperationPolicy is an optional extension of [ThresholdPolicy] for
+// policies that decide per operation kind, inside the operation's deadline,
+// and may decline to hedge at all. When the strategy's policy implements
+// it, the race calls ThresholdOp instead of Threshold and AttemptEnded
+// instead of Observe and [SupersededObserver.PrimarySuperseded].
+type OperationPolicy interface {
+	ThresholdPolicy
+	// ThresholdOp returns the threshold of one operation of kind whose
+	// primary region is primary, at now; remaining is the time left
+	// until the operation's deadline (0 = no deadline). hedge false means
+	// "do not hedge this operation": no threshold timer is armed (the
+	// spec's failover alternate, §6.5 #9, is unaffected).
+	ThresholdOp(now time.Duration, primary Region, kind OperationKind, remaining time.Duration) (t Threshold, hedge bool)
+	// AttemptEnded reports one attempt of a hedged operation that
+	// answered (any final or transient result without a transport error)
+	// or was cancelled.
+	AttemptEnded(now time.Duration, a AttemptEnd)
+}
+
+// HedgeGate is implemented by policies that admit each latency hedge when
+// it is due (a hedge budget, [BudgetedPolicy]). The race asks AdmitHedge
+// when the threshold timer fires, just before it would send the alternate;
+// false means the alternate is not sent and the primary runs alone.
+// Admission and charge are the same call: an implementation that admits
+// has already charged. Failover alternates (§6.5 #9) are not gated.
+type HedgeGate interface {
+	AdmitHedge(now time.Duration, primary Region, kind OperationKind) bool
+}
+
+// thresholdOp returns the threshold of one operation and whether the
+// policy declined to hedge it. A zero threshold from the policy selects the
+// strategy's fallback, as [HedgingStrategy.thresholdFor].
+func (s HedgingStrategy) thresholdOp(now time.Duration, primary Region, kind OperationKind, remaining time.Duration) (Threshold, bool) {
+	if op, ok := s.policy.(OperationPolicy); ok {
+		t, hedge := op.ThresholdOp(now, primary, kind, remaining)
+		if t.IsZero() {
+			t = s.threshold
+		}
+		return t, !hedge
+	}
+	return s.thresholdFor(now, primary), false
+}
+
+// remaining returns the time left until the race's deadline at now, or 0
+// when it has none.
+func (r *Race) remaining(now time.Duration) time.Duration {
+	if !r.hasDeadline {
+		return 0
+	}
+	return max(r.deadline-now, 1)
+}
+
+// attemptEnded reports the end of leg l's attempt to the strategy's
+// policy: [OperationPolicy.AttemptEnded] when it implements it, otherwise
+// Observe for an answer and PrimarySuperseded for a cancelled primary.
+func (r *Race) attemptEnded(now time.Duration, l Leg, answered bool) {
+	lg := &r.legs[l]
+	elapsed := now - lg.sentAt
+	if op, ok := r.strategy.policy.(OperationPolicy); ok {
+		op.AttemptEnded(now, AttemptEnd{Primary: r.regions[0].Region, Region: lg.endpoint.Region, Kind: r.op.Kind,
+			Leg: l, Elapsed: elapsed, Answered: answered})
+		return
+	}
+	forwardAttempt(r.strategy.policy, now, lg.endpoint.Region, l, elapsed, answered)
+}
+
+// forwardAttempt reports an attempt's end to a plain [ThresholdPolicy]:
+// Observe for an answer, [SupersededObserver.PrimarySuperseded] for a
+// cancelled primary.
+func forwardAttempt(p ThresholdPolicy, now time.Duration, region Region, l Leg, elapsed time.Duration, answered bool) {
+	switch {
+	case answered:
+		p.Observe(now, region, elapsed)
+	case l == Primary:
+		if o, ok := p.(SupersededObserver); ok {
+			o.PrimarySuperseded(now, region, elapsed)
+		}
+	}
+}
+
+// admitHedge asks the strategy's policy, when it is a [HedgeGate], whether
+// the latency hedge due at now may go out.
+func (r *Race) admitHedge(now time.Duration) bool {
+	g, ok := r.strategy.policy.(HedgeGate)
+	return !ok || g.AdmitHedge(now, r.regions[0].Region, r.op.Kind)
+}

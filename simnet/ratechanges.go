@@ -1,0 +1,81 @@
+package simnet
+
+import (
+	"fmt"
+	"math"
+	"time"
+)
+
+// RateChange is one change of the open-loop arrival rate over time: from
+// At the rate moves linearly, over Ramp, from the rate in force to
+// RatePerSec, and stays there until the next change. Ramp 0 is a step.
+// Changes are in time order and do not overlap (each starts at or after
+// the previous one's At + Ramp).
+type RateChange struct {
+	At, Ramp   time.Duration
+	RatePerSec float64 // >= 0
+}
+
+// validateRateChanges reports the first change out of order, overlapping
+// or with a bad rate, naming its index.
+func (w *Workload) validateRateChanges() error {
+	end := time.Duration(0)
+	for i, c := range w.RateChanges {
+		switch {
+		case w.RatePerSec <= 0:
+			return fmt.Errorf("simnet: Workload.RateChanges[%d]: rate changes need an open-loop RatePerSec", i)
+		case !(c.RatePerSec >= 0) || math.IsInf(c.RatePerSec, 0):
+			return fmt.Errorf("simnet: Workload.RateChanges[%d]: RatePerSec must be >= 0, got %v", i, c.RatePerSec)
+		case c.At < 0 || c.Ramp < 0:
+			return fmt.Errorf("simnet: Workload.RateChanges[%d]: At and Ramp must be >= 0", i)
+		case c.At < end:
+			return fmt.Errorf("simnet: Workload.RateChanges[%d]: starts at %v, before the previous change ends (%v)", i, c.At, end)
+		}
+		end = c.At + c.Ramp
+	}
+	return nil
+}
+
+// maxRate returns the largest arrival rate the workload reaches.
+func (w *Workload) maxRate() float64 {
+	m := w.RatePerSec
+	for _, c := range w.RateChanges {
+		m = max(m, c.RatePerSec)
+	}
+	return m
+}
+
+// RateAt returns the open-loop arrival rate in force at t (per second).
+func (w *Workload) RateAt(t time.Duration) float64 {
+	r := w.RatePerSec
+	for _, c := range w.RateChanges {
+		switch {
+		case t < c.At:
+			return r
+		case t < c.At+c.Ramp:
+			f := float64(t-c.At) / float64(c.Ramp)
+			return r + f*(c.RatePerSec-r)
+		}
+		r = c.RatePerSec
+	}
+	return r
+}
+
+// nextArrivalVarying returns the time from now to the next arrival of a
+// Poisson process whose rate follows RateAt (thinning: candidates at the
+// largest rate, each kept with probability RateAt/largest). Past the end
+// of the run it returns a time after it.
+func (s *sim) nextArrivalVarying() time.Duration {
+	w := &s.cfg.Workload
+	peak := w.maxRate()
+	t := s.now
+	for {
+		if peak <= 0 {
+			return max(s.cfg.Duration, s.now) + time.Second - s.now
+		}
+		t += interarrivalGap(s.arr, peak)
+		if s.arr.Float64()*peak < w.RateAt(t) || (s.cfg.Duration > 0 && t >= s.cfg.Duration) {
+			return t - s.now
+		}
+	}
+}
