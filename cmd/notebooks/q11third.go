@@ -345,6 +345,14 @@ type q11Trade struct {
 
 // q11Third writes notebook 01's third edition.
 func q11Third(d *doc) error {
+	d.check(claim{"q11 policy text matches q11PolicyTOML", func() error {
+		for _, want := range q11PolicySettings {
+			if !strings.Contains(q11PolicyTOML, want) {
+				return failf("q11PolicyTOML lacks %q", want)
+			}
+		}
+		return nil
+	}})
 	names, err := q11Names()
 	if err != nil {
 		return err
