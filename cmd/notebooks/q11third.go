@@ -6,6 +6,7 @@ package main
 // dominates it or its error rate is more than a point above the best.
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -237,15 +238,20 @@ func (s q11Scn) cell(policy string, lost bool) string {
 	return c
 }
 
-// lossText renders a policy's losses on one scenario.
-func lossText(ls []study.Loss) string {
+// lossText renders policy's losses on scenario s in the tables' units:
+// each dominating policy with its p99 [95% CI] and RU against policy's,
+// and an error-rate loss with the best error rate.
+func (s q11Scn) lossText(policy string, ls []study.Loss) string {
+	me, _ := s.fig(policy)
 	var out []string
 	for _, l := range ls {
 		if l.By == "" {
-			out = append(out, l.Why)
-		} else {
-			out = append(out, "`"+l.By+"` ("+l.Why+")")
+			best := slices.MinFunc(s.Figs, func(a, b report.Figures) int { return cmp.Compare(a.ErrorRate, b.ErrorRate) })
+			out = append(out, fmt.Sprintf("errors %s against `%s`'s %s", pct(me.ErrorRate), best.Policy, pct(best.ErrorRate)))
+			continue
 		}
+		o, _ := s.fig(l.By)
+		out = append(out, fmt.Sprintf("`%s` (p99 %s ms, RU %s)", l.By, withCI(o, "p99_ms", o.P99, ms), ru(o.RUMultiplier)))
 	}
 	return strings.Join(out, "; ")
 }
@@ -421,7 +427,7 @@ func q11Third(d *doc) error {
 	for _, l := range v.RecCard.Lost {
 		s := scns[slices.IndexFunc(scns, func(s q11Scn) bool { return s.Name == l.Scenario })]
 		f, _ := s.fig(q11RecName)
-		rl := q11RecLoss{Scenario: "`" + l.Scenario + "`", Figures: fmt.Sprintf("%s ms / %s / %s", withCI(f, "p99_ms", f.P99, ms), ru(f.RUMultiplier), pct(f.ErrorRate)), LostTo: lossText(l.Losses)}
+		rl := q11RecLoss{Scenario: "`" + l.Scenario + "`", Figures: fmt.Sprintf("%s ms / %s / %s", withCI(f, "p99_ms", f.P99, ms), ru(f.RUMultiplier), pct(f.ErrorRate)), LostTo: s.lossText(q11RecName, l.Losses)}
 		v.RecLosses = append(v.RecLosses, rl)
 		tab = append(tab, []string{rl.Scenario, rl.Figures, rl.LostTo})
 	}
