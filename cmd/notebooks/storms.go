@@ -487,7 +487,7 @@ func storms(d *doc) error {
 			}
 			pols = append(base, polStaticBudget(0.05, 100, st.RequestTimeout), polStaticBudget(0.05, 10, st.RequestTimeout), polStaticBudget(0.05, 1, st.RequestTimeout))
 		}
-		r, err := d.simulate(stormScenario, pols, param{"fleet.Instances", float64(n)})
+		r, err := d.simulate(stormScenario, pols, param{"fleet.instances", float64(n)})
 		if err != nil {
 			return err
 		}
@@ -545,7 +545,7 @@ func stormRetrySection(d *doc, st stormSetup, figs map[string]stormFig) (map[str
 	if err != nil {
 		return nil, err
 	}
-	r, err := d.simulate(stormScenario, pols, param{"background.0.Retries", stormRetries})
+	r, err := d.simulate(stormScenario, pols, param{"background.0.retries", stormRetries})
 	if err != nil {
 		return nil, err
 	}
