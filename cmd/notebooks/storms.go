@@ -57,6 +57,16 @@ var stormBreakerPolicies = []string{"static-50ms", "p99-dynamic", "budget-5pct",
 // queue limit.
 var stormQueuePolicies = []string{"static-50ms", "budget-5pct", "budget-5pct-burst1"}
 
+// The scenario parameters the notebook varies (Scenario.WithParam paths);
+// TestStormParamsApply checks that each changes the configuration.
+const (
+	stormParamBackground = "background.0.rate_per_s"
+	stormParamQueueLimit = "replicas." + stormAlternate + ".queue_limit"
+	stormParamBreaker    = "client.consecutive_hedge_win_threshold"
+	stormParamInstances  = "fleet.instances"
+	stormParamRetries    = "background.0.retries"
+)
+
 // stormBigFleet is the large fleet the per-instance bucket section runs
 // (the scenario's fleet read rate over this many instances).
 const stormBigFleet = 1000
@@ -389,7 +399,7 @@ func storms(d *doc) error {
 		if err != nil {
 			return err
 		}
-		r, err := d.simulate(stormScenario, pols, param{"background.0.rate_per_s", math.Round(rho * st.Capacity)})
+		r, err := d.simulate(stormScenario, pols, param{stormParamBackground, math.Round(rho * st.Capacity)})
 		if err != nil {
 			return err
 		}
@@ -419,7 +429,7 @@ func storms(d *doc) error {
 	if err != nil {
 		return err
 	}
-	unb, err := d.simulate(stormScenario, pols, param{"replicas." + stormAlternate + ".queue_limit", stormNoLimit})
+	unb, err := d.simulate(stormScenario, pols, param{stormParamQueueLimit, stormNoLimit})
 	if err != nil {
 		return err
 	}
@@ -451,7 +461,7 @@ func storms(d *doc) error {
 	if err != nil {
 		return err
 	}
-	off, err := d.simulate(stormScenario, pols, param{"client.consecutive_hedge_win_threshold", breakerOff})
+	off, err := d.simulate(stormScenario, pols, param{stormParamBreaker, breakerOff})
 	if err != nil {
 		return err
 	}
@@ -487,7 +497,7 @@ func storms(d *doc) error {
 			}
 			pols = append(base, polStaticBudget(0.05, 100, st.RequestTimeout), polStaticBudget(0.05, 10, st.RequestTimeout), polStaticBudget(0.05, 1, st.RequestTimeout))
 		}
-		r, err := d.simulate(stormScenario, pols, param{"fleet.instances", float64(n)})
+		r, err := d.simulate(stormScenario, pols, param{stormParamInstances, float64(n)})
 		if err != nil {
 			return err
 		}
@@ -545,7 +555,7 @@ func stormRetrySection(d *doc, st stormSetup, figs map[string]stormFig) (map[str
 	if err != nil {
 		return nil, err
 	}
-	r, err := d.simulate(stormScenario, pols, param{"background.0.retries", stormRetries})
+	r, err := d.simulate(stormScenario, pols, param{stormParamRetries, stormRetries})
 	if err != nil {
 		return nil, err
 	}
