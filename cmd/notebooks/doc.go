@@ -22,6 +22,9 @@ type doc struct {
 	parallel   int
 	png        bool // also write PNG charts (report.Options.PNG)
 	b          bytes.Buffer
+	// err is the first template or claim failure (say, check): write
+	// returns it instead of writing the notebook.
+	err error
 }
 
 func newDoc(root, name, title string, parallel int) *doc {
@@ -61,6 +64,9 @@ func (d *doc) table(header []string, rows [][]string) {
 }
 
 func (d *doc) write() (string, error) {
+	if d.err != nil {
+		return "", d.err
+	}
 	path := filepath.Join(d.root, d.name+".md")
 	if err := os.MkdirAll(d.root, 0o755); err != nil {
 		return "", err
@@ -265,7 +271,16 @@ func better(a, b report.Figures, key string, av, bv float64) bool {
 	return !(oka && okb) || ca[1] < cb[0]
 }
 
-// scenarioLine describes a run for the "setup" paragraph.
+// setupView is the "setup" paragraph: the run (setup) and the first
+// sentence of its scenario's description.
+type setupView struct{ Setup, Summary string }
+
+// setupLine is a run's "setup" paragraph view.
+func (r *run) setupLine() setupView {
+	return setupView{r.setup(), firstSentence(r.scenario.Description)}
+}
+
+// setup describes a run: scenario, seed, replications, virtual time.
 func (r *run) setup() string {
 	return fmt.Sprintf("`%s` (seed %d, %s, %s of virtual time)", r.scenario.Name, r.cfg.Seed, report.Replications(r.reps), r.cfg.Duration)
 }
@@ -298,7 +313,7 @@ func (d *doc) section(name string, policies func(*simnet.Config) []simnet.Policy
 		return nil, "", err
 	}
 	d.p("## %s", name)
-	d.p("%s — %s", r.setup(), firstSentence(r.scenario.Description))
+	d.say("setup", r.setupLine())
 	var tab [][]string
 	for _, p := range r.res.Policies {
 		tab = append(tab, figureRow(r.fig(p.Name)))

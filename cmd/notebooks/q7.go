@@ -226,11 +226,38 @@ func ttr(v, episodeS float64) string {
 	return fmt.Sprintf("%.1f", v)
 }
 
+// q7 settings: the chronic scenario's static threshold, the false-trip
+// scenarios' aggressive one (ms), and N of the probe sweep (the spec's
+// default).
+const (
+	q7ChronicMs = 200
+	q7FalseMs   = 20
+	q7ProbeN    = hedging.DefaultConsecutiveHedgeWinThreshold
+)
+
+// q7Point is one N of the sweep for one fleet size: the chronic run's
+// time to route away (TTR, s), share of pairs tripped, reads routed away,
+// episode mean latency and RU, and the false trips (count, instance-hours)
+// of the two healthy scenarios.
+type q7Point struct {
+	N, Fleet             float64
+	TTR, FalseH, FalseT  float64
+	TripsH, TripsT       int64
+	InstH, InstT         float64
+	PairsTripped         float64
+	Routed, EpMeanMs, RU float64
+}
+
+// q7Probe is one probe interval (s) of the probe sweep at N = q7ProbeN.
+type q7Probe struct {
+	Probe, RU, P99, TripsH float64
+}
+
 func q7(d *doc) error {
 	const chronic, jitter, heavy = "breaker-trip", "healthy", "heavy-tail"
-	d.p("**Question.** After how many consecutive alternate-region wins N on one (partition, primary region) should the partition circuit breaker mark the primary unhealthy and route reads away (§9.5, §17 Q7)? And how long should the probe interval before failback be? A low N routes away from a chronically slow primary quickly; a high N avoids false trips when healthy jitter lets the alternate win now and then. Every application instance keeps its own breaker, so in a fleet each breaker sees only its instance's share of a partition's reads.")
+	d.say("q7/question", nil)
 	seeds := []string{}
-	var chronicCfg *simnet.Config
+	cfgs := map[string]*simnet.Config{}
 	for _, name := range []string{chronic, jitter, heavy} {
 		sc, err := scenarios.Get(name)
 		if err != nil {
@@ -240,67 +267,95 @@ func q7(d *doc) error {
 		if err != nil {
 			return err
 		}
-		if name == chronic {
-			chronicCfg = cfg
-		}
+		cfgs[name] = cfg
 		seeds = append(seeds, fmt.Sprintf("`%s` seed %d × %d replications × %s", name, cfg.Seed, sc.Replications, cfg.Duration))
 	}
+	chronicCfg := cfgs[chronic]
 	ep := chronicCfg.Episodes[0]
+	falseParts := max(cfgs[jitter].Workload.Partitions, 1)
+	d.check(claim{"the false-trip scenarios have no episode and the same partitions (\"uniform keys over N partitions\")", func() error {
+		for _, n := range []string{jitter, heavy} {
+			if c := cfgs[n]; len(c.Episodes) > 0 || max(c.Workload.Partitions, 1) != falseParts || c.Workload.ZipfS != 0 {
+				return failf("%s: %d episodes, %d partitions, zipf %g", n, len(c.Episodes), c.Workload.Partitions, c.Workload.ZipfS)
+			}
+		}
+		return nil
+	}})
 	epS := (ep.End - ep.Start).Seconds()
+	d.check(claim{chronic + ": the episode slows every read of the primary by a fixed delay", func() error {
+		if len(chronicCfg.Episodes) != 1 || (ep.Fraction != 0 && ep.Fraction != 1) || (ep.Factor != 0 && ep.Factor != 1) || ep.AddMs <= 0 {
+			return failf("episodes %+v", chronicCfg.Episodes)
+		}
+		return nil
+	}})
 	rate, parts := chronicCfg.Workload.RatePerSec, max(chronicCfg.Workload.Partitions, 1)
-	var hoursNote []string
-	for _, f := range q7Fleets {
+	var hoursNote, fleets, perPair []string
+	for i, f := range q7Fleets {
 		hoursNote = append(hoursNote, fmt.Sprintf("%g h for %s (%g instance-hours: zero trips bound the rate below %.2g per instance-hour)",
 			q7FleetHours[f], fleetName(f), q7FleetHours[f]*float64(f), 3/(q7FleetHours[f]*float64(f))))
+		fleets = append(fleets, fmt.Sprint(f))
+		switch per := rate / float64(parts) / float64(f); {
+		case f == 1:
+			perPair = append(perPair, fmt.Sprintf("%.2g reads/s per pair for one client", per))
+		case i == len(q7Fleets)-1:
+			perPair = append(perPair, fmt.Sprintf("%.2g for %d", per, f))
+		default:
+			perPair = append(perPair, fmt.Sprintf("%.2g for %d instances", per, f))
+		}
 	}
-	d.p("**Method.** `%s` makes the primary chronically slow (2 s for every read during an episode of %g s) under a static 200 ms threshold (spec §15.2 `hedging_alternate_wins_trip_ppcb`); the time to route away is measured from the episode start to each breaker's first trip. `%s` and `%s` have no episode, so every trip there is a false trip; they run the aggressive `static-20ms` threshold, which lets the alternate win most often under healthy jitter. N is swept over %v with the probe interval at 30 s, for a fleet of 1, 10 and 100 client instances (`[fleet] instances`, operations assigned uniformly at random) at the same total rate, then the probe interval over %v s at N = 5 for one client. Runs: %s. The false-trip scenarios run longer than their files say, in %d replications, each fleet size for as many virtual hours as it needs to bound the false-trip rate below 1 per instance-hour when no trip is seen (rule of three: zero events in T instance-hours bound the rate below 3/T with 95%% confidence): %s. A run with no trip at some N has none at any larger N (until a first trip the breaker changes nothing, and a streak of more wins contains a streak of N), so those runs stop at the first N without trips and the larger N inherit its zero.",
-		chronic, epS, jitter, heavy, q7N, q7Probes, strings.Join(seeds, "; "), q7FalseReps, strings.Join(hoursNote, "; "))
+	d.say("q7/method", struct {
+		Chronic, Jitter, Heavy        string
+		SlowMs, EpisodeS, ChronicMs   float64
+		FalseMs, DefaultProbe, ProbeN float64
+		N, Probes                     []float64
+		Fleets, Runs, Hours           string
+		FalseReps                     int
+	}{chronic, jitter, heavy, ep.AddMs, epS, q7ChronicMs, q7FalseMs, hedging.DefaultProbeInterval.Seconds(), q7ProbeN,
+		q7N, q7Probes, joinAnd(fleets, ""), strings.Join(seeds, "; "), strings.Join(hoursNote, "; "), q7FalseReps})
 
-	type pt struct {
-		n, f                float64
-		ttr, falseH, falseT float64
-		tripsH, tripsT      int64
-		instH, instT        float64
-		pairsTripped        float64
-		routed, epMeanMs    float64
-		ru                  float64
-	}
-	byFleet := map[int][]pt{}
-	d.p("## Sweep of N (probe interval 30 s) by fleet size")
-	d.p("Each breaker counts the wins of one (instance, partition) pair, so what sets the time to route away is the rate of reads per pair: %g reads/s over %d partitions is %.2g reads/s per pair for one client, %.2g for 10 instances and %.2g for 100. \"Time to route away\" is, over the (instance, partition) pairs that ran a read during the episode, the median time from the episode start to a pair's first trip (a pair that never trips counts as never; \"> %g\" when fewer than half tripped during the episode); \"episode reads routed away\" is the share of reads started during the episode whose primary attempt went straight to the alternate.",
-		rate, parts, rate/float64(parts), rate/float64(parts)/10, rate/float64(parts)/100, epS)
+	chronicPol := polStatic(fmt.Sprintf("static-%gms", float64(q7ChronicMs)), q7ChronicMs)
+	falsePol := polStatic(fmt.Sprintf("static-%gms", float64(q7FalseMs)), q7FalseMs)
+	defProbe := hedging.DefaultProbeInterval.Seconds()
+	byFleet := map[int][]q7Point{}
+	d.p("## Sweep of N (probe interval %g s) by fleet size", defProbe)
+	d.say("q7/pairs", struct {
+		Rate       float64
+		Partitions int
+		PerPair    string
+		EpisodeS   float64
+	}{rate, parts, joinAnd(perPair, ""), epS})
 	for _, f := range q7Fleets {
 		hours := q7FleetHours[f]
 		falseOpts := func(n float64) breakerOpts {
-			return breakerOpts{n: n, probe: 30, instances: f, durationS: hours * 3600 / q7FalseReps, reps: q7FalseReps}
+			return breakerOpts{n: n, probe: defProbe, instances: f, durationS: hours * 3600 / q7FalseReps, reps: q7FalseReps}
 		}
 		var rows [][]string
 		zeroH, zeroT := false, false
 		var lastH, lastT breakerRun
 		for _, n := range q7N {
-			c, err := runBreaker(chronic, polStatic("static-200ms", 200), breakerOpts{n: n, probe: 30, instances: f}, d.parallel)
+			c, err := runBreaker(chronic, chronicPol, breakerOpts{n: n, probe: defProbe, instances: f}, d.parallel)
 			if err != nil {
 				return err
 			}
 			if !zeroH {
-				if lastH, err = runBreaker(jitter, polStatic("static-20ms", 20), falseOpts(n), d.parallel); err != nil {
+				if lastH, err = runBreaker(jitter, falsePol, falseOpts(n), d.parallel); err != nil {
 					return err
 				}
 				zeroH = lastH.trips == 0
 			}
 			if !zeroT {
-				if lastT, err = runBreaker(heavy, polStatic("static-20ms", 20), falseOpts(n), d.parallel); err != nil {
+				if lastT, err = runBreaker(heavy, falsePol, falseOpts(n), d.parallel); err != nil {
 					return err
 				}
 				zeroT = lastT.trips == 0
 			}
-			p := pt{n: n, f: float64(f), ttr: c.medianTTR, tripsH: lastH.trips, tripsT: lastT.trips,
-				instH: hours * float64(f), instT: hours * float64(f),
-				pairsTripped: float64(c.pairsTripped) / float64(max(c.pairs, 1)), routed: c.routed, epMeanMs: c.epMeanMs, ru: c.ru}
-			p.falseH, p.falseT = float64(p.tripsH)/p.instH, float64(p.tripsT)/p.instT
+			p := q7Point{N: n, Fleet: float64(f), TTR: c.medianTTR, TripsH: lastH.trips, TripsT: lastT.trips,
+				InstH: hours * float64(f), InstT: hours * float64(f),
+				PairsTripped: float64(c.pairsTripped) / float64(max(c.pairs, 1)), Routed: c.routed, EpMeanMs: c.epMeanMs, RU: c.ru}
+			p.FalseH, p.FalseT = float64(p.TripsH)/p.InstH, float64(p.TripsT)/p.InstT
 			byFleet[f] = append(byFleet[f], p)
-			rows = append(rows, []string{fmt.Sprintf("%g", n), ttr(c.medianTTR, epS), pct(p.pairsTripped), pct(c.routed), ms(c.epMeanMs), ru(c.ru),
-				falseTrips(p.tripsH, p.instH), falseTrips(p.tripsT, p.instT)})
+			rows = append(rows, []string{fmt.Sprintf("%g", n), ttr(c.medianTTR, epS), pct(p.PairsTripped), pct(c.routed), ms(c.epMeanMs), ru(c.ru),
+				falseTrips(p.TripsH, p.InstH), falseTrips(p.TripsT, p.InstT)})
 		}
 		what := "one client"
 		if f > 1 {
@@ -312,18 +367,18 @@ func q7(d *doc) error {
 	}
 
 	var rows [][]string
-	probes := map[float64]breakerRun{}
+	var probes []q7Probe
 	for _, probe := range q7Probes {
-		c, err := runBreaker(chronic, polStatic("static-200ms", 200), breakerOpts{n: 5, probe: probe}, d.parallel)
+		c, err := runBreaker(chronic, chronicPol, breakerOpts{n: q7ProbeN, probe: probe}, d.parallel)
 		if err != nil {
 			return err
 		}
-		probes[probe] = c
+		probes = append(probes, q7Probe{Probe: probe, RU: c.ru, P99: c.p99, TripsH: float64(c.trips) / c.hours})
 		rows = append(rows, []string{fmt.Sprintf("%g", probe), ttr(c.medianTTR, epS), ms(c.p99), ru(c.ru), fmt.Sprintf("%.0f", float64(c.trips)/c.hours)})
 	}
-	d.p("## Sweep of the probe interval (N = 5, one client)")
+	d.p("## Sweep of the probe interval (N = %d, one client)", q7ProbeN)
 	d.table([]string{"probe interval (s)", "time to route away (s)", "p99 (ms)", "RU ×", "trips/h (re-trips after each probe)"}, rows)
-	r, err := d.simulate(chronic, []simnet.Policy{polStatic("static-200ms", 200)})
+	r, err := d.simulate(chronic, []simnet.Policy{chronicPol})
 	if err != nil {
 		return err
 	}
@@ -331,23 +386,23 @@ func q7(d *doc) error {
 	if err != nil {
 		return err
 	}
-	d.p("The chronic scenario at N = 5 over time (one client): p99 spikes when the episode starts and at every probe (the primary is tried again as a probe; a probing partition trips again on its first alternate win), and the hedge rate falls to the probes once partitions have routed away.")
+	d.say("q7/chronic-chart", struct{ ProbeN float64 }{q7ProbeN})
 	d.img("windowed p99 over time", sub+"/timeline.svg")
 	d.img("hedge rate over time", sub+"/hedge_rate.svg")
 
 	// A fleet that shards its keys: each partition's reads on one instance.
 	big := q7Fleets[len(q7Fleets)-1]
-	sharded, err := runBreaker(chronic, polStatic("static-200ms", 200), breakerOpts{n: 5, probe: 30, instances: big, byPartition: true}, d.parallel)
+	sharded, err := runBreaker(chronic, chronicPol, breakerOpts{n: q7ProbeN, probe: defProbe, instances: big, byPartition: true}, d.parallel)
 	if err != nil {
 		return err
 	}
 	d.p("## A fleet that shards its keys")
-	d.p("With `[fleet] assignment = \"partition\"` each partition's reads all go to one instance (partition p to instance p mod %d), so each breaker sees every read of its partitions, as one client does.", big)
+	d.say("q7/sharded", big)
 	rows = nil
 	for _, f := range q7Fleets {
 		for _, p := range byFleet[f] {
-			if p.n == 5 {
-				rows = append(rows, []string{fmt.Sprintf("%d", f), "uniform", ttr(p.ttr, epS), pct(p.pairsTripped), pct(p.routed), ms(p.epMeanMs), ru(p.ru)})
+			if p.N == q7ProbeN {
+				rows = append(rows, []string{fmt.Sprintf("%d", f), "uniform", ttr(p.TTR, epS), pct(p.PairsTripped), pct(p.Routed), ms(p.EpMeanMs), ru(p.RU)})
 			}
 		}
 	}
@@ -355,20 +410,20 @@ func q7(d *doc) error {
 	d.table([]string{"instances", "assignment", "time to route away (s)", "pairs tripped in the episode", "episode reads routed away", "episode mean latency (ms)", "RU ×"}, rows)
 
 	// Per fleet size: the smallest N with no false trips in either healthy
-	// scenario, and N = 5.
+	// scenario, and N = q7ProbeN.
 	type fleetRec struct {
-		rec      float64
-		at, five pt
+		Rec      float64
+		At, Five q7Point
 	}
 	recs := map[int]fleetRec{}
 	for _, f := range q7Fleets {
-		fr := fleetRec{rec: -1}
+		fr := fleetRec{Rec: -1}
 		for _, p := range byFleet[f] {
-			if fr.rec < 0 && p.tripsH == 0 && p.tripsT == 0 {
-				fr.rec, fr.at = p.n, p
+			if fr.Rec < 0 && p.TripsH == 0 && p.TripsT == 0 {
+				fr.Rec, fr.At = p.N, p
 			}
-			if p.n == 5 {
-				fr.five = p
+			if p.N == q7ProbeN {
+				fr.Five = p
 			}
 		}
 		recs[f] = fr
@@ -376,71 +431,86 @@ func q7(d *doc) error {
 	d.p("## Answer")
 	rec := -1.0
 	for _, f := range q7Fleets {
-		if recs[f].rec < 0 {
-			d.p("No N in %v avoids false trips under healthy jitter for a fleet of %d in these scenarios; the data does not settle a default.", q7N, f)
+		if recs[f].Rec < 0 {
+			d.say("q7/none", struct {
+				N     []float64
+				Fleet int
+			}{q7N, f})
 			return nil
 		}
-		rec = max(rec, recs[f].rec)
+		rec = max(rec, recs[f].Rec)
 	}
 	one, big1 := recs[q7Fleets[0]], recs[big]
 	var zeroN, ttrs, bounds []string
 	same := true
 	for _, f := range q7Fleets {
-		same = same && recs[f].rec == one.rec
-		zeroN = append(zeroN, fmt.Sprintf("N = %g for %s", recs[f].rec, fleetName(f)))
-		ttrs = append(ttrs, fmt.Sprintf("%s s for %s", ttr(recs[f].five.ttr, epS), fleetName(f)))
+		same = same && recs[f].Rec == one.Rec
+		zeroN = append(zeroN, fmt.Sprintf("N = %g for %s", recs[f].Rec, fleetName(f)))
+		ttrs = append(ttrs, fmt.Sprintf("%s s for %s", ttr(recs[f].Five.TTR, epS), fleetName(f)))
 		bounds = append(bounds, fmt.Sprintf("%.2g for %s (%g instance-hours)", 3/(q7FleetHours[f]*float64(f)), fleetName(f), q7FleetHours[f]*float64(f)))
 	}
-	if same {
-		d.p("False trips: only N below %g tripped on healthy jitter here; from N = %g up, no breaker tripped in either healthy scenario at an aggressive 20 ms threshold, at any fleet size, which bounds the false-trip rate per instance-hour below %s (95%%, each scenario).",
-			one.rec, one.rec, strings.Join(bounds, ", "))
-	} else {
-		d.p("False trips: the smallest N without a false trip in either healthy scenario is %s. At zero trips the false-trip rate per instance-hour is bounded below %s (95%%, each scenario).", strings.Join(zeroN, ", "), strings.Join(bounds, ", "))
-	}
-	d.p("Time to route away grows linearly with N (each trip needs N alternate wins in a row on one pair) and with the fleet size (with uniform assignment each pair sees 1/instances of a partition's reads, so it is about N × instances × partitions / rate): at N = 5 it is %s. A fleet of %d at N = 5 routes only %s of the episode's reads away (one client: %s); its reads keep waiting for the 200 ms threshold and hedging, at %s ms mean latency during the episode (one client: %s ms) and %s× RU (one client: %s×). A fleet that shards its keys over its instances (`assignment = \"partition\"`) routes away like one client (%s s).",
-		strings.Join(ttrs, ", "), big, pct(big1.five.routed), pct(one.five.routed), ms(big1.five.epMeanMs), ms(one.five.epMeanMs), ru(big1.five.ru), ru(one.five.ru), ttr(sharded.medianTTR, epS))
+	d.say("q7/false-trips", struct {
+		Same          bool
+		One           fleetRec
+		FalseMs       float64
+		ZeroN, Bounds []string
+	}{same, one, q7FalseMs, zeroN, bounds})
+	v := struct {
+		ProbeN, ChronicMs, Rec   float64
+		Big                      int
+		TTRs                     []string
+		OneAt5, BigAt5, BigAtRec q7Point
+		Sharded                  string
+		OneCost, BigCost         float64
+		OneAt5TTR, OneAtRecTTR   string
+		BigAt5TTR, BigAtRecTTR   string
+		Partitions               int
+	}{q7ProbeN, q7ChronicMs, rec, big, ttrs, one.Five, big1.Five, big1.At, ttr(sharded.medianTTR, epS),
+		round1(one.Five.TTR) - round1(one.At.TTR), round1(big1.Five.TTR) - round1(big1.At.TTR),
+		ttr(one.Five.TTR, epS), ttr(one.At.TTR, epS), ttr(big1.Five.TTR, epS), ttr(big1.At.TTR, epS), falseParts}
+	d.say("q7/route-away", v)
 	switch {
-	case rec < 5:
-		d.p("**Recommendation:** lower the default from 5 to N = %g, the smallest N without false trips at every fleet size here. For one client the margin N = 5 keeps against burstier jitter than modelled costs only %.1f s (%s s against %s s); in a fleet of %d it costs %.1f s (%s s against %s s), and the breaker routes fewer of the episode's reads away (%s at N = 5, %s at N = %g). %s",
-			rec, round1(one.five.ttr)-round1(one.at.ttr), ttr(one.five.ttr, epS), ttr(one.at.ttr, epS), big, round1(big1.five.ttr)-round1(big1.at.ttr), ttr(big1.five.ttr, epS), ttr(big1.at.ttr, epS), pct(big1.five.routed), pct(big1.at.routed), rec, probeAdvice(probes))
-	case rec == 5:
-		d.p("**Recommendation:** keep the spec's default of N = 5, the smallest N without false trips at every fleet size here. %s", probeAdvice(probes))
+	case rec < q7ProbeN:
+		d.say("q7/recommend-lower", v)
+	case rec == q7ProbeN:
+		d.say("q7/recommend-keep", v)
 	default:
-		d.p("**Recommendation:** raise the default from 5 to %g: below it the breaker tripped on healthy jitter in these scenarios.", rec)
+		d.say("q7/recommend-raise", v)
+		return nil
 	}
-	d.p("Whatever N, a per-instance breaker is slow in a large fleet with few reads per instance and partition: at N = %g a fleet of %d takes %s s to route a median pair away. There the hedge, not the breaker, carries the incident, and its RU is the price (%s× at N = %g); an application that shards its keys over its instances gets the one-client behaviour back.", rec, big, ttr(big1.at.ttr, epS), ru(big1.at.ru), rec)
-	d.p("Where the data does not settle it: the false trips here come from independent per-read jitter with uniform keys over 100 partitions. Jitter that comes in bursts (a GC pause, a noisy neighbour) makes runs of alternate wins likelier than independent draws do, and few hot partitions give each pair more reads: both bring false trips sooner at every N. An operator can check N against production by counting breaker trips per instance-hour on healthy days. The alternate here has unlimited capacity: where it serves other tenants, a trip moves the partition's whole read load onto it, and in notebook 04's `shared-alternate` that moved load, not the hedges, filled the alternate's queue — a lower N trips sooner and moves more, so check the alternate's headroom before lowering N.")
+	d.say("q7/probe", probeView(probes))
+	d.say("q7/large-fleet", v)
+	d.say("q7/unsettled", v)
 	return nil
 }
 
-// probeAdvice is the answer's probe-interval sentence from the probe sweep
-// (breaker runs at N = 5 by probe interval in seconds): the 30 s default
-// against the shorter and the longer intervals, and what the chronic
-// episode cannot show (failback after a recovery).
-func probeAdvice(probes map[float64]breakerRun) string {
-	def := probes[30]
-	var shorter, longer []string
-	for _, p := range q7Probes {
-		c := probes[p]
-		s := fmt.Sprintf("%g s: %s× RU, %.0f trips/h", p, ru(c.ru), float64(c.trips)/c.hours)
-		switch {
-		case p < 30:
-			shorter = append(shorter, s)
-		case p > 30:
-			longer = append(longer, s)
+// probeView is the probe-interval paragraph's view: the sweep at
+// N = q7ProbeN by interval, the spec's default interval, the cheapest
+// interval by RU (ties to the shorter), the longest run, the shorter
+// intervals' figures rendered, and whether every interval gave the same
+// p99 (as printed).
+func probeView(probes []q7Probe) (v struct {
+	ProbeN            float64
+	Default, Cheapest q7Probe
+	Longest           float64
+	Shorter           []string
+	SameP99           bool
+}) {
+	v.ProbeN = q7ProbeN
+	def := hedging.DefaultProbeInterval.Seconds()
+	v.SameP99 = true
+	for i, p := range probes {
+		if p.Probe == def {
+			v.Default = p
 		}
+		if i == 0 || p.RU < v.Cheapest.RU {
+			v.Cheapest = p
+		}
+		v.Longest = max(v.Longest, p.Probe)
+		if p.Probe < def {
+			v.Shorter = append(v.Shorter, fmt.Sprintf("%g s: %s× RU, %.0f trips/h", p.Probe, ru(p.RU), p.TripsH))
+		}
+		v.SameP99 = v.SameP99 && ms(p.P99) == ms(probes[0].P99)
 	}
-	out := fmt.Sprintf("Keep the 30 s probe interval (one client at N = 5: %s× RU, %.0f trips/h): shorter intervals fail back sooner but re-trip more often during a long episode, each re-trip costing one slow primary and its hedge (%s).", ru(def.ru), float64(def.trips)/def.hours, joinAnd(shorter, "none run"))
-	if len(longer) > 0 {
-		samep99 := true
-		for _, p := range q7Probes {
-			samep99 = samep99 && ms(probes[p].p99) == ms(def.p99)
-		}
-		out += fmt.Sprintf(" A longer interval costs less here (%s); what it loses is failback: after the primary recovers, a tripped partition keeps reading from the alternate for up to the interval, which the tables here do not measure", joinAnd(longer, ""))
-		if samep99 {
-			out += fmt.Sprintf(" (the p99 was %s ms at every interval)", ms(def.p99))
-		}
-		out += "."
-	}
-	return out
+	return v
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"hedgelab/internal/report"
@@ -19,8 +20,11 @@ var (
 )
 
 func sdkDefaults(d *doc) error {
-	d.p("**Question.** SDKs disagree on the default threshold: Java uses a static 500 ms, .NET (and this spec's §5.2 formula with typical 2 s+ request timeouts) gives 1000 ms. How do both compare with the best static threshold for each scenario?")
-	d.p("**Method.** Each scenario runs a grid of static thresholds %v ms on the same seeded workload. The best static threshold is the one with the lowest p99 among those whose RU multiplier stays at or below %.2f× (a sizing budget); ties go to the higher threshold. When every threshold gives a p99 within 5%% of the others the best is \"any\". The sweep charts show p99 / p99.9 against the threshold and against the RU multiplier (points labelled by threshold).", sdkGrid, sdkRUCap)
+	d.say("sdk/question", nil)
+	d.say("sdk/method", struct {
+		Grid  []float64
+		RUCap float64
+	}{sdkGrid, sdkRUCap})
 	var summary [][]string
 	lower500, maxExtra500 := 0, 0.0
 	var bestSmall, overlap []string
@@ -50,7 +54,7 @@ func sdkDefaults(d *doc) error {
 			return err
 		}
 		d.p("## %s", name)
-		d.p("%s — %s", r.setup(), firstSentence(r.scenario.Description))
+		d.say("setup", r.setupLine())
 		d.table(figureHeader, tab)
 		d.img(name+" p99 against threshold", name+"/sweep_p99.svg")
 		d.img(name+" p99 against RU multiplier", name+"/sweep_cost.svg")
@@ -105,10 +109,16 @@ func sdkDefaults(d *doc) error {
 			bestName, ms(bestP99), ru(f500.RUMultiplier), ru(f1000.RUMultiplier)})
 	}
 	d.p("## Summary")
-	d.table([]string{"scenario", "p99 @ 500 ms", "p99 @ 1000 ms", "best static (RU ≤ 1.25×)", "its p99", "RU× @ 500", "RU× @ 1000"}, summary)
+	d.table([]string{"scenario", "p99 @ 500 ms", "p99 @ 1000 ms", fmt.Sprintf("best static (RU ≤ %g×)", sdkRUCap), "its p99", "RU× @ 500", "RU× @ 1000"}, summary)
 	d.p("## Answer")
-	d.p("500 ms gives a lower p99 than 1000 ms in %d of %d scenarios (every scenario whose primary is slow for a subset of requests: p99 is then about the threshold plus the alternate's round trip) and the same p99 in the rest; it never costs more than %.1f percentage points of extra RU multiplier. So between the two SDK defaults, 500 ms is the better static default.", lower500, len(sdkScenarios), 100*maxExtra500)
-	d.p("Neither is close to the best static threshold: where a subset of requests is slow the best threshold in the grid is %s, cutting p99 to tens of milliseconds for under %.0f%% extra RU; where nothing is slow every threshold gives the same p99; and where the lowest p99's interval overlaps the highest's the point estimates favour the thresholds at which hedging never fires, but the table does not show that any threshold beats another: %s. The best static threshold depends on each scenario's latency scale and load, which a single static default cannot know — the argument for the dynamic threshold of notebook 01. Where the data does not settle it: the grid stops at 10 ms, and the scenarios are single-client.", strings.Join(bestSmall, ", "), 100*(sdkRUCap-1), joinOr(overlap, "no scenario"))
+	v := struct {
+		Lower500, Scenarios int
+		MaxExtra500, RUCap  float64
+		BestSmall, Overlap  []string
+		GridMin             float64
+	}{lower500, len(sdkScenarios), maxExtra500, sdkRUCap, bestSmall, overlap, slices.Min(sdkGrid)}
+	d.say("sdk/answer-500", v)
+	d.say("sdk/answer-best", v)
 	return nil
 }
 

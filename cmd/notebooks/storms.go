@@ -57,6 +57,20 @@ var stormBreakerPolicies = []string{"static-50ms", "p99-dynamic", "budget-5pct",
 // queue limit.
 var stormQueuePolicies = []string{"static-50ms", "budget-5pct", "budget-5pct-burst1"}
 
+// The scenario parameters the notebook varies (Scenario.WithParam paths);
+// TestStormParamsApply checks that each changes the configuration.
+const (
+	stormParamBackground = "background.0.rate_per_s"
+	stormParamQueueLimit = "replicas." + stormAlternate + ".queue_limit"
+	stormParamBreaker    = "client.consecutive_hedge_win_threshold"
+	stormParamInstances  = "fleet.instances"
+	stormParamRetries    = "background.0.retries"
+)
+
+// stormBigFleet is the large fleet the per-instance bucket section runs
+// (the scenario's fleet read rate over this many instances).
+const stormBigFleet = 1000
+
 // stormNoLimit is a queue limit the alternate never reaches (the largest a
 // scenario accepts).
 const stormNoLimit = 1_000_000
@@ -109,32 +123,32 @@ func own(name string, names ...string) ([]simnet.Policy, error) {
 // stormFig is one policy's storm figures: the client's, the alternate's
 // and the recovery.
 type stormFig struct {
-	f report.Figures
+	F report.Figures
 	// slowP99 is the client's p99 over the operations started during the
 	// slow-down (timeline windows pooled, 2 significant digits); over100
 	// the share of all operations slower than 100 ms.
-	slowP99, over100 float64
+	SlowP99, Over100 float64
 	// hedgeSlow is the hedge rate of the operations started during the
 	// slow-down, hedgeLate of those started in its second half.
-	hedgeSlow, hedgeLate float64
+	HedgeSlow, HedgeLate float64
 	// utilRun is the alternate's utilisation over the run; utilSlow and
 	// utilMax the mean and the largest of its windows during the
 	// slow-down; satS the seconds of the slow-down in windows at >= 99%.
-	utilRun, utilSlow, utilMax, satS float64
-	queueP99, bgP99, bgP999          float64
+	UtilRun, UtilSlow, UtilMax, SatS float64
+	QueueP99, BgP99, BgP999          float64
 	// refusedC and refusedB are the alternate's refusals per run (client
 	// attempts, background tries); trips the breaker trips per run;
 	// retries and gaveUp the tenants' retries and requests refused on
 	// every try per run (0 unless they retry).
-	refusedC, refusedB, trips, retries, gaveUp float64
+	RefusedC, RefusedB, Trips, Retries, GaveUp float64
 	// bgOps is the tenants' requests served per run.
-	bgOps float64
+	BgOps float64
 	// backClient, backAlt and backTen are the seconds from the end of the
 	// slow-down to the end of the first window from which every later
 	// window is back in the baseline band (see recovered) for the client's
 	// windowed p99, the alternate's window utilisation and its tenants'
 	// p99 by window of arrival; NaN when never.
-	backClient, backAlt, backTen float64
+	BackClient, BackAlt, BackTen float64
 }
 
 // stormFigures computes policy's storm figures of run r.
@@ -152,7 +166,7 @@ func stormFigures(r *run, policy string) stormFig {
 	ep := r.cfg.Episodes[0]
 	w := p.WindowWidth
 	reps := float64(r.reps)
-	out := stormFig{f: f, over100: shareAbove(p, 100), trips: float64(p.BreakerTrips) / reps}
+	out := stormFig{F: f, Over100: shareAbove(p, 100), Trips: float64(p.BreakerTrips) / reps}
 	slow := simnet.NewLatencyHistogram()
 	var p99s []float64
 	var ops, hedged, lateOps, lateHedged int64
@@ -169,30 +183,30 @@ func stormFigures(r *run, policy string) stormFig {
 		}
 		p99s = append(p99s, float64(win.Latency.ValueAtQuantile(99))/1000)
 	}
-	out.slowP99 = float64(slow.ValueAtQuantile(99)) / 1000
-	out.hedgeSlow = float64(hedged) / float64(max(ops, 1))
-	out.hedgeLate = float64(lateHedged) / float64(max(lateOps, 1))
+	out.SlowP99 = float64(slow.ValueAtQuantile(99)) / 1000
+	out.HedgeSlow = float64(hedged) / float64(max(ops, 1))
+	out.HedgeLate = float64(lateHedged) / float64(max(lateOps, 1))
 	alt := slices.IndexFunc(f.Replicas, func(x report.ReplicaFigures) bool { return x.Replica == stormAlternate })
 	rf := f.Replicas[alt]
-	out.utilRun, out.queueP99, out.bgP99, out.bgP999 = rf.Utilisation, rf.QueueP99, rf.BackgroundP99, rf.BackgroundP999
-	out.refusedC, out.refusedB = float64(rf.RefusedClient)/reps, float64(rf.RefusedBackground)/reps
-	out.retries, out.gaveUp, out.bgOps = float64(rf.BackgroundRetries)/reps, float64(rf.BackgroundGaveUp)/reps, float64(rf.BackgroundOps)/reps
+	out.UtilRun, out.QueueP99, out.BgP99, out.BgP999 = rf.Utilisation, rf.QueueP99, rf.BackgroundP99, rf.BackgroundP999
+	out.RefusedC, out.RefusedB = float64(rf.RefusedClient)/reps, float64(rf.RefusedBackground)/reps
+	out.Retries, out.GaveUp, out.BgOps = float64(rf.BackgroundRetries)/reps, float64(rf.BackgroundGaveUp)/reps, float64(rf.BackgroundOps)/reps
 	n := 0
 	for i, u := range rf.WindowUtilisation {
 		from := time.Duration(i) * w
 		if from >= ep.Start && from < ep.End {
-			out.utilSlow += u
-			out.utilMax = max(out.utilMax, u)
+			out.UtilSlow += u
+			out.UtilMax = max(out.UtilMax, u)
 			if u >= 0.99 {
-				out.satS += w.Seconds()
+				out.SatS += w.Seconds()
 			}
 			n++
 		}
 	}
-	out.utilSlow /= float64(n)
-	out.backClient = recovered(p99s, w, ep.Start, ep.End, func(base float64) float64 { return 1.1 * base })
-	out.backAlt = recovered(rf.WindowUtilisation, w, ep.Start, ep.End, func(base float64) float64 { return base + 0.02 })
-	out.backTen = recovered(rf.WindowBackgroundP99, w, ep.Start, ep.End, func(base float64) float64 { return 1.1 * base })
+	out.UtilSlow /= float64(n)
+	out.BackClient = recovered(p99s, w, ep.Start, ep.End, func(base float64) float64 { return 1.1 * base })
+	out.BackAlt = recovered(rf.WindowUtilisation, w, ep.Start, ep.End, func(base float64) float64 { return base + 0.02 })
+	out.BackTen = recovered(rf.WindowBackgroundP99, w, ep.Start, ep.End, func(base float64) float64 { return 1.1 * base })
 	return out
 }
 
@@ -256,36 +270,36 @@ func util(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) }
 var stormClientHeader = []string{"policy", "p99 ms [95% CI]", "p99.9 ms [95% CI]", "p99 in the slow-down", "reads > 100 ms", "hedge rate (in the slow-down)", "RU × [95% CI]", "client back (s)"}
 
 func stormClientRow(s stormFig) []string {
-	f := s.f
-	return []string{f.Policy, withCI(f, "p99_ms", f.P99, ms), withCI(f, "p999_ms", f.P999, ms), ms(s.slowP99), pct(s.over100),
-		pct(f.HedgeRate) + " (" + pct(s.hedgeSlow) + ")", withCI(f, "ru_multiplier", f.RUMultiplier, ru), secs(s.backClient)}
+	f := s.F
+	return []string{f.Policy, withCI(f, "p99_ms", f.P99, ms), withCI(f, "p999_ms", f.P999, ms), ms(s.SlowP99), pct(s.Over100),
+		pct(f.HedgeRate) + " (" + pct(s.HedgeSlow) + ")", withCI(f, "ru_multiplier", f.RUMultiplier, ru), secs(s.BackClient)}
 }
 
 var stormAltHeader = []string{"policy", "utilisation (run)", "in the slow-down: mean / max window", "s at ≥ 99%", "queue p99", "tenants' p99 ms", "tenants' p99.9 ms", "refused per run: client / tenants", "breaker trips per run", "back (s): alternate / tenants"}
 
 func stormAltRow(s stormFig) []string {
-	return []string{s.f.Policy, util(s.utilRun), util(s.utilSlow) + " / " + util(s.utilMax), fmt.Sprintf("%g", s.satS), count(s.queueP99),
-		ms(s.bgP99), ms(s.bgP999), count(s.refusedC) + " / " + count(s.refusedB), count(s.trips), backs(s.backAlt, s.backTen)}
+	return []string{s.F.Policy, util(s.UtilRun), util(s.UtilSlow) + " / " + util(s.UtilMax), fmt.Sprintf("%g", s.SatS), count(s.QueueP99),
+		ms(s.BgP99), ms(s.BgP999), count(s.RefusedC) + " / " + count(s.RefusedB), count(s.Trips), backs(s.BackAlt, s.BackTen)}
 }
 
 // stormSetup is what the notebook derives from the scenario's
 // configuration: the alternate's capacity and the storm's load.
 type stormSetup struct {
-	servers         int
-	meanMs          float64 // the alternate's mean service time
-	capacity        float64 // reads/s: servers / mean service
-	background      float64 // reads/s of its own tenants
-	rate, fraction  float64 // the fleet's reads/s; the slow share of the primary's reads
-	instances       int
-	start, end      time.Duration
-	stormLoad       float64 // fraction × rate / capacity: every slow read hedged
-	queueLimit      int
-	requestTimeout  time.Duration
-	alternateRTT    float64
-	slowAddMs       float64
-	windowS         float64
-	durationS       float64
-	replicationsRun int
+	Servers         int
+	MeanMs          float64 // the alternate's mean service time
+	Capacity        float64 // reads/s: servers / mean service
+	Background      float64 // reads/s of its own tenants
+	Rate, Fraction  float64 // the fleet's reads/s; the slow share of the primary's reads
+	Instances       int
+	Start, End      time.Duration
+	StormLoad       float64 // fraction × rate / capacity: every slow read hedged
+	QueueLimit      int
+	RequestTimeout  time.Duration
+	AlternateRTT    float64
+	SlowAddMs       float64
+	WindowS         float64
+	DurationS       float64
+	ReplicationsRun int
 }
 
 func newStormSetup(r *run) (stormSetup, error) {
@@ -296,31 +310,31 @@ func newStormSetup(r *run) (stormSetup, error) {
 		return st, fmt.Errorf("%s: want replica %s, one background source and one episode", stormScenario, stormAlternate)
 	}
 	rep := cfg.Replicas[i]
-	st.servers, st.queueLimit = rep.Servers, rep.QueueLimit
-	st.meanMs = rep.Default.Mean()
-	st.capacity = float64(rep.Servers) / st.meanMs * 1000
-	st.background = cfg.Background[0].RatePerSec
-	st.rate, st.fraction = cfg.Workload.RatePerSec, cfg.Episodes[0].Fraction
-	st.instances = max(cfg.Fleet.Instances, 1)
-	st.start, st.end = cfg.Episodes[0].Start, cfg.Episodes[0].End
-	st.stormLoad = st.fraction * st.rate / st.capacity
-	st.requestTimeout = cfg.Client.RequestTimeout
-	st.alternateRTT = cfg.RTTMs[cfg.ClientRegion][rep.Region]
-	st.slowAddMs = cfg.Episodes[0].AddMs
-	st.windowS = cfg.TimelineWindow.Seconds()
-	st.durationS = cfg.Duration.Seconds()
-	st.replicationsRun = r.reps
+	st.Servers, st.QueueLimit = rep.Servers, rep.QueueLimit
+	st.MeanMs = rep.Default.Mean()
+	st.Capacity = float64(rep.Servers) / st.MeanMs * 1000
+	st.Background = cfg.Background[0].RatePerSec
+	st.Rate, st.Fraction = cfg.Workload.RatePerSec, cfg.Episodes[0].Fraction
+	st.Instances = max(cfg.Fleet.Instances, 1)
+	st.Start, st.End = cfg.Episodes[0].Start, cfg.Episodes[0].End
+	st.StormLoad = st.Fraction * st.Rate / st.Capacity
+	st.RequestTimeout = cfg.Client.RequestTimeout
+	st.AlternateRTT = cfg.RTTMs[cfg.ClientRegion][rep.Region]
+	st.SlowAddMs = cfg.Episodes[0].AddMs
+	st.WindowS = cfg.TimelineWindow.Seconds()
+	st.DurationS = cfg.Duration.Seconds()
+	st.ReplicationsRun = r.reps
 	return st, nil
 }
 
 // maxRatio is the largest hedge budget (alternates per operation) whose
 // load keeps the alternate under stormTarget at background utilisation rho.
 func (st stormSetup) maxRatio(rho float64) float64 {
-	return max(stormTarget-rho, 0) * st.capacity / st.rate
+	return max(stormTarget-rho, 0) * st.Capacity / st.Rate
 }
 
 func storms(d *doc) error {
-	d.p("**Question.** When every instance of an application hedges into the same alternate region during a partial slow-down of its primary, and that region also serves its own tenants, what does the storm cost them, when is a hedge budget needed, what size, and what should an operator watch? Does the system return to normal when the slow-down ends, or stay degraded (metastable)?")
+	d.say("storms/question", nil)
 	main, err := d.simulate(stormScenario, nil)
 	if err != nil {
 		return err
@@ -329,17 +343,24 @@ func storms(d *doc) error {
 	if err != nil {
 		return err
 	}
-	rhoMain := st.background / st.capacity
-	d.p("**Setup.** %s — %s", main.setup(), firstSentence(main.scenario.Description))
-	d.p("A fleet of %d instances (each its own `hedging.Client`: its own threshold state, breaker and budget) reads %g times a second in total from a primary with unlimited capacity; from %gs to %gs %.0f%% of the primary's reads take %g ms longer. The alternate, %g ms away, has %d servers with a lognormal service time of mean %.3f ms, so a capacity of %.0f reads/s, a queue of at most %d (refused beyond it with a 503), and %.0f reads/s of its own tenants (utilisation %.0f%% before any hedge). Hedging every slow read would add %.0f%% × %g = %.0f reads/s, **%.1f%% of its capacity**: %.0f%% + %.1f%% is over 100%%.",
-		st.instances, st.rate, st.start.Seconds(), st.end.Seconds(), 100*st.fraction, st.slowAddMs, st.alternateRTT, st.servers, st.meanMs, st.capacity,
-		st.queueLimit, st.background, 100*rhoMain, 100*st.fraction, st.rate, st.fraction*st.rate, 100*st.stormLoad, 100*rhoMain, 100*st.stormLoad)
-	d.p("**Modelling shortcuts, and the figures they bear on.** Except in the section *Tenants that retry*, the tenants' requests are dropped when refused, not retried; they never have a deadline. Real tenants retrying their 503s add load (that section measures it), so elsewhere the *refused* counts, the tenants' latencies and the recovery times are lower bounds on the harm. Cancellation mode `queued`: a losing hedge already in service runs to completion and is charged, in the RU multiplier and the utilisation. One alternate region: every hedge lands on it. The slow primary has unlimited capacity: slow reads cost it nothing, hedges are triggered by its latency alone, and no queue of its own can delay the recovery. The tenants' p99 and p99.9 in the tables are over the whole run (%.0f%% of it is the slow-down), pooled over the replications, with no interval; their recovery is judged on their p99 per %g s window of arrival (2 significant digits, pooled over the replications).", 100*(st.end-st.start).Seconds()/st.durationS, st.windowS)
-	d.p("**Method.** Every policy runs on the same seeded arrivals, background load and service times (common random numbers), %s of %g s each. Client figures: p99 and p99.9 over the run with 95%% confidence intervals over the replications; the p99 of the operations started during the slow-down (timeline windows pooled, 2 significant digits); the share of reads slower than 100 ms; hedge rate; RU multiplier. Alternate figures: utilisation over the run, and the mean and the largest of its %g s windows during the slow-down; the seconds of the slow-down spent in windows at ≥ 99%%; the queue length p99; the tenants' (background) p99 and p99.9; refusals per run; partition-breaker trips per run. **Recovery**: the baseline of a figure is its largest window before the slow-down; a figure is back when every window from some window on is within the band (client windowed p99 ≤ 1.1 × baseline; alternate window utilisation ≤ baseline + 2 points; tenants' p99 by window of arrival ≤ 1.1 × baseline), and *back (s)* is the time from the end of the slow-down to the end of the first such window: %g s, one window, is the shortest the windows can show; \"not by the end\" would mean still degraded %g s after the slow-down, a metastable state.",
-		report.Replications(main.reps), st.durationS, st.windowS, st.windowS, st.durationS-st.end.Seconds())
+	rhoMain := st.Background / st.Capacity
+	sv := stormView{St: st, Rho: rhoMain, Setup: main.setupLine(), Reps: report.Replications(main.reps),
+		SlowShare:     100 * (st.End - st.Start).Seconds() / st.DurationS,
+		DriverDefault: fmt.Sprintf("%g s", hedging.DriverDefaultThreshold(st.RequestTimeout).Get().Seconds()),
+	}
+	d.check(claim{"the driver default is above every slow read (\"which the slow reads never reach\")", func() error {
+		if dd := hedging.DriverDefaultThreshold(st.RequestTimeout).Get(); float64(dd.Milliseconds()) <= st.SlowAddMs {
+			return failf("driver default %s, slow reads +%g ms", dd, st.SlowAddMs)
+		}
+		return nil
+	}})
+	d.say("storms/setup", sv)
+	d.say("storms/fleet", sv)
+	d.say("storms/shortcuts", sv)
+	d.say("storms/method", sv)
 
 	// The storm at the scenario's own level.
-	d.p("## The storm: %d instances, alternate at %.0f%% for its own tenants", st.instances, 100*rhoMain)
+	d.p("## The storm: %d instances, alternate at %.0f%% for its own tenants", st.Instances, 100*rhoMain)
 	sub, err := d.charts(main, stormScenario)
 	if err != nil {
 		return err
@@ -352,19 +373,22 @@ func storms(d *doc) error {
 		ctab = append(ctab, stormClientRow(s))
 		atab = append(atab, stormAltRow(s))
 	}
-	d.p("The client's figures:")
+	d.say("storms/client-figures", nil)
 	d.table(stormClientHeader, ctab)
-	d.p("The alternate's, and its tenants' (the collateral damage; the tenants' percentiles are over the whole run, pooled over the replications; a refused tenant's request is dropped, not retried, so the refusals are a lower bound on the harm; *Tenants that retry*, below, retries them):")
+	d.say("storms/alternate-figures", nil)
 	d.table(stormAltHeader, atab)
 	d.img(stormScenario+" replicas", sub+"/replicas.svg")
 	d.img(stormScenario+" timeline", sub+"/timeline.svg")
 	d.img(stormScenario+" hedge rate", sub+"/hedge_rate.svg")
 	d.img(stormScenario+" cost", sub+"/cost.svg")
-	d.p("Reading the time charts: every line is drawn at its values. Where lines coincide (here every policy's, before and after the slow-down) they lie on top of each other; markers staggered along the bundle, one shape and colour per policy, show which policies are there, and the legend names the first policy each coincides with (`= disabled`, or `≈ disabled` when they coincide in only some windows). Read the exact values from the tables.")
-	d.p("Policy names: `budget-5pct` is `static-50ms` under a hedge budget of 5%% of operations (`hedge_budget = 0.05`) with the default bucket of 100 tokens per instance; `-burst1` sets `hedge_budget_burst = 1`; `p99-budget-5pct-burst1` is the same budget on `p99-dynamic`. While a budget is spent the threshold is the driver default, min(1 s, %s / 2) = 1 s, which the +%g ms reads never reach: a denied read waits for its slow primary. `p99-dynamic` sits on its 50 ms floor here (its ceiling, 2.5 × the primary's median, is ~10 ms), so it hedges the same reads as `static-50ms`; its rows differ only where the breaker has moved a partition's primary to the alternate, whose queueing it then learns (with the breaker off, below, the two are identical).", st.requestTimeout, st.slowAddMs)
+	d.say("storms/reading-charts", nil)
+	d.say("storms/policy-names", sv)
 	// Background levels.
 	d.p("## How much headroom does the alternate need?")
-	d.p("The same fleet and slow-down with the alternate's own tenants at %s of its capacity (`background.0.rate_per_s` set to that share of %.0f reads/s); the %.0f%% rows are the table above.", joinPct(stormLevels), st.capacity, 100*rhoMain)
+	d.say("storms/levels", struct {
+		stormView
+		Levels string
+	}{sv, joinPct(stormLevels)})
 	var levels []stormLevel
 	for _, rho := range stormLevels {
 		if math.Abs(rho-rhoMain) < 0.005 {
@@ -375,7 +399,7 @@ func storms(d *doc) error {
 		if err != nil {
 			return err
 		}
-		r, err := d.simulate(stormScenario, pols, param{"background.0.rate_per_s", math.Round(rho * st.capacity)})
+		r, err := d.simulate(stormScenario, pols, param{stormParamBackground, math.Round(rho * st.Capacity)})
 		if err != nil {
 			return err
 		}
@@ -388,21 +412,24 @@ func storms(d *doc) error {
 	var ltab [][]string
 	for _, l := range levels {
 		for _, n := range stormSweepPolicies {
-			s := l.figs[n]
-			ltab = append(ltab, []string{fmt.Sprintf("%.0f%% (+%.1f%%)", 100*l.rho, 100*st.stormLoad), n, withCI(s.f, "p99_ms", s.f.P99, ms), pct(s.over100), pct(s.f.HedgeRate),
-				util(s.utilSlow) + " / " + util(s.utilMax), fmt.Sprintf("%g", s.satS), ms(s.bgP99), ms(s.bgP999), count(s.refusedC) + " / " + count(s.refusedB), backs(s.backClient, s.backAlt, s.backTen)})
+			s := l.Figs[n]
+			ltab = append(ltab, []string{fmt.Sprintf("%.0f%% (+%.1f%%)", 100*l.Rho, 100*st.StormLoad), n, withCI(s.F, "p99_ms", s.F.P99, ms), pct(s.Over100), pct(s.F.HedgeRate),
+				util(s.UtilSlow) + " / " + util(s.UtilMax), fmt.Sprintf("%g", s.SatS), ms(s.BgP99), ms(s.BgP999), count(s.RefusedC) + " / " + count(s.RefusedB), backs(s.BackClient, s.BackAlt, s.BackTen)})
 		}
 	}
 	d.table([]string{"tenants' load (+ every slow read hedged)", "policy", "client p99 ms [95% CI]", "reads > 100 ms", "hedge rate", "alternate in the slow-down: mean / max", "s at ≥ 99%", "tenants' p99 ms", "tenants' p99.9 ms", "refused per run: client / tenants", "back (s): client / alternate / tenants"}, ltab)
 
 	// The queue limit.
 	d.p("## The alternate's queue limit")
-	d.p("The same storm (tenants at %.0f%%) with the alternate's `queue_limit` raised from %d to %d, which is never reached: in effect an unbounded queue, no 503s. A queued hedge is removed when the slow primary's answer cancels it (`cancel = \"queued\"`).", 100*rhoMain, st.queueLimit, stormNoLimit)
+	d.say("storms/queue-limit", struct {
+		stormView
+		NoLimit int
+	}{sv, stormNoLimit})
 	pols, err := own(stormScenario, stormQueuePolicies...)
 	if err != nil {
 		return err
 	}
-	unb, err := d.simulate(stormScenario, pols, param{"replicas." + stormAlternate + ".queue_limit", stormNoLimit})
+	unb, err := d.simulate(stormScenario, pols, param{stormParamQueueLimit, stormNoLimit})
 	if err != nil {
 		return err
 	}
@@ -413,22 +440,28 @@ func storms(d *doc) error {
 		for _, c := range []struct {
 			label string
 			s     stormFig
-		}{{fmt.Sprintf("%d", st.queueLimit), figs[n]}, {"none reached", unbounded[n]}} {
+		}{{fmt.Sprintf("%d", st.QueueLimit), figs[n]}, {"none reached", unbounded[n]}} {
 			s := c.s
-			qtab = append(qtab, []string{n, c.label, withCI(s.f, "p99_ms", s.f.P99, ms), pct(s.over100), pct(s.f.HedgeRate), withCI(s.f, "ru_multiplier", s.f.RUMultiplier, ru), util(s.utilSlow) + " / " + util(s.utilMax), count(s.queueP99), ms(s.bgP99), ms(s.bgP999), count(s.refusedC) + " / " + count(s.refusedB), backs(s.backClient, s.backAlt, s.backTen)})
+			qtab = append(qtab, []string{n, c.label, withCI(s.F, "p99_ms", s.F.P99, ms), pct(s.Over100), pct(s.F.HedgeRate), withCI(s.F, "ru_multiplier", s.F.RUMultiplier, ru), util(s.UtilSlow) + " / " + util(s.UtilMax), count(s.QueueP99), ms(s.BgP99), ms(s.BgP999), count(s.RefusedC) + " / " + count(s.RefusedB), backs(s.BackClient, s.BackAlt, s.BackTen)})
 		}
 	}
 	d.table([]string{"policy", "queue limit", "client p99 ms [95% CI]", "reads > 100 ms", "hedge rate", "RU × [95% CI]", "alternate in the slow-down: mean / max", "queue p99", "tenants' p99 ms", "tenants' p99.9 ms", "refused per run: client / tenants", "back (s): client / alternate / tenants"}, qtab)
 
 	// The breaker.
 	d.p("## The partition breaker on and off")
-	d.p("The breaker (spec §9.5) routes a partition's reads to the alternate for %s after %d consecutive alternate wins, which adds load to the alternate; off here means `client.consecutive_hedge_win_threshold` = %d, never reached. Each instance's breaker sees only its own reads of a partition: %g reads/s over %d partitions and %d instances is %.2f reads/s per (instance, partition), of which %.0f%% are slow during the slow-down.",
-		hedging.DefaultProbeInterval, hedging.DefaultConsecutiveHedgeWinThreshold, breakerOff, st.rate, main.cfg.Workload.Partitions, st.instances, st.rate/float64(main.cfg.Workload.Partitions*st.instances), 100*st.fraction)
+	d.say("storms/breaker", struct {
+		stormView
+		Probe      time.Duration
+		N, Off     int
+		Partitions int
+		PerPair    float64
+	}{sv, hedging.DefaultProbeInterval, hedging.DefaultConsecutiveHedgeWinThreshold, breakerOff, main.cfg.Workload.Partitions,
+		st.Rate / float64(main.cfg.Workload.Partitions*st.Instances)})
 	pols, err = own(stormScenario, stormBreakerPolicies...)
 	if err != nil {
 		return err
 	}
-	off, err := d.simulate(stormScenario, pols, param{"client.consecutive_hedge_win_threshold", breakerOff})
+	off, err := d.simulate(stormScenario, pols, param{stormParamBreaker, breakerOff})
 	if err != nil {
 		return err
 	}
@@ -439,33 +472,37 @@ func storms(d *doc) error {
 			s     stormFig
 		}{{"on (5)", figs[n]}, {"off", stormFigures(off, n)}} {
 			s := c.s
-			btab = append(btab, []string{n, c.label, count(s.trips), withCI(s.f, "p99_ms", s.f.P99, ms), pct(s.over100), pct(s.f.HedgeRate), util(s.utilSlow) + " / " + util(s.utilMax), ms(s.bgP99), count(s.refusedC) + " / " + count(s.refusedB)})
+			btab = append(btab, []string{n, c.label, count(s.Trips), withCI(s.F, "p99_ms", s.F.P99, ms), pct(s.Over100), pct(s.F.HedgeRate), util(s.UtilSlow) + " / " + util(s.UtilMax), ms(s.BgP99), count(s.RefusedC) + " / " + count(s.RefusedB)})
 		}
 	}
 	d.table([]string{"policy", "breaker", "trips per run", "client p99 ms [95% CI]", "reads > 100 ms", "hedge rate", "alternate in the slow-down: mean / max", "tenants' p99 ms", "refused per run: client / tenants"}, btab)
 
 	// Fleet size and the per-instance bucket.
-	d.p("## 1000 instances: the budget's bucket is per instance")
-	d.p("A hedge budget's bucket holds `hedge_budget_burst` tokens (default 100) per instance and starts full, so a fleet of N instances starts a slow-down with N × burst tokens. While a share f of the reads is slow and the budget is r, each instance spends f − r tokens per read beyond what it earns, so the pool lasts N × burst / ((f − r) × R) seconds at the fleet's full storm rate (R the fleet's reads/s): %s. The same fleet read rate over 1000 instances (2 reads/s each; `fleet.instances` = 1000):", stormPoolLines(st, []int{100, 1000}, []float64{1, 10, 100}, 0.05))
+	d.p("## %d instances: the budget's bucket is per instance", stormBigFleet)
+	d.say("storms/fleet-size", struct {
+		Pools       string
+		Big         int
+		PerInstance float64
+	}{stormPoolLines(st, []int{st.Instances, stormBigFleet}, []float64{1, 10, 100}, 0.05), stormBigFleet, st.Rate / stormBigFleet})
 	var fleetRows [][]string
 	fleet := map[string]stormFig{}
-	for _, n := range []int{st.instances, 1000} {
+	for _, n := range []int{st.Instances, stormBigFleet} {
 		var pols []simnet.Policy
-		if n == st.instances {
-			pols = []simnet.Policy{polStaticBudget(0.05, 10, st.requestTimeout)}
+		if n == st.Instances {
+			pols = []simnet.Policy{polStaticBudget(0.05, 10, st.RequestTimeout)}
 		} else {
 			base, err := own(stormScenario, "static-50ms")
 			if err != nil {
 				return err
 			}
-			pols = append(base, polStaticBudget(0.05, 100, st.requestTimeout), polStaticBudget(0.05, 10, st.requestTimeout), polStaticBudget(0.05, 1, st.requestTimeout))
+			pols = append(base, polStaticBudget(0.05, 100, st.RequestTimeout), polStaticBudget(0.05, 10, st.RequestTimeout), polStaticBudget(0.05, 1, st.RequestTimeout))
 		}
-		r, err := d.simulate(stormScenario, pols, param{"fleet.instances", float64(n)})
+		r, err := d.simulate(stormScenario, pols, param{stormParamInstances, float64(n)})
 		if err != nil {
 			return err
 		}
-		if n != st.instances {
-			if _, err := d.charts(r, stormScenario+"-1000"); err != nil {
+		if n != st.Instances {
+			if _, err := d.charts(r, fmt.Sprintf("%s-%d", stormScenario, stormBigFleet)); err != nil {
 				return err
 			}
 		}
@@ -473,7 +510,7 @@ func storms(d *doc) error {
 		for _, p := range r.res.Policies {
 			got[p.Name] = stormFigures(r, p.Name)
 		}
-		if n == st.instances {
+		if n == st.Instances {
 			for _, k := range []string{"static-50ms", "budget-5pct"} {
 				got[k] = figs[k]
 			}
@@ -489,12 +526,12 @@ func storms(d *doc) error {
 			if c.burst > 0 {
 				pool = fmt.Sprintf("%.0f", float64(n)*c.burst)
 			}
-			fleetRows = append(fleetRows, []string{fmt.Sprintf("%d", n), c.name, pool, withCI(s.f, "p99_ms", s.f.P99, ms), pct(s.over100), pct(s.f.HedgeRate),
-				util(s.utilSlow) + " / " + util(s.utilMax), fmt.Sprintf("%g", s.satS), ms(s.bgP99), count(s.refusedC) + " / " + count(s.refusedB), backs(s.backClient, s.backAlt, s.backTen)})
+			fleetRows = append(fleetRows, []string{fmt.Sprintf("%d", n), c.name, pool, withCI(s.F, "p99_ms", s.F.P99, ms), pct(s.Over100), pct(s.F.HedgeRate),
+				util(s.UtilSlow) + " / " + util(s.UtilMax), fmt.Sprintf("%g", s.SatS), ms(s.BgP99), count(s.RefusedC) + " / " + count(s.RefusedB), backs(s.BackClient, s.BackAlt, s.BackTen)})
 		}
 	}
 	d.table([]string{"instances", "policy", "fleet's tokens N × burst", "client p99 ms [95% CI]", "reads > 100 ms", "hedge rate", "alternate in the slow-down: mean / max", "s at ≥ 99%", "tenants' p99 ms", "refused per run: client / tenants", "back (s): client / alternate / tenants"}, fleetRows)
-	d.img(stormScenario+" with 1000 instances: replicas", stormScenario+"-1000/replicas.svg")
+	d.img(fmt.Sprintf("%s with %d instances: replicas", stormScenario, stormBigFleet), fmt.Sprintf("%s-%d/replicas.svg", stormScenario, stormBigFleet))
 
 	// Tenants that retry.
 	retry, err := stormRetrySection(d, st, figs)
@@ -508,15 +545,17 @@ func storms(d *doc) error {
 // that retry their refused requests and writes its section; it returns
 // the figures by policy.
 func stormRetrySection(d *doc, st stormSetup, figs map[string]stormFig) (map[string]stormFig, error) {
-	rho := st.background / st.capacity
+	rho := st.Background / st.Capacity
 	d.p("## Tenants that retry")
-	d.p("The storm above with the alternate's tenants at %.0f%% retrying a request refused by its full queue up to %d times (`background.0.retries` = %d; the i-th retry %g ms × 2^(i−1) after the refusal, jittered ×0.5–1.5, then it gives up), as a client retrying its 503s would: refused load comes back, into the same full queue. A retried request's latency runs from its first try, backoffs included, and counts in the window of its first arrival; *refused* counts every refused try. The first rows of each policy are the tables above (refused tenants' requests dropped).",
-		100*rho, stormRetries, stormRetries, simnet.DefaultBackgroundRetryBackoff.Seconds()*1000)
+	d.say("storms/retry-intro", struct {
+		Rho, BackoffMs float64
+		Retries        int
+	}{rho, simnet.DefaultBackgroundRetryBackoff.Seconds() * 1000, stormRetries})
 	pols, err := own(stormScenario, stormRetryPolicies...)
 	if err != nil {
 		return nil, err
 	}
-	r, err := d.simulate(stormScenario, pols, param{"background.0.retries", stormRetries})
+	r, err := d.simulate(stormScenario, pols, param{stormParamRetries, stormRetries})
 	if err != nil {
 		return nil, err
 	}
@@ -529,8 +568,8 @@ func stormRetrySection(d *doc, st stormSetup, figs map[string]stormFig) (map[str
 			s     stormFig
 		}{{"dropped", figs[n]}, {fmt.Sprintf("%d retries", stormRetries), out[n]}} {
 			s := c.s
-			rows = append(rows, []string{n, c.label, withCI(s.f, "p99_ms", s.f.P99, ms), pct(s.over100), util(s.utilSlow) + " / " + util(s.utilMax), fmt.Sprintf("%g", s.satS),
-				ms(s.bgP99), ms(s.bgP999), count(s.refusedC) + " / " + count(s.refusedB), count(s.retries) + " / " + count(s.gaveUp), backs(s.backClient, s.backAlt, s.backTen)})
+			rows = append(rows, []string{n, c.label, withCI(s.F, "p99_ms", s.F.P99, ms), pct(s.Over100), util(s.UtilSlow) + " / " + util(s.UtilMax), fmt.Sprintf("%g", s.SatS),
+				ms(s.BgP99), ms(s.BgP999), count(s.RefusedC) + " / " + count(s.RefusedB), count(s.Retries) + " / " + count(s.GaveUp), backs(s.BackClient, s.BackAlt, s.BackTen)})
 		}
 	}
 	d.table([]string{"policy", "tenants' refused requests", "client p99 ms [95% CI]", "reads > 100 ms", "alternate in the slow-down: mean / max", "s at ≥ 99%", "tenants' p99 ms", "tenants' p99.9 ms", "refused tries per run: client / tenants", "tenants' retries / gave up per run", "back (s): client / alternate / tenants"}, rows)
@@ -541,30 +580,37 @@ func stormRetrySection(d *doc, st stormSetup, figs map[string]stormFig) (map[str
 	stuck := false
 	for _, n := range stormRetryPolicies {
 		x := out[n]
-		for _, v := range []float64{x.backClient, x.backAlt, x.backTen} {
+		for _, v := range []float64{x.BackClient, x.BackAlt, x.BackTen} {
 			if math.IsNaN(v) {
 				stuck = true
 			} else {
 				worst = max(worst, v)
 			}
 		}
-		back = append(back, fmt.Sprintf("`%s` %s s", n, backs(x.backClient, x.backAlt, x.backTen)))
-	}
-	verdict := fmt.Sprintf("No metastable state: with retrying tenants every policy was back within %g s of the end of the slow-down (client / alternate / tenants: %s), well within a minute.", worst, joinAnd(back, ""))
-	if stuck || worst > 60 {
-		verdict = fmt.Sprintf("The retries sustained the overload: back (s) client / alternate / tenants: %s; a figure not back within a minute of the slow-down's end is a metastable state in this model.", joinAnd(back, ""))
+		back = append(back, fmt.Sprintf("`%s` %s s", n, backs(x.BackClient, x.BackAlt, x.BackTen)))
 	}
 	s0 := figs["static-50ms"]
-	d.p("%s During the slow-down the retries deepen the harm instead: unbudgeted `static-50ms` kept the alternate at ≥ 99%% for %g s either way, but its tenants retried %s times per run and %s requests per run still gave up after %d retries (against %s dropped without retries); the refused tries rose from %s to %s per run and the client's refused hedges from %s to %s (the retries take the queue's freed slots, client p99 %s → %s ms); the tenants' p99 went from %s to %s ms and their p99.9 from %s to %s ms, backoffs included. The sized budget (`budget-5pct-burst1`) left nothing to retry: %s retries per run, the tenants' p99 %s ms. The retries come back within about %s of a refusal (the sum of the longest backoffs), so once the queue has drained they find room: they do not outlive the storm here.",
-		verdict, s.satS, count(s.retries), count(s.gaveUp), stormRetries, count(s0.refusedB), count(s0.refusedB), count(s.refusedB), count(s0.refusedC), count(s.refusedC), ms(s0.f.P99), ms(s.f.P99),
-		ms(s0.bgP99), ms(s.bgP99), ms(s0.bgP999), ms(s.bgP999), count(b.retries), ms(b.bgP99), retrySpan(stormRetries))
+	d.check(claim{"retrying tenants: static-50ms saturated the alternate as long either way", func() error {
+		if s.SatS != s0.SatS {
+			return failf("%g s at >= 99%% with retries, %g s without", s.SatS, s0.SatS)
+		}
+		return nil
+	}})
+	d.say("storms/retry", struct {
+		Stuck    bool
+		Worst    float64
+		Back     []string
+		S, S0, B stormFig
+		Retries  int
+		Span     time.Duration
+	}{stuck || worst > 60, worst, back, s, s0, b, stormRetries, retrySpan(stormRetries)})
 	return out, nil
 }
 
 // stormLevel is one background level's figures by policy.
 type stormLevel struct {
-	rho  float64
-	figs map[string]stormFig
+	Rho  float64
+	Figs map[string]stormFig
 }
 
 // stormPoolLines describes how long the fleet's token pool lasts for each
@@ -573,7 +619,7 @@ func stormPoolLines(st stormSetup, sizes []int, bursts []float64, r float64) str
 	var out []string
 	for _, n := range sizes {
 		for _, b := range bursts {
-			out = append(out, fmt.Sprintf("%d × %g tokens last %.1f s", n, b, float64(n)*b/((st.fraction-r)*st.rate)))
+			out = append(out, fmt.Sprintf("%d × %g tokens last %.1f s", n, b, float64(n)*b/((st.Fraction-r)*st.Rate)))
 		}
 	}
 	return strings.Join(out, ", ")
@@ -606,118 +652,130 @@ func joinPct(xs []float64) string {
 // retrying tenants.
 func stormAnswer(d *doc, st stormSetup, figs map[string]stormFig, levels []stormLevel, unbounded map[string]stormFig, off *run, fleet, retry map[string]stormFig) error {
 	d.p("## Answer")
-	// The recommendation in one paragraph, each number from the sections
-	// below.
-	top := levels[len(levels)-1]
-	okLoad, okCost, okP99 := 0.0, 0.0, 0.0
-	var okLevels []string
+	top, lo, mid := levels[len(levels)-1], levels[0], levels[1]
+	small, big := st.Instances, stormBigFleet
+	key := func(n int, policy string) string { return fmt.Sprintf("%d %s", n, policy) }
+	v := stormAnswerView{
+		St: st, Target: stormTarget, Top: top, Low: lo, Mid: mid,
+		Off: figs["disabled"], Static: figs["static-50ms"], LowStatic: lo.Figs["static-50ms"], MidStatic: mid.Figs["static-50ms"], MidOff: mid.Figs["disabled"],
+		B5: figs["budget-5pct"], B5B1: figs["budget-5pct-burst1"], B20: figs["budget-20pct"], B20B1: figs["budget-20pct-burst1"],
+		TopRatio: st.maxRatio(top.Rho), BurstVerdict: burstVerdict(top.Rho, figs, levels, unbounded, fleet, retry),
+		Spare: 1 - top.Rho, MaxFleet: (1 - top.Rho) * st.Capacity * 2,
+		RatioLines: maxRatioLines(st, levels), OneToken: oneTokenLines(st, top.Rho, figs),
+		SlowS: (st.End - st.Start).Seconds(), Small: small, Big: big,
+		PoolS:      float64(big) * 100 / ((st.Fraction - 0.05) * st.Rate),
+		Fleet1000:  fleet[key(big, "budget-5pct")],
+		Sat100x100: fleet[key(small, "budget-5pct")].SatS, Sat1000x10: fleet[key(big, "budget-5pct-burst10")].SatS,
+		Peak100x10: fleet[key(small, "budget-5pct-burst10")].UtilMax, Peak1000x1: fleet[key(big, "budget-5pct-burst1")].UtilMax,
+		Unbounded: unbounded["static-50ms"],
+	}
+	v.OverTarget = overTarget(v.Peak100x10, v.Peak1000x1)
+	v.BigPool = float64(big) * 100
+	v.BurstSmall, v.BurstBig = math.Floor(v.MaxFleet/float64(small)), math.Floor(v.MaxFleet/float64(big))
+
+	// In short: the levels at which unbudgeted hedging neither saturated
+	// the alternate nor had a tenant refused.
 	for _, l := range levels {
-		if sf := l.figs["static-50ms"]; sf.satS == 0 && sf.refusedB == 0 {
-			okLoad = max(okLoad, l.rho+st.stormLoad)
-			okCost = max(okCost, sf.bgP99-l.figs["disabled"].bgP99)
-			okP99 = max(okP99, sf.f.P99)
-			okLevels = append(okLevels, fmt.Sprintf("%.0f%%", 100*l.rho))
+		if sf := l.Figs["static-50ms"]; sf.SatS == 0 && sf.RefusedB == 0 {
+			v.OkLoad = max(v.OkLoad, l.Rho+st.StormLoad)
+			v.OkCost = max(v.OkCost, sf.BgP99-l.Figs["disabled"].BgP99)
+			v.OkP99 = max(v.OkP99, sf.F.P99)
+			v.OkLevels = append(v.OkLevels, fmt.Sprintf("%.0f%%", 100*l.Rho))
+			v.HeadroomRho = max(v.HeadroomRho, l.Rho)
 		}
 	}
-	d.p("**In short.** Size hedging for the alternate's peak load from its own tenants, ρ. Where ρ plus the storm load (slow share × fleet read rate / the alternate's capacity) stayed at or below %.1f%% — tenants at %s here — hedging without a budget cost the tenants at most %s ms of p99 and no refusals, and cut the client's p99 from %s to at most %s ms. Above that, set `hedge_budget` ≤ (%.0f%% − ρ) × capacity / fleet read rate (%.1f%% at %.0f%%) **and** `hedge_budget_burst` so that instances × burst is at most about 2 s of the alternate's spare capacity (%s), and keep the alternate's admission control (its queue limit). The price: during such a slow-down the client's p99 stays where it is without hedging.",
-		100*okLoad, joinAnd(okLevels, "no level"), ms(okCost), ms(figs["disabled"].f.P99), ms(okP99), 100*stormTarget, 100*st.maxRatio(top.rho), 100*top.rho, burstVerdict(top.rho, figs, levels, unbounded, fleet, retry))
+	d.say("storms/in-short", v)
 
 	// When: the levels at which static-50ms saturates the alternate.
-	var needed, notNeeded []string
 	for _, l := range levels {
-		dis, s := l.figs["disabled"], l.figs["static-50ms"]
+		dis, s := l.Figs["disabled"], l.Figs["static-50ms"]
 		desc := fmt.Sprintf("%.0f%% (%.0f%% + %.1f%%: tenants' p99 %s → %s ms, p99.9 %s → %s ms, %s s at ≥ 99%%, %s tenants' requests refused per run)",
-			100*l.rho, 100*l.rho, 100*st.stormLoad, ms(dis.bgP99), ms(s.bgP99), ms(dis.bgP999), ms(s.bgP999), fmt.Sprintf("%g", s.satS), count(s.refusedB))
-		if s.satS > 0 || s.refusedB > 0 || s.bgP99 > 2*dis.bgP99 {
-			needed = append(needed, desc)
+			100*l.Rho, 100*l.Rho, 100*st.StormLoad, ms(dis.BgP99), ms(s.BgP99), ms(dis.BgP999), ms(s.BgP999), fmt.Sprintf("%g", s.SatS), count(s.RefusedB))
+		if s.SatS > 0 || s.RefusedB > 0 || s.BgP99 > 2*dis.BgP99 {
+			v.Needed = append(v.Needed, desc)
 		} else {
-			notNeeded = append(notNeeded, desc)
+			v.NotNeeded = append(v.NotNeeded, desc)
 		}
 	}
-	d.p("**When a hedge budget is needed.** When the alternate's own load plus the storm — the slow share × the fleet's read rate × the alternate's mean service time / its servers, here %.1f%% — reaches its capacity. Unbudgeted `static-50ms` saturated the alternate at %s. It did not at %s. Without that headroom the storm defeats itself: at %.0f%% `static-50ms` still hedges %s of the reads started in the slow-down (%s over the run), but its hedges wait in a full queue or are refused, so %s of the run's reads stay slower than 100 ms against %s without hedging, and its p99 is %s ms (%s ms during the slow-down) where the same policy reaches %s ms with headroom.",
-		100*st.stormLoad, joinAnd(needed, "no level"), joinAnd(notNeeded, "no level"), 100*levels[len(levels)-1].rho,
-		pct(figs["static-50ms"].hedgeSlow), pct(figs["static-50ms"].f.HedgeRate), pct(figs["static-50ms"].over100), pct(figs["disabled"].over100), ms(figs["static-50ms"].f.P99), ms(figs["static-50ms"].slowP99), ms(levels[0].figs["static-50ms"].f.P99))
-
-	// What size.
-	b5, b5b1, b20b1 := figs["budget-5pct"], figs["budget-5pct-burst1"], figs["budget-20pct-burst1"]
-	d.p("**What size.** Two numbers, not one. *The ratio* bounds the storm's rate: r × R alternates per second, so r ≤ (%.0f%% − ρ) × capacity / R keeps the alternate under %.0f%% with its tenants at ρ: %s (%.0f%% leaves a margin: at %.0f%% unbudgeted hedging ran the alternate at %s in the slow-down with the tenants' p99 %s → %s ms and no refusals). %s *The burst* bounds the storm's start: the bucket is per instance, so the fleet starts with N × burst tokens, and with the default of 100 `budget-5pct` ran the alternate at ≥ 99%% for %g s of the slow-down (tenants' p99 %s ms, %s refusals per run) — as bad as no budget for that time. With 1000 instances the same budget's 100000 tokens outlast the %g s slow-down (they last %.1f s at the storm rate), so it never limited a hedge: its rows equal `static-50ms`'s (tenants' p99 %s ms). Equal pools gave similar storms: 100 × 100 and 1000 × 10 tokens saturated it for %g s and %g s, 100 × 10 and 1000 × 1 tokens peaked at %s and %s%s without refusals. So size the burst to the fleet: keep N × burst to about 2 s of the alternate's spare capacity (here %.0f%% × %.0f × 2 s ≈ %.0f tokens, a burst of 10 at 100 instances and 1 at 1000), or simply 1. A one-token bucket gives up part of the ratio: `budget-20pct-burst1` hedged %s of reads against `budget-20pct`'s %s, because tokens earned while the bucket is full are lost.",
-		100*stormTarget, 100*stormTarget, maxRatioLines(st, levels), 100*stormTarget, 100*levels[1].rho, util(levels[1].figs["static-50ms"].utilSlow),
-		ms(levels[1].figs["disabled"].bgP99), ms(levels[1].figs["static-50ms"].bgP99), oneTokenLines(st, top.rho, figs),
-		b5.satS, ms(b5.bgP99), count(b5.refusedB), (st.end - st.start).Seconds(), 1000*100/((st.fraction-0.05)*st.rate), ms(fleet["1000 budget-5pct"].bgP99),
-		fleet["100 budget-5pct"].satS, fleet["1000 budget-5pct-burst10"].satS, util(fleet["100 budget-5pct-burst10"].utilMax), util(fleet["1000 budget-5pct-burst1"].utilMax), overTarget(fleet["100 budget-5pct-burst10"].utilMax, fleet["1000 budget-5pct-burst1"].utilMax),
-		100*(1-top.rho), st.capacity, (1-top.rho)*st.capacity*2, pct(b20b1.f.HedgeRate), pct(figs["budget-20pct"].f.HedgeRate))
-
-	// Where the recommendation loses.
-	lo := levels[0]
-	headroomRho, tenantsDelta := 0.0, 0.0
-	budgetP99 := math.Inf(1)
-	for _, l := range levels[:len(levels)-1] {
-		tenantsDelta = max(tenantsDelta, l.figs["static-50ms"].bgP99-l.figs["disabled"].bgP99)
-		for k, s := range l.figs {
-			if strings.Contains(k, "budget") {
-				budgetP99 = min(budgetP99, s.f.P99)
+	d.say("storms/when", v)
+	d.check(claim{"what size: the large fleet's default pool outlasts the slow-down and equals static-50ms", func() error {
+		if v.PoolS <= v.SlowS {
+			return failf("%d × 100 tokens last %.1f s, the slow-down %g s", big, v.PoolS, v.SlowS)
+		}
+		if a, b := v.Fleet1000, fleet[key(big, "static-50ms")]; a.BgP99 != b.BgP99 || a.F.HedgeRate != b.F.HedgeRate {
+			return failf("budget-5pct with %d instances: tenants' p99 %s ms, hedge rate %s; static-50ms %s ms, %s", big, ms(a.BgP99), pct(a.F.HedgeRate), ms(b.BgP99), pct(b.F.HedgeRate))
+		}
+		return nil
+	}}, claim{"what size: the equal pools peaked without refusals", func() error {
+		for _, k := range []string{key(small, "budget-5pct-burst10"), key(big, "budget-5pct-burst1")} {
+			if fleet[k].RefusedB > 0 || fleet[k].RefusedC > 0 {
+				return failf("%s: %s / %s refused per run", k, count(fleet[k].RefusedC), count(fleet[k].RefusedB))
 			}
 		}
-	}
-	for _, l := range levels {
-		if s := l.figs["static-50ms"]; s.satS == 0 && s.refusedB == 0 {
-			headroomRho = max(headroomRho, l.rho)
+		return nil
+	}})
+	d.say("storms/what-size", v)
+
+	// Where the recommendation loses.
+	v.BudgetP99 = math.Inf(1)
+	for _, l := range levels[:len(levels)-1] {
+		v.TenantsDelta = max(v.TenantsDelta, l.Figs["static-50ms"].BgP99-l.Figs["disabled"].BgP99)
+		for k, s := range l.Figs {
+			if strings.Contains(k, "budget") {
+				v.BudgetP99 = min(v.BudgetP99, s.F.P99)
+			}
 		}
 	}
 	// How far the budgets' p99 is from no hedging's, at every level; a
 	// budget whose pool outlasted the slow-down is named as the exception.
-	budgetGap := 0.0
 	for _, l := range levels {
-		for k, s := range l.figs {
+		for k, s := range l.Figs {
 			if strings.Contains(k, "budget") {
-				budgetGap = max(budgetGap, l.figs["disabled"].f.P99-s.f.P99)
+				v.BudgetGap = max(v.BudgetGap, l.Figs["disabled"].F.P99-s.F.P99)
 			}
 		}
 	}
-	budgetExc := ""
-	if fb := fleet["1000 budget-5pct"]; figs["disabled"].f.P99-fb.f.P99 > budgetGap {
-		budgetExc = fmt.Sprintf(" with 100 instances (with 1000, `budget-5pct`'s pool outlasted the slow-down and its p99 was %s ms, `static-50ms`'s)", ms(fb.f.P99))
+	if fb := v.Fleet1000; figs["disabled"].F.P99-fb.F.P99 > v.BudgetGap {
+		v.BudgetExc = fmt.Sprintf(" with %d instances (with %d, `budget-5pct`'s pool outlasted the slow-down and its p99 was %s ms, `static-50ms`'s)", small, big, ms(fb.F.P99))
 	}
-	d.p("**Where the sized budget loses: the client's p99.** A budget below the slow share (%.0f%% here) cannot hedge enough reads to move the p99: every budget's p99 is within %s ms of no hedging's %s ms, at every level%s. At %.0f%% that is the price of protecting the tenants: `static-50ms` gives the client %s ms and its tenants %s ms; `budget-5pct-burst1` gives %s and %s ms. At %.0f%% and %.0f%% it is a pure loss: `static-50ms` reached %s and %s ms with no refusals and the tenants' p99 within %s ms of no hedging, and the budgets kept %s ms or more. What a budget still buys the client is fewer slow reads in proportion to its ratio (reads > 100 ms: %s with `budget-20pct-burst1` against %s with `static-50ms` at %.0f%%). Since a budget cannot see the alternate's load, size it for the alternate's peak tenant load, and accept this loss whenever the alternate has headroom; where the alternate is known to keep headroom for the whole fleet's storm (here up to %.0f%%), hedge without a budget.",
-		100*st.fraction, ms(budgetGap), ms(figs["disabled"].f.P99), budgetExc, 100*top.rho, ms(figs["static-50ms"].f.P99), ms(figs["static-50ms"].bgP99), ms(b5b1.f.P99), ms(b5b1.bgP99),
-		100*lo.rho, 100*levels[1].rho, ms(lo.figs["static-50ms"].f.P99), ms(levels[1].figs["static-50ms"].f.P99),
-		ms(tenantsDelta), ms(budgetP99), pct(b20b1.over100), pct(figs["static-50ms"].over100), 100*top.rho, 100*headroomRho)
+	d.say("storms/loses", v)
 
 	// The queue limit.
-	us, bs := unbounded["static-50ms"], figs["static-50ms"]
-	if us.f.P99 > 0.95*figs["disabled"].f.P99 && us.bgP99 > bs.bgP99 {
-		d.p("**The alternate's queue limit is part of the answer.** Its 503s are what leave the storm's hedges any use: with the limit out of reach the queue grew to %s (p99), the hedges waited behind it and nearly all lost to the slow primary (client p99 %s ms, disabled's %s; reads > 100 ms %s), and the tenants' p99 rose to %s ms against %s with the limit of %d. Hedging into an alternate without admission control bought the client nothing here and cost its tenants more.",
-			count(us.queueP99), ms(us.f.P99), ms(figs["disabled"].f.P99), pct(us.over100), ms(us.bgP99), ms(bs.bgP99), st.queueLimit)
-	} else {
-		d.p("**The alternate's queue limit.** Without a reachable limit `static-50ms` gave the client %s ms at p99 (%s with the limit) and its tenants %s ms (%s with the limit).", ms(us.f.P99), ms(bs.f.P99), ms(us.bgP99), ms(bs.bgP99))
-	}
+	v.Useless = v.Unbounded.F.P99 > 0.95*v.Off.F.P99 && v.Unbounded.BgP99 > v.Static.BgP99
+	d.say("storms/queue-answer", v)
 
 	// Breaker and recovery.
-	worst := 0.0
-	refusals := ""
-	worstRel := 0.0
+	bv := struct {
+		stormAnswerView
+		Worst, RefusedOn, RefusedOff, Rel, PerPair, Moved float64
+		Refusals                                          string
+		N                                                 int
+		Probe                                             time.Duration
+	}{stormAnswerView: v, N: hedging.DefaultConsecutiveHedgeWinThreshold, Probe: hedging.DefaultProbeInterval}
 	for _, n := range stormBreakerPolicies {
 		o := stormFigures(off, n)
-		worst = max(worst, math.Abs(o.bgP99-figs[n].bgP99))
-		if o.refusedB > 0 {
-			if rel := figs[n].refusedB/o.refusedB - 1; math.Abs(rel) > 0.1 && math.Abs(rel) > worstRel {
-				worstRel = math.Abs(rel)
-				refusals = fmt.Sprintf(" It did change the refusals: with it on, `%s`'s tenants were refused %s times per run against %s with it off (%+.0f%%).", n, count(figs[n].refusedB), count(o.refusedB), 100*rel)
+		bv.Worst = max(bv.Worst, math.Abs(o.BgP99-figs[n].BgP99))
+		if o.RefusedB > 0 {
+			if rel := figs[n].RefusedB/o.RefusedB - 1; math.Abs(rel) > 0.1 && math.Abs(rel) > math.Abs(bv.Rel) {
+				bv.Rel, bv.Refusals, bv.RefusedOn, bv.RefusedOff = rel, n, figs[n].RefusedB, o.RefusedB
 			}
 		}
 	}
-	slowest, metastable := 0.0, false
+	bv.PerPair = st.Rate / float64(off.cfg.Workload.Partitions*st.Instances)
+	bv.Moved = bv.PerPair * hedging.DefaultProbeInterval.Seconds()
+	d.say("storms/breaker-answer", bv)
+
 	check := func(s stormFig) {
-		for _, v := range []float64{s.backClient, s.backAlt, s.backTen} {
-			if math.IsNaN(v) {
-				metastable = true
+		for _, x := range []float64{s.BackClient, s.BackAlt, s.BackTen} {
+			if math.IsNaN(x) {
+				v.Metastable = true
 			} else {
-				slowest = max(slowest, v)
+				v.Slowest = max(v.Slowest, x)
 			}
 		}
 	}
 	for _, l := range levels {
-		for _, s := range l.figs {
+		for _, s := range l.Figs {
 			check(s)
 		}
 	}
@@ -726,26 +784,71 @@ func stormAnswer(d *doc, st stormSetup, figs map[string]stormFig, levels []storm
 			check(s)
 		}
 	}
-	d.p("**The breaker** made little difference to the tenants' latency here: turning it off changed their p99 by at most %s ms.%s Each instance's breaker sees a partition's reads at %.2f/s, so 5 slow reads in a row are rare (%s trips per run under `static-50ms`, each moving that instance's reads of the partition, about %.1f over %s, to the alternate), and it adds almost no load there. A primary slow for whole partitions, rather than for a share of every partition's reads, would trip it far more often; that case is not simulated here.",
-		ms(worst), refusals, st.rate/float64(off.cfg.Workload.Partitions*st.instances), count(figs["static-50ms"].trips), st.rate/float64(off.cfg.Workload.Partitions*st.instances)*hedging.DefaultProbeInterval.Seconds(), hedging.DefaultProbeInterval)
-	if metastable {
-		d.p("**Recovery.** Some run did not return to its baseline band by the end of the run: see the *back (s)* columns.")
-	} else {
-		rs, r0 := retry["static-50ms"], figs["static-50ms"]
-		d.p("**Recovery.** Every policy at every level, fleet size and queue limit, and with tenants retrying their 503s, was back within %g s of the end of the slow-down — the client's p99, the alternate's utilisation and its tenants' p99 alike (the *back (s)* columns): no metastable state. In this model nothing keeps the load up once the primary is fast again: hedges are triggered by the primary's latency alone, the slow primary has unlimited capacity, and a full queue of %d drains in about %s at the alternate's spare capacity at %.0f%%. Tenants retrying up to %d times multiplied the refused tries %.0f-fold during the storm (`static-50ms`), but their retries return within about %s of a refusal and then find room. Tenants that retry for longer, load that with its retries exceeds the alternate's capacity without any hedge, or a primary that itself queues could still sustain an overload; those are not simulated.",
-			slowest, st.queueLimit, time.Duration(float64(st.queueLimit)/((1-levels[len(levels)-1].rho)*st.capacity)*float64(time.Second)).Round(10*time.Millisecond), 100*levels[len(levels)-1].rho,
-			stormRetries, rs.refusedB/max(r0.refusedB, 1), retrySpan(stormRetries))
-	}
-	d.p("**What an operator should watch.** During a primary's brownout: the alternate region's utilisation and queue, and its 503s from a full queue (the *s at ≥ 99%%* and *refused* columns: they show the storm, where the client's own p99 does not: it was never worse than without hedging here); its other tenants' p99; the fleet's hedge rate × its read rate against the alternate's spare capacity (the storm load, %.1f%% of capacity here); and, for a budget, N × burst against that spare capacity, and a windowed hedge rate that falls to the budget's ratio during the incident (the hedge-rate chart: in the second half of the slow-down `budget-5pct` hedged %s of the reads and `budget-5pct-burst1` %s, against %s for `static-50ms`), which means the budget, not the threshold, decides which reads are hedged — and that the tail is what it would be without hedging.",
-		100*st.stormLoad, pct(b5.hedgeLate), pct(b5b1.hedgeLate), pct(figs["static-50ms"].hedgeLate))
+	v.Retries, v.Span = stormRetries, retrySpan(stormRetries)
+	v.RetryFold = retry["static-50ms"].RefusedB / max(figs["static-50ms"].RefusedB, 1)
+	v.Drain = time.Duration(float64(st.QueueLimit) / ((1 - top.Rho) * st.Capacity) * float64(time.Second)).Round(10 * time.Millisecond)
+	d.say("storms/recovery", v)
+	d.check(claim{"the client's p99 was never worse than without hedging (storm levels)", func() error {
+		for _, l := range levels {
+			off := l.Figs["disabled"]
+			for k, s := range l.Figs {
+				if better(off.F, s.F, "p99_ms", off.F.P99, s.F.P99) {
+					return failf("at %.0f%% %s's p99 %s ms against %s ms without hedging", 100*l.Rho, k, ms(s.F.P99), ms(off.F.P99))
+				}
+			}
+		}
+		return nil
+	}})
+	d.say("storms/watch", v)
 	return nil
+}
+
+// stormView is the setup paragraphs' view: the scenario's setup, the
+// alternate's utilisation from its own tenants (Rho), the run's setup line
+// and replications, the share of the run that is the slow-down (%) and the
+// driver default threshold.
+type stormView struct {
+	St            stormSetup
+	Rho           float64
+	Setup         setupView
+	Reps          string
+	SlowShare     float64
+	DriverDefault string
+}
+
+// stormAnswerView is the answer's view: the setup, the background levels
+// (Low, Mid, Top), the storm's figures by policy at the scenario's level
+// (Off, Static, B5, B5B1, B20, B20B1), the fleet-size runs (Small and Big
+// instances) and every figure the answer derives from them.
+type stormAnswerView struct {
+	St                                      stormSetup
+	Target                                  float64
+	Top, Low, Mid                           stormLevel
+	Off, Static, LowStatic, MidStatic       stormFig
+	MidOff, B5, B5B1, B20, B20B1, Unbounded stormFig
+	Fleet1000                               stormFig
+	OkLoad, OkCost, OkP99, HeadroomRho      float64
+	OkLevels, Needed, NotNeeded             []string
+	TopRatio                                float64
+	BurstVerdict, RatioLines, OneToken      string
+	Spare, MaxFleet, SlowS, PoolS           float64
+	Small, Big                              int
+	BigPool, BurstSmall, BurstBig           float64
+	Sat100x100, Sat1000x10                  float64
+	Peak100x10, Peak1000x1                  float64
+	OverTarget, BudgetExc                   string
+	BudgetP99, BudgetGap, TenantsDelta      float64
+	Useless, Metastable                     bool
+	Slowest, RetryFold                      float64
+	Retries                                 int
+	Span, Drain                             time.Duration
 }
 
 // maxRatioLines lists the largest budget ratio for each background level.
 func maxRatioLines(st stormSetup, levels []stormLevel) string {
 	var out []string
 	for _, l := range levels {
-		out = append(out, fmt.Sprintf("%.1f%% at ρ = %.0f%%", 100*st.maxRatio(l.rho), 100*l.rho))
+		out = append(out, fmt.Sprintf("%.1f%% at ρ = %.0f%%", 100*st.maxRatio(l.Rho), 100*l.Rho))
 	}
 	return strings.Join(out, ", ")
 }
@@ -766,20 +869,20 @@ func oneTokenLines(st stormSetup, rho float64, figs map[string]stormFig) string 
 	for _, r := range stormOneTokenRatios {
 		s := figs[fmt.Sprintf("budget-%.0fpct-burst1", 100*r)]
 		names = append(names, fmt.Sprintf("%.0f%%", 100*r))
-		peaks = append(peaks, util(s.utilMax))
-		p99s = append(p99s, ms(s.bgP99))
-		refused += s.refusedB
+		peaks = append(peaks, util(s.UtilMax))
+		p99s = append(p99s, ms(s.BgP99))
+		refused += s.RefusedB
 		if r <= bound {
 			under++
 		} else {
 			over++
 		}
-		if (r <= bound) != (s.utilMax < stormTarget) {
+		if (r <= bound) != (s.UtilMax < stormTarget) {
 			separates = false
 		}
 	}
 	out := fmt.Sprintf("At %.0f%% (bound %.1f%%) the one-token budgets of %s peaked at a largest window of %s, the tenants' p99 at %s ms (%s without hedging)",
-		100*rho, 100*bound, joinAnd(names, ""), joinAnd(peaks, ""), joinAnd(p99s, ""), ms(figs["disabled"].bgP99))
+		100*rho, 100*bound, joinAnd(names, ""), joinAnd(peaks, ""), joinAnd(p99s, ""), ms(figs["disabled"].BgP99))
 	if refused == 0 {
 		out += ", with no refusals"
 	} else {
@@ -804,18 +907,18 @@ func burstVerdict(rho float64, figs map[string]stormFig, levels []stormLevel, un
 	oneSafe := true
 	maps := []map[string]stormFig{figs, unbounded, fleet, retry}
 	for _, l := range levels {
-		maps = append(maps, l.figs)
+		maps = append(maps, l.Figs)
 	}
 	for _, m := range maps {
 		for k, s := range m {
-			if strings.HasSuffix(k, "-burst1") && (s.satS > 0 || s.refusedB > 0) {
+			if strings.HasSuffix(k, "-burst1") && (s.SatS > 0 || s.RefusedB > 0) {
 				oneSafe = false
 			}
 		}
 	}
 	defSat := true
 	for _, s := range []stormFig{figs["budget-5pct"], figs["budget-10pct"], figs["budget-20pct"], fleet["1000 budget-5pct"]} {
-		if s.satS == 0 {
+		if s.SatS == 0 {
 			defSat = false
 		}
 	}

@@ -3,12 +3,14 @@ package main
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"hedgelab/internal/study"
 	"hedgelab/scenarios"
+	"hedgelab/simnet"
 )
 
 // recovered: the baseline is the largest window before the slow-down; the
@@ -82,11 +84,11 @@ func TestStormBudgetMatchesScenario(t *testing.T) {
 // budgets that stayed under stormTarget from those that did not.
 func TestOneTokenLinesBound(t *testing.T) {
 	// capacity 2000, rate 2000, rho 0.82: bound (0.90-0.82) = 8%.
-	st := stormSetup{capacity: 2000, rate: 2000}
+	st := stormSetup{Capacity: 2000, Rate: 2000}
 	figs := func(peaks ...float64) map[string]stormFig {
-		m := map[string]stormFig{"disabled": {bgP99: 13}}
+		m := map[string]stormFig{"disabled": {BgP99: 13}}
 		for i, r := range stormOneTokenRatios {
-			m[fmt.Sprintf("budget-%.0fpct-burst1", 100*r)] = stormFig{utilMax: peaks[i], bgP99: 14}
+			m[fmt.Sprintf("budget-%.0fpct-burst1", 100*r)] = stormFig{UtilMax: peaks[i], BgP99: 14}
 		}
 		return m
 	}
@@ -107,5 +109,36 @@ func TestOverTarget(t *testing.T) {
 	}
 	if got := overTarget(0.93, 0.89); got != "," {
 		t.Errorf("one under: %q", got)
+	}
+}
+
+// Each parameter path the notebook varies changes the configuration it
+// names: a misspelt path (a capitalised key) would run the unchanged
+// scenario and the tables would compare a run with itself.
+func TestStormParamsApply(t *testing.T) {
+	_, base, err := loadEdited(stormScenario, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alt := slices.IndexFunc(base.Replicas, func(r simnet.Replica) bool { return r.Name == stormAlternate })
+	for _, c := range []struct {
+		path    string
+		value   float64
+		changed func(cfg *simnet.Config) bool
+	}{
+		{stormParamBackground, 1234, func(cfg *simnet.Config) bool { return cfg.Background[0].RatePerSec == 1234 }},
+		{stormParamQueueLimit, stormNoLimit, func(cfg *simnet.Config) bool { return cfg.Replicas[alt].QueueLimit == stormNoLimit }},
+		{stormParamBreaker, 7, func(cfg *simnet.Config) bool { return cfg.Client.ConsecutiveHedgeWinThreshold == 7 }},
+		{stormParamInstances, stormBigFleet, func(cfg *simnet.Config) bool { return cfg.Fleet.Instances == stormBigFleet }},
+		{stormParamRetries, stormRetries, func(cfg *simnet.Config) bool { return cfg.Background[0].Retries == stormRetries }},
+	} {
+		_, cfg, err := loadEdited(stormScenario, nil, param{c.path, c.value})
+		if err != nil {
+			t.Errorf("%s: %v", c.path, err)
+			continue
+		}
+		if !c.changed(cfg) {
+			t.Errorf("%s = %g left the configuration unchanged", c.path, c.value)
+		}
 	}
 }

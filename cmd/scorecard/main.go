@@ -1,21 +1,23 @@
 // Command scorecard scores the recommended threshold policy against every
-// other policy type on scenario files, by dominance (issue 17): a policy
-// loses a scenario when another dominates it — a p99 at least 10% lower
-// with 95% intervals apart for no more RU, or at least 2 RU points cheaper
-// at a p99 no worse (intervals overlap or lower) — or when its error rate
-// is more than 1 point above the best.
+// other policy type on scenario files, by dominance (issue 17;
+// study.Dominates and study.Losses, the one definition notebook 01 uses): a
+// policy loses a scenario when another dominates it — a p99 at least 10%
+// lower with 95% intervals apart for no more RU, or at least 2 RU points
+// cheaper at a p99 no worse (intervals overlap or lower) — or when its error
+// rate is more than 1 point above the best.
 //
 // Usage:
 //
 //	go run ./cmd/scorecard [-reps N] [-max-duration S] file.toml|dir ...
 //
-// Each file's own policies are kept; a roster of one policy per type
-// (disabled, driver_default, static 50 ms, p99_dynamic and its
-// tps_literal preset, capped_quantile 100 ms, backup_requests,
-// retry_throttle 50 ms, recommended) is added under names the file does not
-// use. It prints one line per scenario: p99 and RU of p99_dynamic (before)
-// and recommended (after), recommended's losses with the dominating policy
-// named, and how many policies dominate p99_dynamic.
+// Figures are study.Figures', as in the notebooks: latencies are means over
+// the replications with 95% intervals. Each file's own policies are kept; a
+// roster of one policy per type (disabled, driver_default, static 50 ms,
+// p99_dynamic and its tps_literal preset, capped_quantile 100 ms,
+// backup_requests, retry_throttle 50 ms, recommended) is added under names
+// the file does not use. It prints one line per scenario: p99 and RU of
+// p99_dynamic (before) and recommended (after), recommended's losses with
+// the dominating policy named, and how many policies dominate p99_dynamic.
 package main
 
 import (
@@ -27,6 +29,7 @@ import (
 	"slices"
 	"strings"
 
+	"hedgelab/internal/report"
 	"hedgelab/internal/study"
 	"hedgelab/scenarios"
 )
@@ -42,27 +45,6 @@ var roster = []struct{ name, toml string }{
 	{"sc-backup-requests", `type = "backup_requests"`},
 	{"sc-retry-throttle", "type = \"retry_throttle\"\nthreshold_ms = 50"},
 	{"recommended", `type = "recommended"`},
-}
-
-// row is one policy's figures on one scenario.
-type row struct {
-	name          string
-	p99, ru, errs float64
-	p99CI         [2]float64
-}
-
-// dominates reports whether a dominates b, and why.
-func dominates(a, b row) (string, bool) {
-	apart := a.p99CI[1] < b.p99CI[0]
-	// No worse: lower, or the intervals overlap.
-	noWorse := a.p99 <= b.p99 || a.p99CI[0] <= b.p99CI[1]
-	switch {
-	case a.p99 <= 0.9*b.p99 && apart && a.ru <= b.ru:
-		return fmt.Sprintf("p99 %.1f vs %.1f ms at RU %.3f vs %.3f", a.p99, b.p99, a.ru, b.ru), true
-	case a.ru <= b.ru-0.02 && noWorse:
-		return fmt.Sprintf("RU %.3f vs %.3f at p99 %.1f vs %.1f ms", a.ru, b.ru, a.p99, b.p99), true
-	}
-	return "", false
 }
 
 var reName = regexp.MustCompile(`(?m)^name\s*=\s*"([^"]*)"`)
@@ -130,53 +112,41 @@ func score(path string, reps int, maxDur float64) (string, int, error) {
 	if err != nil {
 		return "", 0, err
 	}
-	rows := make([]row, 0, len(res.Policies))
+	var figs []report.Figures
 	for _, p := range res.Policies {
-		var p99s []float64
-		for _, v := range p.PerRep {
-			p99s = append(p99s, v[2])
-		}
-		st := p.Merged
-		rows = append(rows, row{name: p.Name, p99: st.QuantileMs(0.99), ru: st.RUMultiplier(),
-			errs: float64(st.Errors) / float64(max(st.Ops, 1)), p99CI: study.CI95(p99s)})
+		figs = append(figs, study.Figures(p))
 	}
-	bestErr := slices.MinFunc(rows, func(a, b row) int { return cmpF(a.errs, b.errs) }).errs
-	i := slices.IndexFunc(rows, func(r row) bool { return r.name == "recommended" })
-	j := slices.IndexFunc(rows, func(r row) bool { return r.name == "sc-p99-dynamic" })
-	rec, before := rows[i], rows[j]
-	losses := func(p row) []string {
+	losses := func(policy string) ([]string, error) {
+		ls, err := study.Losses(figs, policy)
 		var why []string
-		if p.errs > bestErr+0.01 {
-			why = append(why, fmt.Sprintf("errors %.2f%% vs best %.2f%%", 100*p.errs, 100*bestErr))
-		}
-		for _, o := range rows {
-			if o.name == p.name {
-				continue
-			}
-			if w, ok := dominates(o, p); ok {
-				why = append(why, o.name+": "+w)
+		for _, l := range ls {
+			if l.By == "" {
+				why = append(why, l.Why)
+			} else {
+				why = append(why, l.By+": "+l.Why)
 			}
 		}
-		return why
+		return why, err
 	}
-	why := losses(rec)
+	i := slices.IndexFunc(figs, func(f report.Figures) bool { return f.Policy == "recommended" })
+	j := slices.IndexFunc(figs, func(f report.Figures) bool { return f.Policy == "sc-p99-dynamic" })
+	if i < 0 || j < 0 {
+		return "", 0, fmt.Errorf("policies recommended and sc-p99-dynamic are names the file itself uses")
+	}
+	rec, before := figs[i], figs[j]
+	why, err := losses(rec.Policy)
+	if err != nil {
+		return "", 0, err
+	}
 	verdict := "no loss"
 	if len(why) > 0 {
 		verdict = "LOSES to " + strings.Join(why, "; ")
 	}
-	if n := len(losses(before)); n > 0 {
+	if lb, err := losses(before.Policy); err != nil {
+		return "", 0, err
+	} else if n := len(lb); n > 0 {
 		verdict += fmt.Sprintf(" (p99_dynamic loses: %d dominating policies or an error excess)", n)
 	}
 	return fmt.Sprintf("%-32s p99_dynamic %7.1f ms RU %.3f → recommended %7.1f ms RU %.3f err %.2f%%  %s",
-		s.Name, before.p99, before.ru, rec.p99, rec.ru, 100*rec.errs, verdict), min(len(why), 1), nil
-}
-
-func cmpF(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+		s.Name, before.P99, before.RUMultiplier, rec.P99, rec.RUMultiplier, 100*rec.ErrorRate, verdict), min(len(why), 1), nil
 }
