@@ -494,8 +494,34 @@ func printTable(w io.Writer, policies []report.PolicyResult, reps int) error {
 	if err := report.FormatTable(w, figs); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "%s\n\n", report.TableLegend(figs, reps, "summary.json"))
+	fmt.Fprintf(w, "%s\n\n", wrap(report.TableLegend(figs, reps, "summary.json"), legendWidth))
 	return nil
+}
+
+// legendWidth is the column at which the legend under a results table is
+// wrapped.
+const legendWidth = 100
+
+// wrap breaks text into lines of at most width columns at spaces (a word
+// longer than width stands on a line of its own).
+func wrap(text string, width int) string {
+	var b strings.Builder
+	col := 0
+	for i, word := range strings.Fields(text) {
+		n := len([]rune(word))
+		switch {
+		case i == 0:
+		case col+1+n > width:
+			b.WriteByte('\n')
+			col = 0
+		default:
+			b.WriteByte(' ')
+			col++
+		}
+		b.WriteString(word)
+		col += n
+	}
+	return b.String()
 }
 
 func printPaths(w io.Writer, dir string, paths []string) {
@@ -754,7 +780,7 @@ func printSweepTable(w io.Writer, path string, rows []sweepRow, reps int) error 
 		}
 		fmt.Fprintf(w, "%*s  %s", width, cell, line)
 	}
-	fmt.Fprintf(w, "one row per value of %s and policy; %s\n\n", path, report.TableLegend(figs, reps, "sweep.json"))
+	fmt.Fprintf(w, "%s\n\n", wrap(fmt.Sprintf("one row per value of %s and policy; %s", path, report.TableLegend(figs, reps, "sweep.json")), legendWidth))
 	return nil
 }
 

@@ -269,3 +269,33 @@ func TestParseSweep(t *testing.T) {
 		t.Fatalf("tiny from: %v", vals)
 	}
 }
+
+// The legend under a results table is wrapped at legendWidth columns at
+// spaces, losing no word.
+func TestWrapLegend(t *testing.T) {
+	for _, c := range []struct {
+		text  string
+		width int
+		want  string
+	}{
+		{"a bb ccc dddd", 6, "a bb\nccc\ndddd"},
+		{"a bb ccc", 8, "a bb ccc"},
+		{"toolongword x", 4, "toolongword\nx"},
+		{"  spaced   out  ", 80, "spaced out"},
+		{"", 10, ""},
+	} {
+		if got := wrap(c.text, c.width); got != c.want {
+			t.Errorf("wrap(%q, %d) = %q, want %q", c.text, c.width, got, c.want)
+		}
+	}
+	legend := "ops: operations that arrived (and finished), over all replications; p50, p99, p99.9, max ms: end-to-end latency of every operation"
+	got := wrap(legend, legendWidth)
+	for _, line := range strings.Split(got, "\n") {
+		if len(line) > legendWidth {
+			t.Errorf("line of %d columns: %q", len(line), line)
+		}
+	}
+	if strings.Join(strings.Fields(got), " ") != legend {
+		t.Errorf("wrapping changed the words: %q", got)
+	}
+}
