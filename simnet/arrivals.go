@@ -15,6 +15,17 @@ func interarrivalGap(r *rand.Rand, ratePerSec float64) time.Duration {
 	return msDur(r.ExpFloat64() / ratePerSec * 1000)
 }
 
+// arrivalGap is the open loop's time from now to its next arrival, drawn
+// from the arrival stream r: exponential at RatePerSec, or following
+// RateChanges ([varyingGap]) when there are any. Run and FirstArrival both
+// draw arrivals through it, so they agree.
+func arrivalGap(w *Workload, r *rand.Rand, now, duration time.Duration) time.Duration {
+	if len(w.RateChanges) > 0 {
+		return varyingGap(w, r, now, duration)
+	}
+	return interarrivalGap(r, w.RatePerSec)
+}
+
 // firstThink is closed-loop client c's first think time in replication
 // seed seed, drawn with pcg (reseeded).
 func firstThink(w *Workload, pcg *rand.PCG, seed uint64, c int) time.Duration {
@@ -38,7 +49,7 @@ func (c *Config) FirstArrival(replication int) (time.Duration, bool) {
 	arrives := func(at time.Duration) bool { return c.Duration <= 0 || at < c.Duration }
 	if w.RatePerSec > 0 {
 		pcg.Seed(seed, arrivalStream)
-		first = interarrivalGap(rand.New(&pcg), w.RatePerSec)
+		first = arrivalGap(w, rand.New(&pcg), 0, c.Duration)
 		return first, arrives(first)
 	}
 	for i := 0; i < w.Clients; i++ {

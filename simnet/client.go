@@ -65,10 +65,7 @@ type opState struct {
 }
 
 func (s *sim) interarrival() time.Duration {
-	if len(s.cfg.Workload.RateChanges) > 0 {
-		return s.nextArrivalVarying()
-	}
-	return interarrivalGap(s.arr, s.cfg.Workload.RatePerSec)
+	return arrivalGap(&s.cfg.Workload, s.arr, s.now, s.cfg.Duration)
 }
 
 func (s *sim) acceptingArrivals(at time.Duration) bool {

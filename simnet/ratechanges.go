@@ -3,6 +3,7 @@ package simnet
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"time"
 )
 
@@ -61,21 +62,21 @@ func (w *Workload) RateAt(t time.Duration) float64 {
 	return r
 }
 
-// nextArrivalVarying returns the time from now to the next arrival of a
-// Poisson process whose rate follows RateAt (thinning: candidates at the
-// largest rate, each kept with probability RateAt/largest). Past the end
-// of the run it returns a time after it.
-func (s *sim) nextArrivalVarying() time.Duration {
-	w := &s.cfg.Workload
+// varyingGap returns the time from now to the next arrival of a Poisson
+// process whose rate follows w.RateAt (thinning: candidates at the largest
+// rate, each kept with probability RateAt/largest), drawn from the arrival
+// stream r. Past the end of a run of length duration (0 = none) it returns
+// a time after it.
+func varyingGap(w *Workload, r *rand.Rand, now, duration time.Duration) time.Duration {
 	peak := w.maxRate()
-	t := s.now
+	t := now
 	for {
 		if peak <= 0 {
-			return max(s.cfg.Duration, s.now) + time.Second - s.now
+			return max(duration, now) + time.Second - now
 		}
-		t += interarrivalGap(s.arr, peak)
-		if s.arr.Float64()*peak < w.RateAt(t) || (s.cfg.Duration > 0 && t >= s.cfg.Duration) {
-			return t - s.now
+		t += interarrivalGap(r, peak)
+		if r.Float64()*peak < w.RateAt(t) || (duration > 0 && t >= duration) {
+			return t - now
 		}
 	}
 }
