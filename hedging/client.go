@@ -1,6 +1,7 @@
 package hedging
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -76,15 +77,16 @@ type Config struct {
 	// ProbeInterval is how long a tripped primary stays demoted; 0 =
 	// DefaultProbeInterval.
 	ProbeInterval time.Duration
-	// HedgeWinMinSpan, when > 0, adds a time condition to the breaker's
-	// trip rule (§9.5): a streak of consecutive alternate wins trips only
-	// once it has lasted at least this long (first win to the win that
-	// reaches the threshold). A stop-the-world pause or a burst of jitter
-	// makes a hot partition's alternate win several reads in a row within
-	// milliseconds; a slow primary keeps losing for longer. 0 (the
-	// default) is the spec's count-only rule. §9.5 #3 leaves the trip rule
-	// to PPCB, so this is an option of hedgelab's PPCB, not a change of
-	// the hedging contract.
+	// HedgeWinMinSpan adds a time condition to the breaker's trip rule
+	// (§9.5): N consecutive alternate wins trip only once the pair has been
+	// losing to the alternate for at least this long (from the first win of
+	// the streak, or of the run of wins at most this far apart it belongs
+	// to). A stop-the-world pause or a burst of jitter makes a hot
+	// partition's alternate win several reads in a row within milliseconds;
+	// a slow primary keeps losing for longer. 0 = DefaultHedgeWinMinSpan
+	// (1 s); negative = none, the spec's count-only rule. §9.5 #3 leaves
+	// the trip rule to PPCB, so this is an option of hedgelab's PPCB, not
+	// a change of the hedging contract.
 	HedgeWinMinSpan time.Duration
 	// UnavailableFor is how long a 503 marks a (partition, endpoint); 0 =
 	// DefaultUnavailableFor.
@@ -140,7 +142,7 @@ func NewClient(cfg Config) (*Client, error) {
 		}
 		seen[e.Region] = true
 	}
-	if cfg.RequestTimeout < 0 || cfg.ProbeInterval < 0 || cfg.HedgeWinMinSpan < 0 || cfg.UnavailableFor < 0 || cfg.Retry.ThrottleBackoff < 0 ||
+	if cfg.RequestTimeout < 0 || cfg.ProbeInterval < 0 || cfg.UnavailableFor < 0 || cfg.Retry.ThrottleBackoff < 0 ||
 		cfg.Retry.MaxRetryAfter < 0 {
 		return nil, errors.New("hedging: durations must not be negative")
 	}
@@ -155,9 +157,10 @@ func NewClient(cfg Config) (*Client, error) {
 	if n == 0 {
 		n = cfg.Env.ConsecutiveHedgeWinThreshold
 	}
+	span := cmp.Or(cfg.HedgeWinMinSpan, DefaultHedgeWinMinSpan)
 	c := &Client{
 		cfg:      cfg,
-		tracker:  newHedgeWinTracker(n, cfg.ProbeInterval, cfg.HedgeWinMinSpan),
+		tracker:  newHedgeWinTracker(n, cfg.ProbeInterval, max(span, 0)),
 		store:    newLocationStore(cfg.UnavailableFor),
 		sessions: newSessionTokens(),
 		logger:   cfg.Logger,

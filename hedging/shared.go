@@ -12,6 +12,17 @@ import (
 // partition unhealthy for that region (spec §9.5 #3, .NET v3 convention).
 const DefaultConsecutiveHedgeWinThreshold = 5
 
+// DefaultHedgeWinMinSpan is the least time a run of alternate wins on one
+// (partition, primary region) must last before the breaker trips
+// ([Config.HedgeWinMinSpan]; spec §9.5 #3 leaves the trip rule to PPCB).
+// Notebook 02: on gc-pause-hot-partition (a 15 ms pause every 5 s, one
+// partition ~40% of reads) N = 3 count-only trips 216 times per
+// instance-hour and p99 is 18.6 ms, any span from 100 ms gives 0 trips and
+// 13.7 ms; a 1 s span still rejects a 500 ms pause, and costs a chronically
+// slow primary at most 1 s of time to trip (1.5 → 2.0 s at N = 3 for one
+// client, nothing measurable in fleets of 10 and 100).
+const DefaultHedgeWinMinSpan = time.Second
+
 // DefaultProbeInterval is how long a partition stays routed away from a
 // tripped primary region before the primary is tried again (failback).
 const DefaultProbeInterval = 30 * time.Second
@@ -25,6 +36,10 @@ type winState struct {
 	consecutive int
 	// streakStart is the time of the streak's first win.
 	streakStart time.Duration
+	// runStart is the first win of the pair's run of wins (wins at most
+	// minSpan apart, primary finals in between or not) and lastWin the
+	// latest win.
+	runStart, lastWin time.Duration
 	// unhealthyUntil > 0 means tripped: reads route away from the region
 	// until then; afterwards the pair is probing.
 	unhealthyUntil time.Duration
@@ -35,7 +50,12 @@ type winState struct {
 // partition circuit breaker (PPCB) of spec §9.5: one counter per
 // (partition, primary region), incremented on every AlternateWon and reset
 // by any final result of the primary (4xx finals included). When a counter
-// reaches the threshold the partition is marked unhealthy for that region:
+// reaches the threshold, and the pair has been losing to the alternate for
+// at least the minimum span (since the first win of the streak, or of the
+// run of wins at most a span apart that the streak belongs to: a primary
+// final in a slow partition, such as an operation the policy did not hedge,
+// resets the count but not the run), the partition is marked unhealthy for
+// that region:
 // reads put the region last until the probe interval has passed. After that
 // the region is tried again as primary (failback) in a probing state in
 // which one more alternate win trips it again at once, and one primary final
@@ -106,7 +126,7 @@ func pairBucket(partition string, region Region) int {
 // consecutive alternate wins (DefaultConsecutiveHedgeWinThreshold when
 // threshold < 1) and keeps a tripped region demoted for probe
 // (DefaultProbeInterval when probe <= 0); a streak trips only once it
-// spans minSpan (0 = at once, the spec's rule).
+// spans minSpan (0 = at once, the spec's rule; see [HedgeWinTracker]).
 func newHedgeWinTracker(threshold int, probe, minSpan time.Duration) *HedgeWinTracker {
 	if threshold < 1 {
 		threshold = DefaultConsecutiveHedgeWinThreshold
@@ -140,8 +160,12 @@ func (t *HedgeWinTracker) recordHedgeWin(now time.Duration, partition string, pr
 	if s.consecutive == 0 {
 		s.streakStart = now
 	}
+	if s.lastWin == 0 || now-s.lastWin > t.minSpan {
+		s.runStart = now
+	}
+	s.lastWin = max(now, 1) // 0 means no win yet
 	s.consecutive++
-	if s.consecutive >= t.threshold && now-s.streakStart >= t.minSpan && (s.unhealthyUntil == 0 || now >= s.unhealthyUntil) {
+	if s.consecutive >= t.threshold && now-min(s.streakStart, s.runStart) >= t.minSpan && (s.unhealthyUntil == 0 || now >= s.unhealthyUntil) {
 		if s.unhealthyUntil == 0 {
 			t.ntripped.Add(1)
 			t.tripped[partition] = append(t.tripped[partition], primary)
@@ -192,6 +216,10 @@ func (t *HedgeWinTracker) recordPrimaryFinal(now time.Duration, partition string
 		t.npairs.Store(int64(len(t.pairs)))
 		t.nkeyed[b].Add(-1)
 		t.publish()
+		return
+	}
+	if t.minSpan > 0 && now-s.lastWin <= t.minSpan {
+		s.consecutive = 0 // the run goes on: keep its start
 		return
 	}
 	delete(t.pairs, k)

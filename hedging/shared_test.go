@@ -476,3 +476,90 @@ func TestRoutingFollowsTrackerProperty(t *testing.T) {
 		}
 	})
 }
+
+// The minimum span of the breaker's trip rule (§9.5 #3, hedgelab's PPCB),
+// at N = 3 and a 1 s span: each case is a pair's events (a win, or a final
+// of the primary, at a time in ms) and the time of the trip (ms; -1 none).
+func TestHedgeWinMinSpanRule(t *testing.T) {
+	type ev struct {
+		ms  float64
+		win bool
+	}
+	wins := func(from, step float64, n int) (out []ev) {
+		for i := range n {
+			out = append(out, ev{from + step*float64(i), true})
+		}
+		return out
+	}
+	cat := func(xs ...[]ev) (out []ev) {
+		for _, x := range xs {
+			out = append(out, x...)
+		}
+		return out
+	}
+	fin := func(ms float64) []ev { return []ev{{ms, false}} }
+	for _, tc := range []struct {
+		name   string
+		span   time.Duration
+		events []ev
+		trip   float64
+	}{
+		// gc-pause-hot-partition: a 15 ms pause every 5 s; the hot
+		// partition's reads in the pause lose, the next ones win.
+		{"a pause does not trip", time.Second, wins(10000, 3, 6), -1},
+		{"pauses 5 s apart do not trip", time.Second,
+			cat(wins(10000, 3, 6), fin(10100), fin(10900), wins(15000, 3, 6), fin(15100), fin(16200), wins(20000, 3, 6)), -1},
+		{"count only: a pause trips at the third win", 0, wins(10000, 3, 6), 10006},
+		// A slow partition at 400 reads/s with an unhedged read (a
+		// primary final) every 500 ms: the count restarts, the run does
+		// not; it trips at the third win after the run has lasted 1 s.
+		{"a slow hot partition trips after the span", time.Second,
+			cat(wins(0, 2.5, 200), fin(500), wins(502.5, 2.5, 199), fin(1000), wins(1002.5, 2.5, 10)), 1007.5},
+		// A cold pair (one win every 10 s): its streak spans 20 s.
+		{"a cold pair trips at its third win", time.Second, wins(0, 10000, 3), 20000},
+		// A gap longer than the span after a final starts a new run.
+		{"a gap restarts the run", time.Second,
+			cat(wins(0, 100, 3)[:2], fin(300), wins(1500, 100, 11)), 2500},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := hedging.NewHedgeWinTrackerSpan(3, time.Minute, tc.span)
+			got := -1.0
+			for _, e := range tc.events {
+				now := time.Duration(e.ms * float64(time.Millisecond))
+				if !e.win {
+					tr.RecordPrimaryFinal(now, "p0", "A")
+				} else if tr.RecordHedgeWin(now, "p0", "A") && got < 0 {
+					got = e.ms
+				}
+			}
+			if got != tc.trip {
+				t.Errorf("tripped at %g ms, want %g (-1: never)", got, tc.trip)
+			}
+		})
+	}
+}
+
+// A client's breaker takes DefaultHedgeWinMinSpan when
+// Config.HedgeWinMinSpan is 0, and the spec's count-only rule when it is
+// negative: three alternate wins 100 ms apart at N = 3 trip only the
+// latter.
+func TestClientHedgeWinMinSpanDefault(t *testing.T) {
+	if hedging.DefaultHedgeWinMinSpan != time.Second {
+		t.Errorf("DefaultHedgeWinMinSpan = %v, want 1s (notebook 02)", hedging.DefaultHedgeWinMinSpan)
+	}
+	for _, tc := range []struct {
+		span time.Duration
+		want bool
+	}{{0, false}, {-1, true}, {150 * time.Millisecond, true}, {time.Second, false}} {
+		cfg := htCfg(100*htMillisecond, "A", "B")
+		cfg.ConsecutiveHedgeWinThreshold = 3
+		cfg.HedgeWinMinSpan = tc.span
+		c := htClient(t, cfg)
+		for i := range 3 {
+			htRace(t, c, time.Duration(i)*100*time.Millisecond, "p", htAltWins[0], htAltWins[1])
+		}
+		if got := c.HedgeWinTracker().Unhealthy(time.Second, "p", "A"); got != tc.want {
+			t.Errorf("HedgeWinMinSpan %v: tripped = %v after 3 wins 100 ms apart, want %v", tc.span, got, tc.want)
+		}
+	}
+}

@@ -356,7 +356,11 @@ func (b *builder) client(cfg *simnet.Config) {
 	b.intRange(cp.key("consecutive_hedge_win_threshold"), c.ConsecutiveHedgeWinThreshold, 0, math.MaxInt32)
 	cfg.Client.ConsecutiveHedgeWinThreshold = c.ConsecutiveHedgeWinThreshold
 	cfg.Client.ProbeInterval = b.dur(cp.key("probe_interval_s"), c.ProbeIntervalS, time.Second)
-	cfg.Client.HedgeWinMinSpan = b.dur(cp.key("hedge_win_min_span_ms"), c.HedgeWinMinSpanMs, time.Millisecond)
+	if c.HedgeWinMinSpanMs < 0 {
+		cfg.Client.HedgeWinMinSpan = -1 // count only (spec §9.5)
+	} else {
+		cfg.Client.HedgeWinMinSpan = b.dur(cp.key("hedge_win_min_span_ms"), c.HedgeWinMinSpanMs, time.Millisecond)
+	}
 	cfg.Client.UnavailableFor = b.dur(cp.key("unavailable_for_s"), c.UnavailableForS, time.Second)
 	switch c.Phase {
 	case 0, 1:

@@ -58,7 +58,7 @@ type Client struct {
 	OperationTimeoutMs           float64 `toml:"operation_timeout_ms"`            // ms, >= 0; 0 = no deadline
 	ConsecutiveHedgeWinThreshold int     `toml:"consecutive_hedge_win_threshold"` // >= 0; 0 = default 5
 	ProbeIntervalS               float64 `toml:"probe_interval_s"`                // s, >= 0; 0 = default 30
-	HedgeWinMinSpanMs            float64 `toml:"hedge_win_min_span_ms"`           // ms, >= 0; 0 = count only (spec §9.5)
+	HedgeWinMinSpanMs            float64 `toml:"hedge_win_min_span_ms"`           // ms; 0 = hedging.DefaultHedgeWinMinSpan (1000); negative = count only (spec §9.5)
 	UnavailableForS              float64 `toml:"unavailable_for_s"`               // s, >= 0; 0 = default 5
 	Phase                        int     `toml:"phase"`                           // 1, 2 or 3 (future); 0 = 1
 	RetryMaxAttempts             int     `toml:"retry_max_attempts"`              // 0..100; 0 = default 3

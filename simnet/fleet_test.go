@@ -177,6 +177,7 @@ func TestFleetBreakerIsPerInstance(t *testing.T) {
 	cfg := threeRegions(t, 1000, 20*time.Second)
 	cfg.Replicas[0].Default = mustBuild(t, dist.Spec{Family: "constant", ValueMs: f(300)})
 	cfg.Client.ConsecutiveHedgeWinThreshold = 5
+	cfg.Client.HedgeWinMinSpan = -1        // count only: the timing below is the count's
 	cfg.Client.ProbeInterval = time.Minute // one trip per pair in the run
 	trips := func(n int) (int64, time.Duration) {
 		cfg.Fleet = simnet.Fleet{Instances: n}

@@ -48,8 +48,10 @@ type breakerRun struct {
 // duration and replications.
 type breakerOpts struct {
 	n, probe    float64
+	span        float64 // client.hedge_win_min_span_ms when != 0
 	instances   int
 	byPartition bool
+	edit        func(*simnet.Config) // applied to the configuration when set
 	durationS   float64
 	reps        int
 }
@@ -58,11 +60,14 @@ type breakerOpts struct {
 // policy pol and measures trips and the time to route away from the
 // primary after the first episode starts (if any).
 func runBreaker(name string, pol simnet.Policy, o breakerOpts, parallel int) (breakerRun, error) {
-	s, err := scenarios.Get(name)
+	s, err := loadScenario(name)
 	if err != nil {
 		return breakerRun{}, err
 	}
 	params := [][2]any{{"client.consecutive_hedge_win_threshold", o.n}, {"client.probe_interval_s", o.probe}}
+	if o.span != 0 {
+		params = append(params, [2]any{"client.hedge_win_min_span_ms", o.span})
+	}
 	if o.instances > 1 {
 		params = append(params, [2]any{"fleet.instances", float64(o.instances)})
 	}
@@ -84,6 +89,9 @@ func runBreaker(name string, pol simnet.Policy, o breakerOpts, parallel int) (br
 	}
 	if o.byPartition {
 		cfg.Fleet.Assignment = simnet.AssignPartition
+	}
+	if o.edit != nil {
+		o.edit(cfg)
 	}
 	epStart, epEnd, target := time.Duration(-1), time.Duration(0), ""
 	if len(cfg.Episodes) > 0 {
@@ -183,6 +191,15 @@ func runBreaker(name string, pol simnet.Policy, o breakerOpts, parallel int) (br
 	out.p99 = merged.QuantileMs(0.99)
 	out.ru = merged.RUMultiplier()
 	return out, nil
+}
+
+// loadScenario returns the embedded scenario name, or the scenario file
+// at path name when it ends in ".toml".
+func loadScenario(name string) (*scenarios.Scenario, error) {
+	if strings.HasSuffix(name, ".toml") {
+		return scenarios.Load(name)
+	}
+	return scenarios.Get(name)
 }
 
 // q7Fleets are the fleet sizes of the N sweep; q7FleetHours the virtual

@@ -34,6 +34,7 @@ func newClient(t interface {
 		Phase:                        hedging.Phase2,
 		Env:                          ec,
 		ConsecutiveHedgeWinThreshold: breaker,
+		HedgeWinMinSpan:              -1, // the spec's count-only rule: pages are milliseconds apart
 	})
 	if err != nil {
 		t.Fatal(err)

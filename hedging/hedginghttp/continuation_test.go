@@ -243,7 +243,10 @@ func TestRoundTripperContinuationBreakerDriven(t *testing.T) {
 					}
 					stGetPage(t, hc, url, h)
 				}
-				for range hedging.DefaultConsecutiveHedgeWinThreshold {
+				for i := range hedging.DefaultConsecutiveHedgeWinThreshold {
+					if i == hedging.DefaultConsecutiveHedgeWinThreshold-1 {
+						time.Sleep(hedging.DefaultHedgeWinMinSpan) // fake time: the streak lasts the span
+					}
 					get(urlA, "") // B wins each race
 				}
 				synctest.Wait()

@@ -22,7 +22,9 @@
 // RoundTrippers): per partition, a streak of alternate wins (spec §9.5),
 // 503 marks (§6.5 #10) and the session LSN (§9.2). After five consecutive
 // alternate wins (hedging.DefaultConsecutiveHedgeWinThreshold) on a
-// partition, that partition's requests go to the second region first for
+// partition over at least 1 s (hedging.DefaultHedgeWinMinSpan: a pause of
+// the first region does not trip it), that partition's requests go to the
+// second region first for
 // 30 s (hedging.DefaultProbeInterval), then the first region is tried
 // again; any final answer of the first region resets the streak. Other
 // partitions are not affected. A request's partition comes from

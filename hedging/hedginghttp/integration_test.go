@@ -420,7 +420,10 @@ func TestIntegrationAlternateWinsTripPPCB(t *testing.T) {
 	const n = 3
 	a := hxNewRegion(t, "A", hxReplyAll(hxReply{Delay: 2 * time.Second}))
 	b := hxNewRegion(t, "B", hxReplyAll(hxReply{}))
-	c := hxSetup(t, 100*time.Millisecond, func(cfg *hedging.Config) { cfg.ConsecutiveHedgeWinThreshold = n }, a, b)
+	c := hxSetup(t, 100*time.Millisecond, func(cfg *hedging.Config) {
+		cfg.ConsecutiveHedgeWinThreshold = n
+		cfg.HedgeWinMinSpan = -1 // the spec's count-only rule
+	}, a, b)
 	for i := range n {
 		if c.HedgeWinTracker().Unhealthy(c.Now(), "0", "A") {
 			t.Fatalf("tripped after %d wins, want %d", i, n)

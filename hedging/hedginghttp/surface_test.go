@@ -324,7 +324,7 @@ func TestRoundTripperIdempotencyKey(t *testing.T) {
 // Issue 18: the whole RoundTripper was one partition, so five alternate
 // wins sent every later request to the second region. The breaker is per
 // partition (the Cosmos DB partition-key header by default): partition-key
-// "x" trips after five alternate wins and its next request goes to B first,
+// "x" trips after five alternate wins over 1 s and its next request goes to B first,
 // while key "y" (another partition) still goes to A first. WithPartitionKey
 // replaces the key.
 func TestRoundTripperPartitionKey(t *testing.T) {
@@ -346,7 +346,10 @@ func TestRoundTripperPartitionKey(t *testing.T) {
 					sfGet(t, hc, req)
 					synctest.Wait()
 				}
-				for range hedging.DefaultConsecutiveHedgeWinThreshold {
+				for i := range hedging.DefaultConsecutiveHedgeWinThreshold {
+					if i == hedging.DefaultConsecutiveHedgeWinThreshold-1 {
+						time.Sleep(hedging.DefaultHedgeWinMinSpan) // fake time: the streak lasts the span
+					}
 					get("x")
 				}
 				before := len(log.on("a.test:80"))
