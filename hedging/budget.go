@@ -27,6 +27,18 @@ type BudgetConfig struct {
 	// then holds at most Ratio × max(N, fleet rate × BurstSeconds) tokens
 	// whatever its size: the extra load of a slow-down's onset is bounded
 	// by the fleet's rate, not its instance count. Excludes Burst.
+	//
+	// A bucket below one token (a low-rate instance: at 0.2 operations/s,
+	// 5% and 2 s it is 0.05) admits a hedge with probability equal to its
+	// balance, so while it sat full and waited for a slow read it dropped
+	// what it earned: fleet-10000-burst delivered 1.28% of the slow-down's
+	// reads (0.51% of the run's) against 5%. So while an instance has unmet
+	// demand (a latency hedge denied within the last 1/Ratio operations,
+	// the time to earn one token) its bucket holds up to one token; once
+	// the demand stops for that long it shrinks back. The onset bound is
+	// unchanged (a quiet instance holds at most the bucket size); under a
+	// slow-down the instance keeps what it earns (fleet-10000-burst: 4.7%
+	// of the slow-down's reads hedged).
 	BurstSeconds float64
 	// PerSecond is tokens earned per second of time regardless of traffic,
 	// >= 0 (Finagle's minimum retry rate): a low-rate client can still hedge.
@@ -83,6 +95,9 @@ type BudgetedPolicy struct {
 	opsAt  time.Duration // time opsW was last decayed; -1 before the first
 	draws  uint64        // fractional admissions drawn so far
 	denied int64
+	// wantOps is how many more operations the bucket may hold a whole
+	// token after a denied hedge (a bucket below one token).
+	wantOps float64
 }
 
 // NewBudgetedPolicy wraps inner with a hedge budget of ratio (0 < ratio <=
@@ -153,7 +168,12 @@ func (p *BudgetedPolicy) earn(now time.Duration) {
 		p.opsAt = max(p.opsAt, now)
 		p.opsW++
 	}
-	p.tokens = math.Min(p.capacity(), p.tokens+earn)
+	c := p.capacity()
+	if p.wantOps > 0 {
+		c = max(c, 1)
+		p.wantOps--
+	}
+	p.tokens = math.Min(c, p.tokens+earn)
 }
 
 // Threshold earns one operation's tokens and returns the inner policy's
@@ -187,6 +207,7 @@ func (p *BudgetedPolicy) AdmitHedge(now time.Duration, primary Region, kind Oper
 	case p.cfg.Reserve <= 1 && p.tokens > 0 && p.draw(now) < p.tokens:
 	default:
 		p.denied++
+		p.wantOps = 1 / p.cfg.Ratio
 		return false
 	}
 	p.tokens--

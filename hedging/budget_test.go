@@ -137,6 +137,45 @@ func TestBudgetBurstSecondsBoundsAFleet(t *testing.T) {
 	}
 }
 
+// A low-rate instance delivers its budget (fleet-10000-burst's 0.2
+// operations/s, 5%, 2 s): every 5 s an operation, every third or fourth of
+// them slow enough to ask for a hedge (30%). Its bucket is 0.05 tokens, so
+// before the fix it admitted each request with probability <= 0.05 and
+// dropped what it earned while full: 1.2% of operations hedged against 5%
+// (the simulator: 1.28% of the slow-down's reads). It now keeps up to one
+// token while hedges are denied, and the run stays within Ratio ×
+// operations + one token at every prefix.
+func TestBudgetLowRateDelivers(t *testing.T) {
+	b, err := hedging.NewBudget(hedging.StaticPolicy{T: hedging.MustThreshold(50 * time.Millisecond)},
+		hedging.BudgetConfig{Ratio: 0.05, BurstSeconds: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ops = 20000
+	admitted := 0
+	for i := range ops {
+		now := time.Duration(i) * 5 * time.Second
+		b.Threshold(now, "A")
+		if i*3%10 < 3 && b.AdmitHedge(now, "A", hedging.PointRead) { // 30% of operations ask
+			admitted++
+		}
+		if lim := 0.05*float64(i+1) + 1; float64(admitted) > lim {
+			t.Fatalf("after %d operations %d hedges admitted, bound %.1f", i+1, admitted, lim)
+		}
+	}
+	if got := float64(admitted) / ops; got < 0.045 {
+		t.Errorf("%.2f%% of operations hedged, want >= 4.5%% of the 5%% budget", 100*got)
+	}
+	// Once the demand stops for 1/Ratio operations the bucket is back to
+	// its size: 0.05 tokens, not a whole one.
+	for i := range 40 {
+		b.Threshold(time.Duration(ops+i)*5*time.Second, "A")
+	}
+	if got := b.Tokens(); got > 0.05+1e-9 {
+		t.Errorf("after 40 quiet operations the balance is %.3f tokens, want <= 0.05", got)
+	}
+}
+
 // Admission and charge at one point: with the threshold timer firing for
 // every operation, no run of operations gets more alternates than Ratio ×
 // its length + Burst (budget-onset's kind: 601 in 0.5 s against ~227).
