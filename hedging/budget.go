@@ -83,7 +83,11 @@ type BudgetConfig struct {
 // against a bound of 227 on budget-onset), and a spent budget sends no
 // latency hedge at all rather than falling back to a long threshold
 // (budget-fallback: 1.750 RU with a 10% budget before). A saturated or
-// throttled region is thus not flooded with alternates (spec §9.3). See
+// throttled region is thus not flooded with alternates (spec §9.3). The
+// same tokens admit the reads a tripped partition breaker moves to the
+// alternate region ([RedirectGate]; before, a budget capped hedges, not
+// that moved load), so hedges and moved reads together stay within the
+// bound. See
 // [BudgetConfig] for the fleet sizing, the floor and the failover decision.
 type BudgetedPolicy struct {
 	inner  ThresholdPolicy
@@ -200,6 +204,21 @@ func (p *BudgetedPolicy) AdmitHedge(now time.Duration, primary Region, kind Oper
 	if g, ok := p.inner.(HedgeGate); ok && !g.AdmitHedge(now, primary, kind) {
 		return false
 	}
+	return p.take(now)
+}
+
+// AdmitRedirect admits and charges one read that a tripped partition
+// breaker sends to the alternate region first ([RedirectGate]): a token,
+// as a hedge, since either is one more read on the alternate. So the
+// budget bounds hedges and moved reads together: in any window at most
+// Ratio × operations + bucket size of both.
+func (p *BudgetedPolicy) AdmitRedirect(now time.Duration, from Region, kind OperationKind) bool {
+	return p.take(now)
+}
+
+// take admits and charges one read on the alternate at now; see
+// [BudgetConfig.Reserve] for fractional admission.
+func (p *BudgetedPolicy) take(now time.Duration) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {
@@ -273,7 +292,8 @@ func (p *BudgetedPolicy) Tokens() float64 {
 	return p.tokens
 }
 
-// Denied returns how many latency hedges the budget refused.
+// Denied returns how many latency hedges and breaker redirects
+// ([BudgetedPolicy.AdmitRedirect]) the budget refused.
 func (p *BudgetedPolicy) Denied() int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -207,3 +207,56 @@ func TestBudgetAdmitsWithinRatioPlusBurst(t *testing.T) {
 		t.Error("no hedge denied at a 100% demand")
 	}
 }
+
+// A breaker whose moved load the budget accounts for: once partition p has
+// tripped away from its slow primary A, each of its reads would start on
+// B, one more read on B that no hedge sent. Without a budget all 200 reads
+// go to B first; under a 10% budget (bucket 2 tokens) the reads moved and
+// the hedges sent share Ratio × operations + bucket: at most 22 of 202 on
+// B, the rest wait on A.
+func TestBudgetAccountsForBreakerMovedLoad(t *testing.T) {
+	byRegion := func(at hedging.Attempt, _ int) htResp {
+		if at.Endpoint.Region == "A" {
+			return htR(time.Second, 200, 0)
+		}
+		return htR(10*time.Millisecond, 200, 0)
+	}
+	run := func(pol hedging.ThresholdPolicy) (moved, hedged int) {
+		cfg := htCfg(100*htMillisecond, "A", "B")
+		cfg.Strategy = hedging.Hedging(hedging.NewPolicyStrategy(pol))
+		cfg.ConsecutiveHedgeWinThreshold, cfg.HedgeWinMinSpan, cfg.ProbeInterval = 2, -1, time.Hour
+		c := htClient(t, cfg)
+		for i := range 202 {
+			op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
+			d := htNewDriver(t, c, &op, byRegion)
+			d.start = time.Duration(i) * 2 * time.Second
+			d.run()
+			if i < 2 {
+				continue // the two alternate wins that trip p
+			}
+			if d.sent[0].a.Endpoint.Region == "B" {
+				moved++
+			}
+			if len(d.sent) > 1 {
+				hedged++
+			}
+		}
+		if !c.HedgeWinTracker().Unhealthy(404*time.Second, "p", "A") {
+			t.Fatal("p did not trip away from A")
+		}
+		return moved, hedged
+	}
+	static := hedging.StaticPolicy{T: hedging.MustThreshold(100 * time.Millisecond)}
+	if moved, hedged := run(static); moved != 200 || hedged != 0 {
+		t.Errorf("no budget: %d of 200 reads moved to B, %d hedged; want 200, 0", moved, hedged)
+	}
+	b, err := hedging.NewBudgetedPolicy(static, 0.1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved, hedged := run(b)
+	t.Logf("10%% budget: %d reads moved, %d hedged, %d denied", moved, hedged, b.Denied())
+	if moved < 1 || moved+hedged > 22 {
+		t.Errorf("10%% budget: %d reads moved and %d hedged on B after the trip, want >= 1 moved and <= 22 in all (0.1 × 202 + 2)", moved, hedged)
+	}
+}

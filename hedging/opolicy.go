@@ -51,6 +51,18 @@ type HedgeGate interface {
 	AdmitHedge(now time.Duration, primary Region, kind OperationKind) bool
 }
 
+// RedirectGate is implemented by policies that also bound the load a
+// tripped partition breaker (§9.5) moves: while a partition's primary is
+// demoted, each of its hedged reads starts on the alternate region, one
+// extra read there that no hedge sent (a hedge budget, [BudgetedPolicy]).
+// [Client.Begin] asks AdmitRedirect for each such read, with from the
+// demoted primary; true sends it to the alternate first and has charged it,
+// false keeps it on its primary (whose threshold may then hedge it, through
+// [HedgeGate]). A primary demoted by a 503 mark (§6.5 #10) is not gated.
+type RedirectGate interface {
+	AdmitRedirect(now time.Duration, from Region, kind OperationKind) bool
+}
+
 // thresholdOp returns the threshold of one operation and whether the
 // policy declined to hedge it. A zero threshold from the policy selects the
 // strategy's fallback, as [HedgingStrategy.thresholdFor].

@@ -367,8 +367,12 @@ func (c *Client) begin(ctx context.Context, e *Effects, r *Race, now time.Durati
 	if deadline > 0 && (!r.hasDeadline || deadline < r.deadline) {
 		r.deadline, r.hasDeadline = deadline, true
 	}
-	r.regions = c.orderRegions(r, now, op.Partition, applicableRegions(c.cfg.Regions, op.ExcludeRegions))
+	applicable := applicableRegions(c.cfg.Regions, op.ExcludeRegions)
+	r.regions = c.orderRegions(r, now, op.Partition, applicable, true)
 	strategy, ok := c.eligible(op, r.regions)
+	if ok && len(applicable) > 0 && r.regions[0] != applicable[0] && !c.admitRedirect(now, op, strategy, applicable[0]) {
+		r.regions = c.orderRegions(r, now, op.Partition, applicable, false)
+	}
 	r.hubEligible = !op.Kind.IsMetadata() && !c.cfg.MultiMaster
 	p := &r.legs[Primary]
 	p.started, p.startAt, p.excluded = true, now, op.ExcludeRegions
@@ -457,7 +461,7 @@ func (c *Client) PlanHedge(now time.Duration, op *Operation) HedgePlan {
 		return p
 	}
 	var r Race
-	regions := c.orderRegions(&r, now, op.Partition, applicableRegions(c.cfg.Regions, op.ExcludeRegions))
+	regions := c.orderRegions(&r, now, op.Partition, applicableRegions(c.cfg.Regions, op.ExcludeRegions), true)
 	if len(regions) == 0 {
 		return p
 	}
@@ -497,11 +501,14 @@ func (c *Client) PrimaryEndpoint(kind OperationKind, excluded []Region) (e Endpo
 }
 
 // orderRegions returns the applicable regions with every endpoint that is
-// marked unavailable for the partition, or whose partition breaker tripped
-// on the consecutive-hedge-win signal (§9.5), moved to the end (in order).
-// It copies only when something has to move.
-func (c *Client) orderRegions(r *Race, now time.Duration, partition string, regions []Endpoint) []Endpoint {
-	demoted := c.tracker.unhealthyMask(now, partition, regions)
+// marked unavailable for the partition, or (when breaker) whose partition
+// breaker tripped on the consecutive-hedge-win signal (§9.5), moved to the
+// end (in order). It copies only when something has to move.
+func (c *Client) orderRegions(r *Race, now time.Duration, partition string, regions []Endpoint, breaker bool) []Endpoint {
+	var demoted uint64
+	if breaker {
+		demoted = c.tracker.unhealthyMask(now, partition, regions)
+	}
 	if c.store.nmarks.Load() > 0 {
 		for i, e := range regions {
 			if i < 64 && c.store.Unavailable(now, partition, e) {
@@ -529,6 +536,18 @@ func (c *Client) orderRegions(r *Race, now time.Duration, partition string, regi
 		}
 	}
 	return out
+}
+
+// admitRedirect reports whether a hedged operation whose primary the
+// partition breaker demoted (§9.5) may start on another region: yes when
+// primary is demoted by a 503 mark (availability, not load) or the policy
+// is no [RedirectGate], otherwise the gate's answer, which charged it.
+func (c *Client) admitRedirect(now time.Duration, op *Operation, s HedgingStrategy, primary Endpoint) bool {
+	g, ok := s.policy.(RedirectGate)
+	if !ok || c.store.Unavailable(now, op.Partition, primary) {
+		return true
+	}
+	return g.AdmitRedirect(now, primary.Region, op.Kind)
 }
 
 func (r *Race) hubHeader(l Leg) bool {
