@@ -407,6 +407,11 @@ func q7(d *doc) error {
 	d.img("windowed p99 over time", sub+"/timeline.svg")
 	d.img("hedge rate over time", sub+"/hedge_rate.svg")
 
+	span, err := q7SpanSection(d, chronic, chronicPol)
+	if err != nil {
+		return err
+	}
+
 	// A fleet that shards its keys: each partition's reads on one instance.
 	big := q7Fleets[len(q7Fleets)-1]
 	sharded, err := runBreaker(chronic, chronicPol, breakerOpts{n: q7ProbeN, probe: defProbe, instances: big, byPartition: true}, d.parallel)
@@ -486,6 +491,7 @@ func q7(d *doc) error {
 		round1(one.Five.TTR) - round1(one.At.TTR), round1(big1.Five.TTR) - round1(big1.At.TTR),
 		ttr(one.Five.TTR, epS), ttr(one.At.TTR, epS), ttr(big1.Five.TTR, epS), ttr(big1.At.TTR, epS), falseParts}
 	d.say("q7/route-away", v)
+	d.say("q7/span-answer", span)
 	switch {
 	case rec < q7ProbeN:
 		d.say("q7/recommend-lower", v)
@@ -530,4 +536,146 @@ func probeView(probes []q7Probe) (v struct {
 		v.SameP99 = v.SameP99 && ms(p.P99) == ms(probes[0].P99)
 	}
 	return v
+}
+
+// q7GCCase is the bursty-jitter case of issue 17 (relative to the
+// repository root, where `make notebooks` runs): a 15 ms pause of the
+// primary every 5 s with Zipf keys, partition 0 taking ~40% of reads.
+const q7GCCase = "scenarios/testdata/policy-cases/gc-pause-hot-partition.toml"
+
+// q7Spans are the minimum spans (ms) of the span sweep; -1 is the spec's
+// count-only rule.
+var q7Spans = []float64{-1, 100, 1000}
+
+// q7SpanRow is one (N, span) of the span sweep: the false trips per
+// instance-hour and p99 (ms) of the GC-pause case with its 15 ms pauses and
+// with 500 ms ones, and the chronic scenario's time to route away (s) for
+// one client and 10 instances.
+type q7SpanRow struct {
+	N, Span                    float64
+	Trips, P99, Trips500, P500 float64
+	TTR1, TTR10                float64
+}
+
+// q7SpanView is the span paragraphs' view: the sweep, the rows at the
+// default span and count only, the case's baseline p99 and its settings.
+type q7SpanView struct {
+	Rows                  []q7SpanRow
+	Def, Count            map[float64]q7SpanRow // by N
+	DefaultMs, PauseMs    float64
+	LongPauseMs, BaseP99  float64
+	HotShare              string
+	Recommended, GCCase   string
+	CostOne, CostTen, Max float64 // largest TTR cost of the default span (s)
+}
+
+// q7SpanSection runs the span sweep: the recommended policy on the GC-pause
+// case (as written, and with 500 ms pauses), and the chronic scenario's
+// time to route away, at N = 3 and 5 and each span of q7Spans.
+func q7SpanSection(d *doc, chronic string, chronicPol simnet.Policy) (q7SpanView, error) {
+	v := q7SpanView{Def: map[float64]q7SpanRow{}, Count: map[float64]q7SpanRow{}, DefaultMs: float64(hedging.DefaultHedgeWinMinSpan.Milliseconds()),
+		LongPauseMs: 500, Recommended: "recommended", GCCase: "gc-pause-hot-partition"}
+	pols, err := scenarios.BuildPolicies("q7 span", []byte("[[policies]]\nname = \"recommended\"\ntype = \"recommended\"\n"), 5*time.Second)
+	if err != nil {
+		return v, err
+	}
+	rec := pols[0]
+	sc, err := scenarios.Load(q7GCCase)
+	if err != nil {
+		return v, err
+	}
+	gcCfg, _, err := sc.Config()
+	if err != nil {
+		return v, err
+	}
+	v.PauseMs = (gcCfg.Episodes[0].End - gcCfg.Episodes[0].Start).Seconds() * 1000
+	long := func(c *simnet.Config) {
+		for i := range c.Episodes {
+			c.Episodes[i].End = c.Episodes[i].Start + time.Duration(v.LongPauseMs)*time.Millisecond
+		}
+	}
+	base, err := runBreaker(q7GCCase, polDisabled(), breakerOpts{n: 3, probe: 30}, d.parallel)
+	if err != nil {
+		return v, err
+	}
+	v.BaseP99 = base.p99
+	var rows [][]string
+	for _, n := range []float64{3, 5} {
+		for _, span := range q7Spans {
+			o := breakerOpts{n: n, probe: 30, span: span}
+			g, err := runBreaker(q7GCCase, rec, o, d.parallel)
+			if err != nil {
+				return v, err
+			}
+			o.edit = long
+			g5, err := runBreaker(q7GCCase, rec, o, d.parallel)
+			if err != nil {
+				return v, err
+			}
+			o.edit = nil
+			c1, err := runBreaker(chronic, chronicPol, o, d.parallel)
+			if err != nil {
+				return v, err
+			}
+			o.instances = 10
+			c10, err := runBreaker(chronic, chronicPol, o, d.parallel)
+			if err != nil {
+				return v, err
+			}
+			r := q7SpanRow{N: n, Span: span, Trips: float64(g.trips) / g.hours, P99: g.p99, Trips500: float64(g5.trips) / g5.hours, P500: g5.p99,
+				TTR1: c1.medianTTR, TTR10: c10.medianTTR}
+			v.Rows = append(v.Rows, r)
+			switch span {
+			case v.DefaultMs:
+				v.Def[n] = r
+			case -1:
+				v.Count[n] = r
+			}
+			name := fmt.Sprintf("%g ms", span)
+			if span < 0 {
+				name = "count only"
+			}
+			rows = append(rows, []string{fmt.Sprintf("%g", n), name, fmt.Sprintf("%.0f", r.Trips), ms(r.P99), fmt.Sprintf("%.0f", r.Trips500), ms(r.P500),
+				ttr(r.TTR1, 1e9), ttr(r.TTR10, 1e9)})
+		}
+	}
+	for _, n := range []float64{3, 5} {
+		v.CostOne = max(v.CostOne, round1(v.Def[n].TTR1)-round1(v.Count[n].TTR1))
+		v.CostTen = max(v.CostTen, round1(v.Def[n].TTR10)-round1(v.Count[n].TTR10))
+	}
+	v.Max = max(v.CostOne, v.CostTen)
+	v.HotShare = "~40%"
+	d.p("## Bursty jitter and hot partitions: the minimum span")
+	d.say("q7/span-method", v)
+	d.table([]string{"N", "minimum span", "trips per instance-hour (15 ms pauses)", "p99 (ms)", "trips per instance-hour (500 ms pauses)", "p99 (ms)",
+		"time to route away, one client (s)", "time to route away, 10 instances (s)"}, rows)
+	d.check(claim{"count only trips on the 15 ms pauses at N = 3 and 5, and the default span does not", func() error {
+		for _, n := range []float64{3, 5} {
+			if v.Count[n].Trips < 1 || v.Def[n].Trips >= 1 {
+				return failf("N = %g: count only %.1f, default %.1f trips/h", n, v.Count[n].Trips, v.Def[n].Trips)
+			}
+		}
+		return nil
+	}}, claim{"the default span keeps p99 within 5% of disabled's on the case", func() error {
+		for _, n := range []float64{3, 5} {
+			if v.Def[n].P99 > 1.05*v.BaseP99 {
+				return failf("N = %g: %.2f ms against %.2f", n, v.Def[n].P99, v.BaseP99)
+			}
+		}
+		return nil
+	}}, claim{"the default span does not trip on 500 ms pauses, 100 ms does", func() error {
+		for _, r := range v.Rows {
+			if r.Span == v.DefaultMs && r.Trips500 >= 1 || r.Span == 100 && r.Trips500 < 1 {
+				return failf("N = %g span %g: %.1f trips/h", r.N, r.Span, r.Trips500)
+			}
+		}
+		return nil
+	}}, claim{"the default span costs at most its own length in time to route away", func() error {
+		if v.Max > v.DefaultMs/1000 {
+			return failf("%.1f s", v.Max)
+		}
+		return nil
+	}})
+	d.say("q7/span-result", v)
+	return v, nil
 }
