@@ -58,8 +58,9 @@
 // a [ThresholdPolicy] ([Recommended], the recommended one; [StaticPolicy],
 // [P99Dynamic]; any of them gated by a hedge budget, [BudgetedPolicy];
 // [NewPolicyStrategy]), then calls [Client.Do]. A policy may also decide
-// per operation kind and deadline ([OperationPolicy]) and gate each hedge
-// when it is due ([HedgeGate]).
+// per operation kind and deadline ([OperationPolicy]), gate each hedge
+// when it is due ([HedgeGate]) and each read a tripped partition breaker
+// moves to the alternate ([RedirectGate]).
 //
 // Durations are [time.Duration]; virtual and real time are both expressed as
 // a time.Duration offset from an arbitrary origin.

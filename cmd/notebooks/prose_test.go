@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -72,31 +73,42 @@ func TestCheckFailsTheNotebook(t *testing.T) {
 }
 
 // Notebook 02's probe interval: the paragraph names the interval the sweep
-// favours (lowest RU) against the spec's 30 s, and says failback decides.
+// favours by RU against the spec's 30 s, and decides by the incident
+// length at which the wait the longer interval saves during an incident
+// equals the wait its longer failback costs after it.
 func TestProbeParagraph(t *testing.T) {
 	probes := []q7Probe{
-		{Probe: 10, RU: 1.046, P99: 209, TripsH: 21159},
-		{Probe: 30, RU: 1.019, P99: 209, TripsH: 7497},
-		{Probe: 60, RU: 1.012, P99: 209, TripsH: 3751},
+		{Probe: 10, RU: 1.046, P99: 209, TripsH: 21159, EpWaitS: 1400, FailbackS: 9.8, ExtraMs: 7},
+		{Probe: 30, RU: 1.019, P99: 209, TripsH: 7497, EpWaitS: 900, FailbackS: 15.2, ExtraMs: 7},
+		{Probe: 60, RU: 1.012, P99: 209, TripsH: 3751, EpWaitS: 750, FailbackS: 27.1, ExtraMs: 7},
+	}
+	v := probeView(probes, 200, 300)
+	// Saves (900 - 750) / 300 = 0.5 read-s per s; costs (60 - 30) / 2 ×
+	// 200 × 7 ms = 21 read-s: break-even at 42 s.
+	if v.SaveRate != 0.5 || math.Abs(v.FailCost-21) > 1e-9 || math.Abs(v.BreakEvenS-42) > 1e-9 {
+		t.Errorf("save %v, cost %v, break-even %v; want 0.5, 21, 42", v.SaveRate, v.FailCost, v.BreakEvenS)
 	}
 	d := &doc{}
-	d.say("q7/probe", probeView(probes))
+	d.say("q7/probe", v)
 	got := d.b.String()
 	for _, want := range []string{
-		"The sweep favours 60 s over the spec's 30 s: at N = 5 for one client it costs 1.012× RU and 3751 trips/h against 1.019× and 7497.",
+		"By RU the sweep favours 60 s over the spec's 30 s: at N = 5 for one client it costs 1.012× RU and 3751 trips/h against 1.019× and 7497.",
 		"The p99 was 209 ms at every interval.",
 		"(10 s: 1.046× RU, 21159 trips/h)",
-		"What decides the interval is what this sweep does not measure: failback.",
+		"60 s saves 0.50 read-seconds of waiting per second against 30 s",
+		"costs 21.0 read-seconds more per incident",
+		"They break even at an incident of 42 s: **use 60 s where incidents usually last longer than that (this 300 s one does), the spec's 30 s where they are shorter.**",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("probe paragraph lacks %q:\n%s", want, got)
 		}
 	}
-	probes[2].RU = 1.030 // 30 s now the cheapest
+	probes[2].RU, probes[2].EpWaitS = 1.030, 895 // 30 s now the cheapest; break-even 126 s
 	d = &doc{}
-	d.say("q7/probe", probeView(probes))
-	if got := d.b.String(); !strings.Contains(got, "The sweep favours the spec's 30 s (1.019× RU, 7497 trips/h at N = 5, one client).") {
-		t.Errorf("30 s cheapest:\n%s", got)
+	d.say("q7/probe", probeView(probes, 200, 30))
+	got = d.b.String()
+	if !strings.Contains(got, "By RU the sweep favours the spec's 30 s (1.019× RU, 7497 trips/h at N = 5, one client).") || !strings.Contains(got, "(this 30 s one does not)") {
+		t.Errorf("30 s cheapest, short incident:\n%s", got)
 	}
 }
 

@@ -40,7 +40,25 @@ type breakerRun struct {
 	// target: sent straight to the alternate by a tripped breaker;
 	// epMeanMs their mean latency.
 	routed, epMeanMs float64
+	// epOps counts the episode's operations (all replications); postOps,
+	// postRouted and postMeanMs are the operations started in the
+	// q7PostS seconds after the episode ends, the share of them routed
+	// away and their mean latency; failbackS the mean over replications
+	// of the seconds from the episode's end to the start of the last read
+	// routed away (failback).
+	epOps, postOps         int64
+	postRouted, postMeanMs float64
+	failbackS              float64
+	// postExtraMs is how much longer (ms) a read routed away took than one
+	// that was not, in the q7PostS s after the episode (0 when either is
+	// missing): the price of a read on the alternate once the primary has
+	// recovered.
+	postExtraMs float64
 }
+
+// q7PostS is the window after an episode (s) in which failback is
+// measured: the longest probe interval of the sweep.
+const q7PostS = 60
 
 // breakerOpts is one breaker configuration: threshold n and probe
 // interval probe (s); instances > 1 runs a fleet (assignment partition
@@ -105,6 +123,9 @@ func runBreaker(name string, pol simnet.Policy, o breakerOpts, parallel int) (br
 		pairSeen        map[[2]int]bool          // pairs with an operation in the episode
 		epOps, epRouted int64
 		epLat           time.Duration
+		postOps, postRt int64
+		postLat, lastRt time.Duration
+		postRtLat       time.Duration
 		err             error
 	}
 	outs := make([]repOut, reps)
@@ -123,6 +144,15 @@ func runBreaker(name string, pol simnet.Policy, o breakerOpts, parallel int) (br
 				}
 				part, _ := strconv.Atoi(op.Partition)
 				k := [2]int{inst, part}
+				if s := r.Start(); s >= epEnd && s < epEnd+q7PostS*time.Second {
+					out.postOps++
+					out.postLat += r.DoneAt() - s
+					if r.Endpoint(hedging.Primary).Key != target {
+						out.postRt++
+						out.postRtLat += r.DoneAt() - s
+						out.lastRt = max(out.lastRt, s-epEnd)
+					}
+				}
 				if r.Start() >= epStart && r.Start() < epEnd {
 					out.epOps++
 					out.epLat += r.DoneAt() - r.Start()
@@ -148,8 +178,8 @@ func runBreaker(name string, pol simnet.Policy, o breakerOpts, parallel int) (br
 	merged := &simnet.Stats{Latency: simnet.NewLatencyHistogram()}
 	sum := 0.0
 	var ttrs []float64
-	var epOps, epRouted int64
-	var epLat time.Duration
+	var epOps, epRouted, postOps, postRt int64
+	var epLat, postLat, postRtLat time.Duration
 	for _, o := range outs {
 		if o.err != nil {
 			return out, o.err
@@ -162,6 +192,11 @@ func runBreaker(name string, pol simnet.Policy, o breakerOpts, parallel int) (br
 		epOps += o.epOps
 		epRouted += o.epRouted
 		epLat += o.epLat
+		postOps += o.postOps
+		postRt += o.postRt
+		postLat += o.postLat
+		postRtLat += o.postRtLat
+		out.failbackS += o.lastRt.Seconds() / float64(len(outs))
 		keys := make([]string, 0, len(o.first))
 		for k := range o.first {
 			keys = append(keys, k)
@@ -187,6 +222,14 @@ func runBreaker(name string, pol simnet.Policy, o breakerOpts, parallel int) (br
 	if epOps > 0 {
 		out.routed = float64(epRouted) / float64(epOps)
 		out.epMeanMs = epLat.Seconds() * 1000 / float64(epOps)
+	}
+	out.epOps, out.postOps = epOps, postOps
+	if postOps > 0 {
+		out.postRouted = float64(postRt) / float64(postOps)
+		out.postMeanMs = postLat.Seconds() * 1000 / float64(postOps)
+	}
+	if postRt > 0 && postOps > postRt {
+		out.postExtraMs = postRtLat.Seconds()*1000/float64(postRt) - (postLat-postRtLat).Seconds()*1000/float64(postOps-postRt)
 	}
 	out.p99 = merged.QuantileMs(0.99)
 	out.ru = merged.RUMultiplier()
@@ -268,6 +311,16 @@ type q7Point struct {
 // q7Probe is one probe interval (s) of the probe sweep at N = q7ProbeN.
 type q7Probe struct {
 	Probe, RU, P99, TripsH float64
+	// EpMeanMs and PostMeanMs are the mean latency (ms) of the reads
+	// started during the episode and in the q7PostS s after it, PostRouted
+	// the share of the latter routed away, FailbackS the seconds from the
+	// episode's end to the last read routed away, and WaitS the reads'
+	// total latency over both windows (read-seconds per replication).
+	EpMeanMs, PostMeanMs, PostRouted, FailbackS, WaitS float64
+	// EpWaitS is the episode's reads' total latency (read-seconds per
+	// replication) and ExtraMs how much longer a read routed away took
+	// than one that was not after the episode (ms).
+	EpWaitS, ExtraMs float64
 }
 
 func q7(d *doc) error {
@@ -324,11 +377,12 @@ func q7(d *doc) error {
 		Chronic, Jitter, Heavy        string
 		SlowMs, EpisodeS, ChronicMs   float64
 		FalseMs, DefaultProbe, ProbeN float64
+		SpanMs                        float64
 		N, Probes                     []float64
 		Fleets, Runs, Hours           string
 		FalseReps                     int
 	}{chronic, jitter, heavy, ep.AddMs, epS, q7ChronicMs, q7FalseMs, hedging.DefaultProbeInterval.Seconds(), q7ProbeN,
-		q7N, q7Probes, joinAnd(fleets, ""), strings.Join(seeds, "; "), strings.Join(hoursNote, "; "), q7FalseReps})
+		float64(hedging.DefaultHedgeWinMinSpan.Milliseconds()), q7N, q7Probes, joinAnd(fleets, ""), strings.Join(seeds, "; "), strings.Join(hoursNote, "; "), q7FalseReps})
 
 	chronicPol := polStatic(fmt.Sprintf("static-%gms", float64(q7ChronicMs)), q7ChronicMs)
 	falsePol := polStatic(fmt.Sprintf("static-%gms", float64(q7FalseMs)), q7FalseMs)
@@ -390,11 +444,20 @@ func q7(d *doc) error {
 		if err != nil {
 			return err
 		}
-		probes = append(probes, q7Probe{Probe: probe, RU: c.ru, P99: c.p99, TripsH: float64(c.trips) / c.hours})
-		rows = append(rows, []string{fmt.Sprintf("%g", probe), ttr(c.medianTTR, epS), ms(c.p99), ru(c.ru), fmt.Sprintf("%.0f", float64(c.trips)/c.hours)})
+		reps := float64(c.partitions / parts) // replications run
+		pr := q7Probe{Probe: probe, RU: c.ru, P99: c.p99, TripsH: float64(c.trips) / c.hours, EpMeanMs: c.epMeanMs, PostMeanMs: c.postMeanMs,
+			PostRouted: c.postRouted, FailbackS: c.failbackS,
+			WaitS:   (c.epMeanMs*float64(c.epOps) + c.postMeanMs*float64(c.postOps)) / 1000 / reps,
+			EpWaitS: c.epMeanMs * float64(c.epOps) / 1000 / reps, ExtraMs: c.postExtraMs}
+		probes = append(probes, pr)
+		rows = append(rows, []string{fmt.Sprintf("%g", probe), ttr(c.medianTTR, epS), ms(c.p99), ru(c.ru), fmt.Sprintf("%.0f", pr.TripsH),
+			ms(pr.EpMeanMs), fmt.Sprintf("%.0f", pr.EpWaitS), fmt.Sprintf("%.1f", pr.FailbackS), pct(pr.PostRouted), ms(pr.ExtraMs)})
 	}
 	d.p("## Sweep of the probe interval (N = %d, one client)", q7ProbeN)
-	d.table([]string{"probe interval (s)", "time to route away (s)", "p99 (ms)", "RU ×", "trips/h (re-trips after each probe)"}, rows)
+	d.say("q7/probe-method", struct{ PostS, EpisodeS float64 }{q7PostS, epS})
+	d.table([]string{"probe interval (s)", "time to route away (s)", "p99 (ms)", "RU ×", "trips/h (re-trips after each probe)", "episode mean latency (ms)",
+		"episode wait (read-s per run)", "failback: last read routed away after the episode (s)", fmt.Sprintf("reads routed away in the %d s after", q7PostS),
+		"a routed-away read's extra latency after (ms)"}, rows)
 	r, err := d.simulate(chronic, []simnet.Policy{chronicPol})
 	if err != nil {
 		return err
@@ -407,7 +470,7 @@ func q7(d *doc) error {
 	d.img("windowed p99 over time", sub+"/timeline.svg")
 	d.img("hedge rate over time", sub+"/hedge_rate.svg")
 
-	span, err := q7SpanSection(d, chronic, chronicPol)
+	span, err := q7SpanSection(d, chronic, chronicPol, rate/float64(parts))
 	if err != nil {
 		return err
 	}
@@ -501,7 +564,14 @@ func q7(d *doc) error {
 		d.say("q7/recommend-raise", v)
 		return nil
 	}
-	d.say("q7/probe", probeView(probes))
+	pv := probeView(probes, rate, epS)
+	d.check(claim{"the longer probe interval saves wait during the incident and costs it after (a break-even length)", func() error {
+		if !(pv.SaveRate > 0 && pv.FailCost > 0) {
+			return failf("saves %.3f read-s per s, costs %.1f read-s", pv.SaveRate, pv.FailCost)
+		}
+		return nil
+	}})
+	d.say("q7/probe", pv)
 	d.say("q7/large-fleet", v)
 	d.say("q7/unsettled", v)
 	return nil
@@ -511,15 +581,23 @@ func q7(d *doc) error {
 // N = q7ProbeN by interval, the spec's default interval, the cheapest
 // interval by RU (ties to the shorter), the longest run, the shorter
 // intervals' figures rendered, and whether every interval gave the same
-// p99 (as printed).
-func probeView(probes []q7Probe) (v struct {
-	ProbeN            float64
-	Default, Cheapest q7Probe
-	Longest           float64
-	Shorter           []string
-	SameP99           bool
+// p99 (as printed); then the trade between the default and the longest
+// interval for a read rate (reads/s) and an episode of episodeS seconds:
+// the wait the longest saves per second of incident (SaveRate,
+// read-seconds per second), the wait its longer failback costs after one
+// (FailCost, read-seconds: half the difference of the intervals, the mean
+// time a tripped partition still has to wait when the primary recovers at
+// a random point of its probe cycle, × rate × a routed-away read's extra
+// latency), and the incident length at which they break even (BreakEvenS).
+func probeView(probes []q7Probe, rate, episodeS float64) (v struct {
+	ProbeN, Rate                float64
+	Default, Cheapest, Longest  q7Probe
+	Shorter                     []string
+	SameP99                     bool
+	ExtraMs, SaveRate, FailCost float64
+	BreakEvenS, EpisodeS        float64
 }) {
-	v.ProbeN = q7ProbeN
+	v.ProbeN, v.Rate, v.EpisodeS = q7ProbeN, rate, episodeS
 	def := hedging.DefaultProbeInterval.Seconds()
 	v.SameP99 = true
 	for i, p := range probes {
@@ -529,11 +607,20 @@ func probeView(probes []q7Probe) (v struct {
 		if i == 0 || p.RU < v.Cheapest.RU {
 			v.Cheapest = p
 		}
-		v.Longest = max(v.Longest, p.Probe)
+		if p.Probe > v.Longest.Probe {
+			v.Longest = p
+		}
 		if p.Probe < def {
 			v.Shorter = append(v.Shorter, fmt.Sprintf("%g s: %s× RU, %.0f trips/h", p.Probe, ru(p.RU), p.TripsH))
 		}
 		v.SameP99 = v.SameP99 && ms(p.P99) == ms(probes[0].P99)
+	}
+	v.ExtraMs = (v.Default.ExtraMs + v.Longest.ExtraMs) / 2
+	v.SaveRate = (v.Default.EpWaitS - v.Longest.EpWaitS) / episodeS
+	v.FailCost = (v.Longest.Probe - v.Default.Probe) / 2 * rate * v.ExtraMs / 1000
+	v.BreakEvenS = math.Inf(1)
+	if v.SaveRate > 0 {
+		v.BreakEvenS = v.FailCost / v.SaveRate
 	}
 	return v
 }
@@ -554,25 +641,27 @@ var q7Spans = []float64{-1, 100, 1000}
 type q7SpanRow struct {
 	N, Span                    float64
 	Trips, P99, Trips500, P500 float64
-	TTR1, TTR10                float64
+	TTR1, TTR10, TTRRec        float64
 }
 
 // q7SpanView is the span paragraphs' view: the sweep, the rows at the
 // default span and count only, the case's baseline p99 and its settings.
 type q7SpanView struct {
-	Rows                  []q7SpanRow
-	Def, Count            map[float64]q7SpanRow // by N
-	DefaultMs, PauseMs    float64
-	LongPauseMs, BaseP99  float64
-	HotShare              string
-	Recommended, GCCase   string
-	CostOne, CostTen, Max float64 // largest TTR cost of the default span (s)
+	Rows                           []q7SpanRow
+	Def, Count                     map[float64]q7SpanRow // by N
+	DefaultMs, PauseMs             float64
+	LongPauseMs, BaseP99           float64
+	HotShare, PerPair              float64 // partition 0's share of reads; chronic reads/s per pair (one client)
+	PeriodS, AddMs, RTTMs          float64 // the pauses' period (s) and added latency (ms); the alternate's RTT (ms)
+	Runs                           string  // replications × duration of the case
+	Recommended, GCCase            string
+	CostOne, CostTen, CostRec, Max float64 // largest TTR cost of the default span (s)
 }
 
 // q7SpanSection runs the span sweep: the recommended policy on the GC-pause
 // case (as written, and with 500 ms pauses), and the chronic scenario's
 // time to route away, at N = 3 and 5 and each span of q7Spans.
-func q7SpanSection(d *doc, chronic string, chronicPol simnet.Policy) (q7SpanView, error) {
+func q7SpanSection(d *doc, chronic string, chronicPol simnet.Policy, perPair float64) (q7SpanView, error) {
 	v := q7SpanView{Def: map[float64]q7SpanRow{}, Count: map[float64]q7SpanRow{}, DefaultMs: float64(hedging.DefaultHedgeWinMinSpan.Milliseconds()),
 		LongPauseMs: 500, Recommended: "recommended", GCCase: "gc-pause-hot-partition"}
 	pols, err := scenarios.BuildPolicies("q7 span", []byte("[[policies]]\nname = \"recommended\"\ntype = \"recommended\"\n"), 5*time.Second)
@@ -588,7 +677,21 @@ func q7SpanSection(d *doc, chronic string, chronicPol simnet.Policy) (q7SpanView
 	if err != nil {
 		return v, err
 	}
+	if len(gcCfg.Episodes) < 2 || gcCfg.Workload.ZipfS == 0 {
+		return v, fmt.Errorf("%s: want periodic pauses and Zipf keys", q7GCCase)
+	}
 	v.PauseMs = (gcCfg.Episodes[0].End - gcCfg.Episodes[0].Start).Seconds() * 1000
+	v.PeriodS = (gcCfg.Episodes[1].Start - gcCfg.Episodes[0].Start).Seconds()
+	v.AddMs, v.PerPair = gcCfg.Episodes[0].AddMs, perPair
+	for _, rtt := range gcCfg.RTTMs[gcCfg.ClientRegion] {
+		v.RTTMs = max(v.RTTMs, rtt)
+	}
+	h := 0.0
+	for k := 1; k <= gcCfg.Workload.Partitions; k++ {
+		h += math.Pow(float64(k), -gcCfg.Workload.ZipfS)
+	}
+	v.HotShare = 1 / h
+	v.Runs = fmt.Sprintf("%d × %g s", sc.Replications, gcCfg.Duration.Seconds())
 	long := func(c *simnet.Config) {
 		for i := range c.Episodes {
 			c.Episodes[i].End = c.Episodes[i].Start + time.Duration(v.LongPauseMs)*time.Millisecond
@@ -617,13 +720,17 @@ func q7SpanSection(d *doc, chronic string, chronicPol simnet.Policy) (q7SpanView
 			if err != nil {
 				return v, err
 			}
+			cr, err := runBreaker(chronic, rec, o, d.parallel)
+			if err != nil {
+				return v, err
+			}
 			o.instances = 10
 			c10, err := runBreaker(chronic, chronicPol, o, d.parallel)
 			if err != nil {
 				return v, err
 			}
 			r := q7SpanRow{N: n, Span: span, Trips: float64(g.trips) / g.hours, P99: g.p99, Trips500: float64(g5.trips) / g5.hours, P500: g5.p99,
-				TTR1: c1.medianTTR, TTR10: c10.medianTTR}
+				TTR1: c1.medianTTR, TTR10: c10.medianTTR, TTRRec: cr.medianTTR}
 			v.Rows = append(v.Rows, r)
 			switch span {
 			case v.DefaultMs:
@@ -636,19 +743,19 @@ func q7SpanSection(d *doc, chronic string, chronicPol simnet.Policy) (q7SpanView
 				name = "count only"
 			}
 			rows = append(rows, []string{fmt.Sprintf("%g", n), name, fmt.Sprintf("%.0f", r.Trips), ms(r.P99), fmt.Sprintf("%.0f", r.Trips500), ms(r.P500),
-				ttr(r.TTR1, 1e9), ttr(r.TTR10, 1e9)})
+				ttr(r.TTR1, 1e9), ttr(r.TTR10, 1e9), ttr(r.TTRRec, 1e9)})
 		}
 	}
 	for _, n := range []float64{3, 5} {
 		v.CostOne = max(v.CostOne, round1(v.Def[n].TTR1)-round1(v.Count[n].TTR1))
 		v.CostTen = max(v.CostTen, round1(v.Def[n].TTR10)-round1(v.Count[n].TTR10))
+		v.CostRec = max(v.CostRec, round1(v.Def[n].TTRRec)-round1(v.Count[n].TTRRec))
 	}
-	v.Max = max(v.CostOne, v.CostTen)
-	v.HotShare = "~40%"
+	v.Max = max(v.CostOne, v.CostTen, v.CostRec)
 	d.p("## Bursty jitter and hot partitions: the minimum span")
 	d.say("q7/span-method", v)
 	d.table([]string{"N", "minimum span", "trips per instance-hour (15 ms pauses)", "p99 (ms)", "trips per instance-hour (500 ms pauses)", "p99 (ms)",
-		"time to route away, one client (s)", "time to route away, 10 instances (s)"}, rows)
+		"time to route away, one client (s)", "time to route away, 10 instances (s)", "time to route away, one client, recommended (s)"}, rows)
 	d.check(claim{"count only trips on the 15 ms pauses at N = 3 and 5, and the default span does not", func() error {
 		for _, n := range []float64{3, 5} {
 			if v.Count[n].Trips < 1 || v.Def[n].Trips >= 1 {

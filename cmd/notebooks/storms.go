@@ -68,8 +68,56 @@ const (
 )
 
 // stormBigFleet is the large fleet the per-instance bucket section runs
-// (the scenario's fleet read rate over this many instances).
-const stormBigFleet = 1000
+// (the scenario's fleet read rate over this many instances), and
+// stormHugeFleet the fleet above which no per-instance burst in tokens can
+// meet the 2 s rule.
+const (
+	stormBigFleet  = 1000
+	stormHugeFleet = 10000
+)
+
+// stormIssue17TOML are the policies of issue 17 the storm adds to the
+// scenario's own: the recommended policy alone and under the sized budget
+// with its bucket in seconds of each instance's own budget, and the same
+// budget on static-50ms.
+const stormIssue17TOML = `
+[[policies]]
+name = "recommended"
+type = "recommended"
+
+[[policies]]
+name = "budget-5pct-2s"
+type = "static"
+threshold_ms = 50
+hedge_budget = 0.05
+hedge_budget_burst_s = 2
+
+[[policies]]
+name = "recommended-5pct-2s"
+type = "recommended"
+hedge_budget = 0.05
+hedge_budget_burst_s = 2
+`
+
+// stormSecondsBudget is the budget of stormIssue17TOML: its ratio and
+// its bucket in seconds.
+const (
+	stormSecondsRatio = 0.05
+	stormSecondsBurst = 2.0
+)
+
+// issue17Policies returns the policies of stormIssue17TOML named names
+// (all when none), in file order.
+func issue17Policies(requestTimeout time.Duration, names ...string) ([]simnet.Policy, error) {
+	pols, err := scenarios.BuildPolicies("storms: issue 17 policies", []byte(stormIssue17TOML), requestTimeout)
+	if err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		return pols, nil
+	}
+	return slices.DeleteFunc(pols, func(p simnet.Policy) bool { return !slices.Contains(names, p.Name) }), nil
+}
 
 // stormNoLimit is a queue limit the alternate never reaches (the largest a
 // scenario accepts).
@@ -335,7 +383,19 @@ func (st stormSetup) maxRatio(rho float64) float64 {
 
 func storms(d *doc) error {
 	d.say("storms/question", nil)
-	main, err := d.simulate(stormScenario, nil)
+	sc, err := scenarios.Get(stormScenario)
+	if err != nil {
+		return err
+	}
+	scCfg, allPols, err := sc.Config()
+	if err != nil {
+		return err
+	}
+	extra, err := issue17Policies(scCfg.Client.RequestTimeout)
+	if err != nil {
+		return err
+	}
+	main, err := d.simulate(stormScenario, append(allPols, extra...))
 	if err != nil {
 		return err
 	}
@@ -486,22 +546,34 @@ func storms(d *doc) error {
 	}{stormPoolLines(st, []int{st.Instances, stormBigFleet}, []float64{1, 10, 100}, 0.05), stormBigFleet, st.Rate / stormBigFleet})
 	var fleetRows [][]string
 	fleet := map[string]stormFig{}
-	for _, n := range []int{st.Instances, stormBigFleet} {
+	for _, n := range []int{st.Instances, stormBigFleet, stormHugeFleet} {
 		var pols []simnet.Policy
-		if n == st.Instances {
+		secs, err := issue17Policies(st.RequestTimeout, "budget-5pct-2s", "recommended-5pct-2s")
+		if err != nil {
+			return err
+		}
+		switch n {
+		case st.Instances:
 			pols = []simnet.Policy{polStaticBudget(0.05, 10, st.RequestTimeout)}
-		} else {
+		case stormBigFleet:
 			base, err := own(stormScenario, "static-50ms")
 			if err != nil {
 				return err
 			}
 			pols = append(base, polStaticBudget(0.05, 100, st.RequestTimeout), polStaticBudget(0.05, 10, st.RequestTimeout), polStaticBudget(0.05, 1, st.RequestTimeout))
+			pols = append(pols, secs...)
+		default:
+			base, err := own(stormScenario, "static-50ms")
+			if err != nil {
+				return err
+			}
+			pols = append(append(base, polStaticBudget(0.05, 1, st.RequestTimeout)), secs...)
 		}
 		r, err := d.simulate(stormScenario, pols, param{stormParamInstances, float64(n)})
 		if err != nil {
 			return err
 		}
-		if n != st.Instances {
+		if n == stormBigFleet {
 			if _, err := d.charts(r, fmt.Sprintf("%s-%d", stormScenario, stormBigFleet)); err != nil {
 				return err
 			}
@@ -515,23 +587,36 @@ func storms(d *doc) error {
 				got[k] = figs[k]
 			}
 			got["budget-5pct-burst1"] = figs["budget-5pct-burst1"]
+			for _, k := range []string{"budget-5pct-2s", "recommended-5pct-2s"} {
+				got[k] = figs[k]
+			}
 		}
 		for _, c := range []struct {
 			name  string
-			burst float64
-		}{{"static-50ms", 0}, {"budget-5pct", 100}, {"budget-5pct-burst10", 10}, {"budget-5pct-burst1", 1}} {
-			s := got[c.name]
+			burst float64 // tokens per instance; < 0 seconds of its budget
+		}{{"static-50ms", 0}, {"budget-5pct", 100}, {"budget-5pct-burst10", 10}, {"budget-5pct-burst1", 1},
+			{"budget-5pct-2s", -stormSecondsBurst}, {"recommended-5pct-2s", -stormSecondsBurst}} {
+			s, ok := got[c.name]
+			if !ok {
+				continue
+			}
 			fleet[fmt.Sprintf("%d %s", n, c.name)] = s
 			pool := "-"
-			if c.burst > 0 {
+			switch {
+			case c.burst > 0:
 				pool = fmt.Sprintf("%.0f", float64(n)*c.burst)
+			case c.burst < 0:
+				pool = fmt.Sprintf("≤ %.0f", secondsPool(n, st.Rate, -c.burst))
 			}
 			fleetRows = append(fleetRows, []string{fmt.Sprintf("%d", n), c.name, pool, withCI(s.F, "p99_ms", s.F.P99, ms), pct(s.Over100), pct(s.F.HedgeRate),
 				util(s.UtilSlow) + " / " + util(s.UtilMax), fmt.Sprintf("%g", s.SatS), ms(s.BgP99), count(s.RefusedC) + " / " + count(s.RefusedB), backs(s.BackClient, s.BackAlt, s.BackTen)})
 		}
 	}
-	d.table([]string{"instances", "policy", "fleet's tokens N × burst", "client p99 ms [95% CI]", "reads > 100 ms", "hedge rate", "alternate in the slow-down: mean / max", "s at ≥ 99%", "tenants' p99 ms", "refused per run: client / tenants", "back (s): client / alternate / tenants"}, fleetRows)
+	d.table([]string{"instances", "policy", "fleet's tokens at the onset", "client p99 ms [95% CI]", "reads > 100 ms", "hedge rate", "alternate in the slow-down: mean / max", "s at ≥ 99%", "tenants' p99 ms", "refused per run: client / tenants", "back (s): client / alternate / tenants"}, fleetRows)
 	d.img(fmt.Sprintf("%s with %d instances: replicas", stormScenario, stormBigFleet), fmt.Sprintf("%s-%d/replicas.svg", stormScenario, stormBigFleet))
+	if err := stormSecondsSection(d, st, figs, fleet); err != nil {
+		return err
+	}
 
 	// Tenants that retry.
 	retry, err := stormRetrySection(d, st, figs)
@@ -944,4 +1029,68 @@ func overTarget(us ...float64) string {
 		}
 	}
 	return fmt.Sprintf(", over the %.0f%% the ratio aims for but", 100*stormTarget)
+}
+
+// secondsPool is the most tokens a fleet of n instances sharing rate
+// reads/s holds when each bucket is burstS seconds of its own budget
+// (hedging.BudgetConfig.BurstSeconds): each holds max(ratio, ratio × its
+// rate × burstS).
+func secondsPool(n int, rate, burstS float64) float64 {
+	return stormSecondsRatio * max(float64(n), rate*burstS)
+}
+
+// stormSecondsFleet is one fleet size of the seconds-budget paragraph.
+type stormSecondsFleet struct {
+	N                 int
+	Pool              float64
+	Static, B1, B2, R stormFig // static-50ms, budget-5pct-burst1, budget-5pct-2s, recommended-5pct-2s
+}
+
+// stormSecondsView is the view of the paragraphs on the issue-17
+// policies: the fleets, the recommended policy alone and budgeted at the
+// scenario's fleet size, static-50ms and no hedging there, the budget's
+// ratio and seconds, and the utilisation target.
+type stormSecondsView struct {
+	Fleets                []stormSecondsFleet
+	Rec, RecB, Static     stormFig
+	Off                   stormFig
+	Ratio, BurstS, Target float64
+	MinDelivered          float64 // least hedge rate of budget-5pct-2s in the slow-down over the fleets
+	Huge                  int
+}
+
+// stormSecondsSection writes the paragraphs on the issue-17 policies:
+// a budget whose bucket is seconds of each instance's own budget at every
+// fleet size, and the recommended policy in the storm.
+func stormSecondsSection(d *doc, st stormSetup, figs, fleet map[string]stormFig) error {
+	v := stormSecondsView{Rec: figs["recommended"], RecB: figs["recommended-5pct-2s"], Static: figs["static-50ms"], Off: figs["disabled"],
+		Ratio: stormSecondsRatio, BurstS: stormSecondsBurst, Target: stormTarget, MinDelivered: math.Inf(1), Huge: stormHugeFleet}
+	for _, n := range []int{st.Instances, stormBigFleet, stormHugeFleet} {
+		k := func(p string) stormFig { return fleet[fmt.Sprintf("%d %s", n, p)] }
+		f := stormSecondsFleet{N: n, Pool: secondsPool(n, st.Rate, stormSecondsBurst), Static: k("static-50ms"), B1: k("budget-5pct-burst1"), B2: k("budget-5pct-2s"), R: k("recommended-5pct-2s")}
+		v.Fleets = append(v.Fleets, f)
+		v.MinDelivered = min(v.MinDelivered, f.B2.HedgeSlow)
+	}
+	huge := v.Fleets[len(v.Fleets)-1]
+	d.check(claim{"a bucket in seconds keeps the alternate under the target at every fleet size", func() error {
+		for _, f := range v.Fleets {
+			if f.B2.UtilMax >= stormTarget || f.R.UtilMax >= stormTarget || f.B2.RefusedB > 0 || f.R.RefusedB > 0 {
+				return failf("%d instances: budget-5pct-2s %s, recommended-5pct-2s %s", f.N, util(f.B2.UtilMax), util(f.R.UtilMax))
+			}
+		}
+		return nil
+	}}, claim{"a one-token bucket does not at the largest fleet", func() error {
+		if huge.B1.UtilMax < stormTarget {
+			return failf("%d instances: budget-5pct-burst1 peaked at %s", huge.N, util(huge.B1.UtilMax))
+		}
+		return nil
+	}}, claim{"the bucket in seconds delivers at least 4/5 of its ratio in the slow-down at every fleet size", func() error {
+		if v.MinDelivered < 0.8*stormSecondsRatio {
+			return failf("%s", pct(v.MinDelivered))
+		}
+		return nil
+	}})
+	d.say("storms/burst-seconds", v)
+	d.say("storms/recommended", v)
+	return nil
 }
