@@ -351,3 +351,26 @@ func TestReadmeExample(t *testing.T) {
 		t.Errorf("example: %d policies, config %+v", len(pols), cfg)
 	}
 }
+
+// hedge_win_min_span_ms: unset or 0 leaves hedging's default (1 s), a
+// positive value is that span, a negative one the spec's count-only rule.
+func TestHedgeWinMinSpanKey(t *testing.T) {
+	base := readFile(t, "testdata/valid.toml")
+	for _, tc := range []struct {
+		line string
+		want time.Duration
+	}{{"", 0}, {"hedge_win_min_span_ms = 0\n", 0}, {"hedge_win_min_span_ms = 250\n", 250 * time.Millisecond}, {"hedge_win_min_span_ms = -1\n", -1}} {
+		text := strings.Replace(base, "[client]\nregion = \"East US\"\n", "[client]\nregion = \"East US\"\n"+tc.line, 1)
+		s, err := Parse("span.toml", []byte(text))
+		if err != nil {
+			t.Fatalf("%q: %v", tc.line, err)
+		}
+		cfg, _, err := s.Config()
+		if err != nil {
+			t.Fatalf("%q: %v", tc.line, err)
+		}
+		if got := cfg.Client.HedgeWinMinSpan; got != tc.want {
+			t.Errorf("%q: HedgeWinMinSpan = %v, want %v", tc.line, got, tc.want)
+		}
+	}
+}

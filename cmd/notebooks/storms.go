@@ -1057,6 +1057,8 @@ type stormSecondsView struct {
 	Ratio, BurstS, Target float64
 	MinDelivered          float64 // least hedge rate of budget-5pct-2s in the slow-down over the fleets
 	Huge                  int
+	B2                    stormFig // budget-5pct-2s at the scenario's fleet size
+	Fraction              float64  // the slow share of reads
 }
 
 // stormSecondsSection writes the paragraphs on the issue-17 policies:
@@ -1072,6 +1074,7 @@ func stormSecondsSection(d *doc, st stormSetup, figs, fleet map[string]stormFig)
 		v.MinDelivered = min(v.MinDelivered, f.B2.HedgeSlow)
 	}
 	huge := v.Fleets[len(v.Fleets)-1]
+	v.B2, v.Fraction = v.Fleets[0].B2, st.Fraction
 	d.check(claim{"a bucket in seconds keeps the alternate under the target at every fleet size", func() error {
 		for _, f := range v.Fleets {
 			if f.B2.UtilMax >= stormTarget || f.R.UtilMax >= stormTarget || f.B2.RefusedB > 0 || f.R.RefusedB > 0 {
@@ -1087,6 +1090,12 @@ func stormSecondsSection(d *doc, st stormSetup, figs, fleet map[string]stormFig)
 	}}, claim{"the bucket in seconds delivers at least 4/5 of its ratio in the slow-down at every fleet size", func() error {
 		if v.MinDelivered < 0.8*stormSecondsRatio {
 			return failf("%s", pct(v.MinDelivered))
+		}
+		return nil
+	}})
+	d.check(claim{"where the budgeted recommended policy hedges less than half its ratio, its client p99 is within 1% of budget-5pct-2s's", func() error {
+		if v.RecB.HedgeSlow < v.Ratio/2 && v.RecB.F.P99 > 1.01*v.B2.F.P99 {
+			return failf("recommended-5pct-2s %s ms, budget-5pct-2s %s ms", ms(v.RecB.F.P99), ms(v.B2.F.P99))
 		}
 		return nil
 	}})
