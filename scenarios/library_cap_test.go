@@ -58,8 +58,11 @@ func bgP99(t *testing.T, s *simnet.Stats, name string) float64 {
 // Europe's tenants their p99; thresholds near 100 ms hedge later, their
 // alternates win, the partition breakers move whole partitions to West
 // Europe, and its queue fills to its limit: the other tenants' requests are
-// refused and wait ~40 ms (with the breaker off, nothing is refused). The
-// 1 s driver default never fires.
+// refused and wait ~40 ms (with the breaker off, nothing is refused). A
+// hedge budget now admits the reads the breaker moves with the same tokens
+// as its hedges (hedging.RedirectGate): p99-budget-20pct refuses nothing
+// and its tenants' p99 stays below 10 ms (before: 2551 tenants' requests
+// refused per three runs, p99 41.5 ms). The 1 s driver default never fires.
 func TestLibCapSharedAlternate(t *testing.T) {
 	m := capRun(t, "shared-alternate")
 	off := m["disabled"]
@@ -79,7 +82,7 @@ func TestLibCapSharedAlternate(t *testing.T) {
 	within(t, "static-20ms: West Europe utilisation before it", windowUtil(t, s20, "westeurope", 0, 60), 0.76, 0.80)
 	within(t, "static-20ms background p99 / disabled's", bgP99(t, s20, "westeurope")/bgP99(t, off, "westeurope"), 2, 5)
 
-	for _, n := range []string{"static-100ms", "p99-dynamic", "p99-budget-20pct"} {
+	for _, n := range []string{"static-100ms", "p99-dynamic"} {
 		s := m[n]
 		r := s.Capacity.Replicas[we]
 		if r.RefusedBackground == 0 || r.RefusedClient == 0 || s.BreakerTrips == 0 {
@@ -88,9 +91,16 @@ func TestLibCapSharedAlternate(t *testing.T) {
 		within(t, n+": background p99 ms (the queue at its limit of 200)", bgP99(t, s, "westeurope"), 30, 50)
 		within(t, n+": West Europe utilisation during the slow-down", windowUtil(t, s, "westeurope", 65, 150), 0.97, 1)
 	}
-	// The budget sends fewer alternates but not few enough.
-	within(t, "p99-budget-20pct hedge rate / p99-dynamic's", hedgeRate(m["p99-budget-20pct"])/hedgeRate(m["p99-dynamic"]), 0.6, 0.9)
-	within(t, "p99-budget-20pct p99 / disabled p99", m["p99-budget-20pct"].QuantileMs(0.99)/off.QuantileMs(0.99), 0.95, 1.01)
+	// The budget bounds hedges and moved reads together: the queue never
+	// fills, at the client's p99 of no hedging.
+	b := m["p99-budget-20pct"]
+	if r := b.Capacity.Replicas[we]; r.RefusedBackground != 0 || r.RefusedClient != 0 {
+		t.Errorf("p99-budget-20pct: refused %d background / %d client requests; want none", r.RefusedBackground, r.RefusedClient)
+	}
+	within(t, "p99-budget-20pct: background p99 ms", bgP99(t, b, "westeurope"), 3, 10)
+	within(t, "p99-budget-20pct: West Europe utilisation during the slow-down", windowUtil(t, b, "westeurope", 65, 150), 0.80, 0.95)
+	within(t, "p99-budget-20pct hedge rate / p99-dynamic's", hedgeRate(b)/hedgeRate(m["p99-dynamic"]), 0.4, 0.9)
+	within(t, "p99-budget-20pct p99 / disabled p99", b.QuantileMs(0.99)/off.QuantileMs(0.99), 0.95, 1.01)
 
 	// With the partition breaker off the hedges alone fit: nothing is
 	// refused and the tenants' p99 stays below 10 ms.
