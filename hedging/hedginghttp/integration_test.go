@@ -362,7 +362,9 @@ func TestIntegrationFailbackToPrimary(t *testing.T) {
 		return hxReply{}
 	})
 	b := hxNewRegion(t, "B", hxReplyAll(hxReply{}))
-	c := hxSetup(t, 50*time.Millisecond, func(cfg *hedging.Config) { cfg.ConsecutiveHedgeWinThreshold = 10 }, a, b)
+	// A 500 ms threshold: the fast reads must finish before it even on a
+	// loaded -race CI machine; the slow ones (2 s) still cross it.
+	c := hxSetup(t, 500*time.Millisecond, func(cfg *hedging.Config) { cfg.ConsecutiveHedgeWinThreshold = 10 }, a, b)
 	for i := range 6 {
 		resp, _, err := hxDo(t, c, hxRead())
 		resp = hxMustOK(t, resp, err)
@@ -420,7 +422,7 @@ func TestIntegrationAlternateWinsTripPPCB(t *testing.T) {
 	const n = 3
 	a := hxNewRegion(t, "A", hxReplyAll(hxReply{Delay: 2 * time.Second}))
 	b := hxNewRegion(t, "B", hxReplyAll(hxReply{}))
-	c := hxSetup(t, 100*time.Millisecond, func(cfg *hedging.Config) { cfg.ConsecutiveHedgeWinThreshold = n }, a, b)
+	c := hxSetup(t, 500*time.Millisecond, func(cfg *hedging.Config) { cfg.ConsecutiveHedgeWinThreshold = n }, a, b)
 	for i := range n {
 		if c.HedgeWinTracker().Unhealthy(c.Now(), "0", "A") {
 			t.Fatalf("tripped after %d wins, want %d", i, n)
