@@ -841,8 +841,8 @@ func (b *builder) limits(cfg *simnet.Config, reps int, pols []simnet.Policy) boo
 		if what == "max_ops" {
 			p = root.key("max_ops")
 		}
-		b.fail(p, "would simulate %.2g operations (%s × %d replications × %d policies); the limit is %g: lower %s",
-			total, what, reps, len(pols), float64(MaxSimulatedOps), lower)
+		b.fail(p, "would simulate %s operations (%s × %d replications × %d policies); the limit is %g: lower %s",
+			count(total), what, reps, len(pols), float64(MaxSimulatedOps), lower)
 		return false
 	}
 	if !b.backgroundLimit(cfg, reps, len(pols)) || !b.backgroundOverload(cfg) {
@@ -1371,8 +1371,8 @@ func (b *builder) backgroundLimit(cfg *simnet.Config, reps, pols int) bool {
 	}
 	if total > MaxSimulatedOps {
 		b.fail(root.key("background").elem(worst, "").key("rate_per_s"),
-			"background sources would simulate %.2g requests (rate_per_s × arrival window × targeted replicas × %d replications × %d policies); the limit is %g: lower rate_per_s, the window, duration_s or replications",
-			total, reps, pols, float64(MaxSimulatedOps))
+			"background sources would simulate %s requests (rate_per_s × arrival window × targeted replicas × %d replications × %d policies); the limit is %g: lower rate_per_s, the window, duration_s or replications",
+			count(total), reps, pols, float64(MaxSimulatedOps))
 		return false
 	}
 	return true
@@ -1406,4 +1406,14 @@ func (b *builder) fleetBucketLimit() bool {
 		}
 	}
 	return ok
+}
+
+// count formats a number of operations or requests for a limit error: two
+// significant digits, or "more than 1.8e+308" when the product overflowed
+// (a rate of 1e308 read as "+Inf operations").
+func count(n float64) string {
+	if math.IsInf(n, 1) {
+		return fmt.Sprintf("more than %.2g", math.MaxFloat64)
+	}
+	return fmt.Sprintf("%.2g", n)
 }

@@ -273,6 +273,8 @@ func TestWithParamErrors(t *testing.T) {
 		{"replicas.eastus.servers", 1.5, src + " (replicas.eastus.servers=1.5):24: replicas.eastus.servers: must be an integer, got 1.5"},
 		{"policies.static-20ms.threshold_ms", 0, src + " (policies.static-20ms.threshold_ms=0):64: policies.static-20ms.threshold_ms: must be > 0, got 0"},
 		{"workload.rate_per_s", 1e12, src + " (workload.rate_per_s=1e+12):6: duration_s: would simulate 2e+13 operations (rate_per_s × duration_s × 1 replications × 2 policies); the limit is 2e+09: lower duration_s, rate_per_s or replications"},
+		// The product overflows: the message says so instead of "+Inf operations".
+		{"workload.rate_per_s", 1e308, src + " (workload.rate_per_s=1e+308):6: duration_s: would simulate more than 1.8e+308 operations (rate_per_s × duration_s × 1 replications × 2 policies); the limit is 2e+09: lower duration_s, rate_per_s or replications"},
 	} {
 		_, err := tiny.WithParam(c.path, c.value)
 		if err == nil || err.Error() != c.want {
