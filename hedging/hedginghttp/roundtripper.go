@@ -56,7 +56,7 @@ func WithThreshold(d time.Duration) Option {
 }
 
 // WithPolicy chooses the threshold per request with p (for example a
-// [hedging.P99Dynamic]); p must be safe for concurrent use.
+// [threshold.P99Dynamic]); p must be safe for concurrent use.
 func WithPolicy(p hedging.ThresholdPolicy) Option {
 	return func(s *settings) error {
 		if p == nil {
