@@ -80,7 +80,7 @@ type OperationPolicy interface {
 }
 
 // HedgeGate is implemented by policies that admit each latency hedge when
-// it is due (a hedge budget, [BudgetedPolicy]). The race asks AdmitHedge
+// it is due (a hedge budget, [hedgelab/hedging/threshold.Budget]). The race asks AdmitHedge
 // when the threshold timer fires, just before it would send the alternate;
 // false means the alternate is not sent and the primary runs alone.
 // Admission and charge are the same call: an implementation that admits
@@ -142,7 +142,6 @@ func ReportAttempt(p ThresholdPolicy, now time.Duration, a AttemptEnd) {
 		}
 	}
 }
-
 
 // admitHedge asks the strategy's policy, when it is a [HedgeGate], whether
 // the latency hedge due at now may go out.

@@ -18,7 +18,7 @@ import (
 // A policy strategy drives the race threshold and learns from its legs.
 func TestPolicyStrategyInRace(t *testing.T) {
 	t.Run("static policy sets the threshold", func(t *testing.T) {
-		st := hedging.Hedging(hedging.NewPolicyStrategy(threshold.StaticPolicy{T: hedging.MustThreshold(300 * time.Millisecond)}))
+		st := hedging.Hedging(hedging.NewPolicyStrategy(threshold.Static{T: hedging.MustThreshold(300 * time.Millisecond)}))
 		c := htClient(t, hedging.Config{Regions: htRegions("A", "B"), Strategy: st})
 		var r hedging.Race
 		op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
@@ -31,7 +31,7 @@ func TestPolicyStrategyInRace(t *testing.T) {
 		}
 	})
 	t.Run("zero policy threshold falls back", func(t *testing.T) {
-		st := hedging.Hedging(hedging.NewPolicyStrategy(threshold.StaticPolicy{}))
+		st := hedging.Hedging(hedging.NewPolicyStrategy(threshold.Static{}))
 		c := htClient(t, hedging.Config{Regions: htRegions("A", "B"), Strategy: st})
 		var r hedging.Race
 		op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
@@ -60,7 +60,7 @@ func TestPolicyStrategyInRace(t *testing.T) {
 
 // recorder is a policy that records what the race tells it.
 type recorder struct {
-	threshold.StaticPolicy
+	threshold.Static
 	mu         sync.Mutex
 	superseded []time.Duration
 	causes     []hedging.SpawnCause
@@ -84,7 +84,7 @@ func (r *recorder) AlternateSpawned(_ time.Duration, _ hedging.Region, cause hed
 // The race reports superseded primaries (alternate won, deadline) with their
 // elapsed time, never a primary that answered; and the cause of each spawn.
 func TestRaceReportsSupersededAndSpawnCause(t *testing.T) {
-	rec := &recorder{StaticPolicy: threshold.StaticPolicy{T: hedging.MustThreshold(100 * htMillisecond)}}
+	rec := &recorder{Static: threshold.Static{T: hedging.MustThreshold(100 * htMillisecond)}}
 	c := htClient(t, hedging.Config{Regions: htRegions("A", "B"), Strategy: hedging.Hedging(hedging.NewPolicyStrategy(rec)),
 		Retry: hedging.RetryOptions{MaxAttempts: 1}, ConsecutiveHedgeWinThreshold: 1000})
 	htRace(t, c, 1*time.Second, "p", htR(time.Second, 200, 0), htR(10*htMillisecond, 200, 0))     // alternate wins at 110 ms

@@ -71,7 +71,8 @@ type HedgingStrategy struct {
 func NewHedgingStrategy(t Threshold) HedgingStrategy { return HedgingStrategy{threshold: t} }
 
 // NewPolicyStrategy returns a strategy whose threshold p chooses per
-// operation (for example [P99Dynamic]). A nil p yields the driver default.
+// operation (for example [hedgelab/hedging/threshold.Recommended]). A nil p
+// yields the driver default.
 func NewPolicyStrategy(p ThresholdPolicy) HedgingStrategy {
 	return HedgingStrategy{threshold: DriverDefaultThreshold(0), policy: p}
 }

@@ -895,12 +895,12 @@ var policyTypes = []policyType{
 			if !ok {
 				return nil
 			}
-			return b.budgeted(pp, p, rt, func() (hedging.ThresholdPolicy, error) { return threshold.StaticPolicy{T: th}, nil })
+			return b.budgeted(pp, p, rt, func() (hedging.ThresholdPolicy, error) { return threshold.Static{T: th}, nil })
 		}},
 	{name: "driver_default", doc: "min(1 s, request_timeout/2) (spec §3.4)", keys: budgetKeys,
 		build: func(b *builder, pp fpath, p *Policy, rt time.Duration) func() (hedging.AvailabilityStrategy, error) {
-			th := hedging.DriverDefaultThreshold(rt)
-			return b.budgeted(pp, p, rt, func() (hedging.ThresholdPolicy, error) { return threshold.StaticPolicy{T: th}, nil })
+			dd := threshold.DriverDefault(rt)
+			return b.budgeted(pp, p, rt, func() (hedging.ThresholdPolicy, error) { return dd, nil })
 		}},
 	{name: "p99_dynamic", doc: "a learned quantile of the primary's latency (TPS §4.2, with hedgelab's fixes)",
 		keys: keys(quantileKeys, budgetKeys),
@@ -919,7 +919,7 @@ var policyTypes = []policyType{
 				return nil
 			}
 			cp := b.posDur(pp.key("cap_ms"), *p.CapMs, time.Millisecond)
-			pc, ok := b.p99(pp, p, threshold.P99DynamicConfig{Ceiling: threshold.CeilingNone, Max: cp})
+			pc, ok := b.p99(pp, p, threshold.CappedQuantile(cp))
 			if !ok {
 				return nil
 			}
@@ -949,11 +949,11 @@ var policyTypes = []policyType{
 					b.fail(pp.key("hedge_budget_burst"), "must be in [1, 1e9], got %g", burst)
 				}
 			}
-			pc, ok := b.p99(pp, p, threshold.P99DynamicConfig{Quantile: 1 - load, Min: time.Millisecond, Ceiling: threshold.CeilingNone})
+			base, bc := threshold.BackupRequests(load, minRate, burst)
+			pc, ok := b.p99(pp, p, base)
 			if !ok || b.n > n0 {
 				return nil
 			}
-			bc := threshold.BudgetConfig{Ratio: load, Burst: burst, PerSecond: minRate}
 			return budgetedNew(func() (hedging.ThresholdPolicy, error) { return threshold.NewP99Dynamic(pc) }, &bc)
 		}},
 	{name: "retry_throttle", doc: "threshold_ms while a token bucket in [0, max_tokens] holds more than half: gRPC's retry throttling (A6)",
@@ -980,8 +980,8 @@ var policyTypes = []policyType{
 			if b.n > n0 {
 				return nil
 			}
-			bc := threshold.BudgetConfig{Ratio: ratio, Burst: maxTokens, Reserve: maxTokens / 2, ChargeFailover: true}
-			return budgetedNew(func() (hedging.ThresholdPolicy, error) { return threshold.StaticPolicy{T: th}, nil }, &bc)
+			bc := threshold.RetryThrottle(maxTokens, ratio)
+			return budgetedNew(func() (hedging.ThresholdPolicy, error) { return threshold.Static{T: th}, nil }, &bc)
 		}},
 	{name: "recommended", doc: "the policy notebook 01 recommends (today threshold.Recommended: hedge where a threshold is expected to answer sooner, per operation kind, inside the deadline)",
 		keys: keys([]string{"quantile"}, budgetKeys),
@@ -1157,7 +1157,7 @@ func budgetedNew(newPol func() (hedging.ThresholdPolicy, error), bc *threshold.B
 				return hedging.AvailabilityStrategy{}, err
 			}
 		}
-		if sp, ok := pol.(threshold.StaticPolicy); ok {
+		if sp, ok := pol.(threshold.Static); ok {
 			return hedging.Hedging(hedging.NewHedgingStrategy(sp.T)), nil
 		}
 		return hedging.Hedging(hedging.NewPolicyStrategy(pol)), nil

@@ -59,21 +59,21 @@ func TestPolicyTypesBuild(t *testing.T) {
 		}
 	})
 	t.Run("backup_requests", func(t *testing.T) {
-		b := policyOf(t, "type = \"backup_requests\"\nmax_extra_load = 0.02\nmin_backups_per_s = 3\n").(*threshold.BudgetedPolicy)
+		b := policyOf(t, "type = \"backup_requests\"\nmax_extra_load = 0.02\nmin_backups_per_s = 3\n").(*threshold.Budget)
 		bc := b.Config()
 		if bc.Ratio != 0.02 || bc.PerSecond != 3 || bc.Burst != 100 || bc.ChargeFailover || b.Name() != "p98_dynamic+budget(0.02)" {
 			t.Errorf("budget %+v name %q", bc, b.Name())
 		}
 	})
 	t.Run("retry_throttle", func(t *testing.T) {
-		b := policyOf(t, "type = \"retry_throttle\"\nthreshold_ms = 40\nmax_tokens = 20\ntoken_ratio = 0.2\n").(*threshold.BudgetedPolicy)
+		b := policyOf(t, "type = \"retry_throttle\"\nthreshold_ms = 40\nmax_tokens = 20\ntoken_ratio = 0.2\n").(*threshold.Budget)
 		bc := b.Config()
 		if bc.Ratio != 0.2 || bc.Burst != 20 || bc.Reserve != 10 || !bc.ChargeFailover || bc.Debt || b.Name() != "static(40ms)+budget(0.2)" {
 			t.Errorf("throttle %+v name %q", bc, b.Name())
 		}
 	})
 	t.Run("hedge_budget accounting keys", func(t *testing.T) {
-		b := policyOf(t, "type = \"static\"\nthreshold_ms = 5\nhedge_budget = 0.1\nhedge_budget_charge_failover = true\nhedge_budget_debt = true\n").(*threshold.BudgetedPolicy)
+		b := policyOf(t, "type = \"static\"\nthreshold_ms = 5\nhedge_budget = 0.1\nhedge_budget_charge_failover = true\nhedge_budget_debt = true\n").(*threshold.Budget)
 		if bc := b.Config(); !bc.ChargeFailover || !bc.Debt {
 			t.Errorf("budget %+v", bc)
 		}

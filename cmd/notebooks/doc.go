@@ -123,7 +123,7 @@ func polP99Budget(ratio float64, requestTimeout time.Duration) simnet.Policy {
 		if err != nil {
 			return hedging.AvailabilityStrategy{}, err
 		}
-		b, err := threshold.NewBudgetedPolicy(p, ratio, 100)
+		b, err := threshold.NewBudget(p, threshold.BudgetConfig{Ratio: ratio, Burst: 100})
 		if err != nil {
 			return hedging.AvailabilityStrategy{}, err
 		}

@@ -92,7 +92,7 @@ func polStaticBudget(ratio, burst float64, requestTimeout time.Duration) simnet.
 	}
 	th := hedging.MustThreshold(50 * time.Millisecond)
 	return simnet.Policy{Name: name, New: func() (hedging.AvailabilityStrategy, error) {
-		b, err := threshold.NewBudget(threshold.StaticPolicy{T: th}, threshold.BudgetConfig{Ratio: ratio, Burst: burst})
+		b, err := threshold.NewBudget(threshold.Static{T: th}, threshold.BudgetConfig{Ratio: ratio, Burst: burst})
 		if err != nil {
 			return hedging.AvailabilityStrategy{}, err
 		}

@@ -9,8 +9,8 @@ import (
 	"hedgelab/hedging/threshold"
 )
 
-func TestNewBudgetedPolicyErrors(t *testing.T) {
-	inner := threshold.StaticPolicy{T: hedging.MustThreshold(100 * time.Millisecond)}
+func TestNewBudgetErrors(t *testing.T) {
+	inner := threshold.Static{T: hedging.MustThreshold(100 * time.Millisecond)}
 	for _, c := range []struct {
 		inner        hedging.ThresholdPolicy
 		ratio, burst float64
@@ -21,8 +21,8 @@ func TestNewBudgetedPolicyErrors(t *testing.T) {
 		{inner, 1.5, 10, "budget: ratio must be in (0,1], got 1.5"},
 		{inner, 0.1, 0, "budget: burst must be > 0, got 0"},
 	} {
-		if _, err := threshold.NewBudgetedPolicy(c.inner, c.ratio, c.burst); err == nil || err.Error() != c.want {
-			t.Errorf("NewBudgetedPolicy(%v, %v) = %v, want %q", c.ratio, c.burst, err, c.want)
+		if _, err := threshold.NewBudget(c.inner, threshold.BudgetConfig{Ratio: c.ratio, Burst: c.burst}); err == nil || err.Error() != c.want {
+			t.Errorf("NewBudget(ratio %v, burst %v) = %v, want %q", c.ratio, c.burst, err, c.want)
 		}
 	}
 }
@@ -41,11 +41,11 @@ func TestBudgetedPolicyCapsHedgeRate(t *testing.T) {
 		{0.1, 0.09, 0.12, true},
 		{0.5, 0.48, 0.52, true},
 	} {
-		var policy hedging.ThresholdPolicy = threshold.StaticPolicy{T: hedging.MustThreshold(50 * time.Millisecond)}
-		var bp *threshold.BudgetedPolicy
+		var policy hedging.ThresholdPolicy = threshold.Static{T: hedging.MustThreshold(50 * time.Millisecond)}
+		var bp *threshold.Budget
 		if c.budget {
 			var err error
-			bp, err = threshold.NewBudgetedPolicy(policy, c.ratio, 20)
+			bp, err = threshold.NewBudget(policy, threshold.BudgetConfig{Ratio: c.ratio, Burst: 20})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -109,7 +109,7 @@ func TestBudgetedPolicyCapsHedgeRate(t *testing.T) {
 // out; with a bucket of 2 s of the instance's own 5% budget, fractional
 // tokens admit about Ratio × max(instances, fleet rate × 2 s) = 50.
 func TestBudgetBurstSecondsBoundsAFleet(t *testing.T) {
-	inner := threshold.StaticPolicy{T: hedging.MustThreshold(50 * time.Millisecond)}
+	inner := threshold.Static{T: hedging.MustThreshold(50 * time.Millisecond)}
 	for _, c := range []struct {
 		name   string
 		cfg    threshold.BudgetConfig
@@ -142,7 +142,7 @@ func TestBudgetBurstSecondsBoundsAFleet(t *testing.T) {
 // every operation, no run of operations gets more alternates than Ratio ×
 // its length + Burst (budget-onset's kind: 601 in 0.5 s against ~227).
 func TestBudgetAdmitsWithinRatioPlusBurst(t *testing.T) {
-	b, err := threshold.NewBudgetedPolicy(threshold.StaticPolicy{T: hedging.MustThreshold(100 * time.Millisecond)}, 0.05, 100)
+	b, err := threshold.NewBudget(threshold.Static{T: hedging.MustThreshold(100 * time.Millisecond)}, threshold.BudgetConfig{Ratio: 0.05, Burst: 100})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -209,7 +209,7 @@ func TestP99DynamicOptionValidate(t *testing.T) {
 // nothing; charged, the balance stops at 0 and latency hedging is back
 // within Reserve/Ratio operations; with Debt it stays off for debt/Ratio.
 func TestBudgetAfterFailoverStorm(t *testing.T) {
-	inner := threshold.StaticPolicy{T: hedging.MustThreshold(100 * time.Millisecond)}
+	inner := threshold.Static{T: hedging.MustThreshold(100 * time.Millisecond)}
 	for _, tc := range []struct {
 		name      string
 		cfg       threshold.BudgetConfig
@@ -269,7 +269,7 @@ func TestBudgetAfterFailoverStorm(t *testing.T) {
 // Finagle's minimum rate: PerSecond tokens arrive with time, so a client
 // with few operations can still hedge.
 func TestBudgetPerSecond(t *testing.T) {
-	inner := threshold.StaticPolicy{T: hedging.MustThreshold(100 * time.Millisecond)}
+	inner := threshold.Static{T: hedging.MustThreshold(100 * time.Millisecond)}
 	b, err := threshold.NewBudget(inner, threshold.BudgetConfig{Ratio: 0.01, Burst: 5, PerSecond: 1})
 	if err != nil {
 		t.Fatal(err)

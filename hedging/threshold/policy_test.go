@@ -218,7 +218,7 @@ func TestP99DynamicValidate(t *testing.T) {
 }
 
 func TestStaticPolicy(t *testing.T) {
-	p := threshold.StaticPolicy{T: hedging.MustThreshold(250 * time.Millisecond)}
+	p := threshold.Static{T: hedging.MustThreshold(250 * time.Millisecond)}
 	p.Observe(0, "A", time.Hour) // no effect
 	if got := p.Threshold(time.Hour, "anything").Get(); got != 250*time.Millisecond {
 		t.Errorf("Threshold = %v", got)

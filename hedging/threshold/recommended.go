@@ -208,7 +208,7 @@ type recState struct {
 // threshold follows what the alternate buys), warm-up at any arrival rate
 // (by time), a fresh instance far from its regions (1 s, then 10 × the
 // median), censored primaries (Kaplan–Meier). Kinds it does not survive on
-// its own: a fleet's extra load (wrap it in a [BudgetedPolicy] with
+// its own: a fleet's extra load (wrap it in a [Budget] with
 // BurstSeconds; an instance below ~0.3 operations/s stays cold), a
 // primary slow from a fresh instance's first operation (the first ~2 s
 // wait for the 1 s prior: primary-slow p99 1 s, where a blind 50 ms floor
