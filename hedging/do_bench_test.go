@@ -76,8 +76,8 @@ func BenchmarkRaceCoreHappyPath(b *testing.B) {
 	now := time.Second
 	b.ReportAllocs()
 	for b.Loop() {
-		p := bxSend(b, c.Begin(&r, now, op), hedging.Primary)
-		r.Responded(now+50*time.Millisecond, p, ok)
+		p := bxSend(b, htBegin(c, &r, now, op), hedging.Primary)
+		htResponded(&r, now+50*time.Millisecond, p, ok)
 		if !r.Done() {
 			b.Fatal("race not done")
 		}
@@ -96,9 +96,9 @@ func BenchmarkRaceCoreHedged(b *testing.B) {
 	now := time.Second
 	b.ReportAllocs()
 	for b.Loop() {
-		p := bxSend(b, c.Begin(&r, now, op), hedging.Primary)
-		bxSend(b, r.TimerFired(now+200*time.Millisecond, hedging.TimerThreshold), hedging.Alternate)
-		r.Responded(now+250*time.Millisecond, p, ok)
+		p := bxSend(b, htBegin(c, &r, now, op), hedging.Primary)
+		bxSend(b, htTimerFired(&r, now+200*time.Millisecond, hedging.TimerThreshold), hedging.Alternate)
+		htResponded(&r, now+250*time.Millisecond, p, ok)
 		if !r.Done() || !r.AlternateSpawned() {
 			b.Fatal("race not hedged and done")
 		}

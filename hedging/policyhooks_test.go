@@ -22,7 +22,7 @@ func TestPolicyStrategyInRace(t *testing.T) {
 		c := htClient(t, hedging.Config{Regions: htRegions("A", "B"), Strategy: st})
 		var r hedging.Race
 		op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
-		e := c.Begin(&r, 0, &op)
+		e := htBegin(c, &r, 0, &op)
 		if r.Threshold().Get() != 300*time.Millisecond {
 			t.Errorf("race threshold = %v, want 300ms", r.Threshold())
 		}
@@ -35,7 +35,7 @@ func TestPolicyStrategyInRace(t *testing.T) {
 		c := htClient(t, hedging.Config{Regions: htRegions("A", "B"), Strategy: st})
 		var r hedging.Race
 		op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
-		c.Begin(&r, 0, &op)
+		htBegin(c, &r, 0, &op)
 		if r.Threshold().Get() != time.Second {
 			t.Errorf("race threshold = %v, want the 1s fallback", r.Threshold())
 		}
@@ -51,7 +51,7 @@ func TestPolicyStrategyInRace(t *testing.T) {
 		}
 		var r hedging.Race
 		op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
-		c.Begin(&r, 40*time.Second, &op)
+		htBegin(c, &r, 40*time.Second, &op)
 		if got := r.Threshold().Get(); got < 115*time.Millisecond || got > 125*time.Millisecond {
 			t.Errorf("learned threshold = %v, want ≈120ms", got)
 		}
@@ -102,12 +102,12 @@ func TestRaceReportsSupersededAndSpawnCause(t *testing.T) {
 	rec.superseded = nil
 	var r hedging.Race
 	op := hedging.Operation{Kind: hedging.PointRead, Partition: "p", Timeout: 300 * htMillisecond}
-	c.Begin(&r, 10*time.Second, &op)
-	r.TimerFired(10*time.Second+100*htMillisecond, hedging.TimerThreshold)
-	e := r.TimerFired(10*time.Second+300*htMillisecond, hedging.TimerDeadline)
+	htBegin(c, &r, 10*time.Second, &op)
+	htTimerFired(&r, 10*time.Second+100*htMillisecond, hedging.TimerThreshold)
+	e := htTimerFired(&r, 10*time.Second+300*htMillisecond, hedging.TimerDeadline)
 	for i := 0; i < e.Len(); i++ {
 		if a := e.At(i); a.Kind == hedging.ActTimer && a.Timer == hedging.TimerHarvest {
-			r.TimerFired(a.At, hedging.TimerHarvest)
+			htTimerFired(&r, a.At, hedging.TimerHarvest)
 		}
 	}
 	if len(rec.superseded) != 1 || rec.superseded[0] < 300*htMillisecond {

@@ -183,7 +183,7 @@ func TestResolveStrategyThroughClient(t *testing.T) {
 			op := tc.op
 			op.Kind, op.Partition = hedging.PointRead, "p"
 			var r hedging.Race
-			c.Begin(&r, 0, &op)
+			htBegin(c, &r, 0, &op)
 			if r.Hedged() != tc.hedged {
 				t.Fatalf("Hedged() = %v, want %v", r.Hedged(), tc.hedged)
 			}

@@ -66,7 +66,8 @@ func TestBudgetedPolicyCapsHedgeRate(t *testing.T) {
 			now += 10 * time.Millisecond
 			var r hedging.Race
 			op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
-			e := client.Begin(&r, now, &op)
+			var e hedging.Effects
+			client.Begin(&e, &r, now, &op)
 			var primary hedging.Attempt
 			var timerAt time.Duration
 			for j := 0; j < e.Len(); j++ {
@@ -78,13 +79,13 @@ func TestBudgetedPolicyCapsHedgeRate(t *testing.T) {
 			}
 			// The primary answers after 200 ms, after the 50 ms threshold;
 			// the alternate, when the budget admits it, after 5 ms.
-			e = r.TimerFired(timerAt, hedging.TimerThreshold)
+			r.TimerFired(&e, timerAt, hedging.TimerThreshold)
 			if e.Len() > 0 && e.At(0).Kind == hedging.ActSend {
 				alt := e.At(0).Attempt
-				r.Responded(timerAt+5*time.Millisecond, alt, hedging.Result{Status: hedging.Status{Code: 200}})
+				r.Responded(&e, timerAt+5*time.Millisecond, &alt, &hedging.Result{Status: hedging.Status{Code: 200}})
 				hedged++
 			} else {
-				r.Responded(now+200*time.Millisecond, primary, hedging.Result{Status: hedging.Status{Code: 200}})
+				r.Responded(&e, now+200*time.Millisecond, &primary, &hedging.Result{Status: hedging.Status{Code: 200}})
 			}
 			if !r.Done() {
 				t.Fatal("race not done")
