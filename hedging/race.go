@@ -404,10 +404,10 @@ func (c *Client) begin(ctx context.Context, e *Effects, r *Race, now time.Durati
 // [Client.Begin] makes before its first attempt.
 func (c *Client) eligible(op *Operation, regions []Endpoint) (HedgingStrategy, bool) {
 	strategy, resolved := c.defStrategy, c.defResolved
-	if op.Strategy.IsSet() || op.HedgingEnabled != SwitchUnset {
+	if op.Strategy.isSet() || op.HedgingEnabled != SwitchUnset {
 		layers := c.layers
 		layers.Operation = op.HedgingEnabled
-		strategy, resolved = resolveStrategy(layers.Effective(), op.Strategy, c.cfg.Strategy, c.cfg.RequestTimeout)
+		strategy, resolved = resolveStrategy(layers.effective(), op.Strategy, c.cfg.Strategy, c.cfg.RequestTimeout)
 	}
 	ok, _ := shouldHedge(eligibility{
 		StrategyResolved:  resolved,
@@ -641,7 +641,8 @@ func (r *Race) Cancel(now time.Duration, cause error) (e Effects) {
 // it discards), as [Client.Begin]; a and res are read, not retained.
 // Results of stale attempts (cancelled, or of a finished race) are
 // ignored, except that the RU of an attempt the race cancelled when it
-// ended is added to [Race.TotalRequestCharge] and the diagnostics.
+// ended is added to the total RU ([OperationEvent.TotalRequestCharge],
+// [HedgeDiagnostics.RequestChargeTotal]).
 func (r *Race) Responded(e *Effects, now time.Duration, a *Attempt, res *Result) {
 	e.n = 0
 	lg := &r.legs[a.Leg]
@@ -1020,23 +1021,12 @@ func (r *Race) Diagnostics() (*HedgeDiagnostics, bool) {
 	return &r.diag, true
 }
 
-// Hedged reports whether a hedging strategy was active for the operation.
-func (r *Race) Hedged() bool { return r.hedged }
-
 // Threshold returns the threshold chosen for the operation (zero when not
 // hedged).
 func (r *Race) Threshold() Threshold { return r.threshold }
 
 // AlternateSpawned reports whether the alternate was sent.
 func (r *Race) AlternateSpawned() bool { return r.spawned }
-
-// Legs returns how many legs were sent: 1 or 2.
-func (r *Race) Legs() int {
-	if r.spawned {
-		return 2
-	}
-	return 1
-}
 
 // Attempts returns how many transport attempts were sent across both legs,
 // retries included.
@@ -1053,12 +1043,6 @@ func (r *Race) RequestCharge() float64 {
 	}
 	return r.legs[r.winner].last.RequestCharge
 }
-
-// TotalRequestCharge returns the RU of every attempt that reported back,
-// both legs (§10.4 cosmos.hedge.ru_charge_total): before the race ended, and
-// the answer of an attempt the race cancelled when it ended that the driver
-// still passes to Responded.
-func (r *Race) TotalRequestCharge() float64 { return r.totalCharge }
 
 // TrippedBreaker reports whether this race's alternate win tripped the
 // partition breaker (§9.5).

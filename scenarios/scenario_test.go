@@ -150,7 +150,7 @@ relative_accuracy = 0.02
 		}
 		return a
 	}
-	if !get(0).IsDisabled() {
+	if get(0) != hedging.Disabled {
 		t.Error("disabled policy is not Disabled")
 	}
 	if h, ok := get(1).HedgingStrategy(); !ok || h.Threshold().Get() != 50*time.Millisecond || h.Policy() != nil {
