@@ -40,7 +40,7 @@
 //     terminal-state taxonomy (§10.1).
 //   - The race core, [Race]: one logical operation's hedge race written once
 //     as a deterministic state machine. Time and results are inputs; every
-//     method returns the [Effects] the driver must perform. It never reads
+//     call yields the [Effects] the driver must perform. It never reads
 //     the clock, starts goroutines or performs I/O ("one race, two worlds"
 //     in the project's design notes, shared/DESIGN.md beside the
 //     repository). Its tie-break for simultaneous answers is [Leg.WinsTie].

@@ -254,7 +254,7 @@ type legState struct {
 
 // Race is one logical operation's hedge race (spec §6.4, execute_hedged),
 // written once as a deterministic state machine: time and results are
-// inputs, and every call writes the [Effects] the driver must perform.
+// inputs, and every call yields the [Effects] the driver must perform.
 // It reads no clock, starts no goroutine and performs no I/O; a driver
 // serialises calls into it. A Race is a value: a driver may keep many in a
 // slice and reuse them; [Client.Begin] resets it. The happy path (primary
