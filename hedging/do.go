@@ -619,7 +619,7 @@ func (s *doState) dispatch(now time.Duration) {
 			s.timers[ti] = s.timers[last]
 			s.timers = s.timers[:last]
 			if !s.race.Done() {
-				s.perform(s.race.TimerFired(s.at(t.at), t.kind))
+				s.perform(s.race.timerFired(s.at(t.at), t.kind))
 			}
 		}
 	}
@@ -635,7 +635,7 @@ func (s *doState) respond(sl *attemptSlot) {
 	sl.busy, sl.res = false, Result{}
 	keep := false
 	if !s.race.Done() {
-		s.perform(s.race.Responded(s.at(at), a, res))
+		s.perform(s.race.responded(s.at(at), a, res))
 		if w, ok := s.race.Winner(); s.race.Done() && ok {
 			if w == a.Leg {
 				keep, s.win = true, cancel
@@ -651,7 +651,7 @@ func (s *doState) respond(sl *attemptSlot) {
 	} else {
 		// Decided: a loser's answer that landed as the race ended only adds
 		// its RU to the total (ru_charge_total, §10.4).
-		s.race.Responded(at, a, res)
+		s.race.responded(at, a, res)
 	}
 	if s.obs != nil {
 		s.obs.ObserveAttempt(s.ctx, AttemptEvent{Attempt: a, Result: res, Latency: at - sl.sent})

@@ -186,8 +186,8 @@ func TestIntegrationReadPrimarySlow(t *testing.T) {
 	resp = hxMustOK(t, resp, err)
 	d := resp.Diagnostics
 	alt, ok := d.AlternateRegion()
-	if resp.Region != "B" || resp.Leg != hedging.Alternate || !d.WasHedge() || !ok || alt != "B" {
-		t.Errorf("region %s leg %v was_hedge %v alternate %q,%v; want B alternate true B", resp.Region, resp.Leg, d.WasHedge(), alt, ok)
+	if resp.Region != "B" || resp.Leg != hedging.Alternate || !d.TerminalState().WasHedge() || !ok || alt != "B" {
+		t.Errorf("region %s leg %v was_hedge %v alternate %q,%v; want B alternate true B", resp.Region, resp.Leg, d.TerminalState().WasHedge(), alt, ok)
 	}
 	if resp.RequestCharge != 1.25 {
 		t.Errorf("RequestCharge = %v, want the winner's 1.25", resp.RequestCharge)
@@ -218,7 +218,7 @@ func TestIntegrationReadPrimaryFast(t *testing.T) {
 	if d == nil {
 		t.Fatal("no hedge diagnostics although hedging was active")
 	}
-	if _, ok := d.AlternateRegion(); ok || d.WasHedge() || d.TerminalState() != hedging.PrimaryWonPreThreshold {
+	if _, ok := d.AlternateRegion(); ok || d.TerminalState().WasHedge() || d.TerminalState() != hedging.PrimaryWonPreThreshold {
 		t.Errorf("diagnostics %v: want PrimaryWonPreThreshold, no alternate", d)
 	}
 	if resp.Region != "A" || resp.RequestCharge != 2 || b.HitCount() != 0 || a.HitCount() != 1 {
@@ -235,7 +235,7 @@ func TestIntegrationReadPrimary503(t *testing.T) {
 	c := hxSetup(t, 500*time.Millisecond, nil, a, b)
 	resp, took, err := hxDo(t, c, hxRead())
 	resp = hxMustOK(t, resp, err)
-	if resp.Region != "B" || resp.Result.Status.Code != 200 || !resp.Diagnostics.WasHedge() {
+	if resp.Region != "B" || resp.Result.Status.Code != 200 || !resp.Diagnostics.TerminalState().WasHedge() {
 		t.Errorf("region %s status %v diag %v: want B 200 AlternateWon", resp.Region, resp.Result.Status, resp.Diagnostics)
 	}
 	if took >= 500*time.Millisecond {
@@ -429,7 +429,7 @@ func TestIntegrationAlternateWinsTripPPCB(t *testing.T) {
 		}
 		resp, _, err := hxDo(t, c, hxRead())
 		resp = hxMustOK(t, resp, err)
-		if !resp.Diagnostics.WasHedge() {
+		if !resp.Diagnostics.TerminalState().WasHedge() {
 			t.Fatalf("read %d not won by the alternate: %v", i, resp.Diagnostics)
 		}
 	}

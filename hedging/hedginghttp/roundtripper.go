@@ -56,7 +56,8 @@ func WithThreshold(d time.Duration) Option {
 }
 
 // WithPolicy chooses the threshold per request with p (for example a
-// [hedging.P99Dynamic]); p must be safe for concurrent use.
+// [hedgelab/hedging/threshold.Recommended]); p must be safe for concurrent
+// use.
 func WithPolicy(p hedging.ThresholdPolicy) Option {
 	return func(s *settings) error {
 		if p == nil {
