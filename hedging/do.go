@@ -291,6 +291,7 @@ type doState struct {
 	// capacity equals the number of slots, so an attempt never blocks.
 	results chan uint8
 	slots   [maxSlots]attemptSlot
+	used    int // slots[:used] have run an attempt of this operation
 	running int // slots whose goroutine has not delivered yet
 
 	timer    *time.Timer // nil until the first timer is armed
@@ -411,6 +412,7 @@ func (s *doState) start(a Attempt) {
 		panic("hedging: too many concurrent attempts")
 	}
 	sl := &s.slots[i]
+	s.used = max(s.used, i+1)
 	sl.busy, sl.a, sl.sent = true, a, s.last
 	sl.state.Store(slotRunning)
 	ctx, cancel := context.WithCancelCause(s.base)
@@ -789,10 +791,11 @@ func (s *doState) release() {
 	s.win, s.lastBody, s.lastCancel = nil, nil, nil
 	s.dl, s.hasDL, s.opDeadline = time.Time{}, false, false
 	s.cancelled = [4]int{}
-	for i := range s.slots {
+	for i := range s.slots[:s.used] {
 		sl := &s.slots[i]
 		sl.a, sl.ctx, sl.cancel, sl.res = Attempt{}, nil, nil, Result{}
 	}
+	s.used = 0
 	if cap(s.timers) > len(s.tbuf) {
 		s.timers = s.tbuf[:0]
 	}
