@@ -579,10 +579,20 @@ func TestTransportSend(t *testing.T) {
 		t.Errorf("request %s %s %q headers %v", hit.Method, hit.Path, hit.Body, hit.Header)
 	}
 
-	// No base URL for the endpoint.
+	// No base URL for the endpoint, whether the request is built from op or
+	// copied from op.Request.
+	const noBase = `hedginghttp: no base URL for endpoint "z" (region "Z")`
 	res = ht.Send(context.Background(), op, hedging.Attempt{Endpoint: hedging.Endpoint{Region: "Z", Key: "z"}})
-	if res.Err == nil {
-		t.Error("unknown endpoint: no error")
+	if res.Err == nil || res.Err.Error() != noBase {
+		t.Errorf("unknown endpoint: Err = %v, want %q", res.Err, noBase)
+	}
+	req, err := http.NewRequest(http.MethodGet, r.srv.URL+"/x", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res = ht.Send(context.Background(), &hedging.Operation{Request: req}, hedging.Attempt{Endpoint: hedging.Endpoint{Region: "Z", Key: "z"}})
+	if res.Err == nil || res.Err.Error() != noBase {
+		t.Errorf("unknown endpoint, op.Request: Err = %v, want %q", res.Err, noBase)
 	}
 	// A cancelled context.
 	cctx, cancel := context.WithCancel(context.Background())
