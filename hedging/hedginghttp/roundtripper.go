@@ -361,6 +361,9 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	hr, ok := HTTPResponse(resp.Result.Body)
 	if !ok {
+		if resp.Result.Body != nil {
+			_ = resp.Result.Body.Close() // releases the operation (unreachable with rt's own Transport)
+		}
 		return nil, errors.New("hedginghttp: the winning attempt carried no HTTP response")
 	}
 	return hr, nil
