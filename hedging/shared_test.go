@@ -9,6 +9,7 @@ import (
 	"pgregory.net/rapid"
 
 	"hedgelab/hedging"
+	"hedgelab/hedging/threshold"
 )
 
 // htRace runs one read on c that ends in the given way and returns its
@@ -235,9 +236,9 @@ func TestClientConcurrentRaces(t *testing.T) {
 			for i := 0; i < n; i++ {
 				op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
 				now := time.Duration(i) * time.Second
-				c.Begin(&r, now, &op)
-				e := r.TimerFired(now+100*htMillisecond, hedging.TimerThreshold)
-				r.Responded(now+150*htMillisecond, e.At(0).Attempt, hedging.Result{Status: htSt(200, 0), SessionLSN: int64(i)})
+				htBegin(c, &r, now, &op)
+				e := htTimerFired(&r, now+100*htMillisecond, hedging.TimerThreshold)
+				htResponded(&r, now+150*htMillisecond, e.At(0).Attempt, hedging.Result{Status: htSt(200, 0), SessionLSN: int64(i)})
 			}
 		}()
 	}
@@ -358,17 +359,17 @@ func TestSessionTokens(t *testing.T) {
 		c := htClient(t, htCfg(100*htMillisecond, "A", "B"))
 		op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
 		var r hedging.Race
-		e := c.Begin(&r, 0, &op)
+		e := htBegin(c, &r, 0, &op)
 		prim := e.At(0).Attempt
-		e = r.TimerFired(100*htMillisecond, hedging.TimerThreshold)
+		e = htTimerFired(&r, 100*htMillisecond, hedging.TimerThreshold)
 		alt := e.At(0).Attempt
-		r.Responded(120*htMillisecond, alt, hedging.Result{Status: htSt(200, 0), SessionLSN: 50})
-		r.Responded(130*htMillisecond, prim, hedging.Result{Status: htSt(200, 0), SessionLSN: 40}) // cancelled loser
+		htResponded(&r, 120*htMillisecond, alt, hedging.Result{Status: htSt(200, 0), SessionLSN: 50})
+		htResponded(&r, 130*htMillisecond, prim, hedging.Result{Status: htSt(200, 0), SessionLSN: 40}) // cancelled loser
 		if got := c.SessionTokens().Get("p"); got != 50 {
 			t.Errorf("token = %d, want 50", got)
 		}
 		var r2 hedging.Race
-		if e := c.Begin(&r2, time.Second, &op); e.At(0).Attempt.SessionLSN != 50 {
+		if e := htBegin(c, &r2, time.Second, &op); e.At(0).Attempt.SessionLSN != 50 {
 			t.Errorf("next operation sends LSN %d, want 50", e.At(0).Attempt.SessionLSN)
 		}
 	})
@@ -468,7 +469,7 @@ func TestRoutingFollowsTrackerProperty(t *testing.T) {
 					want = "A" // all demoted: the order is kept
 				}
 				var race hedging.Race
-				e := c.Begin(&race, now, &hedging.Operation{Kind: hedging.PointRead, Partition: q})
+				e := htBegin(c, &race, now, &hedging.Operation{Kind: hedging.PointRead, Partition: q})
 				if got := e.At(0).Attempt.Endpoint.Region; got != want {
 					rt.Fatalf("step %d at %v: partition %s reads from %s, want %s", i, now, q, got, want)
 				}
@@ -561,5 +562,58 @@ func TestClientHedgeWinMinSpanDefault(t *testing.T) {
 		if got := c.HedgeWinTracker().Unhealthy(time.Second, "p", "A"); got != tc.want {
 			t.Errorf("HedgeWinMinSpan %v: tripped = %v after 3 wins 100 ms apart, want %v", tc.span, got, tc.want)
 		}
+	}
+}
+
+// A breaker whose moved load the budget accounts for: once partition p has
+// tripped away from its slow primary A, each of its reads would start on
+// B, one more read on B that no hedge sent. Without a budget all 200 reads
+// go to B first; under a 10% budget (bucket 2 tokens) the reads moved and
+// the hedges sent share Ratio × operations + bucket: at most 22 of 202 on
+// B, the rest wait on A.
+func TestBudgetAccountsForBreakerMovedLoad(t *testing.T) {
+	byRegion := func(at hedging.Attempt, _ int) htResp {
+		if at.Endpoint.Region == "A" {
+			return htR(time.Second, 200, 0)
+		}
+		return htR(10*time.Millisecond, 200, 0)
+	}
+	run := func(pol hedging.ThresholdPolicy) (moved, hedged int) {
+		cfg := htCfg(100*htMillisecond, "A", "B")
+		cfg.Strategy = hedging.Hedging(hedging.NewPolicyStrategy(pol))
+		cfg.ConsecutiveHedgeWinThreshold, cfg.HedgeWinMinSpan, cfg.ProbeInterval = 2, -1, time.Hour
+		c := htClient(t, cfg)
+		for i := range 202 {
+			op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
+			d := htNewDriver(t, c, &op, byRegion)
+			d.start = time.Duration(i) * 2 * time.Second
+			d.run()
+			if i < 2 {
+				continue // the two alternate wins that trip p
+			}
+			if d.sent[0].a.Endpoint.Region == "B" {
+				moved++
+			}
+			if len(d.sent) > 1 {
+				hedged++
+			}
+		}
+		if !c.HedgeWinTracker().Unhealthy(404*time.Second, "p", "A") {
+			t.Fatal("p did not trip away from A")
+		}
+		return moved, hedged
+	}
+	static := threshold.Static{T: hedging.MustThreshold(100 * time.Millisecond)}
+	if moved, hedged := run(static); moved != 200 || hedged != 0 {
+		t.Errorf("no budget: %d of 200 reads moved to B, %d hedged; want 200, 0", moved, hedged)
+	}
+	b, err := threshold.NewBudget(static, threshold.BudgetConfig{Ratio: 0.1, Burst: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved, hedged := run(b)
+	t.Logf("10%% budget: %d reads moved, %d hedged, %d denied", moved, hedged, b.Denied())
+	if moved < 1 || moved+hedged > 22 {
+		t.Errorf("10%% budget: %d reads moved and %d hedged on B after the trip, want >= 1 moved and <= 22 in all (0.1 × 202 + 2)", moved, hedged)
 	}
 }

@@ -1,4 +1,4 @@
-package hedging_test
+package threshold_test
 
 import (
 	"runtime"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"hedgelab/hedging"
+	"hedgelab/hedging/threshold"
 )
 
 // A fresh instance starts at the conservative prior (1 s, the driver
@@ -14,7 +15,7 @@ import (
 // while unknown) it hedges at most ~1% (far primary 200 ms away, every
 // hedge loses).
 func TestRecommendedDeclinesWhereNoThresholdGains(t *testing.T) {
-	p, err := hedging.NewRecommended(hedging.RecommendedConfig{})
+	p, err := threshold.NewRecommended(threshold.RecommendedConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func TestRecommendedDeclinesWhereNoThresholdGains(t *testing.T) {
 	if hedged > 200 || hedged == 0 {
 		t.Errorf("hedged %d of 20000 steady 200 ms reads, want a few probes, at most 1%%", hedged)
 	}
-	if _, err := hedging.NewRecommended(hedging.RecommendedConfig{Quantile: 1.5}); err == nil || err.Error() != "recommended: quantile must be in (0,1), got 1.5" {
+	if _, err := threshold.NewRecommended(threshold.RecommendedConfig{Quantile: 1.5}); err == nil || err.Error() != "recommended: quantile must be in (0,1), got 1.5" {
 		t.Errorf("Quantile 1.5: %v", err)
 	}
 }
@@ -46,37 +47,16 @@ func TestRecommendedDeclinesWhereNoThresholdGains(t *testing.T) {
 // whole state, which does not grow afterwards.
 func BenchmarkRecommendedBytesPerInstance(b *testing.B) {
 	const n = 200
-	ps := make([]*hedging.Recommended, n)
+	ps := make([]*threshold.Recommended, n)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	for range b.N {
 		for i := range ps {
-			ps[i], _ = hedging.NewRecommended(hedging.RecommendedConfig{})
+			ps[i], _ = threshold.NewRecommended(threshold.RecommendedConfig{})
 			ps[i].AttemptEnded(0, hedging.AttemptEnd{Primary: "A", Region: "A", Elapsed: time.Millisecond, Answered: true})
 		}
 	}
 	runtime.ReadMemStats(&after)
 	b.ReportMetric(float64(after.TotalAlloc-before.TotalAlloc)/float64(n*b.N), "bytes/instance")
 	runtime.KeepAlive(ps)
-}
-
-// Q7 with a minimum streak span: three alternate wins within a 15 ms
-// pause do not trip at N = 3 with a 1 s span; a streak that lasts 1 s does.
-func TestHedgeWinMinSpan(t *testing.T) {
-	tr := hedging.NewHedgeWinTrackerSpan(3, 30*time.Second, time.Second)
-	for i := range 6 {
-		if tr.RecordHedgeWin(10*time.Second+time.Duration(i)*3*time.Millisecond, "p0", "A") {
-			t.Fatalf("tripped on win %d of a 15 ms pause", i+1)
-		}
-	}
-	tr.RecordPrimaryFinal(11*time.Second, "p0", "A")
-	tripped := false
-	for i := range 5 {
-		if tr.RecordHedgeWin(20*time.Second+time.Duration(i)*400*time.Millisecond, "p0", "A") {
-			tripped = true
-		}
-	}
-	if !tripped {
-		t.Error("a 1.6 s streak of 5 wins did not trip")
-	}
 }

@@ -1,4 +1,4 @@
-package hedging
+package threshold
 
 import (
 	"cmp"
@@ -6,6 +6,8 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"hedgelab/hedging"
 )
 
 // RecommendedConfig configures [Recommended]. The zero value is the
@@ -81,7 +83,7 @@ func (c *RecommendedConfig) setDefaults() {
 	c.Backstop = cmp.Or(c.Backstop, 3)
 	c.Cold = cmp.Or(c.Cold, 10)
 	c.Probe = cmp.Or(c.Probe, 100)
-	c.Initial = cmp.Or(c.Initial, DefaultThresholdCap)
+	c.Initial = cmp.Or(c.Initial, hedging.DefaultThresholdCap)
 }
 
 // Validate reports the first impossible setting after defaults, naming the
@@ -146,8 +148,8 @@ func recUpper(i int) float64 { return recLo * math.Pow(recRatio, float64(i+1)) }
 // recKey is what the policy learns under: a primary region and an
 // operation kind.
 type recKey struct {
-	primary Region
-	kind    OperationKind
+	primary hedging.Region
+	kind    hedging.OperationKind
 }
 
 // recState is one key's evidence: decayed weights of the primary's and the
@@ -206,12 +208,12 @@ type recState struct {
 // threshold follows what the alternate buys), warm-up at any arrival rate
 // (by time), a fresh instance far from its regions (1 s, then 10 × the
 // median), censored primaries (Kaplan–Meier). Kinds it does not survive on
-// its own: a fleet's extra load (wrap it in a [BudgetedPolicy] with
+// its own: a fleet's extra load (wrap it in a [Budget] with
 // BurstSeconds; an instance below ~0.3 operations/s stays cold), a
 // primary slow from a fresh instance's first operation (the first ~2 s
 // wait for the 1 s prior: primary-slow p99 1 s, where a blind 50 ms floor
 // gets 61 ms), a breaker tripped by the backstop's hedges on a GC pause
-// (use [Config.HedgeWinMinSpan]), an operation p99 set by another path
+// (use [hedging.Config.HedgeWinMinSpan]), an operation p99 set by another path
 // than the primary attempt (hub-header-1002: it hedges the attempt's tail
 // for no operation gain), an alternate whose recovery it has not seen (its
 // evidence is kept while no hedge goes out; backstop hedges renew it), and
@@ -243,10 +245,10 @@ func (p *Recommended) Name() string { return "recommended" }
 
 // Threshold returns the threshold of a point read without a deadline, or
 // Max when the policy would not hedge it.
-func (p *Recommended) Threshold(now time.Duration, primary Region) Threshold {
-	t, ok := p.ThresholdOp(now, primary, PointRead, 0)
+func (p *Recommended) Threshold(now time.Duration, primary hedging.Region) hedging.Threshold {
+	t, ok := p.ThresholdOp(now, primary, hedging.PointRead, 0)
 	if !ok {
-		return Threshold{p.cfg.Max}
+		return th(p.cfg.Max)
 	}
 	return t
 }
@@ -254,8 +256,8 @@ func (p *Recommended) Threshold(now time.Duration, primary Region) Threshold {
 // Observe records an answered point-read attempt to region as a primary
 // attempt of that region (for callers that drive the policy by hand; the
 // race reports through AttemptEnded).
-func (p *Recommended) Observe(now time.Duration, region Region, latency time.Duration) {
-	p.AttemptEnded(now, AttemptEnd{Primary: region, Region: region, Kind: PointRead, Elapsed: latency, Answered: true})
+func (p *Recommended) Observe(now time.Duration, region hedging.Region, latency time.Duration) {
+	p.AttemptEnded(now, hedging.AttemptEnd{Primary: region, Region: region, Kind: hedging.PointRead, Elapsed: latency, Answered: true})
 }
 
 func (p *Recommended) state(now time.Duration, k recKey) *recState {
@@ -270,23 +272,23 @@ func (p *Recommended) state(now time.Duration, k recKey) *recState {
 // AttemptEnded records one attempt: the primary leg's under the primary's
 // distribution, the alternate leg's under the alternate's; answered
 // attempts as latencies, cancelled ones as lower bounds.
-func (p *Recommended) AttemptEnded(now time.Duration, a AttemptEnd) {
+func (p *Recommended) AttemptEnded(now time.Duration, a hedging.AttemptEnd) {
 	ms := float64(a.Elapsed) / float64(time.Millisecond)
 	i := recBin(ms)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s := p.state(now, recKey{a.Primary, a.Kind})
 	switch {
-	case a.Leg == Alternate && a.Answered:
+	case a.Leg == hedging.Alternate && a.Answered:
 		s.aU[i]++
-	case a.Leg == Alternate:
+	case a.Leg == hedging.Alternate:
 		s.aC[i]++
 	case a.Answered:
 		s.pU[i]++
 	default:
 		s.pC[i]++
 	}
-	if a.Leg == Primary {
+	if a.Leg == hedging.Primary {
 		s.since++
 		if s.first < 0 {
 			s.first = now
@@ -301,7 +303,7 @@ func (p *Recommended) AttemptEnded(now time.Duration, a AttemptEnd) {
 
 // ThresholdOp returns the threshold of one operation and whether to hedge
 // it (see [Recommended]).
-func (p *Recommended) ThresholdOp(now time.Duration, primary Region, kind OperationKind, remaining time.Duration) (Threshold, bool) {
+func (p *Recommended) ThresholdOp(now time.Duration, primary hedging.Region, kind hedging.OperationKind, remaining time.Duration) (hedging.Threshold, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s := p.state(now, recKey{primary, kind})
@@ -310,11 +312,11 @@ func (p *Recommended) ThresholdOp(now time.Duration, primary Region, kind Operat
 		p.decide(now, s)
 	}
 	if !s.hedge {
-		return Threshold{p.cfg.Max}, false
+		return th(p.cfg.Max), false
 	}
 	s.ops++
 	if p.cfg.Explore > 0 && s.ops%p.cfg.Explore == 0 {
-		return Threshold{p.cfg.Max}, false
+		return th(p.cfg.Max), false
 	}
 	t := s.t
 	if s.probeT > 0 && p.cfg.Probe > 0 && s.ops%p.cfg.Probe == p.cfg.Probe/2 {
@@ -323,10 +325,10 @@ func (p *Recommended) ThresholdOp(now time.Duration, primary Region, kind Operat
 	if remaining > 0 {
 		t = min(t, remaining-s.altMed)
 		if t <= 0 {
-			return Threshold{p.cfg.Max}, false
+			return th(p.cfg.Max), false
 		}
 	}
-	return Threshold{t}, true
+	return th(t), true
 }
 
 // decay fades s's evidence to now; p.mu must be held.
