@@ -221,9 +221,10 @@ type tenantView struct {
 	DriverDefault     string
 }
 
-// priceLate are the shared-alternate policies whose thresholds sit near
-// 100 ms: late enough that their alternates win and trip the breaker.
-var priceLate = []string{"static-100ms", "p99-dynamic", "p99-budget-20pct"}
+// priceLate are the unbudgeted shared-alternate policies whose thresholds
+// sit near 100 ms: late enough that their alternates win and trip the
+// breaker.
+var priceLate = []string{"static-100ms", "p99-dynamic"}
 
 // tenantCost writes the answer's paragraph on what hedging costs the
 // alternate's other tenants, from the two capacity scenarios' tables, and
@@ -278,6 +279,12 @@ func tenantCost(d *doc, shared, noBreaker, failover *run) {
 		claim{"shared-alternate: thresholds near 100 ms fill the alternate's queue (tenants refused)", func() error {
 			if v.LateRefused == 0 {
 				return failf("no policy of %v had a tenant's request refused", priceLate)
+			}
+			return nil
+		}},
+		claim{"shared-alternate: the budget, admitting the breaker's moved reads too, keeps the queue from filling (nothing refused)", func() error {
+			if n := v.Budget.Rep.RefusedBackground + v.Budget.Rep.RefusedClient; n > 0 || v.Budget.EpUtil >= v.LateUtil {
+				return failf("p99-budget-20pct: %d refused, %s during the slow-down (late thresholds %s)", n, pct(v.Budget.EpUtil), pct(v.LateUtil))
 			}
 			return nil
 		}},
