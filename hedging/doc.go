@@ -58,14 +58,13 @@
 // [AvailabilityStrategy] built from a [Threshold] ([NewHedgingStrategy]) or
 // a [ThresholdPolicy] ([NewPolicyStrategy]; the policies are in
 // hedging/threshold: [hedgelab/hedging/threshold.Recommended], the
-// recommended one, and the others under study, any of them gated by a hedge
-// budget, [hedgelab/hedging/threshold.Budget]), then calls [Client.Do]. A
-// policy may also decide per operation kind and deadline
-// ([OperationPolicy]), gate each hedge when it is due ([HedgeGate]) and
-// each read a tripped partition breaker moves to the alternate (a method
-// AdmitRedirect, as [hedgelab/hedging/threshold.Budget.AdmitRedirect]), and
-// learn from attempts the race cancels ([SupersededObserver],
-// [SpawnObserver], [ReportAttempt]).
+// recommended one, and the others under study), optionally with a
+// [HedgeGate] beside the threshold ([HedgingStrategy.Gate]: a hedge budget,
+// [hedgelab/hedging/threshold.Budget], admits each hedge when it is due and
+// each read a tripped partition breaker moves to the alternate), then calls
+// [Client.Do]. A policy may also decide per operation kind and deadline
+// ([OperationPolicy]) and learn from attempts the race cancels
+// ([SupersededObserver], [SpawnObserver]).
 //
 // Durations are [time.Duration]; virtual and real time are both expressed as
 // a time.Duration offset from an arbitrary origin.

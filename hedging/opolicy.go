@@ -79,34 +79,50 @@ type OperationPolicy interface {
 	AttemptEnded(now time.Duration, a AttemptEnd)
 }
 
-// HedgeGate is implemented by policies that admit each latency hedge when
-// it is due (a hedge budget, [hedgelab/hedging/threshold.Budget]). The race asks AdmitHedge
-// when the threshold timer fires, just before it would send the alternate;
-// false means the alternate is not sent and the primary runs alone.
-// Admission and charge are the same call: an implementation that admits
-// has already charged. Failover alternates (§6.5 #9) are not gated.
+// HedgeGate admits the extra reads a [HedgingStrategy] sends to the
+// alternate region (a hedge budget, [hedgelab/hedging/threshold.Budget];
+// spec §17 Q11 extension, to keep a saturated region from being flooded,
+// §9.3). It sits beside the strategy's threshold or [ThresholdPolicy],
+// which says when a hedge is due; the gate says whether it goes out. Set
+// it in [HedgingStrategy.Gate]. The race calls it at three points of a
+// hedged operation, with the operation's primary region and kind:
+//
+//   - OperationStarted, once, when the operation's threshold is chosen
+//     ([Client.Begin], and [Client.PlanHedge] for a hedge unit above the
+//     race): a budget earns its tokens there. It comes after
+//     AdmitRedirect.
+//   - AdmitRedirect, in [Client.Begin], for a read that a tripped
+//     partition breaker (§9.5) would start on the alternate region
+//     instead of its demoted primary from (one extra read there that no
+//     hedge sent): true sends it there first, false keeps it on its
+//     primary (whose threshold may then hedge it). A primary demoted by a
+//     503 mark (§6.5 #10) is not gated.
+//   - AdmitHedge, when the threshold timer fires, just before the
+//     alternate would be sent: false means it is not sent and the primary
+//     runs alone.
+//
+// Admission and charge are one step: an implementation that returns true
+// has already charged. Failover alternates (§6.5 #9) are not gated; a gate
+// that also implements [SpawnObserver] is told of every alternate sent,
+// with its cause. Implementations are safe for concurrent use, take the
+// current time as a parameter and never read a clock.
 type HedgeGate interface {
-	AdmitHedge(now time.Duration, primary Region, kind OperationKind) bool
-}
-
-// redirectGate is implemented by policies that also bound the load a
-// tripped partition breaker (§9.5) moves: while a partition's primary is
-// demoted, each of its hedged reads starts on the alternate region, one
-// extra read there that no hedge sent (a hedge budget,
-// [hedgelab/hedging/threshold.Budget]). [Client.Begin] asks AdmitRedirect
-// for each such read, with from the demoted primary; true sends it to the
-// alternate first and has charged it, false keeps it on its primary (whose
-// threshold may then hedge it, through [HedgeGate]). A primary demoted by
-// a 503 mark (§6.5 #10) is not gated. Unexported so that the package's
-// surface does not grow: a policy opts in by having the method.
-type redirectGate interface {
+	OperationStarted(now time.Duration, primary Region, kind OperationKind)
 	AdmitRedirect(now time.Duration, from Region, kind OperationKind) bool
+	AdmitHedge(now time.Duration, primary Region, kind OperationKind) bool
+	// Name identifies the gate in reports ("budget(0.05)").
+	Name() string
 }
 
 // thresholdOp returns the threshold of one operation and whether the
-// policy declined to hedge it. A zero threshold from the policy selects the
-// strategy's fallback, as [HedgingStrategy.thresholdFor].
+// policy declined to hedge it, after reporting the operation to the
+// strategy's gate ([HedgeGate.OperationStarted]). A zero threshold from
+// the policy selects the strategy's fallback, as
+// [HedgingStrategy.thresholdFor].
 func (s HedgingStrategy) thresholdOp(now time.Duration, primary Region, kind OperationKind, remaining time.Duration) (Threshold, bool) {
+	if s.Gate != nil {
+		s.Gate.OperationStarted(now, primary, kind)
+	}
 	if op, ok := s.policy.(OperationPolicy); ok {
 		t, hedge := op.ThresholdOp(now, primary, kind, remaining)
 		if t.IsZero() {
@@ -132,17 +148,16 @@ func (r *Race) remaining(now time.Duration) time.Duration {
 func (r *Race) attemptEnded(now time.Duration, l Leg, answered bool) {
 	lg := &r.legs[l]
 	elapsed := now - lg.sentAt
-	ReportAttempt(r.strategy.policy, now, AttemptEnd{Primary: r.regions[0].Region, Region: lg.endpoint.Region, Kind: r.op.Kind,
+	reportAttempt(r.strategy.policy, now, AttemptEnd{Primary: r.regions[0].Region, Region: lg.endpoint.Region, Kind: r.op.Kind,
 		Leg: l, Elapsed: elapsed, Answered: answered})
 }
 
-// ReportAttempt reports the end of one attempt to p as the race does:
+// reportAttempt reports the end of one attempt to p:
 // [OperationPolicy.AttemptEnded] when p implements it; otherwise
 // [ThresholdPolicy.Observe] for an answered attempt and
 // [SupersededObserver.PrimarySuperseded] for a cancelled primary (a
-// cancelled alternate is not reported). A policy that wraps another (a
-// hedge budget) forwards with it.
-func ReportAttempt(p ThresholdPolicy, now time.Duration, a AttemptEnd) {
+// cancelled alternate is not reported).
+func reportAttempt(p ThresholdPolicy, now time.Duration, a AttemptEnd) {
 	if op, ok := p.(OperationPolicy); ok {
 		op.AttemptEnded(now, a)
 		return
@@ -157,9 +172,8 @@ func ReportAttempt(p ThresholdPolicy, now time.Duration, a AttemptEnd) {
 	}
 }
 
-// admitHedge asks the strategy's policy, when it is a [HedgeGate], whether
-// the latency hedge due at now may go out.
+// admitHedge asks the strategy's gate, if any, whether the latency hedge
+// due at now may go out ([HedgeGate.AdmitHedge]).
 func (r *Race) admitHedge(now time.Duration) bool {
-	g, ok := r.strategy.policy.(HedgeGate)
-	return !ok || g.AdmitHedge(now, r.regions[0].Region, r.op.Kind)
+	return r.strategy.Gate == nil || r.strategy.Gate.AdmitHedge(now, r.regions[0].Region, r.op.Kind)
 }

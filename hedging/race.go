@@ -533,14 +533,14 @@ func (c *Client) orderRegions(r *Race, now time.Duration, partition string, regi
 
 // admitRedirect reports whether a hedged operation whose primary the
 // partition breaker demoted (§9.5) may start on another region: yes when
-// primary is demoted by a 503 mark (availability, not load) or the policy
-// has no AdmitRedirect method (redirectGate), otherwise the gate's answer, which charged it.
+// primary is demoted by a 503 mark (availability, not load) or the
+// strategy has no gate, otherwise the gate's answer, which charged it
+// ([HedgeGate.AdmitRedirect]).
 func (c *Client) admitRedirect(now time.Duration, op *Operation, s HedgingStrategy, primary Endpoint) bool {
-	g, ok := s.policy.(redirectGate)
-	if !ok || c.store.Unavailable(now, op.Partition, primary) {
+	if s.Gate == nil || c.store.Unavailable(now, op.Partition, primary) {
 		return true
 	}
-	return g.AdmitRedirect(now, primary.Region, op.Kind)
+	return s.Gate.AdmitRedirect(now, primary.Region, op.Kind)
 }
 
 func (r *Race) hubHeader(l Leg) bool {
@@ -583,6 +583,9 @@ func (r *Race) spawnAlternate(e *Effects, now time.Duration, cause SpawnCause) {
 		r.hubLatch.Store(r.legs[Primary].hub || r.op.HubRegionProcessingOnly)
 	}
 	r.diag.alternateRegion, r.diag.hasAlternate = alt.endpoint.Region, true
+	if o, ok := r.strategy.Gate.(SpawnObserver); ok {
+		o.AlternateSpawned(now, r.regions[0].Region, cause)
+	}
 	if o, ok := r.strategy.policy.(SpawnObserver); ok {
 		o.AlternateSpawned(now, r.regions[0].Region, cause)
 	}

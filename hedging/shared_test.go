@@ -578,9 +578,12 @@ func TestBudgetAccountsForBreakerMovedLoad(t *testing.T) {
 		}
 		return htR(10*time.Millisecond, 200, 0)
 	}
-	run := func(pol hedging.ThresholdPolicy) (moved, hedged int) {
+	static := threshold.Static{T: hedging.MustThreshold(100 * time.Millisecond)}
+	run := func(gate hedging.HedgeGate) (moved, hedged int) {
 		cfg := htCfg(100*htMillisecond, "A", "B")
-		cfg.Strategy = hedging.Hedging(hedging.NewPolicyStrategy(pol))
+		s := hedging.NewPolicyStrategy(static)
+		s.Gate = gate
+		cfg.Strategy = hedging.Hedging(s)
 		cfg.ConsecutiveHedgeWinThreshold, cfg.HedgeWinMinSpan, cfg.ProbeInterval = 2, -1, time.Hour
 		c := htClient(t, cfg)
 		for i := range 202 {
@@ -603,11 +606,10 @@ func TestBudgetAccountsForBreakerMovedLoad(t *testing.T) {
 		}
 		return moved, hedged
 	}
-	static := threshold.Static{T: hedging.MustThreshold(100 * time.Millisecond)}
-	if moved, hedged := run(static); moved != 200 || hedged != 0 {
+	if moved, hedged := run(nil); moved != 200 || hedged != 0 {
 		t.Errorf("no budget: %d of 200 reads moved to B, %d hedged; want 200, 0", moved, hedged)
 	}
-	b, err := threshold.NewBudget(static, threshold.BudgetConfig{Ratio: 0.1, Burst: 2})
+	b, err := threshold.NewBudget(threshold.BudgetConfig{Ratio: 0.1, Burst: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

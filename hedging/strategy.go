@@ -61,8 +61,16 @@ func DriverDefaultThreshold(requestTimeout time.Duration) Threshold {
 // the threshold, one request goes to the alternate region. The threshold is
 // either fixed or chosen per operation by a [ThresholdPolicy] (spec §17 Q11;
 // the policy is an extension beyond §4.1, which knows only a fixed
-// threshold). Build one with [NewHedgingStrategy] or [NewPolicyStrategy].
+// threshold). Build one with [NewHedgingStrategy] or [NewPolicyStrategy],
+// then set Gate to bound the hedges it sends.
 type HedgingStrategy struct {
+	// Gate, when not nil, admits each hedge the threshold makes due, and
+	// each read a tripped partition breaker moves to the alternate region,
+	// before it is sent (a hedge budget,
+	// [hedgelab/hedging/threshold.Budget]; spec §17 Q11 extension). The
+	// threshold is unchanged by it. Nil sends every hedge that is due.
+	Gate HedgeGate
+
 	threshold Threshold
 	policy    ThresholdPolicy
 }
@@ -131,14 +139,19 @@ func (a AvailabilityStrategy) HedgingStrategy() (HedgingStrategy, bool) {
 	return a.hedging, a.kind == strategyHedging
 }
 
-// String renders "unset", "disabled" or "hedging(200ms)".
+// String renders "unset", "disabled", "hedging(200ms)" or, with a policy
+// and a gate, "hedging(p99_dynamic+budget(0.2))".
 func (a AvailabilityStrategy) String() string {
 	switch a.kind {
 	case strategyHedging:
+		name := a.hedging.threshold.String()
 		if a.hedging.policy != nil {
-			return "hedging(" + a.hedging.policy.Name() + ")"
+			name = a.hedging.policy.Name()
 		}
-		return "hedging(" + a.hedging.threshold.String() + ")"
+		if a.hedging.Gate != nil {
+			name += "+" + a.hedging.Gate.Name()
+		}
+		return "hedging(" + name + ")"
 	case strategyDisabled:
 		return "disabled"
 	}

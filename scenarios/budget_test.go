@@ -5,7 +5,6 @@ import (
 	"strings"
 	"testing"
 
-	"hedgelab/hedging/threshold"
 	"hedgelab/scenarios"
 )
 
@@ -22,9 +21,9 @@ func withPolicies(t *testing.T, policies string) (*scenarios.Scenario, error) {
 }
 
 func TestHedgeBudget(t *testing.T) {
-	pol := policyOf(t, "type = \"static\"\nthreshold_ms = 20\nhedge_budget = 0.05\nhedge_budget_burst = 10\n")
-	if _, ok := pol.(*threshold.Budget); !ok || pol.Name() != "static(20ms)+budget(0.05)" {
-		t.Fatalf("policy %T %v", pol, pol)
+	b, name := budgetOf(t, "type = \"static\"\nthreshold_ms = 20\nhedge_budget = 0.05\nhedge_budget_burst = 10\n")
+	if name != "hedging(static(20ms)+budget(0.05))" || b.Config().Burst != 10 {
+		t.Fatalf("strategy %s, budget %+v", name, b.Config())
 	}
 	for _, c := range []struct{ policies, want string }{
 		{"[[policies]]\nname = \"d\"\ntype = \"disabled\"\nhedge_budget = 0.1\n", `policies.d.hedge_budget: applies only to types "static", "driver_default", "p99_dynamic", "capped_quantile", "recommended", not "disabled"`},

@@ -1098,7 +1098,7 @@ func (b *builder) threshold(pp fpath, p *Policy) (hedging.Threshold, bool) {
 	return th, b.n == m
 }
 
-// budgeted returns a constructor of the policy newPol makes, wrapped in the
+// budgeted returns a constructor of the policy newPol makes, gated by the
 // hedge budget the entry's hedge_budget keys ask for (none without
 // hedge_budget).
 func (b *builder) budgeted(pp fpath, p *Policy, requestTimeout time.Duration, newPol func() (hedging.ThresholdPolicy, error)) func() (hedging.AvailabilityStrategy, error) {
@@ -1147,24 +1147,26 @@ func (b *builder) budgeted(pp fpath, p *Policy, requestTimeout time.Duration, ne
 	return budgetedNew(newPol, &bc)
 }
 
-// budgetedNew returns a constructor of a fresh policy strategy, the policy
-// wrapped in a budget when bc is not nil. It builds one value first as a
-// backstop, so a configuration hedging rejects is reported by the builder.
+// budgetedNew returns a constructor of a fresh policy strategy, gated by a
+// fresh budget (hedging.HedgingStrategy.Gate) when bc is not nil. It builds
+// one value first as a backstop, so a configuration hedging rejects is
+// reported by the builder.
 func budgetedNew(newPol func() (hedging.ThresholdPolicy, error), bc *threshold.BudgetConfig) func() (hedging.AvailabilityStrategy, error) {
 	return func() (hedging.AvailabilityStrategy, error) {
 		pol, err := newPol()
 		if err != nil {
 			return hedging.AvailabilityStrategy{}, err
 		}
+		if sp, ok := pol.(threshold.Static); ok && bc == nil {
+			return hedging.Hedging(hedging.NewHedgingStrategy(sp.T)), nil
+		}
+		s := hedging.NewPolicyStrategy(pol)
 		if bc != nil {
-			if pol, err = threshold.NewBudget(pol, *bc); err != nil {
+			if s.Gate, err = threshold.NewBudget(*bc); err != nil {
 				return hedging.AvailabilityStrategy{}, err
 			}
 		}
-		if sp, ok := pol.(threshold.Static); ok {
-			return hedging.Hedging(hedging.NewHedgingStrategy(sp.T)), nil
-		}
-		return hedging.Hedging(hedging.NewPolicyStrategy(pol)), nil
+		return hedging.Hedging(s), nil
 	}
 }
 

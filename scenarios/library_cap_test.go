@@ -60,7 +60,7 @@ func bgP99(t *testing.T, s *simnet.Stats, name string) float64 {
 // Europe, and its queue fills to its limit: the other tenants' requests are
 // refused and wait ~40 ms (with the breaker off, nothing is refused). A
 // hedge budget now admits the reads the breaker moves with the same tokens
-// as its hedges (threshold.Budget.AdmitRedirect): p99-budget-20pct refuses nothing
+// as its hedges (threshold.Budget.AdmitRedirect, the strategy's gate): p99-budget-20pct refuses nothing
 // and its tenants' p99 stays below 10 ms (before: 2551 tenants' requests
 // refused per three runs, p99 41.5 ms). The 1 s driver default never fires.
 func TestLibCapSharedAlternate(t *testing.T) {

@@ -15,6 +15,13 @@ import (
 // [[policies]] entry and returns its threshold policy.
 func policyOf(t *testing.T, entry string) hedging.ThresholdPolicy {
 	t.Helper()
+	return strategyOf(t, entry).Policy()
+}
+
+// strategyOf builds the strategy of a scenario whose only policy is the
+// [[policies]] entry, a policy strategy.
+func strategyOf(t *testing.T, entry string) hedging.HedgingStrategy {
+	t.Helper()
 	s, err := withPolicies(t, "[[policies]]\nname = \"x\"\n"+entry)
 	if err != nil {
 		t.Fatal(err)
@@ -31,7 +38,20 @@ func policyOf(t *testing.T, entry string) hedging.ThresholdPolicy {
 	if !ok || hs.Policy() == nil {
 		t.Fatalf("%q: not a policy strategy", entry)
 	}
-	return hs.Policy()
+	return hs
+}
+
+// budgetOf builds the strategy of a scenario whose only policy is the
+// [[policies]] entry and returns its gate, a budget, and the strategy's
+// name ("hedging(static(20ms)+budget(0.05))").
+func budgetOf(t *testing.T, entry string) (*threshold.Budget, string) {
+	t.Helper()
+	hs := strategyOf(t, entry)
+	b, ok := hs.Gate.(*threshold.Budget)
+	if !ok {
+		t.Fatalf("%q: gate %T, want a *threshold.Budget", entry, hs.Gate)
+	}
+	return b, hedging.Hedging(hs).String()
 }
 
 // The field's designs (issue 9) build the hedging values their keys
@@ -59,21 +79,21 @@ func TestPolicyTypesBuild(t *testing.T) {
 		}
 	})
 	t.Run("backup_requests", func(t *testing.T) {
-		b := policyOf(t, "type = \"backup_requests\"\nmax_extra_load = 0.02\nmin_backups_per_s = 3\n").(*threshold.Budget)
+		b, name := budgetOf(t, "type = \"backup_requests\"\nmax_extra_load = 0.02\nmin_backups_per_s = 3\n")
 		bc := b.Config()
-		if bc.Ratio != 0.02 || bc.PerSecond != 3 || bc.Burst != 100 || bc.ChargeFailover || b.Name() != "p98_dynamic+budget(0.02)" {
-			t.Errorf("budget %+v name %q", bc, b.Name())
+		if bc.Ratio != 0.02 || bc.PerSecond != 3 || bc.Burst != 100 || bc.ChargeFailover || name != "hedging(p98_dynamic+budget(0.02))" {
+			t.Errorf("budget %+v name %q", bc, name)
 		}
 	})
 	t.Run("retry_throttle", func(t *testing.T) {
-		b := policyOf(t, "type = \"retry_throttle\"\nthreshold_ms = 40\nmax_tokens = 20\ntoken_ratio = 0.2\n").(*threshold.Budget)
+		b, name := budgetOf(t, "type = \"retry_throttle\"\nthreshold_ms = 40\nmax_tokens = 20\ntoken_ratio = 0.2\n")
 		bc := b.Config()
-		if bc.Ratio != 0.2 || bc.Burst != 20 || bc.Reserve != 10 || !bc.ChargeFailover || bc.Debt || b.Name() != "static(40ms)+budget(0.2)" {
-			t.Errorf("throttle %+v name %q", bc, b.Name())
+		if bc.Ratio != 0.2 || bc.Burst != 20 || bc.Reserve != 10 || !bc.ChargeFailover || bc.Debt || name != "hedging(static(40ms)+budget(0.2))" {
+			t.Errorf("throttle %+v name %q", bc, name)
 		}
 	})
 	t.Run("hedge_budget accounting keys", func(t *testing.T) {
-		b := policyOf(t, "type = \"static\"\nthreshold_ms = 5\nhedge_budget = 0.1\nhedge_budget_charge_failover = true\nhedge_budget_debt = true\n").(*threshold.Budget)
+		b, _ := budgetOf(t, "type = \"static\"\nthreshold_ms = 5\nhedge_budget = 0.1\nhedge_budget_charge_failover = true\nhedge_budget_debt = true\n")
 		if bc := b.Config(); !bc.ChargeFailover || !bc.Debt {
 			t.Errorf("budget %+v", bc)
 		}

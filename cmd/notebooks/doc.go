@@ -114,20 +114,20 @@ func polP99Initial(name string, initial time.Duration) simnet.Policy {
 const budgetRatio = 0.2
 
 // polP99Budget is hedgelab's proposal: the P99 threshold with a hedge
-// budget of ratio alternates per operation; while the budget is spent the
-// threshold falls back to the driver default, so the tail is never worse
-// than the static default's.
+// budget of ratio alternates per operation as the strategy's gate
+// (hedging.HedgingStrategy.Gate); while the budget is spent no latency
+// hedge goes out, and the primary answers alone.
 func polP99Budget(ratio float64, requestTimeout time.Duration) simnet.Policy {
 	return simnet.Policy{Name: fmt.Sprintf("p99-budget-%gpct", ratio*100), New: func() (hedging.AvailabilityStrategy, error) {
 		p, err := threshold.NewP99Dynamic(threshold.P99DynamicConfig{})
 		if err != nil {
 			return hedging.AvailabilityStrategy{}, err
 		}
-		b, err := threshold.NewBudget(p, threshold.BudgetConfig{Ratio: ratio, Burst: 100})
-		if err != nil {
+		s := hedging.NewPolicyStrategy(p)
+		if s.Gate, err = threshold.NewBudget(threshold.BudgetConfig{Ratio: ratio, Burst: 100}); err != nil {
 			return hedging.AvailabilityStrategy{}, err
 		}
-		return hedging.Hedging(hedging.NewPolicyStrategy(b)), nil
+		return hedging.Hedging(s), nil
 	}}
 }
 

@@ -128,8 +128,8 @@ const stormNoLimit = 1_000_000
 const breakerOff = math.MaxInt32
 
 // polStaticBudget is static-50ms under a hedge budget of ratio alternates
-// per operation with a bucket of burst tokens per instance, falling back to
-// the driver default while it is spent, as the scenario file's
+// per operation with a bucket of burst tokens per instance (the strategy's
+// gate), sending no latency hedge while it is spent, as the scenario file's
 // `hedge_budget` / `hedge_budget_burst` build it. The name follows the
 // scenario's: budget-<ratio>pct[-burst<burst>] (no suffix for
 // the default burst of 100).
@@ -140,11 +140,13 @@ func polStaticBudget(ratio, burst float64, requestTimeout time.Duration) simnet.
 	}
 	th := hedging.MustThreshold(50 * time.Millisecond)
 	return simnet.Policy{Name: name, New: func() (hedging.AvailabilityStrategy, error) {
-		b, err := threshold.NewBudget(threshold.Static{T: th}, threshold.BudgetConfig{Ratio: ratio, Burst: burst})
+		s := hedging.NewPolicyStrategy(threshold.Static{T: th})
+		b, err := threshold.NewBudget(threshold.BudgetConfig{Ratio: ratio, Burst: burst})
 		if err != nil {
 			return hedging.AvailabilityStrategy{}, err
 		}
-		return hedging.Hedging(hedging.NewPolicyStrategy(b)), nil
+		s.Gate = b
+		return hedging.Hedging(s), nil
 	}}
 }
 

@@ -59,8 +59,8 @@ type BudgetConfig struct {
 	// 503 storm the budget stayed in debt for minutes and latency hedging
 	// stayed off. Default false: a failover charge never takes the balance
 	// below 0 (gRPC keeps retry tokens in [0, max]). Latency hedges are
-	// admitted and charged at once ([hedging.HedgeGate]), so they never owe more
-	// than the one token of a fractional admission.
+	// admitted and charged at once ([Budget.AdmitHedge]), so they never owe
+	// more than the one token of a fractional admission.
 	Debt bool
 	// ChargeFailover makes failover alternates ([hedging.SpawnCause.Failover]) spend
 	// tokens too. Default false: a failover alternate is the spec's failover
@@ -71,25 +71,27 @@ type BudgetConfig struct {
 	ChargeFailover bool
 }
 
-// Budget caps the hedge rate of an inner policy with a token bucket
+// Budget caps the hedge rate of a hedging strategy with a token bucket
 // — hedgelab's proposal for spec §17 Q11, not in the spec or its peer SDKs
 // (the idea is gRPC's hedging throttle and Envoy's retry budget). It is a
-// gate on sending the hedge ([hedging.HedgeGate]): every hedge-eligible operation
-// earns Ratio tokens when it starts (up to the bucket size), and when an
-// operation's threshold fires the alternate goes out only if the bucket
-// admits it, which charges it in the same step. The threshold itself is
-// the inner policy's, unchanged. Admission and charge at one point means
-// that in any window at most Ratio × operations + bucket size alternates
-// go out, whatever the threshold (a budget admitting at the operation's
-// start and charging a threshold later let 601 alternates out in 0.5 s
-// against a bound of 227 on budget-onset), and a spent budget sends no
-// latency hedge at all rather than falling back to a long threshold
-// (budget-fallback: 1.750 RU with a 10% budget before). A saturated or
-// throttled region is thus not flooded with alternates (spec §9.3). The
-// same tokens admit the reads a tripped partition breaker moves to the
-// alternate region ([Budget.AdmitRedirect]; before, a budget capped
-// hedges, not that moved load), so hedges and moved reads together stay
-// within the bound. See
+// gate on sending the hedge, beside the strategy's threshold policy, never
+// around it: set it as the strategy's [hedging.HedgingStrategy.Gate]
+// ([hedging.HedgeGate]). Every hedge-eligible operation earns Ratio tokens
+// when its threshold is chosen (up to the bucket size,
+// [Budget.OperationStarted]), and when an operation's threshold fires the
+// alternate goes out only if the bucket admits it, which charges it in the
+// same step ([Budget.AdmitHedge]). The threshold itself is the policy's,
+// unchanged. Admission and charge at one point means that in any window at
+// most Ratio × operations + bucket size alternates go out, whatever the
+// threshold (a budget admitting at the operation's start and charging a
+// threshold later let 601 alternates out in 0.5 s against a bound of 227 on
+// budget-onset), and a spent budget sends no latency hedge at all rather
+// than falling back to a long threshold (budget-fallback: 1.750 RU with a
+// 10% budget before). A saturated or throttled region is thus not flooded
+// with alternates (spec §9.3). The same tokens admit the reads a tripped
+// partition breaker (§9.5) moves to the alternate region
+// ([Budget.AdmitRedirect]; before, a budget capped hedges, not that moved
+// load), so hedges and moved reads together stay within the bound. See
 // [BudgetConfig] for the fleet sizing, the floor and the failover decision.
 //
 // Failure kinds it survives (around [P99Dynamic] at 20%, notebook 01):
@@ -98,11 +100,10 @@ type BudgetConfig struct {
 // (fleet-10000-burst), and the breaker's moved load (shared-alternate).
 // Kinds it does not survive: a slow primary beyond its ratio waits
 // unhedged (incident-us-east1-2019 p99 10002 ms, exclude-regions-503 2002,
-// budget-after-503-storm 307); whatever its inner policy
+// budget-after-503-storm 307); whatever its policy
 // does not survive (deadline-below-floor, gc-pause-hot-partition). It
 // loses 11 of the 55 scenarios.
 type Budget struct {
-	inner  hedging.ThresholdPolicy
 	cfg    BudgetConfig
 	mu     sync.Mutex
 	tokens float64
@@ -116,15 +117,20 @@ type Budget struct {
 	wantOps float64
 }
 
-// NewBudget wraps inner with the hedge budget cfg. Errors name the bad
-// field ("budget: burst must be > 0, got 0").
-func NewBudget(inner hedging.ThresholdPolicy, cfg BudgetConfig) (*Budget, error) {
+// A Budget is a hedge gate that also hears of failover alternates.
+var (
+	_ hedging.HedgeGate     = (*Budget)(nil)
+	_ hedging.SpawnObserver = (*Budget)(nil)
+)
+
+// NewBudget returns the hedge budget cfg, a gate for
+// [hedging.HedgingStrategy.Gate]. Errors name the bad field ("budget:
+// burst must be > 0, got 0").
+func NewBudget(cfg BudgetConfig) (*Budget, error) {
 	if cfg.Reserve == 0 {
 		cfg.Reserve = 1
 	}
 	switch {
-	case inner == nil:
-		return nil, fmt.Errorf("budget: inner policy is nil")
 	case !(cfg.Ratio > 0 && cfg.Ratio <= 1):
 		return nil, fmt.Errorf("budget: ratio must be in (0,1], got %v", cfg.Ratio)
 	case cfg.BurstSeconds != 0 && cfg.Burst != 0:
@@ -138,16 +144,16 @@ func NewBudget(inner hedging.ThresholdPolicy, cfg BudgetConfig) (*Budget, error)
 	case !(cfg.Reserve > 0) || (cfg.BurstSeconds == 0 && cfg.Reserve > cfg.Burst):
 		return nil, fmt.Errorf("budget: reserve must be in (0, burst=%v], got %v", cfg.Burst, cfg.Reserve)
 	}
-	b := &Budget{inner: inner, cfg: cfg, tokens: cfg.Burst, last: -1, opsAt: -1}
+	b := &Budget{cfg: cfg, tokens: cfg.Burst, last: -1, opsAt: -1}
 	return b, nil
 }
 
 // Config returns the configuration with defaults applied.
 func (p *Budget) Config() BudgetConfig { return p.cfg }
 
-// Name returns "<inner>+budget(<ratio>)".
+// Name returns "budget(<ratio>)", as "budget(0.05)".
 func (p *Budget) Name() string {
-	return fmt.Sprintf("%s+budget(%g)", p.inner.Name(), p.cfg.Ratio)
+	return fmt.Sprintf("budget(%g)", p.cfg.Ratio)
 }
 
 // capacity returns the bucket size in tokens; p.mu must be held.
@@ -184,36 +190,24 @@ func (p *Budget) earn(now time.Duration) {
 	p.tokens = math.Min(c, p.tokens+earn)
 }
 
-// Threshold earns one operation's tokens and returns the inner policy's
-// threshold.
-func (p *Budget) Threshold(now time.Duration, primary hedging.Region) hedging.Threshold {
+// OperationStarted earns one hedge-eligible operation's Ratio tokens (and
+// PerSecond's since the last operation), up to the bucket size; the race
+// calls it once per operation when its threshold is chosen
+// ([hedging.HedgeGate]).
+func (p *Budget) OperationStarted(now time.Duration, primary hedging.Region, kind hedging.OperationKind) {
 	p.earn(now)
-	return p.inner.Threshold(now, primary)
-}
-
-// ThresholdOp earns one operation's tokens and returns the inner policy's
-// decision ([hedging.OperationPolicy.ThresholdOp] when it implements it).
-func (p *Budget) ThresholdOp(now time.Duration, primary hedging.Region, kind hedging.OperationKind, remaining time.Duration) (hedging.Threshold, bool) {
-	p.earn(now)
-	if op, ok := p.inner.(hedging.OperationPolicy); ok {
-		return op.ThresholdOp(now, primary, kind, remaining)
-	}
-	return p.inner.Threshold(now, primary), true
 }
 
 // AdmitHedge admits and charges one latency hedge due at now (see
-// [BudgetConfig.Reserve] for fractional admission); the inner policy's
-// gate, if any, is asked first.
+// [BudgetConfig.Reserve] for fractional admission).
 func (p *Budget) AdmitHedge(now time.Duration, primary hedging.Region, kind hedging.OperationKind) bool {
-	if g, ok := p.inner.(hedging.HedgeGate); ok && !g.AdmitHedge(now, primary, kind) {
-		return false
-	}
 	return p.take(now)
 }
 
 // AdmitRedirect admits and charges one read that a tripped partition
-// breaker sends to the alternate region first (hedging.Client.Begin asks
-// any policy with this method before it routes such a read): a token,
+// breaker (spec §9.5) sends to the alternate region first
+// ([hedging.Client.Begin] asks the strategy's gate before it routes such a
+// read): a token,
 // as a hedge, since either is one more read on the alternate. So the
 // budget bounds hedges and moved reads together: in any window at most
 // Ratio × operations + bucket size of both.
@@ -249,28 +243,10 @@ func (p *Budget) draw(now time.Duration) float64 {
 	return float64(z>>11) / (1 << 53)
 }
 
-// Observe forwards to the inner policy.
-func (p *Budget) Observe(now time.Duration, region hedging.Region, latency time.Duration) {
-	p.inner.Observe(now, region, latency)
-}
-
-// PrimarySuperseded forwards to the inner policy when it is a
-// [hedging.SupersededObserver].
-func (p *Budget) PrimarySuperseded(now time.Duration, region hedging.Region, elapsed time.Duration) {
-	if o, ok := p.inner.(hedging.SupersededObserver); ok {
-		o.PrimarySuperseded(now, region, elapsed)
-	}
-}
-
-// AttemptEnded forwards to the inner policy: [hedging.OperationPolicy.AttemptEnded]
-// when it implements it, otherwise Observe or PrimarySuperseded.
-func (p *Budget) AttemptEnded(now time.Duration, a hedging.AttemptEnd) {
-	hedging.ReportAttempt(p.inner, now, a)
-}
-
-// AlternateSpawned charges a failover alternate under ChargeFailover,
-// never below 0 unless Debt (see [BudgetConfig.Debt]); a latency hedge was
-// charged when [Budget.AdmitHedge] admitted it.
+// AlternateSpawned charges a failover alternate (spec §6.5 #9) under
+// ChargeFailover, never below 0 unless Debt (see [BudgetConfig.Debt]); a
+// latency hedge was charged when [Budget.AdmitHedge] admitted it. The race
+// calls it for every alternate sent ([hedging.SpawnObserver]).
 func (p *Budget) AlternateSpawned(now time.Duration, primary hedging.Region, cause hedging.SpawnCause) {
 	if cause != hedging.SpawnThreshold && p.cfg.ChargeFailover {
 		p.mu.Lock()
@@ -280,9 +256,6 @@ func (p *Budget) AlternateSpawned(now time.Duration, primary hedging.Region, cau
 			p.tokens = min(p.tokens, max(p.tokens-1, 0))
 		}
 		p.mu.Unlock()
-	}
-	if o, ok := p.inner.(hedging.SpawnObserver); ok {
-		o.AlternateSpawned(now, primary, cause)
 	}
 }
 

@@ -10,18 +10,15 @@ import (
 )
 
 func TestNewBudgetErrors(t *testing.T) {
-	inner := threshold.Static{T: hedging.MustThreshold(100 * time.Millisecond)}
 	for _, c := range []struct {
-		inner        hedging.ThresholdPolicy
 		ratio, burst float64
 		want         string
 	}{
-		{nil, 0.1, 10, "budget: inner policy is nil"},
-		{inner, 0, 10, "budget: ratio must be in (0,1], got 0"},
-		{inner, 1.5, 10, "budget: ratio must be in (0,1], got 1.5"},
-		{inner, 0.1, 0, "budget: burst must be > 0, got 0"},
+		{0, 10, "budget: ratio must be in (0,1], got 0"},
+		{1.5, 10, "budget: ratio must be in (0,1], got 1.5"},
+		{0.1, 0, "budget: burst must be > 0, got 0"},
 	} {
-		if _, err := threshold.NewBudget(c.inner, threshold.BudgetConfig{Ratio: c.ratio, Burst: c.burst}); err == nil || err.Error() != c.want {
+		if _, err := threshold.NewBudget(threshold.BudgetConfig{Ratio: c.ratio, Burst: c.burst}); err == nil || err.Error() != c.want {
 			t.Errorf("NewBudget(ratio %v, burst %v) = %v, want %q", c.ratio, c.burst, err, c.want)
 		}
 	}
@@ -41,19 +38,19 @@ func TestBudgetedPolicyCapsHedgeRate(t *testing.T) {
 		{0.1, 0.09, 0.12, true},
 		{0.5, 0.48, 0.52, true},
 	} {
-		var policy hedging.ThresholdPolicy = threshold.Static{T: hedging.MustThreshold(50 * time.Millisecond)}
+		strategy := hedging.NewPolicyStrategy(threshold.Static{T: hedging.MustThreshold(50 * time.Millisecond)})
 		var bp *threshold.Budget
 		if c.budget {
 			var err error
-			bp, err = threshold.NewBudget(policy, threshold.BudgetConfig{Ratio: c.ratio, Burst: 20})
+			bp, err = threshold.NewBudget(threshold.BudgetConfig{Ratio: c.ratio, Burst: 20})
 			if err != nil {
 				t.Fatal(err)
 			}
-			policy = bp
+			strategy.Gate = bp
 		}
 		client, err := hedging.NewClient(hedging.Config{
 			Regions:                      []hedging.Endpoint{{Region: "A", Key: "a"}, {Region: "B", Key: "b"}},
-			Strategy:                     hedging.Hedging(hedging.NewPolicyStrategy(policy)),
+			Strategy:                     hedging.Hedging(strategy),
 			ConsecutiveHedgeWinThreshold: 1 << 30,
 		})
 		if err != nil {
@@ -98,8 +95,12 @@ func TestBudgetedPolicyCapsHedgeRate(t *testing.T) {
 		if bp != nil && bp.Denied() == 0 {
 			t.Errorf("ratio %v: no operation was denied", c.ratio)
 		}
-		if bp != nil && bp.Name() != fmt.Sprintf("static(50ms)+budget(%g)", c.ratio) {
-			t.Errorf("Name = %q", bp.Name())
+		if got, want := hedging.Hedging(strategy).String(), "hedging(static(50ms))"; bp != nil {
+			if want = fmt.Sprintf("hedging(static(50ms)+budget(%g))", c.ratio); bp.Name() != fmt.Sprintf("budget(%g)", c.ratio) || got != want {
+				t.Errorf("Name = %q, strategy %q, want %q", bp.Name(), got, want)
+			}
+		} else if got != want {
+			t.Errorf("strategy %q, want %q", got, want)
 		}
 	}
 }
@@ -110,7 +111,6 @@ func TestBudgetedPolicyCapsHedgeRate(t *testing.T) {
 // out; with a bucket of 2 s of the instance's own 5% budget, fractional
 // tokens admit about Ratio × max(instances, fleet rate × 2 s) = 50.
 func TestBudgetBurstSecondsBoundsAFleet(t *testing.T) {
-	inner := threshold.Static{T: hedging.MustThreshold(50 * time.Millisecond)}
 	for _, c := range []struct {
 		name   string
 		cfg    threshold.BudgetConfig
@@ -121,13 +121,13 @@ func TestBudgetBurstSecondsBoundsAFleet(t *testing.T) {
 	} {
 		admitted := 0
 		for i := range 1000 {
-			b, err := threshold.NewBudget(inner, c.cfg)
+			b, err := threshold.NewBudget(c.cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
 			now := time.Duration(i) * time.Millisecond
 			for ; now < 100*time.Second; now += 5 * time.Second {
-				b.Threshold(now, "A")
+				b.OperationStarted(now, "A", hedging.PointRead)
 			}
 			if b.AdmitHedge(now, "A", hedging.PointRead) {
 				admitted++
@@ -148,8 +148,7 @@ func TestBudgetBurstSecondsBoundsAFleet(t *testing.T) {
 // token while hedges are denied, and the run stays within Ratio ×
 // operations + one token at every prefix.
 func TestBudgetLowRateDelivers(t *testing.T) {
-	b, err := threshold.NewBudget(threshold.Static{T: hedging.MustThreshold(50 * time.Millisecond)},
-		threshold.BudgetConfig{Ratio: 0.05, BurstSeconds: 2})
+	b, err := threshold.NewBudget(threshold.BudgetConfig{Ratio: 0.05, BurstSeconds: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +156,7 @@ func TestBudgetLowRateDelivers(t *testing.T) {
 	admitted := 0
 	for i := range ops {
 		now := time.Duration(i) * 5 * time.Second
-		b.Threshold(now, "A")
+		b.OperationStarted(now, "A", hedging.PointRead)
 		if i*3%10 < 3 && b.AdmitHedge(now, "A", hedging.PointRead) { // 30% of operations ask
 			admitted++
 		}
@@ -171,7 +170,7 @@ func TestBudgetLowRateDelivers(t *testing.T) {
 	// Once the demand stops for 1/Ratio operations the bucket is back to
 	// its size: 0.05 tokens, not a whole one.
 	for i := range 40 {
-		b.Threshold(time.Duration(ops+i)*5*time.Second, "A")
+		b.OperationStarted(time.Duration(ops+i)*5*time.Second, "A", hedging.PointRead)
 	}
 	if got := b.Tokens(); got > 0.05+1e-9 {
 		t.Errorf("after 40 quiet operations the balance is %.3f tokens, want <= 0.05", got)
@@ -182,14 +181,14 @@ func TestBudgetLowRateDelivers(t *testing.T) {
 // every operation, no run of operations gets more alternates than Ratio ×
 // its length + Burst (budget-onset's kind: 601 in 0.5 s against ~227).
 func TestBudgetAdmitsWithinRatioPlusBurst(t *testing.T) {
-	b, err := threshold.NewBudget(threshold.Static{T: hedging.MustThreshold(100 * time.Millisecond)}, threshold.BudgetConfig{Ratio: 0.05, Burst: 100})
+	b, err := threshold.NewBudget(threshold.BudgetConfig{Ratio: 0.05, Burst: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
 	admitted := make([]bool, 20000)
 	for i := range admitted {
 		now := time.Duration(i) * 200 * time.Microsecond
-		b.Threshold(now, "A")
+		b.OperationStarted(now, "A", hedging.PointRead)
 		admitted[i] = b.AdmitHedge(now, "A", hedging.PointRead)
 	}
 	for _, w := range []int{100, 2500, 20000} {

@@ -18,9 +18,10 @@
 //
 // Each policy's doc comment names the failure kinds it survives and those
 // it does not, from notebook 01's scorecard and the policy cases in
-// ../shared/cases/policy. A [Budget] is a gate on sending the hedge
-// ([hedging.HedgeGate]): it wraps the policy whose hedges it admits, and
-// leaves that policy's threshold unchanged.
+// ../shared/cases/policy. A [Budget] is not a policy but a gate on sending
+// the hedge ([hedging.HedgeGate], set in [hedging.HedgingStrategy.Gate]):
+// it sits beside the policy whose hedges it admits and leaves that
+// policy's threshold unchanged.
 //
 // Every policy is safe for concurrent use, takes the current time as a
 // parameter and never reads a clock; durations are [time.Duration].

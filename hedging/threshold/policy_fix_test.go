@@ -209,7 +209,6 @@ func TestP99DynamicOptionValidate(t *testing.T) {
 // nothing; charged, the balance stops at 0 and latency hedging is back
 // within Reserve/Ratio operations; with Debt it stays off for debt/Ratio.
 func TestBudgetAfterFailoverStorm(t *testing.T) {
-	inner := threshold.Static{T: hedging.MustThreshold(100 * time.Millisecond)}
 	for _, tc := range []struct {
 		name      string
 		cfg       threshold.BudgetConfig
@@ -223,7 +222,7 @@ func TestBudgetAfterFailoverStorm(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg
 			cfg.Ratio, cfg.Burst = 0.05, 100
-			b, err := threshold.NewBudget(inner, cfg)
+			b, err := threshold.NewBudget(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -231,7 +230,7 @@ func TestBudgetAfterFailoverStorm(t *testing.T) {
 			// A storm: 30000 operations, half answered 503 and failed over.
 			for i := range 30000 {
 				now += 2 * time.Millisecond
-				b.Threshold(now, "A")
+				b.OperationStarted(now, "A", hedging.PointRead)
 				if i%2 == 0 {
 					b.AlternateSpawned(now, "A", hedging.Spawn503)
 				}
@@ -242,7 +241,7 @@ func TestBudgetAfterFailoverStorm(t *testing.T) {
 			n := 0
 			for ; n < 200000; n++ {
 				now += 2 * time.Millisecond
-				b.Threshold(now, "A")
+				b.OperationStarted(now, "A", hedging.PointRead)
 				if b.Tokens() >= 1 { // a latency hedge would be admitted
 					break
 				}
@@ -254,12 +253,12 @@ func TestBudgetAfterFailoverStorm(t *testing.T) {
 	}
 	// Refill time: from empty the bucket is full again within Burst/Ratio
 	// operations.
-	b, _ := threshold.NewBudget(inner, threshold.BudgetConfig{Ratio: 0.05, Burst: 100, ChargeFailover: true})
+	b, _ := threshold.NewBudget(threshold.BudgetConfig{Ratio: 0.05, Burst: 100, ChargeFailover: true})
 	for range 1000 {
 		b.AlternateSpawned(0, "A", hedging.Spawn503)
 	}
 	for i := range 2000 {
-		b.Threshold(time.Duration(i), "A")
+		b.OperationStarted(time.Duration(i), "A", hedging.PointRead)
 	}
 	if got := b.Tokens(); got < 99.999 {
 		t.Errorf("balance after Burst/Ratio = 2000 operations: %v, want full (100)", got)
@@ -269,15 +268,14 @@ func TestBudgetAfterFailoverStorm(t *testing.T) {
 // Finagle's minimum rate: PerSecond tokens arrive with time, so a client
 // with few operations can still hedge.
 func TestBudgetPerSecond(t *testing.T) {
-	inner := threshold.Static{T: hedging.MustThreshold(100 * time.Millisecond)}
-	b, err := threshold.NewBudget(inner, threshold.BudgetConfig{Ratio: 0.01, Burst: 5, PerSecond: 1})
+	b, err := threshold.NewBudget(threshold.BudgetConfig{Ratio: 0.01, Burst: 5, PerSecond: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	granted := 0
 	for i := range 100 { // one operation every 2 s, every one hedged
 		now := time.Duration(i) * 2 * time.Second
-		b.Threshold(now, "A")
+		b.OperationStarted(now, "A", hedging.PointRead)
 		if b.AdmitHedge(now, "A", hedging.PointRead) {
 			granted++
 		}
@@ -285,7 +283,7 @@ func TestBudgetPerSecond(t *testing.T) {
 	if granted != 100 {
 		t.Errorf("granted %d of 100 hedges at 0.5 ops/s with 1 token/s, want all", granted)
 	}
-	if _, err := threshold.NewBudget(inner, threshold.BudgetConfig{Ratio: 0.1, Burst: 10, Reserve: 11}); err == nil {
+	if _, err := threshold.NewBudget(threshold.BudgetConfig{Ratio: 0.1, Burst: 10, Reserve: 11}); err == nil {
 		t.Error("Reserve > Burst accepted")
 	}
 }

@@ -54,8 +54,8 @@ func CappedQuantile(limit time.Duration) P99DynamicConfig {
 // ceiling, and the [Budget] that caps its hedges at maxExtraLoad per
 // operation (0 < maxExtraLoad < 1) plus minPerSecond tokens per second
 // (>= 0: a low-rate client can still hedge), in a bucket of burst tokens
-// (> 0). Build it with NewBudget over NewP99Dynamic; each reports a bad
-// value, naming it.
+// (> 0). Build the strategy with NewPolicyStrategy over NewP99Dynamic and
+// NewBudget as its Gate; each reports a bad value, naming it.
 //
 // Failure kinds it survives: hedges that cannot win, which cost at most its
 // ratio (far-primary RU 1.003, cold-fleet 1.008, correlated-both-slow
@@ -77,7 +77,8 @@ func BackupRequests(maxExtraLoad, minPerSecond, burst float64) (P99DynamicConfig
 // threshold): a bucket of maxTokens (> 0; it starts full) that every
 // operation fills by tokenRatio (in (0, 1]) and every alternate, failover
 // included, drains by one; a hedge goes out only while the bucket holds at
-// least half (Reserve = maxTokens/2, no fractional admission). NewBudget
+// least half (Reserve = maxTokens/2, no fractional admission): the gate
+// ([hedging.HedgingStrategy.Gate]) beside a Static threshold. NewBudget
 // reports a bad value, naming it.
 //
 // Failure kinds it survives: a learned threshold's failure modes (there is
