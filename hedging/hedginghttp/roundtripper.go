@@ -33,6 +33,7 @@ type Option func(*settings) error
 
 type settings struct {
 	strategy  hedging.AvailabilityStrategy
+	gate      hedging.HedgeGate
 	observer  hedging.Observer
 	logger    *slog.Logger
 	timeout   time.Duration
@@ -64,6 +65,21 @@ func WithPolicy(p hedging.ThresholdPolicy) Option {
 			return errors.New("hedginghttp: WithPolicy(nil)")
 		}
 		s.strategy = hedging.Hedging(hedging.NewPolicyStrategy(p))
+		return nil
+	}
+}
+
+// WithHedgeGate sends a hedge, or a read a tripped partition breaker moves
+// to the alternate region, only when g admits it (for example a
+// [hedgelab/hedging/threshold.Budget]; see [hedging.HedgeGate]), beside
+// the threshold of WithThreshold, WithPolicy or the driver default, which
+// it leaves unchanged. g must be safe for concurrent use; nil is an error.
+func WithHedgeGate(g hedging.HedgeGate) Option {
+	return func(s *settings) error {
+		if g == nil {
+			return errors.New("hedginghttp: WithHedgeGate(nil)")
+		}
+		s.gate = g
 		return nil
 	}
 }
@@ -270,6 +286,14 @@ func NewRoundTripper(next http.RoundTripper, regions []Region, opts ...Option) (
 		if err := o(&s); err != nil {
 			return nil, err
 		}
+	}
+	if s.gate != nil {
+		hs, ok := s.strategy.HedgingStrategy()
+		if !ok {
+			hs = hedging.NewHedgingStrategy(hedging.DriverDefaultThreshold(s.timeout))
+		}
+		hs.Gate = s.gate
+		s.strategy = hedging.Hedging(hs)
 	}
 	rt := &roundTripper{next: next, timeout: s.timeout, partition: s.partition, cont: s.cont.withDefaults()}
 	cfg := hedging.Config{Strategy: s.strategy, Logger: s.logger, Observer: s.observer, RequestTimeout: s.timeout,

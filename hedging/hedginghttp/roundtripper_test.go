@@ -404,6 +404,7 @@ func TestNewRoundTripperErrors(t *testing.T) {
 		{"no scheme", http.DefaultTransport, []hedginghttp.Region{{"A", "a.test"}}, nil, `want scheme://host`},
 		{"zero threshold", http.DefaultTransport, ok, []hedginghttp.Option{hedginghttp.WithThreshold(0)}, "threshold must be positive"},
 		{"nil policy", http.DefaultTransport, ok, []hedginghttp.Option{hedginghttp.WithPolicy(nil)}, "WithPolicy(nil)"},
+		{"nil gate", http.DefaultTransport, ok, []hedginghttp.Option{hedginghttp.WithHedgeGate(nil)}, "WithHedgeGate(nil)"},
 		{"negative timeout", http.DefaultTransport, ok, []hedginghttp.Option{hedginghttp.WithTimeout(-1)}, "timeout must be positive"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

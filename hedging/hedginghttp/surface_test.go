@@ -291,6 +291,29 @@ func TestNewRoundTripperRejectsMisuse(t *testing.T) {
 			synctest.Wait()
 		})
 	})
+	t.Run("budget gate", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			// A bucket of 2 tokens, needing 2 to hedge and earning 0.01
+			// per request: the first request's hedge goes out (region B
+			// answers), the second's is refused and region A answers after
+			// its 1 s.
+			b, err := threshold.NewBudget(threshold.BudgetConfig{Ratio: 0.01, Burst: 2, Reserve: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, a, hc := sfHedged(t, hedginghttp.WithHedgeGate(b))
+			for i, want := range []string{"/x ", "slow /x"} {
+				req, _ := http.NewRequest(http.MethodGet, a+"/x", nil)
+				if _, body := sfGet(t, hc, req); body != want {
+					t.Errorf("request %d: body %q, want %q", i, body, want)
+				}
+			}
+			if b.Denied() != 1 {
+				t.Errorf("budget denied %d hedges, want 1", b.Denied())
+			}
+			synctest.Wait()
+		})
+	})
 }
 
 // nilObserver is a hedging.Observer whose nil pointer panics on use.
