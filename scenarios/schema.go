@@ -237,9 +237,9 @@ type Policy struct {
 	TokenRatio     *float64 `toml:"token_ratio"`       // retry_throttle: (0,1]; default 0.1
 
 	// HedgeBudget caps the hedge rate of static, driver_default, p99_dynamic
-	// and capped_quantile with a token bucket (threshold.Budget): at
-	// most this many latency hedges per operation over time, (0,1]; absent =
-	// no budget. The budget gates each hedge when its threshold fires
+	// and capped_quantile with a token bucket (threshold.Budget, the
+	// strategy's gate beside the policy): at most this many latency hedges
+	// per operation over time, (0,1]; absent = no budget. The budget gates each hedge when its threshold fires
 	// (admitted and charged at once); a spent budget sends none.
 	// HedgeBudgetBurst is the bucket size in tokens (> 0, fractional
 	// allowed, default 100; also backup_requests' bucket);
