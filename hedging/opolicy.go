@@ -87,16 +87,15 @@ type OperationPolicy interface {
 // it in [HedgingStrategy.Gate]. The race calls it at three points of a
 // hedged operation, with the operation's primary region and kind:
 //
+//   - AdmitRedirect, first, in [Client.Begin], when a tripped partition
+//     breaker (§9.5) would start the read on the alternate region instead
+//     of its demoted primary from (one extra read there that no hedge
+//     sent): true sends it there first, false keeps it on its primary
+//     (whose threshold may then hedge it). A primary demoted by a 503
+//     mark (§6.5 #10) is not gated.
 //   - OperationStarted, once, when the operation's threshold is chosen
 //     ([Client.Begin], and [Client.PlanHedge] for a hedge unit above the
-//     race): a budget earns its tokens there. It comes after
-//     AdmitRedirect.
-//   - AdmitRedirect, in [Client.Begin], for a read that a tripped
-//     partition breaker (§9.5) would start on the alternate region
-//     instead of its demoted primary from (one extra read there that no
-//     hedge sent): true sends it there first, false keeps it on its
-//     primary (whose threshold may then hedge it). A primary demoted by a
-//     503 mark (§6.5 #10) is not gated.
+//     race): a budget earns its tokens there.
 //   - AdmitHedge, when the threshold timer fires, just before the
 //     alternate would be sent: false means it is not sent and the primary
 //     runs alone.
@@ -107,8 +106,12 @@ type OperationPolicy interface {
 // with its cause. Implementations are safe for concurrent use, take the
 // current time as a parameter and never read a clock.
 type HedgeGate interface {
-	OperationStarted(now time.Duration, primary Region, kind OperationKind)
+	// AdmitRedirect admits and charges one read moved off its demoted
+	// primary from.
 	AdmitRedirect(now time.Duration, from Region, kind OperationKind) bool
+	// OperationStarted reports one hedged operation.
+	OperationStarted(now time.Duration, primary Region, kind OperationKind)
+	// AdmitHedge admits and charges one latency hedge due at now.
 	AdmitHedge(now time.Duration, primary Region, kind OperationKind) bool
 	// Name identifies the gate in reports ("budget(0.05)").
 	Name() string

@@ -135,3 +135,66 @@ func TestHedgeWinMinSpan(t *testing.T) {
 		t.Error("a 1.6 s streak of 5 wins did not trip")
 	}
 }
+
+// gateLog is a HedgeGate that records each call ("start A", "hedge A",
+// "redirect A", "spawn 503") and admits hedges while admit is true.
+type gateLog struct {
+	mu    sync.Mutex
+	admit bool
+	calls []string
+}
+
+func (g *gateLog) add(s string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.calls = append(g.calls, s)
+}
+func (g *gateLog) OperationStarted(_ time.Duration, primary hedging.Region, _ hedging.OperationKind) {
+	g.add("start " + string(primary))
+}
+func (g *gateLog) AdmitRedirect(_ time.Duration, from hedging.Region, _ hedging.OperationKind) bool {
+	g.add("redirect " + string(from))
+	return g.admit
+}
+func (g *gateLog) AdmitHedge(_ time.Duration, primary hedging.Region, _ hedging.OperationKind) bool {
+	g.add("hedge " + string(primary))
+	return g.admit
+}
+func (g *gateLog) AlternateSpawned(_ time.Duration, _ hedging.Region, cause hedging.SpawnCause) {
+	g.add("spawn " + cause.String())
+}
+func (g *gateLog) Name() string { return "log" }
+
+// A strategy's gate sits beside its threshold: the race tells it of each
+// hedged operation once, asks it when the threshold fires (a refusal sends
+// no alternate and leaves the threshold alone), tells it of each alternate
+// sent (failover included, which it cannot refuse), and PlanHedge tells it
+// of the operation as Begin does. The policy's threshold is unchanged.
+func TestHedgeGateBesideThreshold(t *testing.T) {
+	g := &gateLog{admit: true}
+	s := hedging.NewPolicyStrategy(threshold.Static{T: hedging.MustThreshold(100 * htMillisecond)})
+	s.Gate = g
+	if got := hedging.Hedging(s).String(); got != "hedging(static(100ms)+log)" {
+		t.Errorf("String = %q", got)
+	}
+	c := htClient(t, hedging.Config{Regions: htRegions("A", "B"), Strategy: hedging.Hedging(s),
+		Retry: hedging.RetryOptions{MaxAttempts: 1}, ConsecutiveHedgeWinThreshold: 1000})
+	if st := htRace(t, c, 1*time.Second, "p", htR(time.Second, 200, 0), htR(10*htMillisecond, 200, 0)); st != hedging.AlternateWon {
+		t.Errorf("admitted hedge: %v, want AlternateWon", st)
+	}
+	g.admit = false
+	if st := htRace(t, c, 2*time.Second, "p", htR(time.Second, 200, 0), htR(10*htMillisecond, 200, 0)); st.WasHedge() {
+		t.Errorf("refused hedge: %v, want the primary alone", st)
+	}
+	htRace(t, c, 3*time.Second, "p", htR(5*htMillisecond, 503, 0), htR(20*htMillisecond, 200, 0)) // failover, not gated
+	op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
+	if p := c.PlanHedge(4*time.Second, &op); !p.Hedged || p.Threshold.Get() != 100*htMillisecond {
+		t.Errorf("PlanHedge = %+v", p)
+	}
+	// A's 503 marked it unavailable (§6.5 #10): the plan starts on B, and
+	// a move by a mark is not a redirect the gate is asked for.
+	want := []string{"start A", "hedge A", "spawn threshold", "start A", "hedge A", "start A", "spawn 503", "start B"}
+	if !slices.Equal(g.calls, want) {
+		t.Errorf("gate calls = %q, want %q", g.calls, want)
+	}
+}

@@ -445,8 +445,10 @@ type HedgePlan struct {
 // PlanHedge returns the [HedgePlan] of op at now: the eligibility,
 // region order and threshold rule [Client.Begin] applies, for a hedge
 // unit above the race that hedges by the same rule (a whole feed
-// operation, spec §17 Q9). It sends nothing and changes no state; the
-// deadline a policy sees is op.Timeout. A write on a single-master account
+// operation, spec §17 Q9). It sends nothing and changes no state but
+// the strategy's gate's, which hears of the operation as from Begin
+// ([HedgeGate.OperationStarted]: a budget earns its tokens); the deadline
+// a policy sees is op.Timeout. A write on a single-master account
 // or an operation with no applicable region is not Hedged.
 func (c *Client) PlanHedge(now time.Duration, op *Operation) HedgePlan {
 	var p HedgePlan
