@@ -8,7 +8,7 @@
 //
 // Usage:
 //
-//	go run ./cmd/scorecard [-reps N] [-max-duration S] file.toml|dir ...
+//	go run ./cmd/scorecard [-reps N] [-max-duration S] [-v] file.toml|dir ...
 //
 // Figures are study.Figures', as in the notebooks: latencies are means over
 // the replications with 95% intervals. Each file's own policies are kept; a
@@ -47,11 +47,15 @@ var roster = []struct{ name, toml string }{
 	{"recommended", `type = "recommended"`},
 }
 
+// verbose is the -v flag.
+var verbose bool
+
 var reName = regexp.MustCompile(`(?m)^name\s*=\s*"([^"]*)"`)
 
 func main() {
 	reps := flag.Int("reps", 0, "replications per scenario (0 = the file's)")
 	maxDur := flag.Float64("max-duration", 0, "skip scenarios longer than this many seconds (0 = none)")
+	flag.BoolVar(&verbose, "v", false, "also print every policy's p99, RU multiplier, error and hedge rates")
 	flag.Parse()
 	var files []string
 	for _, a := range flag.Args() {
@@ -134,6 +138,12 @@ func score(path string, reps int, maxDur float64) (string, int, error) {
 		return "", 0, fmt.Errorf("policies recommended and sc-p99-dynamic are names the file itself uses")
 	}
 	rec, before := figs[i], figs[j]
+	if verbose {
+		for _, f := range figs {
+			fmt.Printf("    %-24s p99 %8.1f ms [%.1f, %.1f] RU %.3f err %.2f%% hedged %.2f%%\n",
+				f.Policy, f.P99, p99CI(f)[0], p99CI(f)[1], f.RUMultiplier, 100*f.ErrorRate, 100*f.HedgeRate)
+		}
+	}
 	why, err := losses(rec.Policy)
 	if err != nil {
 		return "", 0, err
@@ -149,4 +159,13 @@ func score(path string, reps int, maxDur float64) (string, int, error) {
 	}
 	return fmt.Sprintf("%-32s p99_dynamic %7.1f ms RU %.3f → recommended %7.1f ms RU %.3f err %.2f%%  %s",
 		s.Name, before.P99, before.RUMultiplier, rec.P99, rec.RUMultiplier, 100*rec.ErrorRate, verdict), min(len(why), 1), nil
+}
+
+// p99CI is f's 95% interval of the p99 in ms ([P99, P99] with one
+// replication).
+func p99CI(f report.Figures) [2]float64 {
+	if ci, ok := f.CI95["p99_ms"]; ok {
+		return ci
+	}
+	return [2]float64{f.P99, f.P99}
 }
