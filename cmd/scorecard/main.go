@@ -140,8 +140,12 @@ func score(path string, reps int, maxDur float64) (string, int, error) {
 	rec, before := figs[i], figs[j]
 	if verbose {
 		for _, f := range figs {
-			fmt.Printf("    %-24s p99 %8.1f ms [%.1f, %.1f] RU %.3f err %.2f%% hedged %.2f%%\n",
-				f.Policy, f.P99, p99CI(f)[0], p99CI(f)[1], f.RUMultiplier, 100*f.ErrorRate, 100*f.HedgeRate)
+			ci := "" // one replication: no interval
+			if c, ok := f.CI95["p99_ms"]; ok {
+				ci = fmt.Sprintf(" [%.1f, %.1f]", c[0], c[1])
+			}
+			fmt.Printf("    %-24s p99 %8.1f ms%s RU %.3f err %.2f%% hedged %.2f%%\n",
+				f.Policy, f.P99, ci, f.RUMultiplier, 100*f.ErrorRate, 100*f.HedgeRate)
 		}
 	}
 	why, err := losses(rec.Policy)
@@ -159,13 +163,4 @@ func score(path string, reps int, maxDur float64) (string, int, error) {
 	}
 	return fmt.Sprintf("%-32s p99_dynamic %7.1f ms RU %.3f → recommended %7.1f ms RU %.3f err %.2f%%  %s",
 		s.Name, before.P99, before.RUMultiplier, rec.P99, rec.RUMultiplier, 100*rec.ErrorRate, verdict), min(len(why), 1), nil
-}
-
-// p99CI is f's 95% interval of the p99 in ms ([P99, P99] with one
-// replication).
-func p99CI(f report.Figures) [2]float64 {
-	if ci, ok := f.CI95["p99_ms"]; ok {
-		return ci
-	}
-	return [2]float64{f.P99, f.P99}
 }
