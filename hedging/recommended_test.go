@@ -144,6 +144,24 @@ func TestRecommendedColdKeyEvidence(t *testing.T) {
 	}
 }
 
+// The warm-up by time (at least 2 × the largest answer) guards the first
+// estimate against survivor bias, once: a warm key that sees one read
+// answer after 2 s (an explored read behind a slow leaf) keeps its
+// threshold (the backstop, 2 × p99 ≈ 30 ms) instead of going cold for 4 s
+// at Cold × the median (~45 ms).
+func TestRecommendedStaysWarmAfterASlowAnswer(t *testing.T) {
+	p, err := hedging.NewRecommended(hedging.RecommendedConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, now := recDrive(p, 0, 1000, time.Millisecond, body, 40*time.Millisecond, 0)
+	p.AttemptEnded(now, hedging.AttemptEnd{Primary: "A", Region: "A", Kind: hedging.PointRead, Elapsed: 2 * time.Second, Answered: true})
+	_, now = recDrive(p, now, 300, time.Millisecond, body, 40*time.Millisecond, 0)
+	if th, ok := p.ThresholdOp(now, "A", hedging.PointRead, 0); !ok || th.Get() > 35*time.Millisecond {
+		t.Errorf("threshold %v, %v after a 2 s answer; want the warm backstop, at most 35 ms", th, ok)
+	}
+}
+
 // §9.3: while the client's throughput-control gate answers local 429s, an
 // alternate would take a token another operation needs: no hedge for
 // recThrottleHold (1 s) after the last one. A local 429 is no latency of
