@@ -563,17 +563,16 @@ func (p *Recommended) decide(now time.Duration, s *recState) {
 	wP := km(&s.pU, &s.pC, &s.survP)
 	s.probeT = 0
 	if (!s.warmed && (s.first < 0 || now-s.first < warm)) || wP < p.cfg.MinSamples {
-		// Cold: the conservative prior (Initial, the spec's driver default
-		// of 1 s) until a primary answers, then Cold × the median of the
-		// answers: a fresh instance does not hedge blindly, and stops
-		// hedging a heavy operation as soon as it has seen one answer.
-		// Once this key's own alternate has answered in less than half the
-		// primary's median (Kaplan–Meier: unknown, so slower, while most
-		// primaries were cancelled), the threshold is twice the
-		// alternate's median: the evidence says the primary is
-		// the slow one (a primary slow from the start, a metadata read
-		// that times out), and waiting out the prior on each of a cold
-		// key's few operations is what it would cost.
+		// Cold: the conservative prior (Initial, 350 ms) until a primary
+		// answers, then Cold × the median of the answers: a fresh instance
+		// does not hedge blindly, and stops hedging a heavy operation as
+		// soon as it has seen one answer. Once this key's own alternate
+		// has answered in less than half the primary's median
+		// (Kaplan–Meier: unknown, so slower, while most primaries were
+		// cancelled), the threshold is twice the alternate's median: the
+		// evidence says the primary is the slow one (a primary slow from
+		// the start), and waiting out the prior on each of a cold key's
+		// few operations is what it would cost.
 		s.nextCalc = now + p.cfg.Refresh/10 // look again soon
 		s.hedge, s.t, s.altMed = true, p.cfg.Initial, 0
 		med := quantileOf(&s.survP, 0.5) // +Inf: most primaries cancelled
@@ -596,8 +595,9 @@ func (p *Recommended) decide(now time.Duration, s *recState) {
 	// The prior for the alternate (below) is the faster half of the
 	// primary's attempts (P | P <= median), shifted by how much farther
 	// the alternate is than the primary: the difference of the region's
-	// floors over every operation kind (the round trips), 0 while the
-	// region has not seen an alternate answer.
+	// floors over every operation kind (the round trips), or, while the
+	// region has seen no alternate answer, the primary's median (another
+	// region, as far again as the primary).
 	w := p.cfg.MaxMemory / 2
 	shift, altSeen := quantileOf(&s.survP, 0.5), false
 	if fa, fp := s.region.alt.get(now, w), s.region.prim.get(now, w); !math.IsInf(fa, 1) && !math.IsInf(fp, 1) {
