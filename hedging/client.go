@@ -165,7 +165,7 @@ func NewClient(cfg Config) (*Client, error) {
 	c.layers = cfg.HedgingEnabled
 	c.layers.Env = cfg.Env.HedgingEnabled
 	c.layers.EnvOverride = cfg.Env.HedgingEnabledOverride
-	c.defStrategy, c.defResolved = resolveStrategy(c.layers.Effective(), AvailabilityStrategy{}, cfg.Strategy, cfg.RequestTimeout)
+	c.defStrategy, c.defResolved = resolveStrategy(c.layers.effective(), AvailabilityStrategy{}, cfg.Strategy, cfg.RequestTimeout)
 	if !cfg.MultiMaster && cfg.WriteRegion != "" {
 		c.write = Endpoint{Region: cfg.WriteRegion, Key: string(cfg.WriteRegion)}
 		for _, e := range cfg.Regions {
@@ -176,9 +176,6 @@ func NewClient(cfg Config) (*Client, error) {
 	}
 	return c, nil
 }
-
-// Config returns the configuration with defaults applied.
-func (c *Client) Config() Config { return c.cfg }
 
 // HedgeWinTracker returns the client's consecutive-hedge-win tracker (§9.5).
 func (c *Client) HedgeWinTracker() *HedgeWinTracker { return c.tracker }

@@ -78,21 +78,6 @@ func parseTerminalState(s string) (TerminalState, error) {
 // true only for AlternateWon (spec §10.1 hedge win-rate invariant).
 func (t TerminalState) WasHedge() bool { return t == AlternateWon }
 
-// DeadlineElapsed reports whether the state is a deadline/cancellation
-// outcome.
-func (t TerminalState) DeadlineElapsed() bool {
-	return t == DeadlineExceededPreThreshold || t == BothTransientDeadlineElapsed || t == CancelledAwaitingPartner
-}
-
-// Requests is the number of legs the state implies: 1 for the two
-// pre-threshold states, 2 otherwise (spec §10.1 "Total reqs").
-func (t TerminalState) Requests() int {
-	if t == PrimaryWonPreThreshold || t == DeadlineExceededPreThreshold {
-		return 1
-	}
-	return 2
-}
-
 // LegDiagnostics describes one leg of a race.
 type LegDiagnostics struct {
 	Endpoint      Endpoint      // where the leg's last attempt went
@@ -156,26 +141,8 @@ func (d *HedgeDiagnostics) SpawnCause() (SpawnCause, bool) { return d.spawnCause
 // TerminalState returns how the race ended.
 func (d *HedgeDiagnostics) TerminalState() TerminalState { return d.terminalState }
 
-// WasHedge is TerminalState().WasHedge(): true only for AlternateWon.
-func (d *HedgeDiagnostics) WasHedge() bool { return d.terminalState.WasHedge() }
-
 // Leg returns the diagnostics of the primary or alternate leg.
 func (d *HedgeDiagnostics) Leg(l Leg) LegDiagnostics { return d.legs[l] }
-
-// MostAdvancedLeg returns the leg that got furthest: the one with a
-// completed result (the alternate if both), else the alternate if it was
-// spawned, else the primary (spec §6.5 #7).
-func (d *HedgeDiagnostics) MostAdvancedLeg() Leg {
-	switch {
-	case d.legs[Alternate].Completed:
-		return Alternate
-	case d.legs[Primary].Completed:
-		return Primary
-	case d.hasAlternate:
-		return Alternate
-	}
-	return Primary
-}
 
 // RequestChargeTotal returns the RU charged across every completed attempt
 // of both legs, the operator-facing figure of spec §10.4

@@ -291,6 +291,7 @@ type doState struct {
 	// capacity equals the number of slots, so an attempt never blocks.
 	results chan uint8
 	slots   [maxSlots]attemptSlot
+	used    int // slots[:used] have run an attempt of this operation
 	running int // slots whose goroutine has not delivered yet
 
 	timer    *time.Timer // nil until the first timer is armed
@@ -411,6 +412,7 @@ func (s *doState) start(a Attempt) {
 		panic("hedging: too many concurrent attempts")
 	}
 	sl := &s.slots[i]
+	s.used = max(s.used, i+1)
 	sl.busy, sl.a, sl.sent = true, a, s.last
 	sl.state.Store(slotRunning)
 	ctx, cancel := context.WithCancelCause(s.base)
@@ -619,7 +621,7 @@ func (s *doState) dispatch(now time.Duration) {
 			s.timers[ti] = s.timers[last]
 			s.timers = s.timers[:last]
 			if !s.race.Done() {
-				s.perform(s.race.TimerFired(s.at(t.at), t.kind))
+				s.perform(s.race.timerFired(s.at(t.at), t.kind))
 			}
 		}
 	}
@@ -635,7 +637,7 @@ func (s *doState) respond(sl *attemptSlot) {
 	sl.busy, sl.res = false, Result{}
 	keep := false
 	if !s.race.Done() {
-		s.perform(s.race.Responded(s.at(at), a, res))
+		s.perform(s.race.responded(s.at(at), a, res))
 		if w, ok := s.race.Winner(); s.race.Done() && ok {
 			if w == a.Leg {
 				keep, s.win = true, cancel
@@ -651,7 +653,7 @@ func (s *doState) respond(sl *attemptSlot) {
 	} else {
 		// Decided: a loser's answer that landed as the race ended only adds
 		// its RU to the total (ru_charge_total, §10.4).
-		s.race.Responded(at, a, res)
+		s.race.responded(at, a, res)
 	}
 	if s.obs != nil {
 		s.obs.ObserveAttempt(s.ctx, AttemptEvent{Attempt: a, Result: res, Latency: at - sl.sent})
@@ -789,10 +791,11 @@ func (s *doState) release() {
 	s.win, s.lastBody, s.lastCancel = nil, nil, nil
 	s.dl, s.hasDL, s.opDeadline = time.Time{}, false, false
 	s.cancelled = [4]int{}
-	for i := range s.slots {
+	for i := range s.slots[:s.used] {
 		sl := &s.slots[i]
 		sl.a, sl.ctx, sl.cancel, sl.res = Attempt{}, nil, nil, Result{}
 	}
+	s.used = 0
 	if cap(s.timers) > len(s.tbuf) {
 		s.timers = s.tbuf[:0]
 	}

@@ -56,7 +56,7 @@ func bxCoreClient(b *testing.B) *hedging.Client {
 	return c
 }
 
-func bxSend(b *testing.B, e hedging.Effects, leg hedging.Leg) hedging.Attempt {
+func bxSend(b *testing.B, e *hedging.Effects, leg hedging.Leg) hedging.Attempt {
 	for i := 0; i < e.Len(); i++ {
 		if a := e.At(i); a.Kind == hedging.ActSend && a.Leg == leg {
 			return a.Attempt
@@ -73,11 +73,13 @@ func BenchmarkRaceCoreHappyPath(b *testing.B) {
 	op := &hedging.Operation{Kind: hedging.PointRead, Partition: "0"}
 	ok := hedging.Result{Status: hedging.Status{Code: 200}, RequestCharge: 1}
 	var r hedging.Race
+	var e hedging.Effects
 	now := time.Second
 	b.ReportAllocs()
 	for b.Loop() {
-		p := bxSend(b, c.Begin(&r, now, op), hedging.Primary)
-		r.Responded(now+50*time.Millisecond, p, ok)
+		c.Begin(&e, &r, now, op)
+		p := bxSend(b, &e, hedging.Primary)
+		r.Responded(&e, now+50*time.Millisecond, &p, &ok)
 		if !r.Done() {
 			b.Fatal("race not done")
 		}
@@ -93,12 +95,15 @@ func BenchmarkRaceCoreHedged(b *testing.B) {
 	op := &hedging.Operation{Kind: hedging.PointRead, Partition: "0"}
 	ok := hedging.Result{Status: hedging.Status{Code: 200}, RequestCharge: 1}
 	var r hedging.Race
+	var e hedging.Effects
 	now := time.Second
 	b.ReportAllocs()
 	for b.Loop() {
-		p := bxSend(b, c.Begin(&r, now, op), hedging.Primary)
-		bxSend(b, r.TimerFired(now+200*time.Millisecond, hedging.TimerThreshold), hedging.Alternate)
-		r.Responded(now+250*time.Millisecond, p, ok)
+		c.Begin(&e, &r, now, op)
+		p := bxSend(b, &e, hedging.Primary)
+		r.TimerFired(&e, now+200*time.Millisecond, hedging.TimerThreshold)
+		bxSend(b, &e, hedging.Alternate)
+		r.Responded(&e, now+250*time.Millisecond, &p, &ok)
 		if !r.Done() || !r.AlternateSpawned() {
 			b.Fatal("race not hedged and done")
 		}

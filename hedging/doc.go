@@ -25,7 +25,7 @@
 // use the hedginghttp sub-package: an http.RoundTripper, or its Transport
 // for Client.Do; for metrics, hedgingotel; for queries, ReadMany, the
 // change feed and metadata reads hedged per page (spec §16 Phase 2),
-// hedging/feed.)
+// hedging/feed; for threshold policies, hedging/threshold.)
 //
 // A read goes to the primary region. If no final response has arrived by
 // the threshold, exactly one request goes to one alternate region, pinned
@@ -40,12 +40,13 @@
 //     terminal-state taxonomy (§10.1).
 //   - The race core, [Race]: one logical operation's hedge race written once
 //     as a deterministic state machine. Time and results are inputs; every
-//     method returns the [Effects] the driver must perform. It never reads
+//     call yields the [Effects] the driver must perform. It never reads
 //     the clock, starts goroutines or performs I/O ("one race, two worlds"
 //     in the project's design notes, shared/DESIGN.md beside the
 //     repository). Its tie-break for simultaneous answers is [Leg.WinsTie].
 //   - Shared state between operations, each safe for concurrent use and
-//     taking "now" as a parameter: threshold policies ([ThresholdPolicy]),
+//     taking "now" as a parameter: a threshold policy (any
+//     [ThresholdPolicy]; the policies under study are in hedging/threshold),
 //     the consecutive-hedge-win tracker ([HedgeWinTracker], §9.5), the
 //     location store (§6.5 #10, §9.1) and session tokens (§9.2). A
 //     [Client] bundles them.
@@ -55,11 +56,14 @@
 //
 // Where to start: a policy owner configures a [Client] ([Config]) with an
 // [AvailabilityStrategy] built from a [Threshold] ([NewHedgingStrategy]) or
-// a [ThresholdPolicy] ([Recommended], the recommended one; [StaticPolicy],
-// [P99Dynamic]; any of them gated by a hedge budget, [BudgetedPolicy];
-// [NewPolicyStrategy]), then calls [Client.Do]. A policy may also decide
-// per operation kind and deadline ([OperationPolicy]) and gate each hedge
-// when it is due ([HedgeGate]).
+// a [ThresholdPolicy] ([NewPolicyStrategy]; the policies are in
+// hedging/threshold: [hedgelab/hedging/threshold.Recommended], the
+// recommended one, and the others under study, any of them gated by a hedge
+// budget, [hedgelab/hedging/threshold.Budget]), then calls [Client.Do]. A
+// policy may also decide per operation kind and deadline
+// ([OperationPolicy]), gate each hedge when it is due ([HedgeGate]) and
+// learn from attempts the race cancels ([SupersededObserver],
+// [SpawnObserver], [ReportAttempt]).
 //
 // Durations are [time.Duration]; virtual and real time are both expressed as
 // a time.Duration offset from an arbitrary origin.

@@ -171,7 +171,7 @@ func htBeginOutcome(t *testing.T, cfg hedging.Config, op hedging.Operation) (*he
 		op.Partition = "p"
 	}
 	r := new(hedging.Race)
-	e := c.Begin(r, 0, &op)
+	e := htBegin(c, r, 0, &op)
 	return r, e
 }
 
@@ -296,7 +296,7 @@ func TestShouldHedgeSpecTests(t *testing.T) {
 		// A sibling operation on the same client still hedges.
 		sib := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
 		var r hedging.Race
-		c.Begin(&r, 0, &sib)
+		htBegin(c, &r, 0, &sib)
 		if !r.Hedged() {
 			t.Errorf("a sibling operation lost the client's hedging")
 		}

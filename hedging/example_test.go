@@ -108,7 +108,7 @@ func TestResolveStrategyPriority(t *testing.T) {
 }
 
 // Driving a Race by hand: the core takes time and results as inputs and
-// returns the effects to perform. Here the primary is slow, the threshold
+// writes the effects to perform into one reused Effects. Here the primary is slow, the threshold
 // fires, and the alternate wins.
 func ExampleClient_Begin() {
 	c, err := hedging.NewClient(hedging.Config{
@@ -121,7 +121,7 @@ func ExampleClient_Begin() {
 	}
 	op := &hedging.Operation{Kind: hedging.PointRead, Partition: "0"}
 
-	log := func(e hedging.Effects) {
+	log := func(e *hedging.Effects) {
 		for i := 0; i < e.Len(); i++ {
 			a := e.At(i)
 			switch a.Kind {
@@ -136,16 +136,17 @@ func ExampleClient_Begin() {
 	}
 
 	var r hedging.Race
-	e := c.Begin(&r, 0, op) // send the primary, arm the threshold timer
-	log(e)
+	var e hedging.Effects  // one value, reused by every call
+	c.Begin(&e, &r, 0, op) // send the primary, arm the threshold timer
+	log(&e)
 	primary := e.At(0).Attempt
 
-	e = r.TimerFired(100*time.Millisecond, hedging.TimerThreshold) // no answer yet: hedge
-	log(e)
+	r.TimerFired(&e, 100*time.Millisecond, hedging.TimerThreshold) // no answer yet: hedge
+	log(&e)
 	alternate := e.At(0).Attempt
 
-	e = r.Responded(130*time.Millisecond, alternate, hedging.Result{Status: hedging.Status{Code: 200}, RequestCharge: 1})
-	log(e) // the alternate's 200 wins; the primary is cancelled
+	r.Responded(&e, 130*time.Millisecond, &alternate, &hedging.Result{Status: hedging.Status{Code: 200}, RequestCharge: 1})
+	log(&e) // the alternate's 200 wins; the primary is cancelled
 
 	_ = primary // a late primary response would be ignored by r.Responded
 	res, err := r.Result()

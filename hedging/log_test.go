@@ -25,12 +25,12 @@ func TestReservedLogEvents(t *testing.T) {
 	for _, alt := range []int{200, 503} {
 		var r hedging.Race
 		op := hedging.Operation{Kind: hedging.PointRead, Partition: "p7"}
-		p, _ := rvSend(c.Begin(&r, 0, &op), hedging.Primary)
-		a, _ := rvSend(r.TimerFired(100*time.Millisecond, hedging.TimerThreshold), hedging.Alternate)
+		p, _ := rvSend(htBegin(c, &r, 0, &op), hedging.Primary)
+		a, _ := rvSend(htTimerFired(&r, 100*time.Millisecond, hedging.TimerThreshold), hedging.Alternate)
 		if alt == 503 {
-			r.Responded(110*time.Millisecond, p, hedging.Result{Status: hedging.Status{Code: 503}})
+			htResponded(&r, 110*time.Millisecond, p, hedging.Result{Status: hedging.Status{Code: 503}})
 		}
-		r.Responded(130*time.Millisecond, a, hedging.Result{Status: hedging.Status{Code: alt}})
+		htResponded(&r, 130*time.Millisecond, a, hedging.Result{Status: hedging.Status{Code: alt}})
 		if !r.Done() {
 			t.Fatal("race not done")
 		}

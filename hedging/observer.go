@@ -83,7 +83,7 @@ func (s *doState) observeOperation(err error) {
 		Err:                err,
 		Elapsed:            r.DoneAt() - s.begin,
 		RequestCharge:      r.RequestCharge(),
-		TotalRequestCharge: r.TotalRequestCharge(),
+		TotalRequestCharge: r.totalCharge,
 		Cancelled:          s.cancelled,
 		Abandoned:          s.abandoned,
 	}

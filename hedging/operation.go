@@ -74,11 +74,8 @@ const (
 	PhaseFuture = Phase2 | 1<<StoredProcedure
 )
 
-// Allows reports whether k is in the set.
-func (p PhaseSet) Allows(k OperationKind) bool { return k < numOperationKinds && p&(1<<k) != 0 }
-
-// With returns the set with k added (for custom sets).
-func (p PhaseSet) With(k OperationKind) PhaseSet { return p | 1<<k }
+// allows reports whether k is in the set.
+func (p PhaseSet) allows(k OperationKind) bool { return k < numOperationKinds && p&(1<<k) != 0 }
 
 // eligibilityReason says which row of the §5.1 decision matrix decided [shouldHedge].
 type eligibilityReason uint8
@@ -120,7 +117,7 @@ func shouldHedge(e eligibility) (bool, eligibilityReason) {
 		return false, reasonNoStrategy
 	case e.PreferredRegions == 0:
 		return false, reasonNoPreferredRegions
-	case !e.Allowed.Allows(e.Kind):
+	case !e.Allowed.allows(e.Kind):
 		return false, reasonNotInPhase
 	case e.Kind.IsWrite():
 		return false, reasonWrite

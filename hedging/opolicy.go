@@ -2,6 +2,44 @@ package hedging
 
 import "time"
 
+// ThresholdPolicy chooses the hedging threshold of each operation (spec
+// §17 Q11: the threshold "is computed by the evaluator and passed into
+// execute_hedged()"). Implementations are safe for concurrent use and take
+// the current time as a parameter; they never read a clock.
+//
+// Besides Observe, the race reports to a policy through the optional
+// interfaces [SpawnObserver] (an alternate was sent, and why) and
+// [SupersededObserver] (a primary was cancelled before it answered).
+type ThresholdPolicy interface {
+	// Threshold returns the threshold for an operation whose primary region
+	// is primary, at now. The zero Threshold means "no opinion" and selects
+	// the strategy's fallback.
+	Threshold(now time.Duration, primary Region) Threshold
+	// Observe feeds the latency of one completed attempt to region.
+	Observe(now time.Duration, region Region, latency time.Duration)
+	// Name identifies the policy in reports ("static(200ms)", "p99_dynamic").
+	Name() string
+}
+
+// SupersededObserver is implemented by threshold policies that learn from
+// censored primaries. The race calls PrimarySuperseded when it cancels a
+// hedged operation's in-flight primary attempt — because the alternate won,
+// or at the deadline — with the attempt's elapsed time so far: a lower bound
+// of that attempt's latency, which Observe never sees. Because the
+// alternate is sent at the threshold, a superseded primary's elapsed time is
+// always at least the threshold it was hedged at.
+type SupersededObserver interface {
+	PrimarySuperseded(now time.Duration, region Region, elapsed time.Duration)
+}
+
+// SpawnObserver is implemented by threshold policies that need to know when
+// an alternate is actually sent, for example to charge a hedge budget. The
+// race calls AlternateSpawned once per spawned alternate, on the hedged path
+// only, with the cause ([SpawnCause], defined with the race core).
+type SpawnObserver interface {
+	AlternateSpawned(now time.Duration, primary Region, cause SpawnCause)
+}
+
 // AttemptEnd describes one attempt of a hedged operation that ended, as the
 // race reports it to an [OperationPolicy] (spec §17 Q11 extension).
 type AttemptEnd struct {
@@ -48,7 +86,7 @@ type OperationPolicy interface {
 }
 
 // HedgeGate is implemented by policies that admit each latency hedge when
-// it is due (a hedge budget, [BudgetedPolicy]). The race asks AdmitHedge
+// it is due (a hedge budget, [hedgelab/hedging/threshold.Budget]). The race asks AdmitHedge
 // when the threshold timer fires, just before it would send the alternate;
 // false means the alternate is not sent and the primary runs alone.
 // Admission and charge are the same call: an implementation that admits
@@ -86,24 +124,27 @@ func (r *Race) remaining(now time.Duration) time.Duration {
 func (r *Race) attemptEnded(now time.Duration, l Leg, answered bool) {
 	lg := &r.legs[l]
 	elapsed := now - lg.sentAt
-	if op, ok := r.strategy.policy.(OperationPolicy); ok {
-		op.AttemptEnded(now, AttemptEnd{Primary: r.regions[0].Region, Region: lg.endpoint.Region, Kind: r.op.Kind,
-			Leg: l, Elapsed: elapsed, Answered: answered, LocalThrottle: answered && lg.last.LocalThrottle})
-		return
-	}
-	forwardAttempt(r.strategy.policy, now, lg.endpoint.Region, l, elapsed, answered)
+	ReportAttempt(r.strategy.policy, now, AttemptEnd{Primary: r.regions[0].Region, Region: lg.endpoint.Region, Kind: r.op.Kind,
+		Leg: l, Elapsed: elapsed, Answered: answered, LocalThrottle: answered && lg.last.LocalThrottle})
 }
 
-// forwardAttempt reports an attempt's end to a plain [ThresholdPolicy]:
-// Observe for an answer, [SupersededObserver.PrimarySuperseded] for a
-// cancelled primary.
-func forwardAttempt(p ThresholdPolicy, now time.Duration, region Region, l Leg, elapsed time.Duration, answered bool) {
+// ReportAttempt reports the end of one attempt to p as the race does:
+// [OperationPolicy.AttemptEnded] when p implements it; otherwise
+// [ThresholdPolicy.Observe] for an answered attempt and
+// [SupersededObserver.PrimarySuperseded] for a cancelled primary (a
+// cancelled alternate is not reported). A policy that wraps another (a
+// hedge budget) forwards with it.
+func ReportAttempt(p ThresholdPolicy, now time.Duration, a AttemptEnd) {
+	if op, ok := p.(OperationPolicy); ok {
+		op.AttemptEnded(now, a)
+		return
+	}
 	switch {
-	case answered:
-		p.Observe(now, region, elapsed)
-	case l == Primary:
+	case a.Answered:
+		p.Observe(now, a.Region, a.Elapsed)
+	case a.Leg == Primary:
 		if o, ok := p.(SupersededObserver); ok {
-			o.PrimarySuperseded(now, region, elapsed)
+			o.PrimarySuperseded(now, a.Region, a.Elapsed)
 		}
 	}
 }

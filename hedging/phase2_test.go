@@ -74,7 +74,7 @@ func TestPhase2DecisionMatrixThroughBegin(t *testing.T) {
 				op := tc.op
 				op.Kind, op.Partition = kind, "p0"
 				var r hedging.Race
-				e := c.Begin(&r, 0, &op)
+				e := htBegin(c, &r, 0, &op)
 				if r.Hedged() != tc.hedged || hasThresholdTimer(e) != tc.hedged {
 					t.Errorf("Hedged() = %v, threshold timer armed = %v; want %v", r.Hedged(), hasThresholdTimer(e), tc.hedged)
 				}
@@ -114,11 +114,11 @@ func TestPinCannotBeOverridden(t *testing.T) {
 					// Control: without the pin the layer does force hedging.
 					ctl := op
 					var r hedging.Race
-					if c.Begin(&r, 0, &ctl); !r.Hedged() {
+					if htBegin(c, &r, 0, &ctl); !r.Hedged() {
 						t.Fatalf("control: unpinned operation not hedged; the forcing layer %q does nothing", f.name)
 					}
 					c.Pin(&op, pin)
-					e := c.Begin(&r, 0, &op)
+					e := htBegin(c, &r, 0, &op)
 					if r.Hedged() || hasThresholdTimer(e) {
 						t.Fatalf("pinned: Hedged() = %v, threshold armed = %v; want no hedge", r.Hedged(), hasThresholdTimer(e))
 					}
@@ -140,7 +140,7 @@ func TestPinCannotBeOverridden(t *testing.T) {
 							t.Fatalf("attempt %d Excluded = %v; want every region but %s", attempts, send.Attempt.Excluded, pin)
 						}
 						now += 10 * time.Millisecond
-						e = r.Responded(now, send.Attempt, hedging.Result{Status: hedging.Status{Code: 503}})
+						e = htResponded(&r, now, send.Attempt, hedging.Result{Status: hedging.Status{Code: 503}})
 					}
 					if _, err := r.Result(); !errors.Is(err, hedging.ErrTransient) {
 						t.Errorf("pinned chain on a failing region: err = %v, want ErrTransient (the driver restarts cold)", err)
@@ -165,7 +165,7 @@ func TestPinUnknownOrExcludedRegion(t *testing.T) {
 		op := hedging.Operation{Kind: hedging.QueryPage, Partition: "p", ExcludeRegions: tc.exclude}
 		c.Pin(&op, tc.pin)
 		var r hedging.Race
-		c.Begin(&r, 0, &op)
+		htBegin(c, &r, 0, &op)
 		if _, err := r.Result(); !r.Done() || !errors.Is(err, hedging.ErrNoRegion) {
 			t.Errorf("pin %s excluding %v: done = %v err = %v, want ErrNoRegion", tc.pin, tc.exclude, r.Done(), err)
 		}
@@ -178,16 +178,16 @@ func TestRaceForwardsWinnersContinuation(t *testing.T) {
 	c := phase2Client(t, hedging.Phase2, phase2Regions, nil)
 	op := hedging.Operation{Kind: hedging.QueryPage, Partition: "p", Continuation: hedging.Continuation{Token: "c1"}}
 	var r hedging.Race
-	e := c.Begin(&r, 0, &op)
+	e := htBegin(c, &r, 0, &op)
 	prim := e.At(0).Attempt
-	e = r.TimerFired(100*time.Millisecond, hedging.TimerThreshold)
+	e = htTimerFired(&r, 100*time.Millisecond, hedging.TimerThreshold)
 	alt := e.At(0).Attempt
 	if alt.Leg != hedging.Alternate {
 		t.Fatalf("threshold sent %v, want the alternate", alt.Leg)
 	}
-	r.Responded(120*time.Millisecond, alt, hedging.Result{Status: hedging.Status{Code: 200},
+	htResponded(&r, 120*time.Millisecond, alt, hedging.Result{Status: hedging.Status{Code: 200},
 		Page: &hedging.PageInfo{Continuation: hedging.Continuation{Token: "c2-east", IssuedBy: "East"}, ServedBy: "East", AppliedLSN: 41}})
-	r.Responded(130*time.Millisecond, prim, hedging.Result{Status: hedging.Status{Code: 200},
+	htResponded(&r, 130*time.Millisecond, prim, hedging.Result{Status: hedging.Status{Code: 200},
 		Page: &hedging.PageInfo{Continuation: hedging.Continuation{Token: "c2-west", IssuedBy: "West"}, ServedBy: "West", AppliedLSN: 40}})
 	res, err := r.Result()
 	if err != nil || res.Page == nil || res.Page.Continuation.Token != "c2-east" || res.Page.ServedBy != "East" || res.Page.AppliedLSN != 41 {

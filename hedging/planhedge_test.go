@@ -35,7 +35,7 @@ func TestPlanHedgeMatchesBegin(t *testing.T) {
 				t.Errorf("PlanHedge = %+v, want hedged %v between %q and %q", p, tc.hedged, tc.primary, tc.alt)
 			}
 			var r hedging.Race
-			c.Begin(&r, now, &tc.op)
+			htBegin(c, &r, now, &tc.op)
 			if r.Hedged() != p.Hedged || p.Threshold != r.Threshold() {
 				t.Errorf("Begin: hedged %v threshold %v; PlanHedge: %v, %v", r.Hedged(), r.Threshold(), p.Hedged, p.Threshold)
 			}

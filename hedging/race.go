@@ -98,7 +98,7 @@ const (
 	// real time; dequeue or let finish in a simulation, §14.2). Its result,
 	// if it still arrives, decides nothing (only its RU is counted).
 	ActCancel
-	// ActTimer: call Race.TimerFired(Action.At, Action.Timer) at time
+	// ActTimer: call Race.TimerFired(e, Action.At, Action.Timer) at time
 	// Action.At. Timers are never cancelled explicitly: a stale timer is
 	// ignored by the race, so drivers may cancel lazily.
 	ActTimer
@@ -254,15 +254,16 @@ type legState struct {
 
 // Race is one logical operation's hedge race (spec §6.4, execute_hedged),
 // written once as a deterministic state machine: time and results are
-// inputs, and every method returns the [Effects] the driver must perform.
+// inputs, and every call yields the [Effects] the driver must perform.
 // It reads no clock, starts no goroutine and performs no I/O; a driver
 // serialises calls into it. A Race is a value: a driver may keep many in a
 // slice and reuse them; [Client.Begin] resets it. The happy path (primary
 // final before the threshold) allocates nothing (§6.5 #3).
 //
-// Use: e := c.Begin(&r, now, op); perform e; on every attempt result call
-// r.Responded, on every timer r.TimerFired, on application cancellation
-// r.Cancel; perform each returned Effects; stop when r.Done().
+// Use: c.Begin(&e, &r, now, op); perform e; on every attempt result call
+// r.Responded(&e, ...), on every timer r.TimerFired(&e, ...), on
+// application cancellation e = r.Cancel(...); perform e each time; stop
+// when r.Done().
 //
 // When hedging is not active for the operation (strategy Disabled, a write,
 // fewer than two distinct applicable regions, ...) the same Race runs the
@@ -318,24 +319,17 @@ type raceState struct {
 	declined                   bool // an OperationPolicy chose not to hedge this operation
 }
 
-// Begin starts the race for op at now into r (which it resets) and returns
-// the effects to perform: the primary's attempt at once, the threshold timer
-// when hedging is active and the threshold falls before the deadline
-// (§14.3), and the deadline timer when op has a Timeout. Strategy
-// resolution (§11.3.1), eligibility (§5.1), region ordering (ExcludeRegions,
-// location marks, tripped partitions) and the distinctness check (§6.4.1)
-// happen here, once. op must stay valid and unmodified until the race is
-// done, except that the race may set op.HubRegionProcessingOnly.
-func (c *Client) Begin(r *Race, now time.Duration, op *Operation) (e Effects) {
-	c.begin(context.Background(), &e, r, now, op, 0)
-	return
-}
-
-// BeginTo is [Client.Begin] writing the effects into e (whose previous
-// actions it discards) instead of returning them: a driver that keeps one
-// Effects and reuses it spares clearing and copying the value on every
-// call (the simulator's hot path).
-func (c *Client) BeginTo(e *Effects, r *Race, now time.Duration, op *Operation) {
+// Begin starts the race for op at now into r (which it resets) and writes
+// into e (whose previous actions it discards) the effects to perform: the
+// primary's attempt at once, the threshold timer when hedging is active and
+// the threshold falls before the deadline (§14.3), and the deadline timer
+// when op has a Timeout. Strategy resolution (§11.3.1), eligibility (§5.1),
+// region ordering (ExcludeRegions, location marks, tripped partitions) and
+// the distinctness check (§6.4.1) happen here, once. op must stay valid and
+// unmodified until the race is done, except that the race may set
+// op.HubRegionProcessingOnly. A driver keeps one Effects and reuses it for
+// every call into the race (no allocation, no copy).
+func (c *Client) Begin(e *Effects, r *Race, now time.Duration, op *Operation) {
 	e.n = 0
 	c.begin(context.Background(), e, r, now, op, 0)
 }
@@ -345,8 +339,7 @@ func (c *Client) BeginTo(e *Effects, r *Race, now time.Duration, op *Operation) 
 // drivers whose caller carries its own deadline, such as Client.Do's
 // context: the race's deadline is the earlier of it and now+op.Timeout,
 // shared by both legs (§9.4), and a threshold at or after it arms no
-// alternate (§14.3). It writes the effects into e (which Begin returns as
-// is: no copy of Effects on the hot path).
+// alternate (§14.3). It writes the effects into e.
 func (c *Client) begin(ctx context.Context, e *Effects, r *Race, now time.Duration, op *Operation, deadline time.Duration) {
 	// Attempt sequence numbers keep growing across reuse of r, so a result
 	// of an earlier race on the same value is recognised as stale.
@@ -411,10 +404,10 @@ func (c *Client) begin(ctx context.Context, e *Effects, r *Race, now time.Durati
 // [Client.Begin] makes before its first attempt.
 func (c *Client) eligible(op *Operation, regions []Endpoint) (HedgingStrategy, bool) {
 	strategy, resolved := c.defStrategy, c.defResolved
-	if op.Strategy.IsSet() || op.HedgingEnabled != SwitchUnset {
+	if op.Strategy.isSet() || op.HedgingEnabled != SwitchUnset {
 		layers := c.layers
 		layers.Operation = op.HedgingEnabled
-		strategy, resolved = resolveStrategy(layers.Effective(), op.Strategy, c.cfg.Strategy, c.cfg.RequestTimeout)
+		strategy, resolved = resolveStrategy(layers.effective(), op.Strategy, c.cfg.Strategy, c.cfg.RequestTimeout)
 	}
 	ok, _ := shouldHedge(eligibility{
 		StrategyResolved:  resolved,
@@ -583,15 +576,10 @@ func (r *Race) spawnAlternate(e *Effects, now time.Duration, cause SpawnCause) {
 }
 
 // TimerFired reports that timer t, armed by an earlier ActTimer, fired at
-// now. Stale timers (the race moved on) are ignored.
-func (r *Race) TimerFired(now time.Duration, t TimerKind) (e Effects) {
-	r.TimerFiredTo(&e, now, t)
-	return
-}
-
-// TimerFiredTo is [Race.TimerFired] writing the effects into e (whose
-// previous actions it discards), as [Client.BeginTo].
-func (r *Race) TimerFiredTo(e *Effects, now time.Duration, t TimerKind) {
+// now, and writes the effects to perform into e (whose previous actions it
+// discards), as [Client.Begin]. Stale timers (the race moved on) are
+// ignored.
+func (r *Race) TimerFired(e *Effects, now time.Duration, t TimerKind) {
 	e.n = 0
 	switch t {
 	// Each timer is checked against the time it was armed for, so a stale
@@ -625,6 +613,19 @@ func (r *Race) TimerFiredTo(e *Effects, now time.Duration, t TimerKind) {
 	}
 }
 
+// timerFired is [Race.TimerFired] returning the effects (Client.Do's
+// form).
+func (r *Race) timerFired(now time.Duration, t TimerKind) (e Effects) {
+	r.TimerFired(&e, now, t)
+	return
+}
+
+// responded is [Race.Responded] returning the effects (Client.Do's form).
+func (r *Race) responded(now time.Duration, a Attempt, res Result) (e Effects) {
+	r.Responded(&e, now, &a, &res)
+	return
+}
+
 // Cancel reports application cancellation at now (a cancelled context);
 // cause is returned by errors.Is on the outcome (context.Canceled or
 // context.DeadlineExceeded). It behaves like the deadline firing (§6.5 #7).
@@ -635,19 +636,14 @@ func (r *Race) Cancel(now time.Duration, cause error) (e Effects) {
 	return
 }
 
-// Responded reports the result of attempt a (as given in its ActSend) at
-// now. Results of stale attempts (cancelled, or of a finished race) are
+// Responded reports the result res of attempt a (as given in its ActSend)
+// at now, and writes the effects to perform into e (whose previous actions
+// it discards), as [Client.Begin]; a and res are read, not retained.
+// Results of stale attempts (cancelled, or of a finished race) are
 // ignored, except that the RU of an attempt the race cancelled when it
-// ended is added to [Race.TotalRequestCharge] and the diagnostics.
-func (r *Race) Responded(now time.Duration, a Attempt, res Result) (e Effects) {
-	r.RespondedTo(&e, now, &a, &res)
-	return
-}
-
-// RespondedTo is [Race.Responded] writing the effects into e (whose
-// previous actions it discards), as [Client.BeginTo], and taking the
-// attempt and its result by pointer (read only, not retained).
-func (r *Race) RespondedTo(e *Effects, now time.Duration, a *Attempt, res *Result) {
+// ended is added to the total RU ([OperationEvent.TotalRequestCharge],
+// [HedgeDiagnostics.RequestChargeTotal]).
+func (r *Race) Responded(e *Effects, now time.Duration, a *Attempt, res *Result) {
 	e.n = 0
 	lg := &r.legs[a.Leg]
 	if r.phase == phaseDone && lg.cancelled && a.Seq == lg.seq {
@@ -1025,23 +1021,12 @@ func (r *Race) Diagnostics() (*HedgeDiagnostics, bool) {
 	return &r.diag, true
 }
 
-// Hedged reports whether a hedging strategy was active for the operation.
-func (r *Race) Hedged() bool { return r.hedged }
-
 // Threshold returns the threshold chosen for the operation (zero when not
 // hedged).
 func (r *Race) Threshold() Threshold { return r.threshold }
 
 // AlternateSpawned reports whether the alternate was sent.
 func (r *Race) AlternateSpawned() bool { return r.spawned }
-
-// Legs returns how many legs were sent: 1 or 2.
-func (r *Race) Legs() int {
-	if r.spawned {
-		return 2
-	}
-	return 1
-}
 
 // Attempts returns how many transport attempts were sent across both legs,
 // retries included.
@@ -1058,12 +1043,6 @@ func (r *Race) RequestCharge() float64 {
 	}
 	return r.legs[r.winner].last.RequestCharge
 }
-
-// TotalRequestCharge returns the RU of every attempt that reported back,
-// both legs (§10.4 cosmos.hedge.ru_charge_total): before the race ended, and
-// the answer of an attempt the race cancelled when it ended that the driver
-// still passes to Responded.
-func (r *Race) TotalRequestCharge() float64 { return r.totalCharge }
 
 // TrippedBreaker reports whether this race's alternate win tripped the
 // partition breaker (§9.5).

@@ -74,8 +74,8 @@ func htRunScenario(t *rapid.T, s htScenario) *htDriver {
 	return htRunScenarioWith(t, s, false, nil)
 }
 
-// htRunScenarioWith is htRunScenario through the BeginTo/RespondedTo/
-// TimerFiredTo entry points (one reused Effects) when to is set. Every
+// htRunScenarioWith is htRunScenario with one Effects reused by every
+// call into the race (as the simulator does) when to is set. Every
 // answer drawn is kept in answers, by leg and attempt number, and an
 // answer found there is replayed instead of drawn (nil: draw every one).
 func htRunScenarioWith(t *rapid.T, s htScenario, to bool, answers map[[2]int]htResp) *htDriver {
@@ -347,11 +347,11 @@ func TestRaceCoreDeterministic(t *testing.T) {
 	})
 }
 
-// The entry points writing into a reused Effects (BeginTo, RespondedTo,
-// TimerFiredTo: the simulator's) drive a race exactly as the ones returning
-// a fresh Effects do: same attempts, cancels, outcome and diagnostics over
-// random races, with the same answers.
-func TestRaceCoreEffectsToMatchesReturned(t *testing.T) {
+// One Effects reused by every call into the race (Begin, Responded,
+// TimerFired: as the simulator drives it) drives a race exactly as a fresh
+// Effects per call does: same attempts, cancels, outcome and diagnostics
+// over random races, with the same answers.
+func TestRaceCoreReusedEffectsMatchesFresh(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		s := htDrawScenario(t)
 		answers := map[[2]int]htResp{}

@@ -97,8 +97,8 @@ type htDriver struct {
 	sawTransient  bool
 	failures      []string
 
-	// to drives the race through BeginTo, RespondedTo and TimerFiredTo
-	// with the one reused eff, as the simulator does.
+	// to drives the race with the one reused eff, as the simulator does,
+	// instead of a fresh Effects per call.
 	to  bool
 	eff hedging.Effects
 }
@@ -198,10 +198,10 @@ func (d *htDriver) perform(e hedging.Effects, wasDone bool) {
 func (d *htDriver) run() *htDriver {
 	d.now = d.start
 	if d.to {
-		d.c.BeginTo(&d.eff, &d.r, d.start, d.op)
+		d.c.Begin(&d.eff, &d.r, d.start, d.op)
 		d.perform(d.eff, false)
 	} else {
-		d.perform(d.c.Begin(&d.r, d.start, d.op), false)
+		d.perform(htBegin(d.c, &d.r, d.start, d.op), false)
 	}
 	d.noteDone()
 	for steps := 0; len(d.q) > 0; steps++ {
@@ -224,17 +224,17 @@ func (d *htDriver) run() *htDriver {
 			d.nrec++
 			d.got = append(d.got, htGot{at: d.now, a: ev.attempt, res: ev.res, live: live && !wasDone, idx: d.nrec})
 			if d.to {
-				d.r.RespondedTo(&d.eff, d.now, &ev.attempt, &ev.res)
+				d.r.Responded(&d.eff, d.now, &ev.attempt, &ev.res)
 				d.perform(d.eff, wasDone)
 			} else {
-				d.perform(d.r.Responded(d.now, ev.attempt, ev.res), wasDone)
+				d.perform(htResponded(&d.r, d.now, ev.attempt, ev.res), wasDone)
 			}
 		case htKindTimer:
 			if d.to {
-				d.r.TimerFiredTo(&d.eff, d.now, ev.timer)
+				d.r.TimerFired(&d.eff, d.now, ev.timer)
 				d.perform(d.eff, wasDone)
 			} else {
-				d.perform(d.r.TimerFired(d.now, ev.timer), wasDone)
+				d.perform(htTimerFired(&d.r, d.now, ev.timer), wasDone)
 			}
 		case htKindCall:
 			d.perform(ev.call(d.now), wasDone)
@@ -269,6 +269,24 @@ func (d *htDriver) legAttempts(l hedging.Leg) []htSent {
 		}
 	}
 	return out
+}
+
+// htBegin, htResponded and htTimerFired call the race core with a fresh
+// Effects each and return it, for tests that read each call's effects on
+// their own (a driver reuses one Effects: see htDriver.to).
+func htBegin(c *hedging.Client, r *hedging.Race, now time.Duration, op *hedging.Operation) (e hedging.Effects) {
+	c.Begin(&e, r, now, op)
+	return
+}
+
+func htResponded(r *hedging.Race, now time.Duration, a hedging.Attempt, res hedging.Result) (e hedging.Effects) {
+	r.Responded(&e, now, &a, &res)
+	return
+}
+
+func htTimerFired(r *hedging.Race, now time.Duration, t hedging.TimerKind) (e hedging.Effects) {
+	r.TimerFired(&e, now, t)
+	return
 }
 
 // htRegions builds endpoints "A" -> key "ep-A".
@@ -518,13 +536,13 @@ func TestRaceCoreZeroOverheadHappyPathNoAllocs(t *testing.T) {
 	ok := hedging.Result{Status: htSt(200, 0), RequestCharge: 1}
 	now := time.Second
 	// Warm the shared maps once (session token / tracker entries).
-	e := c.Begin(&r, now, &op)
-	r.Responded(now+5*htMillisecond, e.At(0).Attempt, ok)
+	e := htBegin(c, &r, now, &op)
+	htResponded(&r, now+5*htMillisecond, e.At(0).Attempt, ok)
 
 	allocs := testing.AllocsPerRun(500, func() {
-		e := c.Begin(&r, now, &op)
+		e := htBegin(c, &r, now, &op)
 		a := e.At(0).Attempt
-		r.Responded(now+5*htMillisecond, a, ok)
+		htResponded(&r, now+5*htMillisecond, a, ok)
 	})
 	if allocs != 0 {
 		t.Errorf("happy path allocates %v times per operation, want 0", allocs)
@@ -539,9 +557,9 @@ func TestRaceCoreZeroOverheadHappyPathNoAllocs(t *testing.T) {
 	t.Run("with_local_retry_before_threshold", func(t *testing.T) {
 		timeout := hedging.Result{Status: htSt(408, 0), RequestCharge: 1}
 		allocs := testing.AllocsPerRun(200, func() {
-			e := c.Begin(&r, now, &op)
-			e = r.Responded(now+5*htMillisecond, e.At(0).Attempt, timeout) // 408: local retry, no hedge upgrade
-			r.Responded(now+10*htMillisecond, e.At(0).Attempt, ok)
+			e := htBegin(c, &r, now, &op)
+			e = htResponded(&r, now+5*htMillisecond, e.At(0).Attempt, timeout) // 408: local retry, no hedge upgrade
+			htResponded(&r, now+10*htMillisecond, e.At(0).Attempt, ok)
 		})
 		if allocs != 0 {
 			t.Errorf("happy path with a local retry allocates %v times, want 0", allocs)
@@ -698,7 +716,7 @@ func TestRaceCoreBothTransientPropagatesSessionUnavailable(t *testing.T) {
 			}
 			// The caller's next attempt of the same operation.
 			var r2 hedging.Race
-			e := c.Begin(&r2, 10*time.Second, &op)
+			e := htBegin(c, &r2, 10*time.Second, &op)
 			if got := e.At(0).Attempt.HubRegionProcessingOnly; got != tc.wantHub {
 				t.Errorf("next operation's first attempt header = %v, want %v", got, tc.wantHub)
 			}
@@ -973,7 +991,7 @@ func TestRaceCorePPCBRoutingAfterTrip(t *testing.T) {
 	begin := func(at time.Duration, partition string) (hedging.Attempt, *hedging.Race) {
 		var r hedging.Race
 		op := &hedging.Operation{Kind: hedging.PointRead, Partition: partition}
-		e := c.Begin(&r, at, op)
+		e := htBegin(c, &r, at, op)
 		return e.At(0).Attempt, &r
 	}
 	a, r := begin(3*time.Second, "hot")
@@ -984,7 +1002,7 @@ func TestRaceCorePPCBRoutingAfterTrip(t *testing.T) {
 		t.Errorf("the rerouted read is not hedged")
 	}
 	// With A demoted the race's alternate is C, and the primary is B.
-	e := r.TimerFired(3*time.Second+100*htMillisecond, hedging.TimerThreshold)
+	e := htTimerFired(r, 3*time.Second+100*htMillisecond, hedging.TimerThreshold)
 	if e.Len() != 1 || e.At(0).Attempt.Endpoint.Region != "C" {
 		t.Errorf("alternate after the trip = %+v, want region C", e)
 	}
@@ -1014,8 +1032,8 @@ func TestRaceCoreLocationEffects(t *testing.T) {
 	}
 	var r hedging.Race
 	op2 := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
-	c.Begin(&r, at, &op2)
-	e := r.TimerFired(at+100*htMillisecond, hedging.TimerThreshold)
+	htBegin(c, &r, at, &op2)
+	e := htTimerFired(&r, at+100*htMillisecond, hedging.TimerThreshold)
 	if e.Len() != 1 || e.At(0).Attempt.Endpoint.Region != "C" {
 		t.Errorf("alternate of the next read = %+v, want C (B demoted)", e)
 	}
@@ -1035,8 +1053,8 @@ func TestRaceCoreUpgradePath(t *testing.T) {
 			c := htClient(t, htCfg(time.Second, "A", "B"))
 			op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
 			var r hedging.Race
-			e := c.Begin(&r, 0, &op)
-			e = r.Responded(10*htMillisecond, e.At(0).Attempt, hedging.Result{Status: tc.st})
+			e := htBegin(c, &r, 0, &op)
+			e = htResponded(&r, 10*htMillisecond, e.At(0).Attempt, hedging.Result{Status: tc.st})
 			spawned := false
 			for i := 0; i < e.Len(); i++ {
 				if a := e.At(i); a.Kind == hedging.ActSend && a.Leg == hedging.Alternate {
@@ -1056,23 +1074,23 @@ func TestRaceCoreIgnoresStaleInputs(t *testing.T) {
 	c := htClient(t, htCfg(100*htMillisecond, "A", "B"))
 	op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
 	var r hedging.Race
-	e := c.Begin(&r, 0, &op)
+	e := htBegin(c, &r, 0, &op)
 	first := e.At(0).Attempt
 	stale := first
 	stale.Seq += 100
-	if got := r.Responded(10*htMillisecond, stale, hedging.Result{Status: htSt(200, 0)}); got.Len() != 0 || r.Done() {
+	if got := htResponded(&r, 10*htMillisecond, stale, hedging.Result{Status: htSt(200, 0)}); got.Len() != 0 || r.Done() {
 		t.Fatalf("a response with an unknown Seq was accepted")
 	}
-	r.Responded(20*htMillisecond, first, hedging.Result{Status: htSt(200, 0)})
+	htResponded(&r, 20*htMillisecond, first, hedging.Result{Status: htSt(200, 0)})
 	if !r.Done() {
 		t.Fatal("not done after the primary's 200")
 	}
 	for _, tk := range []hedging.TimerKind{hedging.TimerThreshold, hedging.TimerDeadline, hedging.TimerHarvest, hedging.TimerBackoffPrimary, hedging.TimerBackoffAlternate} {
-		if got := r.TimerFired(time.Second, tk); got.Len() != 0 {
+		if got := htTimerFired(&r, time.Second, tk); got.Len() != 0 {
 			t.Errorf("stale timer %v produced %d effects", tk, got.Len())
 		}
 	}
-	if got := r.Responded(30*htMillisecond, first, hedging.Result{Status: htSt(503, 0)}); got.Len() != 0 {
+	if got := htResponded(&r, 30*htMillisecond, first, hedging.Result{Status: htSt(503, 0)}); got.Len() != 0 {
 		t.Errorf("a duplicate response produced effects")
 	}
 	if res, err := r.Result(); err != nil || res.Status.Code != 200 {
@@ -1136,21 +1154,21 @@ func TestRaceCoreReuseAfterHedgeStartsClean(t *testing.T) {
 	var r hedging.Race
 	ok := hedging.Result{Status: htSt(200, 0), RequestCharge: 1}
 	now := time.Second
-	e := c.Begin(&r, now, &op)
+	e := htBegin(c, &r, now, &op)
 	primary := e.At(0).Attempt
-	e = r.TimerFired(now+100*htMillisecond, hedging.TimerThreshold)
+	e = htTimerFired(&r, now+100*htMillisecond, hedging.TimerThreshold)
 	if e.Len() != 1 || e.At(0).Kind != hedging.ActSend {
 		t.Fatalf("threshold timer: %d effects, want the alternate's send", e.Len())
 	}
-	r.Responded(now+120*htMillisecond, e.At(0).Attempt, ok)
+	htResponded(&r, now+120*htMillisecond, e.At(0).Attempt, ok)
 	if w, _ := r.Winner(); !r.Done() || w != hedging.Alternate {
 		t.Fatalf("first race: done %v winner %v, want the alternate's win", r.Done(), w)
 	}
-	r.Responded(now+150*htMillisecond, primary, ok) // the loser, late: ignored
+	htResponded(&r, now+150*htMillisecond, primary, ok) // the loser, late: ignored
 
 	now = 2 * time.Second
-	e = c.Begin(&r, now, &op)
-	r.Responded(now+5*htMillisecond, e.At(0).Attempt, ok)
+	e = htBegin(c, &r, now, &op)
+	htResponded(&r, now+5*htMillisecond, e.At(0).Attempt, ok)
 	d, hedged := r.Diagnostics()
 	if !r.Done() || !hedged || r.AlternateSpawned() || r.Legs() != 1 || r.Attempts() != 1 || r.TotalRequestCharge() != 1 {
 		t.Fatalf("second race: done %v spawned %v legs %d attempts %d RU %v, want one leg, one attempt, 1 RU",
@@ -1176,8 +1194,8 @@ func TestRaceCoreStatus(t *testing.T) {
 		{Status: htSt(500, 0)}, // transient, not retried: an error outcome
 	} {
 		var r hedging.Race
-		e := c.Begin(&r, now, &op)
-		r.Responded(now+5*htMillisecond, e.At(0).Attempt, res)
+		e := htBegin(c, &r, now, &op)
+		htResponded(&r, now+5*htMillisecond, e.At(0).Attempt, res)
 		got, err := r.Result()
 		if !r.Done() || r.Status() != got.Status {
 			t.Errorf("%v: done %v, Status() %v, Result().Status %v", res.Status, r.Done(), r.Status(), got.Status)
@@ -1196,9 +1214,16 @@ func TestRaceCoreStatus(t *testing.T) {
 // attemptLog is an [hedging.OperationPolicy] that records what the race
 // reports and hedges every operation at 100 ms.
 type attemptLog struct {
-	hedging.StaticPolicy
 	ends []hedging.AttemptEnd
 }
+
+func (l *attemptLog) Threshold(time.Duration, hedging.Region) hedging.Threshold {
+	return hedging.MustThreshold(100 * htMillisecond)
+}
+
+func (l *attemptLog) Observe(time.Duration, hedging.Region, time.Duration) {}
+
+func (l *attemptLog) Name() string { return "attempt-log" }
 
 func (l *attemptLog) ThresholdOp(time.Duration, hedging.Region, hedging.OperationKind, time.Duration) (hedging.Threshold, bool) {
 	return hedging.MustThreshold(100 * htMillisecond), true
@@ -1212,7 +1237,7 @@ func (l *attemptLog) AttemptEnded(_ time.Duration, a hedging.AttemptEnd) { l.end
 func TestRaceReportsLocalThrottleToPolicy(t *testing.T) {
 	cfg := htCfg(100*htMillisecond, "A", "B")
 	cfg.Retry.MaxAttempts = 3
-	pol := &attemptLog{StaticPolicy: hedging.StaticPolicy{T: hedging.MustThreshold(100 * htMillisecond)}}
+	pol := &attemptLog{}
 	cfg.Strategy = hedging.Hedging(hedging.NewPolicyStrategy(pol))
 	c := htClient(t, cfg)
 	op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}

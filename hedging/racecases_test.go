@@ -74,13 +74,13 @@ func runManual(t *testing.T, c racecases.Case) racecases.Outcome {
 		}
 	}
 	const start = time.Second
-	perform(client.Begin(&r, start, &op))
+	perform(htBegin(client, &r, start, &op))
 	for !r.Done() && q.Len() > 0 {
 		ev := heap.Pop(&q).(manualEvent)
 		if ev.respond {
-			perform(r.Responded(ev.at, ev.attempt, c.ResultFor(ev.attempt.Leg)))
+			perform(htResponded(&r, ev.at, ev.attempt, c.ResultFor(ev.attempt.Leg)))
 		} else {
-			perform(r.TimerFired(ev.at, ev.timer))
+			perform(htTimerFired(&r, ev.at, ev.timer))
 		}
 	}
 	if !r.Done() {

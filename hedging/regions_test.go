@@ -171,7 +171,7 @@ func TestPrimaryEndpoint(t *testing.T) {
 			}
 			// Begin sends the primary attempt to the same endpoint.
 			var r hedging.Race
-			eff := cl.Begin(&r, 0, &hedging.Operation{Kind: c.kind, Partition: "p", ExcludeRegions: c.excluded})
+			eff := htBegin(cl, &r, 0, &hedging.Operation{Kind: c.kind, Partition: "p", ExcludeRegions: c.excluded})
 			if eff.Len() == 0 || eff.At(0).Kind != hedging.ActSend || eff.At(0).Attempt.Endpoint != e {
 				t.Errorf("Begin's first action %+v, want a send to %v", eff.At(0), e)
 			}

@@ -39,13 +39,13 @@ func TestTransportErrorUpgradesIntoHedge(t *testing.T) {
 	c := rvClient(t, 500*time.Millisecond, 3)
 	var r hedging.Race
 	op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
-	p, _ := rvSend(c.Begin(&r, 0, &op), hedging.Primary)
-	e := r.Responded(5*time.Millisecond, p, hedging.Result{Err: errors.New("connection refused")})
+	p, _ := rvSend(htBegin(c, &r, 0, &op), hedging.Primary)
+	e := htResponded(&r, 5*time.Millisecond, p, hedging.Result{Err: errors.New("connection refused")})
 	alt, ok := rvSend(e, hedging.Alternate)
 	if !ok || alt.Endpoint.Region != "B" {
 		t.Fatalf("no alternate to B after a transport error: %+v", e)
 	}
-	r.Responded(20*time.Millisecond, alt, hedging.Result{Status: hedging.Status{Code: 200}})
+	htResponded(&r, 20*time.Millisecond, alt, hedging.Result{Status: hedging.Status{Code: 200}})
 	if d, _ := r.Diagnostics(); !r.Done() || d.TerminalState() != hedging.AlternateWon {
 		t.Fatalf("done %v, state %v", r.Done(), d.TerminalState())
 	}
@@ -56,10 +56,10 @@ func TestNoRetryAtTheDeadline(t *testing.T) {
 	c := rvClient(t, 200*time.Millisecond, 3)
 	var r hedging.Race
 	op := hedging.Operation{Kind: hedging.PointRead, Partition: "p", Timeout: 300 * time.Millisecond}
-	p, _ := rvSend(c.Begin(&r, 0, &op), hedging.Primary)
-	r.Responded(100*time.Millisecond, p, hedging.Result{Status: hedging.Status{Code: 429}, RetryAfter: 200 * time.Millisecond})
-	r.TimerFired(200*time.Millisecond, hedging.TimerThreshold)
-	e := r.TimerFired(300*time.Millisecond, hedging.TimerBackoffPrimary)
+	p, _ := rvSend(htBegin(c, &r, 0, &op), hedging.Primary)
+	htResponded(&r, 100*time.Millisecond, p, hedging.Result{Status: hedging.Status{Code: 429}, RetryAfter: 200 * time.Millisecond})
+	htTimerFired(&r, 200*time.Millisecond, hedging.TimerThreshold)
+	e := htTimerFired(&r, 300*time.Millisecond, hedging.TimerBackoffPrimary)
 	if _, sent := rvSend(e, hedging.Primary); sent {
 		t.Fatal("a primary retry was sent at the deadline")
 	}
@@ -71,16 +71,16 @@ func TestReusedRaceIgnoresStaleEvents(t *testing.T) {
 	c := rvClient(t, 100*time.Millisecond, 1)
 	var r hedging.Race
 	op1 := hedging.Operation{Kind: hedging.PointRead, Partition: "p", Timeout: time.Second}
-	p1, _ := rvSend(c.Begin(&r, 0, &op1), hedging.Primary)
-	alt1, _ := rvSend(r.TimerFired(100*time.Millisecond, hedging.TimerThreshold), hedging.Alternate)
-	r.Responded(120*time.Millisecond, alt1, hedging.Result{Status: hedging.Status{Code: 200}})
+	p1, _ := rvSend(htBegin(c, &r, 0, &op1), hedging.Primary)
+	alt1, _ := rvSend(htTimerFired(&r, 100*time.Millisecond, hedging.TimerThreshold), hedging.Alternate)
+	htResponded(&r, 120*time.Millisecond, alt1, hedging.Result{Status: hedging.Status{Code: 200}})
 	if !r.Done() {
 		t.Fatal("first race not done")
 	}
 	op2 := hedging.Operation{Kind: hedging.PointRead, Partition: "p", Timeout: 10 * time.Second}
-	c.Begin(&r, 150*time.Millisecond, &op2)
-	r.Responded(160*time.Millisecond, p1, hedging.Result{Status: hedging.Status{Code: 404}})
-	r.TimerFired(1000*time.Millisecond, hedging.TimerDeadline) // the first race's deadline
+	htBegin(c, &r, 150*time.Millisecond, &op2)
+	htResponded(&r, 160*time.Millisecond, p1, hedging.Result{Status: hedging.Status{Code: 404}})
+	htTimerFired(&r, 1000*time.Millisecond, hedging.TimerDeadline) // the first race's deadline
 	if r.Done() {
 		res, err := r.Result()
 		t.Fatalf("the second race ended on a stale event: %v %v", res.Status, err)

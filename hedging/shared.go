@@ -117,12 +117,6 @@ func newHedgeWinTracker(threshold int, probe, minSpan time.Duration) *HedgeWinTr
 	return &HedgeWinTracker{threshold: threshold, probe: probe, minSpan: minSpan, pairs: make(map[winKey]*winState), tripped: make(map[string][]Region)}
 }
 
-// Threshold returns the number of consecutive alternate wins that trips.
-func (t *HedgeWinTracker) Threshold() int { return t.threshold }
-
-// ProbeInterval returns how long a tripped region stays demoted.
-func (t *HedgeWinTracker) ProbeInterval() time.Duration { return t.probe }
-
 // recordHedgeWin records one alternate win for (partition, primary) at now
 // and reports whether it tripped the breaker (record_consecutive_hedge_win,
 // spec §9.5).
@@ -245,13 +239,6 @@ func (t *HedgeWinTracker) unhealthyMask(now time.Duration, partition string, reg
 		}
 	}
 	return mask
-}
-
-// Trips returns how many times any pair has tripped.
-func (t *HedgeWinTracker) Trips() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.trips
 }
 
 type markKey struct {

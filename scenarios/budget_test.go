@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"hedgelab/hedging"
+	"hedgelab/hedging/threshold"
 	"hedgelab/scenarios"
 )
 
@@ -23,7 +23,7 @@ func withPolicies(t *testing.T, policies string) (*scenarios.Scenario, error) {
 
 func TestHedgeBudget(t *testing.T) {
 	pol := policyOf(t, "type = \"static\"\nthreshold_ms = 20\nhedge_budget = 0.05\nhedge_budget_burst = 10\n")
-	if _, ok := pol.(*hedging.BudgetedPolicy); !ok || pol.Name() != "static(20ms)+budget(0.05)" {
+	if _, ok := pol.(*threshold.Budget); !ok || pol.Name() != "static(20ms)+budget(0.05)" {
 		t.Fatalf("policy %T %v", pol, pol)
 	}
 	for _, c := range []struct{ policies, want string }{

@@ -13,6 +13,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"hedgelab/hedging"
+	"hedgelab/hedging/threshold"
 	"hedgelab/simnet"
 	"hedgelab/simnet/dist"
 )
@@ -841,8 +842,8 @@ func (b *builder) limits(cfg *simnet.Config, reps int, pols []simnet.Policy) boo
 		if what == "max_ops" {
 			p = root.key("max_ops")
 		}
-		b.fail(p, "would simulate %.2g operations (%s × %d replications × %d policies); the limit is %g: lower %s",
-			total, what, reps, len(pols), float64(MaxSimulatedOps), lower)
+		b.fail(p, "would simulate %s operations (%s × %d replications × %d policies); the limit is %g: lower %s",
+			count(total), what, reps, len(pols), float64(MaxSimulatedOps), lower)
 		return false
 	}
 	if !b.backgroundLimit(cfg, reps, len(pols)) || !b.backgroundOverload(cfg) {
@@ -894,21 +895,21 @@ var policyTypes = []policyType{
 			if !ok {
 				return nil
 			}
-			return b.budgeted(pp, p, rt, func() (hedging.ThresholdPolicy, error) { return hedging.StaticPolicy{T: th}, nil })
+			return b.budgeted(pp, p, rt, func() (hedging.ThresholdPolicy, error) { return threshold.Static{T: th}, nil })
 		}},
 	{name: "driver_default", doc: "min(1 s, request_timeout/2) (spec §3.4)", keys: budgetKeys,
 		build: func(b *builder, pp fpath, p *Policy, rt time.Duration) func() (hedging.AvailabilityStrategy, error) {
-			th := hedging.DriverDefaultThreshold(rt)
-			return b.budgeted(pp, p, rt, func() (hedging.ThresholdPolicy, error) { return hedging.StaticPolicy{T: th}, nil })
+			dd := threshold.DriverDefault(rt)
+			return b.budgeted(pp, p, rt, func() (hedging.ThresholdPolicy, error) { return dd, nil })
 		}},
 	{name: "p99_dynamic", doc: "a learned quantile of the primary's latency (TPS §4.2, with hedgelab's fixes)",
 		keys: keys(quantileKeys, budgetKeys),
 		build: func(b *builder, pp fpath, p *Policy, rt time.Duration) func() (hedging.AvailabilityStrategy, error) {
-			pc, ok := b.p99(pp, p, hedging.P99DynamicConfig{})
+			pc, ok := b.p99(pp, p, threshold.P99DynamicConfig{})
 			if !ok {
 				return nil
 			}
-			return b.budgeted(pp, p, rt, func() (hedging.ThresholdPolicy, error) { return hedging.NewP99Dynamic(pc) })
+			return b.budgeted(pp, p, rt, func() (hedging.ThresholdPolicy, error) { return threshold.NewP99Dynamic(pc) })
 		}},
 	{name: "capped_quantile", doc: "min(quantile, cap_ms): Cassandra's speculative_retry MIN(99p, X ms)",
 		keys: keys([]string{"cap_ms"}, slices.DeleteFunc(slices.Clone(quantileKeys), func(k string) bool { return k == "max_ms" }), budgetKeys),
@@ -918,11 +919,11 @@ var policyTypes = []policyType{
 				return nil
 			}
 			cp := b.posDur(pp.key("cap_ms"), *p.CapMs, time.Millisecond)
-			pc, ok := b.p99(pp, p, hedging.P99DynamicConfig{Ceiling: hedging.CeilingNone, Max: cp})
+			pc, ok := b.p99(pp, p, threshold.CappedQuantile(cp))
 			if !ok {
 				return nil
 			}
-			return b.budgeted(pp, p, rt, func() (hedging.ThresholdPolicy, error) { return hedging.NewP99Dynamic(pc) })
+			return b.budgeted(pp, p, rt, func() (hedging.ThresholdPolicy, error) { return threshold.NewP99Dynamic(pc) })
 		}},
 	{name: "backup_requests", doc: "the (1 - max_extra_load) quantile with a hedge budget of max_extra_load and a minimum rate: Finagle's BackupRequestFilter",
 		keys: keys([]string{"max_extra_load", "min_backups_per_s", "hedge_budget_burst"},
@@ -948,12 +949,12 @@ var policyTypes = []policyType{
 					b.fail(pp.key("hedge_budget_burst"), "must be in [1, 1e9], got %g", burst)
 				}
 			}
-			pc, ok := b.p99(pp, p, hedging.P99DynamicConfig{Quantile: 1 - load, Min: time.Millisecond, Ceiling: hedging.CeilingNone})
+			base, bc := threshold.BackupRequests(load, minRate, burst)
+			pc, ok := b.p99(pp, p, base)
 			if !ok || b.n > n0 {
 				return nil
 			}
-			bc := hedging.BudgetConfig{Ratio: load, Burst: burst, PerSecond: minRate}
-			return budgetedNew(func() (hedging.ThresholdPolicy, error) { return hedging.NewP99Dynamic(pc) }, &bc)
+			return budgetedNew(func() (hedging.ThresholdPolicy, error) { return threshold.NewP99Dynamic(pc) }, &bc)
 		}},
 	{name: "retry_throttle", doc: "threshold_ms while a token bucket in [0, max_tokens] holds more than half: gRPC's retry throttling (A6)",
 		keys: []string{"threshold_ms", "max_tokens", "token_ratio"},
@@ -979,13 +980,13 @@ var policyTypes = []policyType{
 			if b.n > n0 {
 				return nil
 			}
-			bc := hedging.BudgetConfig{Ratio: ratio, Burst: maxTokens, Reserve: maxTokens / 2, ChargeFailover: true}
-			return budgetedNew(func() (hedging.ThresholdPolicy, error) { return hedging.StaticPolicy{T: th}, nil }, &bc)
+			bc := threshold.RetryThrottle(maxTokens, ratio)
+			return budgetedNew(func() (hedging.ThresholdPolicy, error) { return threshold.Static{T: th}, nil }, &bc)
 		}},
-	{name: "recommended", doc: "the policy notebook 01 recommends (today hedging.Recommended: hedge where a threshold is expected to answer sooner, per operation kind, inside the deadline)",
+	{name: "recommended", doc: "the policy notebook 01 recommends (today threshold.Recommended: hedge where a threshold is expected to answer sooner, per operation kind, inside the deadline)",
 		keys: keys([]string{"quantile"}, budgetKeys),
 		build: func(b *builder, pp fpath, p *Policy, rt time.Duration) func() (hedging.AvailabilityStrategy, error) {
-			var rc hedging.RecommendedConfig
+			var rc threshold.RecommendedConfig
 			if p.Quantile != nil {
 				rc.Quantile = *p.Quantile
 			}
@@ -996,7 +997,7 @@ var policyTypes = []policyType{
 				b.fail(pp.key("quantile"), "%v", err)
 				return nil
 			}
-			return b.budgeted(pp, p, rt, func() (hedging.ThresholdPolicy, error) { return hedging.NewRecommended(rc) })
+			return b.budgeted(pp, p, rt, func() (hedging.ThresholdPolicy, error) { return threshold.NewRecommended(rc) })
 		}},
 }
 
@@ -1111,7 +1112,7 @@ func (b *builder) budgeted(pp fpath, p *Policy, requestTimeout time.Duration, ne
 		}
 		return budgetedNew(newPol, nil)
 	}
-	bc := hedging.BudgetConfig{Ratio: *p.HedgeBudget, Burst: 100}
+	bc := threshold.BudgetConfig{Ratio: *p.HedgeBudget, Burst: 100}
 	if !(bc.Ratio > 0 && bc.Ratio <= 1) {
 		b.fail(pp.key("hedge_budget"), "must be in (0, 1], got %g", bc.Ratio)
 	}
@@ -1145,18 +1146,18 @@ func (b *builder) budgeted(pp fpath, p *Policy, requestTimeout time.Duration, ne
 // budgetedNew returns a constructor of a fresh policy strategy, the policy
 // wrapped in a budget when bc is not nil. It builds one value first as a
 // backstop, so a configuration hedging rejects is reported by the builder.
-func budgetedNew(newPol func() (hedging.ThresholdPolicy, error), bc *hedging.BudgetConfig) func() (hedging.AvailabilityStrategy, error) {
+func budgetedNew(newPol func() (hedging.ThresholdPolicy, error), bc *threshold.BudgetConfig) func() (hedging.AvailabilityStrategy, error) {
 	return func() (hedging.AvailabilityStrategy, error) {
 		pol, err := newPol()
 		if err != nil {
 			return hedging.AvailabilityStrategy{}, err
 		}
 		if bc != nil {
-			if pol, err = hedging.NewBudget(pol, *bc); err != nil {
+			if pol, err = threshold.NewBudget(pol, *bc); err != nil {
 				return hedging.AvailabilityStrategy{}, err
 			}
 		}
-		if sp, ok := pol.(hedging.StaticPolicy); ok {
+		if sp, ok := pol.(threshold.Static); ok {
 			return hedging.Hedging(hedging.NewHedgingStrategy(sp.T)), nil
 		}
 		return hedging.Hedging(hedging.NewPolicyStrategy(pol)), nil
@@ -1166,11 +1167,11 @@ func budgetedNew(newPol func() (hedging.ThresholdPolicy, error), bc *hedging.Bud
 // options maps the p99-family option keys to their values; the first value
 // is the fix (the default), the second the TPS §4.2 literal behaviour.
 var (
-	roundingOpts   = map[string]hedging.Rounding{"upper_edge": hedging.RoundUpperEdge, "value": hedging.RoundValue}
-	thinOpts       = map[string]hedging.ThinWindow{"keep_last": hedging.ThinKeepLast, "initial": hedging.ThinInitial}
-	warmupOpts     = map[string]hedging.Warmup{"max_observed": hedging.WarmupMaxObserved, "initial": hedging.WarmupInitial}
-	censorOpts     = map[string]hedging.Censoring{"lower_bound": hedging.CensorLowerBound, "ignore": hedging.CensorIgnore}
-	ceilingOpts    = map[string]hedging.Ceiling{"median": hedging.CeilingMedian, "none": hedging.CeilingNone}
+	roundingOpts   = map[string]threshold.Rounding{"upper_edge": threshold.RoundUpperEdge, "value": threshold.RoundValue}
+	thinOpts       = map[string]threshold.ThinWindow{"keep_last": threshold.ThinKeepLast, "initial": threshold.ThinInitial}
+	warmupOpts     = map[string]threshold.Warmup{"max_observed": threshold.WarmupMaxObserved, "initial": threshold.WarmupInitial}
+	censorOpts     = map[string]threshold.Censoring{"lower_bound": threshold.CensorLowerBound, "ignore": threshold.CensorIgnore}
+	ceilingOpts    = map[string]threshold.Ceiling{"median": threshold.CeilingMedian, "none": threshold.CeilingNone}
 	presetTPSValue = "tps_literal"
 )
 
@@ -1189,7 +1190,7 @@ func option[T any](b *builder, pp fpath, key string, v *string, opts map[string]
 // p99 checks the explicit quantile-family settings and returns the config
 // (zero fields take the hedging defaults) on top of base, the type's own
 // defaults.
-func (b *builder) p99(pp fpath, p *Policy, base hedging.P99DynamicConfig) (hedging.P99DynamicConfig, bool) {
+func (b *builder) p99(pp fpath, p *Policy, base threshold.P99DynamicConfig) (threshold.P99DynamicConfig, bool) {
 	n0 := b.n // this entry's own errors are those past n0
 	pc := base
 	if p.Preset != nil {
@@ -1197,7 +1198,7 @@ func (b *builder) p99(pp fpath, p *Policy, base hedging.P99DynamicConfig) (hedgi
 			b.fail(pp.key("preset"), "unknown preset %q (want %q: TPS §4.2 as written)", *p.Preset, presetTPSValue)
 			return pc, false
 		}
-		lit := hedging.TPSLiteral()
+		lit := threshold.TPSLiteral()
 		pc.Initial, pc.Rounding, pc.ThinWindow, pc.Warmup, pc.Censoring, pc.Ceiling = lit.Initial, lit.Rounding, lit.ThinWindow, lit.Warmup, lit.Censoring, lit.Ceiling
 	}
 	option(b, pp, "rounding", p.Rounding, roundingOpts, &pc.Rounding)
@@ -1371,8 +1372,8 @@ func (b *builder) backgroundLimit(cfg *simnet.Config, reps, pols int) bool {
 	}
 	if total > MaxSimulatedOps {
 		b.fail(root.key("background").elem(worst, "").key("rate_per_s"),
-			"background sources would simulate %.2g requests (rate_per_s × arrival window × targeted replicas × %d replications × %d policies); the limit is %g: lower rate_per_s, the window, duration_s or replications",
-			total, reps, pols, float64(MaxSimulatedOps))
+			"background sources would simulate %s requests (rate_per_s × arrival window × targeted replicas × %d replications × %d policies); the limit is %g: lower rate_per_s, the window, duration_s or replications",
+			count(total), reps, pols, float64(MaxSimulatedOps))
 		return false
 	}
 	return true
@@ -1406,4 +1407,14 @@ func (b *builder) fleetBucketLimit() bool {
 		}
 	}
 	return ok
+}
+
+// count formats a number of operations or requests for a limit error: two
+// significant digits, or "more than 1.8e+308" when the product overflowed
+// (a rate of 1e308 read as "+Inf operations").
+func count(n float64) string {
+	if math.IsInf(n, 1) {
+		return fmt.Sprintf("more than %.2g", math.MaxFloat64)
+	}
+	return fmt.Sprintf("%.2g", n)
 }

@@ -159,7 +159,7 @@ func TestLibraryPrimarySlow(t *testing.T) {
 	n := 0
 	runEach(t, cfg, policy(t, pols, "static-200ms"), func(r *hedging.Race, op *hedging.Operation) {
 		d, ok := r.Diagnostics()
-		if !ok || !d.WasHedge() {
+		if !ok || !d.TerminalState().WasHedge() {
 			return
 		}
 		n++
@@ -246,7 +246,7 @@ func TestLibraryWritesSlow(t *testing.T) {
 				return
 			}
 			writes++
-			if r.Hedged() || r.AlternateSpawned() {
+			if _, hedged := r.Diagnostics(); hedged || r.AlternateSpawned() {
 				t.Fatalf("%s: a %s was hedged", name, op.Kind)
 			}
 			if _, ok := r.Diagnostics(); ok {
@@ -286,14 +286,14 @@ func TestLibraryPerOpDisabled(t *testing.T) {
 	}
 	var disabledOps, hedgedOps int64
 	runEach(t, cfg, policy(t, pols, "static-200ms"), func(r *hedging.Race, op *hedging.Operation) {
-		if !op.Strategy.IsSet() {
+		if op.Strategy == (hedging.AvailabilityStrategy{}) {
 			if r.AlternateSpawned() {
 				hedgedOps++
 			}
 			return
 		}
 		disabledOps++
-		if r.Hedged() || r.AlternateSpawned() {
+		if _, hedged := r.Diagnostics(); hedged || r.AlternateSpawned() {
 			t.Fatal("an operation with the Disabled strategy was hedged")
 		}
 		if lat := r.DoneAt() - r.Start(); lat < 2000*time.Millisecond {
@@ -429,7 +429,7 @@ func TestLibraryExcludeRegions503(t *testing.T) {
 		if alt.Endpoint.Region != "East US 2" {
 			t.Fatalf("alternate ended on %q, want East US 2", alt.Endpoint.Region)
 		}
-		if d.WasHedge() {
+		if d.TerminalState().WasHedge() {
 			if alt.Attempts != 2 {
 				t.Fatalf("winning alternate made %d attempts, want 2 (503, local retry)", alt.Attempts)
 			}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"hedgelab/hedging"
+	"hedgelab/hedging/threshold"
 	"hedgelab/scenarios"
 )
 
@@ -37,42 +38,42 @@ func policyOf(t *testing.T, entry string) hedging.ThresholdPolicy {
 // describe.
 func TestPolicyTypesBuild(t *testing.T) {
 	t.Run("p99_dynamic defaults are every fix", func(t *testing.T) {
-		c := policyOf(t, "type = \"p99_dynamic\"\n").(*hedging.P99Dynamic).Config()
-		if c.Rounding != hedging.RoundUpperEdge || c.ThinWindow != hedging.ThinKeepLast || c.Warmup != hedging.WarmupMaxObserved ||
-			c.Censoring != hedging.CensorLowerBound || c.Ceiling != hedging.CeilingMedian || c.CeilingFactor != hedging.DefaultCeilingFactor {
+		c := policyOf(t, "type = \"p99_dynamic\"\n").(*threshold.P99Dynamic).Config()
+		if c.Rounding != threshold.RoundUpperEdge || c.ThinWindow != threshold.ThinKeepLast || c.Warmup != threshold.WarmupMaxObserved ||
+			c.Censoring != threshold.CensorLowerBound || c.Ceiling != threshold.CeilingMedian || c.CeilingFactor != threshold.DefaultCeilingFactor {
 			t.Errorf("config %+v", c)
 		}
 	})
 	t.Run("preset tps_literal, one option overridden", func(t *testing.T) {
-		c := policyOf(t, "type = \"p99_dynamic\"\npreset = \"tps_literal\"\nceiling = \"median\"\nceiling_factor = 3\n").(*hedging.P99Dynamic).Config()
-		lit := hedging.TPSLiteral()
+		c := policyOf(t, "type = \"p99_dynamic\"\npreset = \"tps_literal\"\nceiling = \"median\"\nceiling_factor = 3\n").(*threshold.P99Dynamic).Config()
+		lit := threshold.TPSLiteral()
 		if c.Rounding != lit.Rounding || c.ThinWindow != lit.ThinWindow || c.Warmup != lit.Warmup || c.Censoring != lit.Censoring ||
-			c.Ceiling != hedging.CeilingMedian || c.CeilingFactor != 3 || c.Initial != time.Second {
+			c.Ceiling != threshold.CeilingMedian || c.CeilingFactor != 3 || c.Initial != time.Second {
 			t.Errorf("config %+v", c)
 		}
 	})
 	t.Run("capped_quantile", func(t *testing.T) {
-		c := policyOf(t, "type = \"capped_quantile\"\ncap_ms = 80\n").(*hedging.P99Dynamic).Config()
-		if c.Max != 80*time.Millisecond || c.Ceiling != hedging.CeilingNone || c.Quantile != 0.99 {
+		c := policyOf(t, "type = \"capped_quantile\"\ncap_ms = 80\n").(*threshold.P99Dynamic).Config()
+		if c.Max != 80*time.Millisecond || c.Ceiling != threshold.CeilingNone || c.Quantile != 0.99 {
 			t.Errorf("config %+v", c)
 		}
 	})
 	t.Run("backup_requests", func(t *testing.T) {
-		b := policyOf(t, "type = \"backup_requests\"\nmax_extra_load = 0.02\nmin_backups_per_s = 3\n").(*hedging.BudgetedPolicy)
+		b := policyOf(t, "type = \"backup_requests\"\nmax_extra_load = 0.02\nmin_backups_per_s = 3\n").(*threshold.Budget)
 		bc := b.Config()
 		if bc.Ratio != 0.02 || bc.PerSecond != 3 || bc.Burst != 100 || bc.ChargeFailover || b.Name() != "p98_dynamic+budget(0.02)" {
 			t.Errorf("budget %+v name %q", bc, b.Name())
 		}
 	})
 	t.Run("retry_throttle", func(t *testing.T) {
-		b := policyOf(t, "type = \"retry_throttle\"\nthreshold_ms = 40\nmax_tokens = 20\ntoken_ratio = 0.2\n").(*hedging.BudgetedPolicy)
+		b := policyOf(t, "type = \"retry_throttle\"\nthreshold_ms = 40\nmax_tokens = 20\ntoken_ratio = 0.2\n").(*threshold.Budget)
 		bc := b.Config()
 		if bc.Ratio != 0.2 || bc.Burst != 20 || bc.Reserve != 10 || !bc.ChargeFailover || bc.Debt || b.Name() != "static(40ms)+budget(0.2)" {
 			t.Errorf("throttle %+v name %q", bc, b.Name())
 		}
 	})
 	t.Run("hedge_budget accounting keys", func(t *testing.T) {
-		b := policyOf(t, "type = \"static\"\nthreshold_ms = 5\nhedge_budget = 0.1\nhedge_budget_charge_failover = true\nhedge_budget_debt = true\n").(*hedging.BudgetedPolicy)
+		b := policyOf(t, "type = \"static\"\nthreshold_ms = 5\nhedge_budget = 0.1\nhedge_budget_charge_failover = true\nhedge_budget_debt = true\n").(*threshold.Budget)
 		if bc := b.Config(); !bc.ChargeFailover || !bc.Debt {
 			t.Errorf("budget %+v", bc)
 		}

@@ -442,7 +442,7 @@ func displayPath(raw map[string]any, p []string) string {
 // distribution samplers), faults, episodes and workload as a
 // [simnet.Config], and one [simnet.Policy] per [[policies]] entry in file
 // order, whose New returns a fresh strategy on every call (a new
-// hedging.P99Dynamic for p99_dynamic). Each call builds new values. It
+// threshold.P99Dynamic for p99_dynamic). Each call builds new values. It
 // revalidates the File and returns the same [*Error]s as [Parse]; on a
 // Scenario from [Parse], [Load], [Embedded], [Get] or [Scenario.WithParam]
 // it does not fail.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"hedgelab/hedging"
+	"hedgelab/hedging/threshold"
 	"hedgelab/simnet"
 )
 
@@ -149,7 +150,7 @@ relative_accuracy = 0.02
 		}
 		return a
 	}
-	if !get(0).IsDisabled() {
+	if get(0) != hedging.Disabled {
 		t.Error("disabled policy is not Disabled")
 	}
 	if h, ok := get(1).HedgingStrategy(); !ok || h.Threshold().Get() != 50*time.Millisecond || h.Policy() != nil {
@@ -160,14 +161,14 @@ relative_accuracy = 0.02
 	}
 	h1, _ := get(3).HedgingStrategy()
 	h2, _ := get(3).HedgingStrategy()
-	p1, ok1 := h1.Policy().(*hedging.P99Dynamic)
-	p2, ok2 := h2.Policy().(*hedging.P99Dynamic)
+	p1, ok1 := h1.Policy().(*threshold.P99Dynamic)
+	p2, ok2 := h2.Policy().(*threshold.P99Dynamic)
 	if !ok1 || !ok2 || p1 == p2 {
 		t.Fatalf("p99 policies: %T %T, same=%v", h1.Policy(), h2.Policy(), p1 == p2)
 	}
-	want := hedging.P99DynamicConfig{Quantile: 0.95, Window: 30 * time.Second, Buckets: 3, Min: 10 * time.Millisecond,
+	want := threshold.P99DynamicConfig{Quantile: 0.95, Window: 30 * time.Second, Buckets: 3, Min: 10 * time.Millisecond,
 		Max: 2 * time.Second, Initial: 300 * time.Millisecond, MinSamples: 50, Refresh: 500 * time.Millisecond, RelativeAccuracy: 0.02,
-		CeilingFactor: hedging.DefaultCeilingFactor}
+		CeilingFactor: threshold.DefaultCeilingFactor}
 	if got := p1.Config(); got != want {
 		t.Errorf("p99 config = %+v, want %+v", got, want)
 	}
@@ -273,6 +274,8 @@ func TestWithParamErrors(t *testing.T) {
 		{"replicas.eastus.servers", 1.5, src + " (replicas.eastus.servers=1.5):24: replicas.eastus.servers: must be an integer, got 1.5"},
 		{"policies.static-20ms.threshold_ms", 0, src + " (policies.static-20ms.threshold_ms=0):64: policies.static-20ms.threshold_ms: must be > 0, got 0"},
 		{"workload.rate_per_s", 1e12, src + " (workload.rate_per_s=1e+12):6: duration_s: would simulate 2e+13 operations (rate_per_s × duration_s × 1 replications × 2 policies); the limit is 2e+09: lower duration_s, rate_per_s or replications"},
+		// The product overflows: the message says so instead of "+Inf operations".
+		{"workload.rate_per_s", 1e308, src + " (workload.rate_per_s=1e+308):6: duration_s: would simulate more than 1.8e+308 operations (rate_per_s × duration_s × 1 replications × 2 policies); the limit is 2e+09: lower duration_s, rate_per_s or replications"},
 	} {
 		_, err := tiny.WithParam(c.path, c.value)
 		if err == nil || err.Error() != c.want {

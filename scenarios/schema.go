@@ -237,7 +237,7 @@ type Policy struct {
 	TokenRatio     *float64 `toml:"token_ratio"`       // retry_throttle: (0,1]; default 0.1
 
 	// HedgeBudget caps the hedge rate of static, driver_default, p99_dynamic
-	// and capped_quantile with a token bucket (hedging.BudgetedPolicy): at
+	// and capped_quantile with a token bucket (threshold.Budget): at
 	// most this many latency hedges per operation over time, (0,1]; absent =
 	// no budget. The budget gates each hedge when its threshold fires
 	// (admitted and charged at once); a spent budget sends none.

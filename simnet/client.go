@@ -130,7 +130,7 @@ func (s *sim) startOp(client int32) {
 		o.inst = s.instanceOf(o.idx, part, client)
 		c = s.instance(o.inst)
 	}
-	c.BeginTo(&s.eff, &o.race, s.now, &o.op)
+	c.Begin(&s.eff, &o.race, s.now, &o.op)
 	s.perform(slot, &s.eff)
 }
 

@@ -114,7 +114,7 @@ func (s *sim) run(done <-chan struct{}) bool {
 				if st := &o.att[ev.sub]; st.a.Seq == ev.aseq {
 					st.respQueued = false
 					if !st.cancelled {
-						o.race.RespondedTo(&s.eff, s.now, &st.a, &st.res)
+						o.race.Responded(&s.eff, s.now, &st.a, &st.res)
 						s.perform(ev.id, &s.eff)
 					}
 				}
@@ -124,7 +124,7 @@ func (s *sim) run(done <-chan struct{}) bool {
 			}
 		case evTimer:
 			if o := &s.ops[ev.id]; o.gen == ev.gen {
-				o.race.TimerFiredTo(&s.eff, s.now, hedging.TimerKind(ev.sub))
+				o.race.TimerFired(&s.eff, s.now, hedging.TimerKind(ev.sub))
 				s.perform(ev.id, &s.eff)
 			}
 		case evServerFree:

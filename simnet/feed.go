@@ -697,7 +697,7 @@ func (s *sim) startPage(fo int32, p feed.Page, setup bool, copy hedging.Leg) {
 		fx.slots = append(fx.slots, feedSlot{})
 	}
 	fx.slots[slot] = feedSlot{live: true, setup: setup, fo: fo, page: p, copy: copy}
-	s.client(op.inst).BeginTo(&s.eff, &o.race, s.now, &o.op)
+	s.client(op.inst).Begin(&s.eff, &o.race, s.now, &o.op)
 	s.perform(slot, &s.eff)
 }
 

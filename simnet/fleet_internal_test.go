@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"hedgelab/hedging"
+	"hedgelab/hedging/threshold"
 	"hedgelab/simnet/dist"
 )
 
@@ -44,7 +45,7 @@ func fleetMemConfig(t testing.TB, n int, d time.Duration) *Config {
 // simulated.
 func fleetRetained(t testing.TB, cfg *Config) (heap uint64, slots int, ops int64) {
 	p := Policy{Name: "p99-dynamic", New: func() (hedging.AvailabilityStrategy, error) {
-		d, err := hedging.NewP99Dynamic(hedging.P99DynamicConfig{})
+		d, err := threshold.NewP99Dynamic(threshold.P99DynamicConfig{})
 		if err != nil {
 			return hedging.AvailabilityStrategy{}, err
 		}

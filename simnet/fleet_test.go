@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"hedgelab/hedging"
+	"hedgelab/hedging/threshold"
 	"hedgelab/simnet"
 	"hedgelab/simnet/dist"
 )
@@ -147,13 +148,13 @@ func firstLeave(t *testing.T, cfg *simnet.Config, p simnet.Policy, initial time.
 // ~20 s.
 func TestFleetWarmupIsPerInstance(t *testing.T) {
 	tps := simnet.Policy{Name: "p99-tps", New: func() (hedging.AvailabilityStrategy, error) {
-		p, err := hedging.NewP99Dynamic(hedging.TPSLiteral())
+		p, err := threshold.NewP99Dynamic(threshold.TPSLiteral())
 		if err != nil {
 			return hedging.AvailabilityStrategy{}, err
 		}
 		return hedging.Hedging(hedging.NewPolicyStrategy(p)), nil
 	}}
-	initial := hedging.TPSLiteral().Initial
+	initial := threshold.TPSLiteral().Initial
 	cfg := threeRegions(t, 500, 60*time.Second)
 	one := firstLeave(t, cfg, tps, initial)
 	cfg.Fleet = simnet.Fleet{Instances: 100}

@@ -42,8 +42,8 @@ type sim struct {
 	fleetErr    error
 	now         time.Duration
 	q           eventQueue
-	// eff receives the effects of every call into a race (BeginTo,
-	// RespondedTo, TimerFiredTo), performed before the next call: one
+	// eff receives the effects of every call into a race (Begin,
+	// Responded, TimerFired), performed before the next call: one
 	// value reused, never cleared or copied whole.
 	eff      hedging.Effects
 	ops      []opState

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"hedgelab/hedging"
+	"hedgelab/hedging/threshold"
 	"hedgelab/internal/report"
 	"hedgelab/internal/study"
 	"hedgelab/scenarios"
@@ -100,7 +101,7 @@ func polP99() simnet.Policy { return polP99Initial("p99-dynamic", 0) }
 // threshold; 0 keeps the 1 s default.
 func polP99Initial(name string, initial time.Duration) simnet.Policy {
 	return simnet.Policy{Name: name, New: func() (hedging.AvailabilityStrategy, error) {
-		p, err := hedging.NewP99Dynamic(hedging.P99DynamicConfig{Initial: initial})
+		p, err := threshold.NewP99Dynamic(threshold.P99DynamicConfig{Initial: initial})
 		if err != nil {
 			return hedging.AvailabilityStrategy{}, err
 		}
@@ -118,11 +119,11 @@ const budgetRatio = 0.2
 // than the static default's.
 func polP99Budget(ratio float64, requestTimeout time.Duration) simnet.Policy {
 	return simnet.Policy{Name: fmt.Sprintf("p99-budget-%gpct", ratio*100), New: func() (hedging.AvailabilityStrategy, error) {
-		p, err := hedging.NewP99Dynamic(hedging.P99DynamicConfig{})
+		p, err := threshold.NewP99Dynamic(threshold.P99DynamicConfig{})
 		if err != nil {
 			return hedging.AvailabilityStrategy{}, err
 		}
-		b, err := hedging.NewBudgetedPolicy(p, ratio, 100)
+		b, err := threshold.NewBudget(p, threshold.BudgetConfig{Ratio: ratio, Burst: 100})
 		if err != nil {
 			return hedging.AvailabilityStrategy{}, err
 		}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"hedgelab/hedging"
+	"hedgelab/hedging/threshold"
 	"hedgelab/internal/report"
 	"hedgelab/scenarios"
 	"hedgelab/simnet"
@@ -91,7 +92,7 @@ func polStaticBudget(ratio, burst float64, requestTimeout time.Duration) simnet.
 	}
 	th := hedging.MustThreshold(50 * time.Millisecond)
 	return simnet.Policy{Name: name, New: func() (hedging.AvailabilityStrategy, error) {
-		b, err := hedging.NewBudget(hedging.StaticPolicy{T: th}, hedging.BudgetConfig{Ratio: ratio, Burst: burst})
+		b, err := threshold.NewBudget(threshold.Static{T: th}, threshold.BudgetConfig{Ratio: ratio, Burst: burst})
 		if err != nil {
 			return hedging.AvailabilityStrategy{}, err
 		}

@@ -93,7 +93,10 @@ type Outcome struct {
 
 // FromRace returns the outcome of a finished race (Done).
 func FromRace(r *hedging.Race) Outcome {
-	o := Outcome{Legs: r.Legs(), Attempts: r.Attempts()}
+	o := Outcome{Legs: 1, Attempts: r.Attempts()}
+	if r.AlternateSpawned() {
+		o.Legs = 2
+	}
 	o.Result, o.Err = r.Result()
 	if l, ok := r.Winner(); ok {
 		o.Leg, o.Region = l, r.Endpoint(l).Region

@@ -103,8 +103,8 @@ func TestDriverInvariants(t *testing.T) {
 			inFlight = slices.Delete(inFlight, i, i+1)
 			run := runRace(c, now, &p.Op, srv.answer)
 			now = run.end
-			if run.maxLegs > 2 || run.race.Legs() > 2 {
-				rt.Fatalf("page race had %d legs in flight, %d legs", run.maxLegs, run.race.Legs())
+			if run.maxLegs > 2 || feed.FromRace(run.race).Legs > 2 {
+				rt.Fatalf("page race had %d legs in flight, %d legs", run.maxLegs, feed.FromRace(run.race).Legs)
 			}
 			for _, a := range run.attempts {
 				if p.Pinned != "" && (a.Endpoint.Region != p.Pinned || a.Leg != hedging.Primary) {

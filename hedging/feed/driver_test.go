@@ -208,10 +208,10 @@ func TestTemplatePropagatesToEveryPage(t *testing.T) {
 	dels, runs := drive(t, c, d, srv.answer)
 	for i, del := range dels {
 		op := del.Page.Op
-		if !op.Strategy.IsDisabled() || !slices.Equal(op.ExcludeRegions, []hedging.Region{"North"}) || op.Request != "SELECT *" || op.Timeout != time.Second {
+		if op.Strategy != hedging.Disabled || !slices.Equal(op.ExcludeRegions, []hedging.Region{"North"}) || op.Request != "SELECT *" || op.Timeout != time.Second {
 			t.Errorf("page %d op = %+v, want the template's settings", i, op)
 		}
-		if runs[i].race.Hedged() {
+		if _, hedged := runs[i].race.Diagnostics(); hedged {
 			t.Errorf("page %d hedged under a per-request Disabled", i)
 		}
 	}
@@ -330,7 +330,7 @@ func TestGateBoundsHedgeLegs(t *testing.T) {
 			}
 			pages = append(pages, p)
 			run := runRace(c, 0, &p.Op, srv.answer)
-			legs += run.race.Legs()
+			legs += feed.FromRace(run.race).Legs
 		}
 		want := 200
 		if gated {

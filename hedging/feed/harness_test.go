@@ -68,7 +68,8 @@ func runRace(c *hedging.Client, now time.Duration, op *hedging.Operation, answer
 		pending []event
 		inFl    [2]bool
 	)
-	perform := func(e hedging.Effects) {
+	var e hedging.Effects // reused by every call into the race
+	perform := func() {
 		for i := range e.Len() {
 			act := e.At(i)
 			switch act.Kind {
@@ -92,7 +93,8 @@ func runRace(c *hedging.Client, now time.Duration, op *hedging.Operation, answer
 		}
 		run.maxLegs = max(run.maxLegs, n)
 	}
-	perform(c.Begin(run.race, now, op))
+	c.Begin(&e, run.race, now, op)
+	perform()
 	for !run.race.Done() && len(pending) > 0 {
 		best := 0
 		for i, ev := range pending {
@@ -106,9 +108,11 @@ func runRace(c *hedging.Client, now time.Duration, op *hedging.Operation, answer
 		now = ev.at
 		if ev.resp {
 			inFl[ev.a.Leg] = false
-			perform(run.race.Responded(now, ev.a, ev.res))
+			run.race.Responded(&e, now, &ev.a, &ev.res)
+			perform()
 		} else {
-			perform(run.race.TimerFired(now, ev.timer))
+			run.race.TimerFired(&e, now, ev.timer)
+			perform()
 		}
 	}
 	run.end = now

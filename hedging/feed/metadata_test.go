@@ -21,9 +21,10 @@ func TestMetadataThreshold(t *testing.T) {
 	}
 	p, _ := d.Next(0)
 	var r hedging.Race
-	c.Begin(&r, 0, &p.Op)
-	if !r.Hedged() || r.Threshold().Get() != 1500*time.Millisecond {
-		t.Errorf("metadata read: hedged %v at %v; want hedged at 1.5s", r.Hedged(), r.Threshold().Get())
+	var e hedging.Effects
+	c.Begin(&e, &r, 0, &p.Op)
+	if _, hedged := r.Diagnostics(); !hedged || r.Threshold().Get() != 1500*time.Millisecond {
+		t.Errorf("metadata read: hedged %v at %v; want hedged at 1.5s", hedged, r.Threshold().Get())
 	}
 	if p.Op.Request != feed.Collection || p.Op.Kind != hedging.MetadataRead {
 		t.Errorf("op = %+v", p.Op)
@@ -51,9 +52,11 @@ func TestWarmPKRangeRefreshPinnedUnderOverride(t *testing.T) {
 		pin    hedging.Region
 	}{{cold, true, ""}, {warm, false, "East"}} {
 		var r hedging.Race
-		e := c.Begin(&r, 0, &tc.p.Op)
-		if r.Hedged() != tc.hedged || tc.p.Pinned != tc.pin || e.At(0).Attempt.Endpoint.Region != map[bool]hedging.Region{true: "West", false: "East"}[tc.hedged] {
-			t.Errorf("leaf %d: hedged %v pinned %q first attempt to %s; want hedged %v pinned %q", tc.p.Leaf, r.Hedged(), tc.p.Pinned, e.At(0).Attempt.Endpoint.Region, tc.hedged, tc.pin)
+		var e hedging.Effects
+		c.Begin(&e, &r, 0, &tc.p.Op)
+		_, hedged := r.Diagnostics()
+		if hedged != tc.hedged || tc.p.Pinned != tc.pin || e.At(0).Attempt.Endpoint.Region != map[bool]hedging.Region{true: "West", false: "East"}[tc.hedged] {
+			t.Errorf("leaf %d: hedged %v pinned %q first attempt to %s; want hedged %v pinned %q", tc.p.Leaf, hedged, tc.p.Pinned, e.At(0).Attempt.Endpoint.Region, tc.hedged, tc.pin)
 		}
 	}
 }

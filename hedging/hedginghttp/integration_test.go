@@ -186,8 +186,8 @@ func TestIntegrationReadPrimarySlow(t *testing.T) {
 	resp = hxMustOK(t, resp, err)
 	d := resp.Diagnostics
 	alt, ok := d.AlternateRegion()
-	if resp.Region != "B" || resp.Leg != hedging.Alternate || !d.WasHedge() || !ok || alt != "B" {
-		t.Errorf("region %s leg %v was_hedge %v alternate %q,%v; want B alternate true B", resp.Region, resp.Leg, d.WasHedge(), alt, ok)
+	if resp.Region != "B" || resp.Leg != hedging.Alternate || !d.TerminalState().WasHedge() || !ok || alt != "B" {
+		t.Errorf("region %s leg %v was_hedge %v alternate %q,%v; want B alternate true B", resp.Region, resp.Leg, d.TerminalState().WasHedge(), alt, ok)
 	}
 	if resp.RequestCharge != 1.25 {
 		t.Errorf("RequestCharge = %v, want the winner's 1.25", resp.RequestCharge)
@@ -218,7 +218,7 @@ func TestIntegrationReadPrimaryFast(t *testing.T) {
 	if d == nil {
 		t.Fatal("no hedge diagnostics although hedging was active")
 	}
-	if _, ok := d.AlternateRegion(); ok || d.WasHedge() || d.TerminalState() != hedging.PrimaryWonPreThreshold {
+	if _, ok := d.AlternateRegion(); ok || d.TerminalState().WasHedge() || d.TerminalState() != hedging.PrimaryWonPreThreshold {
 		t.Errorf("diagnostics %v: want PrimaryWonPreThreshold, no alternate", d)
 	}
 	if resp.Region != "A" || resp.RequestCharge != 2 || b.HitCount() != 0 || a.HitCount() != 1 {
@@ -235,7 +235,7 @@ func TestIntegrationReadPrimary503(t *testing.T) {
 	c := hxSetup(t, 500*time.Millisecond, nil, a, b)
 	resp, took, err := hxDo(t, c, hxRead())
 	resp = hxMustOK(t, resp, err)
-	if resp.Region != "B" || resp.Result.Status.Code != 200 || !resp.Diagnostics.WasHedge() {
+	if resp.Region != "B" || resp.Result.Status.Code != 200 || !resp.Diagnostics.TerminalState().WasHedge() {
 		t.Errorf("region %s status %v diag %v: want B 200 AlternateWon", resp.Region, resp.Result.Status, resp.Diagnostics)
 	}
 	if took >= 500*time.Millisecond {
@@ -362,7 +362,9 @@ func TestIntegrationFailbackToPrimary(t *testing.T) {
 		return hxReply{}
 	})
 	b := hxNewRegion(t, "B", hxReplyAll(hxReply{}))
-	c := hxSetup(t, 50*time.Millisecond, func(cfg *hedging.Config) { cfg.ConsecutiveHedgeWinThreshold = 10 }, a, b)
+	// A 500 ms threshold: the fast reads must finish before it even on a
+	// loaded -race CI machine; the slow ones (2 s) still cross it.
+	c := hxSetup(t, 500*time.Millisecond, func(cfg *hedging.Config) { cfg.ConsecutiveHedgeWinThreshold = 10 }, a, b)
 	for i := range 6 {
 		resp, _, err := hxDo(t, c, hxRead())
 		resp = hxMustOK(t, resp, err)
@@ -420,14 +422,14 @@ func TestIntegrationAlternateWinsTripPPCB(t *testing.T) {
 	const n = 3
 	a := hxNewRegion(t, "A", hxReplyAll(hxReply{Delay: 2 * time.Second}))
 	b := hxNewRegion(t, "B", hxReplyAll(hxReply{}))
-	c := hxSetup(t, 100*time.Millisecond, func(cfg *hedging.Config) { cfg.ConsecutiveHedgeWinThreshold = n }, a, b)
+	c := hxSetup(t, 500*time.Millisecond, func(cfg *hedging.Config) { cfg.ConsecutiveHedgeWinThreshold = n }, a, b)
 	for i := range n {
 		if c.HedgeWinTracker().Unhealthy(c.Now(), "0", "A") {
 			t.Fatalf("tripped after %d wins, want %d", i, n)
 		}
 		resp, _, err := hxDo(t, c, hxRead())
 		resp = hxMustOK(t, resp, err)
-		if !resp.Diagnostics.WasHedge() {
+		if !resp.Diagnostics.TerminalState().WasHedge() {
 			t.Fatalf("read %d not won by the alternate: %v", i, resp.Diagnostics)
 		}
 	}
@@ -577,10 +579,20 @@ func TestTransportSend(t *testing.T) {
 		t.Errorf("request %s %s %q headers %v", hit.Method, hit.Path, hit.Body, hit.Header)
 	}
 
-	// No base URL for the endpoint.
+	// No base URL for the endpoint, whether the request is built from op or
+	// copied from op.Request.
+	const noBase = `hedginghttp: no base URL for endpoint "z" (region "Z")`
 	res = ht.Send(context.Background(), op, hedging.Attempt{Endpoint: hedging.Endpoint{Region: "Z", Key: "z"}})
-	if res.Err == nil {
-		t.Error("unknown endpoint: no error")
+	if res.Err == nil || res.Err.Error() != noBase {
+		t.Errorf("unknown endpoint: Err = %v, want %q", res.Err, noBase)
+	}
+	req, err := http.NewRequest(http.MethodGet, r.srv.URL+"/x", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res = ht.Send(context.Background(), &hedging.Operation{Request: req}, hedging.Attempt{Endpoint: hedging.Endpoint{Region: "Z", Key: "z"}})
+	if res.Err == nil || res.Err.Error() != noBase {
+		t.Errorf("unknown endpoint, op.Request: Err = %v, want %q", res.Err, noBase)
 	}
 	// A cancelled context.
 	cctx, cancel := context.WithCancel(context.Background())

@@ -56,7 +56,8 @@ func WithThreshold(d time.Duration) Option {
 }
 
 // WithPolicy chooses the threshold per request with p (for example a
-// [hedging.P99Dynamic]); p must be safe for concurrent use.
+// [hedgelab/hedging/threshold.Recommended]); p must be safe for concurrent
+// use.
 func WithPolicy(p hedging.ThresholdPolicy) Option {
 	return func(s *settings) error {
 		if p == nil {
@@ -360,6 +361,9 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	hr, ok := HTTPResponse(resp.Result.Body)
 	if !ok {
+		if resp.Result.Body != nil {
+			_ = resp.Result.Body.Close() // releases the operation (unreachable with rt's own Transport)
+		}
 		return nil, errors.New("hedginghttp: the winning attempt carried no HTTP response")
 	}
 	return hr, nil

@@ -21,6 +21,7 @@ import (
 
 	"hedgelab/hedging"
 	"hedgelab/hedging/hedginghttp"
+	"hedgelab/hedging/threshold"
 )
 
 // sfHit is one request a server received.
@@ -279,7 +280,7 @@ func TestNewRoundTripperRejectsMisuse(t *testing.T) {
 	t.Run("zero P99Dynamic", func(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			// WithPolicy replaces sfHedged's WithThreshold.
-			_, a, hc := sfHedged(t, hedginghttp.WithPolicy(&hedging.P99Dynamic{}), hedginghttp.WithLogger(slog.New(slog.DiscardHandler)))
+			_, a, hc := sfHedged(t, hedginghttp.WithPolicy(&threshold.P99Dynamic{}), hedginghttp.WithLogger(slog.New(slog.DiscardHandler)))
 			req, _ := http.NewRequest(http.MethodGet, a+"/x", nil)
 			// The zero policy is NewP99Dynamic's default: 50 ms until it
 			// has observations.

@@ -134,18 +134,16 @@ func lookupBase(bases []keyedBase, key string) (*baseURL, bool) {
 
 // Send performs attempt a of op as one HTTP request; see [Transport].
 func (t *Transport) Send(ctx context.Context, op *hedging.Operation, a hedging.Attempt) hedging.Result {
-	base, ok := t.BaseURLs[a.Endpoint.Key]
-	if !ok {
-		return hedging.Result{Err: fmt.Errorf("hedginghttp: no base URL for endpoint %q (region %q)", a.Endpoint.Key, a.Endpoint.Region)}
-	}
 	var req *http.Request
 	var err error
 	orig, shared := op.Request.(*http.Request)
 	if shared {
-		req, err = t.attemptRequest(ctx, orig, a.Endpoint.Key)
+		req, err = t.attemptRequest(ctx, orig, a.Endpoint)
 		shared = t.Prepare == nil // attemptRequest shares orig's header map unless Prepare may write it
-	} else {
+	} else if base, ok := t.BaseURLs[a.Endpoint.Key]; ok {
 		req, err = newRequest(ctx, op, base)
+	} else {
+		err = errNoBase(a.Endpoint)
 	}
 	if err != nil {
 		return hedging.Result{Err: err}
@@ -205,13 +203,17 @@ func newRequest(ctx context.Context, op *hedging.Operation, base string) (*http.
 // [Transport]) and its body replayed. The copy is deep (http.Request.Clone)
 // when Prepare is set; otherwise it shares orig's header map, which the
 // caller must copy before writing to it.
-func (t *Transport) attemptRequest(ctx context.Context, orig *http.Request, key string) (*http.Request, error) {
+func (t *Transport) attemptRequest(ctx context.Context, orig *http.Request, ep hedging.Endpoint) (*http.Request, error) {
+	key := ep.Key
 	bases := t.bases
 	if bases == nil {
 		bases = parseBases(t.BaseURLs)
 	}
 	to, ok := lookupBase(bases, key)
 	if !ok {
+		if _, listed := t.BaseURLs[key]; !listed {
+			return nil, errNoBase(ep)
+		}
 		return nil, fmt.Errorf("hedginghttp: the base URL of endpoint %q does not parse", key)
 	}
 	var req *http.Request
@@ -244,6 +246,12 @@ func (t *Transport) attemptRequest(ctx context.Context, orig *http.Request, key 
 		req.Body = b
 	}
 	return req, nil
+}
+
+// errNoBase is the error of an attempt to an endpoint that BaseURLs does
+// not list.
+func errNoBase(ep hedging.Endpoint) error {
+	return fmt.Errorf("hedginghttp: no base URL for endpoint %q (region %q)", ep.Key, ep.Region)
 }
 
 var errNoReplay = fmt.Errorf("hedginghttp: the request body cannot be replayed (no GetBody)")

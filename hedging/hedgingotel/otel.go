@@ -188,7 +188,7 @@ func (o *Observer) ObserveOperation(ctx context.Context, ev hedging.OperationEve
 	region := o.noWinner
 	if ev.Err == nil {
 		wh := o.wasHedge[0]
-		if d.WasHedge() {
+		if d.TerminalState().WasHedge() {
 			wh = o.wasHedge[1]
 		}
 		o.latency.Record(ctx, float64(ev.Elapsed)/float64(time.Millisecond), wh)

@@ -72,7 +72,10 @@ type Outcome struct {
 
 // OutcomeOf reads the outcome of a finished race that started at start.
 func OutcomeOf(r *hedging.Race, start time.Duration) Outcome {
-	o := Outcome{TerminalState: "none", Winner: "none", Attempts: r.Legs()}
+	o := Outcome{TerminalState: "none", Winner: "none", Attempts: 1}
+	if r.AlternateSpawned() {
+		o.Attempts = 2
+	}
 	if d, ok := r.Diagnostics(); ok {
 		o.TerminalState = d.TerminalState().String()
 	}

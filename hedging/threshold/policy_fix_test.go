@@ -1,18 +1,17 @@
-package hedging_test
+package threshold_test
 
 import (
 	"math"
 	"math/rand/v2"
-	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"hedgelab/hedging"
+	"hedgelab/hedging/threshold"
 )
 
 // Issue 9: each failure mode of a learned threshold, on TPS §4.2 as written
-// (hedging.TPSLiteral) and with the option that fixes it.
+// (threshold.TPSLiteral) and with the option that fixes it.
 
 // Sketch rounding: with (near-)constant latency the sketch's representative
 // value lies below most samples; the bucket's upper edge never does.
@@ -21,17 +20,17 @@ func TestP99DynamicRounding(t *testing.T) {
 		d := time.Duration(ms * float64(time.Millisecond))
 		for _, tc := range []struct {
 			name string
-			r    hedging.Rounding
-		}{{"upper_edge", hedging.RoundUpperEdge}, {"value", hedging.RoundValue}} {
-			p := htP99(t, hedging.P99DynamicConfig{Rounding: tc.r, Refresh: time.Nanosecond, Min: time.Millisecond})
+			r    threshold.Rounding
+		}{{"upper_edge", threshold.RoundUpperEdge}, {"value", threshold.RoundValue}} {
+			p := htP99(t, threshold.P99DynamicConfig{Rounding: tc.r, Refresh: time.Nanosecond, Min: time.Millisecond})
 			for i := range 500 {
 				p.Observe(time.Duration(i)*time.Millisecond, "A", d)
 			}
 			got := p.Threshold(time.Second, "A").Get()
-			if tc.r == hedging.RoundUpperEdge && (got < d || float64(got) > float64(d)*1.021) {
+			if tc.r == threshold.RoundUpperEdge && (got < d || float64(got) > float64(d)*1.021) {
 				t.Errorf("%v constant, upper_edge: threshold %v, want in [%v, +2.1%%]", d, got, d)
 			}
-			if tc.r == hedging.RoundValue && ms == 200 && got >= d {
+			if tc.r == threshold.RoundValue && ms == 200 && got >= d {
 				t.Errorf("%v constant, value: threshold %v; the literal sketch value was below 200ms (the far-primary failure)", d, got)
 			}
 		}
@@ -41,10 +40,10 @@ func TestP99DynamicRounding(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	draw := func() time.Duration { return time.Duration((200 + rng.ExpFloat64()*0.2) * float64(time.Millisecond)) }
 	for _, tc := range []struct {
-		r      hedging.Rounding
+		r      threshold.Rounding
 		lo, hi float64
-	}{{hedging.RoundUpperEdge, 0, 0.01}} {
-		p := htP99(t, hedging.P99DynamicConfig{Rounding: tc.r, Refresh: time.Nanosecond})
+	}{{threshold.RoundUpperEdge, 0, 0.01}} {
+		p := htP99(t, threshold.P99DynamicConfig{Rounding: tc.r, Refresh: time.Nanosecond})
 		for i := range 5000 {
 			p.Observe(time.Duration(i)*time.Millisecond, "A", draw())
 		}
@@ -65,13 +64,13 @@ func TestP99DynamicRounding(t *testing.T) {
 // estimate (literal: back to Initial).
 func TestP99DynamicThinWindow(t *testing.T) {
 	for _, tc := range []struct {
-		thin hedging.ThinWindow
+		thin threshold.ThinWindow
 		want func(time.Duration) bool
 	}{
-		{hedging.ThinKeepLast, func(d time.Duration) bool { return d >= 200*time.Millisecond && d < 205*time.Millisecond }},
-		{hedging.ThinInitial, func(d time.Duration) bool { return d == time.Second }},
+		{threshold.ThinKeepLast, func(d time.Duration) bool { return d >= 200*time.Millisecond && d < 205*time.Millisecond }},
+		{threshold.ThinInitial, func(d time.Duration) bool { return d == time.Second }},
 	} {
-		p := htP99(t, hedging.P99DynamicConfig{ThinWindow: tc.thin, Initial: time.Second, Refresh: time.Nanosecond})
+		p := htP99(t, threshold.P99DynamicConfig{ThinWindow: tc.thin, Initial: time.Second, Refresh: time.Nanosecond})
 		now := time.Duration(0)
 		for range 150 { // 150 samples in 15 s: warm
 			now += 100 * time.Millisecond
@@ -101,10 +100,10 @@ func TestP99DynamicThinWindow(t *testing.T) {
 // a hundred.
 func TestP99DynamicWarmup(t *testing.T) {
 	for _, tc := range []struct {
-		w    hedging.Warmup
+		w    threshold.Warmup
 		want time.Duration
-	}{{hedging.WarmupMaxObserved, 200 * time.Millisecond}, {hedging.WarmupInitial, 50 * time.Millisecond}} {
-		p := htP99(t, hedging.P99DynamicConfig{Warmup: tc.w, Initial: 50 * time.Millisecond, Refresh: time.Nanosecond})
+	}{{threshold.WarmupMaxObserved, 200 * time.Millisecond}, {threshold.WarmupInitial, 50 * time.Millisecond}} {
+		p := htP99(t, threshold.P99DynamicConfig{Warmup: tc.w, Initial: 50 * time.Millisecond, Refresh: time.Nanosecond})
 		if got := p.Threshold(0, "A").Get(); got != 50*time.Millisecond {
 			t.Errorf("warmup %d: threshold before any observation %v, want Initial", tc.w, got)
 		}
@@ -127,11 +126,11 @@ func TestP99DynamicCensoring(t *testing.T) {
 	// 10 ms + Exp(25 ms): p90 = 10 + 25 ln 10 ≈ 67.56 ms.
 	trueP90 := time.Duration((10 + 25*math.Log(10)) * float64(time.Millisecond))
 	for _, tc := range []struct {
-		c      hedging.Censoring
+		c      threshold.Censoring
 		lo, hi float64 // learned / true
-	}{{hedging.CensorLowerBound, 0.97, 1.04}, {hedging.CensorIgnore, 0, 0.9}} {
+	}{{threshold.CensorLowerBound, 0.97, 1.04}, {threshold.CensorIgnore, 0, 0.9}} {
 		rng := rand.New(rand.NewPCG(5, 6))
-		p := htP99(t, hedging.P99DynamicConfig{Quantile: 0.9, Censoring: tc.c, Ceiling: hedging.CeilingNone, Min: time.Millisecond})
+		p := htP99(t, threshold.P99DynamicConfig{Quantile: 0.9, Censoring: tc.c, Ceiling: threshold.CeilingNone, Min: time.Millisecond})
 		now := time.Duration(0)
 		hedged := 0
 		const n = 200000
@@ -155,7 +154,7 @@ func TestP99DynamicCensoring(t *testing.T) {
 		if r := float64(got) / float64(trueP90); r < tc.lo || r > tc.hi {
 			t.Errorf("censoring %d: learned p90 %v, true %v (ratio %.3f), want ratio in [%v, %v]", tc.c, got, trueP90, r, tc.lo, tc.hi)
 		}
-		if tc.c == hedging.CensorLowerBound {
+		if tc.c == threshold.CensorLowerBound {
 			if f := float64(hedged) / n; f < 0.09 || f > 0.115 {
 				t.Errorf("lower_bound: hedged %.3f of operations, want ≈0.10", f)
 			}
@@ -168,10 +167,10 @@ func TestP99DynamicCensoring(t *testing.T) {
 // follows the slow third up).
 func TestP99DynamicCeiling(t *testing.T) {
 	for _, tc := range []struct {
-		c      hedging.Ceiling
+		c      threshold.Ceiling
 		lo, hi time.Duration
-	}{{hedging.CeilingMedian, 50 * time.Millisecond, 60 * time.Millisecond}, {hedging.CeilingNone, 500 * time.Millisecond, 600 * time.Millisecond}} {
-		p := htP99(t, hedging.P99DynamicConfig{Ceiling: tc.c, Refresh: time.Nanosecond})
+	}{{threshold.CeilingMedian, 50 * time.Millisecond, 60 * time.Millisecond}, {threshold.CeilingNone, 500 * time.Millisecond, 600 * time.Millisecond}} {
+		p := htP99(t, threshold.P99DynamicConfig{Ceiling: tc.c, Refresh: time.Nanosecond})
 		for i := range 3000 {
 			d := 20 * time.Millisecond
 			if i%3 == 0 {
@@ -184,7 +183,7 @@ func TestP99DynamicCeiling(t *testing.T) {
 		}
 	}
 	// A far primary's tight distribution is far below the ceiling.
-	p := htP99(t, hedging.P99DynamicConfig{Refresh: time.Nanosecond})
+	p := htP99(t, threshold.P99DynamicConfig{Refresh: time.Nanosecond})
 	for i := range 500 {
 		p.Observe(time.Duration(i)*time.Millisecond, "A", 201*time.Millisecond)
 	}
@@ -194,72 +193,15 @@ func TestP99DynamicCeiling(t *testing.T) {
 }
 
 func TestP99DynamicOptionValidate(t *testing.T) {
-	for _, c := range []hedging.P99DynamicConfig{{Rounding: 9}, {ThinWindow: 9}, {Warmup: 9}, {Censoring: 9}, {Ceiling: 9}, {CeilingFactor: 0.5}, {CeilingFactor: math.Inf(1)}} {
+	for _, c := range []threshold.P99DynamicConfig{{Rounding: 9}, {ThinWindow: 9}, {Warmup: 9}, {Censoring: 9}, {Ceiling: 9}, {CeilingFactor: 0.5}, {CeilingFactor: math.Inf(1)}} {
 		if c.Validate() == nil {
 			t.Errorf("Validate(%+v) = nil, want an error", c)
 		}
 	}
-	lit := hedging.TPSLiteral()
-	if lit.Rounding != hedging.RoundValue || lit.ThinWindow != hedging.ThinInitial || lit.Warmup != hedging.WarmupInitial ||
-		lit.Censoring != hedging.CensorIgnore || lit.Ceiling != hedging.CeilingNone || lit.Validate() != nil {
+	lit := threshold.TPSLiteral()
+	if lit.Rounding != threshold.RoundValue || lit.ThinWindow != threshold.ThinInitial || lit.Warmup != threshold.WarmupInitial ||
+		lit.Censoring != threshold.CensorIgnore || lit.Ceiling != threshold.CeilingNone || lit.Validate() != nil {
 		t.Errorf("TPSLiteral = %+v", lit)
-	}
-}
-
-// recorder is a policy that records what the race tells it.
-type recorder struct {
-	hedging.StaticPolicy
-	mu         sync.Mutex
-	superseded []time.Duration
-	causes     []hedging.SpawnCause
-}
-
-func (r *recorder) PrimarySuperseded(_ time.Duration, region hedging.Region, elapsed time.Duration) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if region != "A" {
-		panic("superseded primary reported for region " + string(region))
-	}
-	r.superseded = append(r.superseded, elapsed)
-}
-
-func (r *recorder) AlternateSpawned(_ time.Duration, _ hedging.Region, cause hedging.SpawnCause) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.causes = append(r.causes, cause)
-}
-
-// The race reports superseded primaries (alternate won, deadline) with their
-// elapsed time, never a primary that answered; and the cause of each spawn.
-func TestRaceReportsSupersededAndSpawnCause(t *testing.T) {
-	rec := &recorder{StaticPolicy: hedging.StaticPolicy{T: hedging.MustThreshold(100 * htMillisecond)}}
-	c := htClient(t, hedging.Config{Regions: htRegions("A", "B"), Strategy: hedging.Hedging(hedging.NewPolicyStrategy(rec)),
-		Retry: hedging.RetryOptions{MaxAttempts: 1}, ConsecutiveHedgeWinThreshold: 1000})
-	htRace(t, c, 1*time.Second, "p", htR(time.Second, 200, 0), htR(10*htMillisecond, 200, 0))     // alternate wins at 110 ms
-	htRace(t, c, 2*time.Second, "p", htR(10*htMillisecond, 200, 0), htR(time.Second, 200, 0))     // primary pre-threshold
-	htRace(t, c, 3*time.Second, "p", htR(150*htMillisecond, 200, 0), htR(time.Second, 200, 0))    // primary after hedge
-	htRace(t, c, 4*time.Second, "p", htR(5*htMillisecond, 503, 0), htR(20*htMillisecond, 200, 0)) // failover upgrade at 5 ms
-	if !slices.Equal(rec.superseded, []time.Duration{110 * htMillisecond, 5*htMillisecond + 20*htMillisecond}[:1]) {
-		t.Errorf("superseded = %v, want [110ms] (only the primary that lost; a 503 primary answered)", rec.superseded)
-	}
-	want := []hedging.SpawnCause{hedging.SpawnThreshold, hedging.SpawnThreshold, hedging.Spawn503}
-	if !slices.Equal(rec.causes, want) {
-		t.Errorf("spawn causes = %v, want %v", rec.causes, want)
-	}
-	// The deadline supersedes a primary that never answered.
-	rec.superseded = nil
-	var r hedging.Race
-	op := hedging.Operation{Kind: hedging.PointRead, Partition: "p", Timeout: 300 * htMillisecond}
-	c.Begin(&r, 10*time.Second, &op)
-	r.TimerFired(10*time.Second+100*htMillisecond, hedging.TimerThreshold)
-	e := r.TimerFired(10*time.Second+300*htMillisecond, hedging.TimerDeadline)
-	for i := 0; i < e.Len(); i++ {
-		if a := e.At(i); a.Kind == hedging.ActTimer && a.Timer == hedging.TimerHarvest {
-			r.TimerFired(a.At, hedging.TimerHarvest)
-		}
-	}
-	if len(rec.superseded) != 1 || rec.superseded[0] < 300*htMillisecond {
-		t.Errorf("deadline: superseded = %v, want one elapsed >= 300ms", rec.superseded)
 	}
 }
 
@@ -267,21 +209,21 @@ func TestRaceReportsSupersededAndSpawnCause(t *testing.T) {
 // nothing; charged, the balance stops at 0 and latency hedging is back
 // within Reserve/Ratio operations; with Debt it stays off for debt/Ratio.
 func TestBudgetAfterFailoverStorm(t *testing.T) {
-	inner := hedging.StaticPolicy{T: hedging.MustThreshold(100 * htMillisecond)}
+	inner := threshold.Static{T: hedging.MustThreshold(100 * time.Millisecond)}
 	for _, tc := range []struct {
 		name      string
-		cfg       hedging.BudgetConfig
+		cfg       threshold.BudgetConfig
 		wantAfter int // operations until the inner threshold is granted again, at most
 		minAfter  int
 	}{
-		{"default: failover free", hedging.BudgetConfig{}, 0, 0},
-		{"charged, floor at 0", hedging.BudgetConfig{ChargeFailover: true}, 20, 15},
-		{"charged with debt", hedging.BudgetConfig{ChargeFailover: true, Debt: true}, 1 << 30, 100000},
+		{"default: failover free", threshold.BudgetConfig{}, 0, 0},
+		{"charged, floor at 0", threshold.BudgetConfig{ChargeFailover: true}, 20, 15},
+		{"charged with debt", threshold.BudgetConfig{ChargeFailover: true, Debt: true}, 1 << 30, 100000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg
 			cfg.Ratio, cfg.Burst = 0.05, 100
-			b, err := hedging.NewBudget(inner, cfg)
+			b, err := threshold.NewBudget(inner, cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -312,7 +254,7 @@ func TestBudgetAfterFailoverStorm(t *testing.T) {
 	}
 	// Refill time: from empty the bucket is full again within Burst/Ratio
 	// operations.
-	b, _ := hedging.NewBudget(inner, hedging.BudgetConfig{Ratio: 0.05, Burst: 100, ChargeFailover: true})
+	b, _ := threshold.NewBudget(inner, threshold.BudgetConfig{Ratio: 0.05, Burst: 100, ChargeFailover: true})
 	for range 1000 {
 		b.AlternateSpawned(0, "A", hedging.Spawn503)
 	}
@@ -327,8 +269,8 @@ func TestBudgetAfterFailoverStorm(t *testing.T) {
 // Finagle's minimum rate: PerSecond tokens arrive with time, so a client
 // with few operations can still hedge.
 func TestBudgetPerSecond(t *testing.T) {
-	inner := hedging.StaticPolicy{T: hedging.MustThreshold(100 * htMillisecond)}
-	b, err := hedging.NewBudget(inner, hedging.BudgetConfig{Ratio: 0.01, Burst: 5, PerSecond: 1})
+	inner := threshold.Static{T: hedging.MustThreshold(100 * time.Millisecond)}
+	b, err := threshold.NewBudget(inner, threshold.BudgetConfig{Ratio: 0.01, Burst: 5, PerSecond: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +285,7 @@ func TestBudgetPerSecond(t *testing.T) {
 	if granted != 100 {
 		t.Errorf("granted %d of 100 hedges at 0.5 ops/s with 1 token/s, want all", granted)
 	}
-	if _, err := hedging.NewBudget(inner, hedging.BudgetConfig{Ratio: 0.1, Burst: 10, Reserve: 11}); err == nil {
+	if _, err := threshold.NewBudget(inner, threshold.BudgetConfig{Ratio: 0.1, Burst: 10, Reserve: 11}); err == nil {
 		t.Error("Reserve > Burst accepted")
 	}
 }
@@ -352,7 +294,7 @@ func TestBudgetPerSecond(t *testing.T) {
 // superseded): no baseline, so the ceiling is Min instead of a ratchet on
 // lower bounds (primary-slow: p99 2002 ms before this rule, 60 ms after).
 func TestP99DynamicNoCompletedPrimary(t *testing.T) {
-	p := htP99(t, hedging.P99DynamicConfig{Initial: time.Second, Refresh: time.Nanosecond})
+	p := htP99(t, threshold.P99DynamicConfig{Initial: time.Second, Refresh: time.Nanosecond})
 	now := time.Duration(0)
 	th := p.Threshold(now, "A").Get()
 	if th != time.Second {

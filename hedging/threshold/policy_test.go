@@ -1,18 +1,20 @@
-package hedging_test
+package threshold_test
 
 import (
 	"math/rand/v2"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"hedgelab/hedging"
+	"hedgelab/hedging/threshold"
 )
 
-func htP99(t *testing.T, cfg hedging.P99DynamicConfig) *hedging.P99Dynamic {
+func htP99(t *testing.T, cfg threshold.P99DynamicConfig) *threshold.P99Dynamic {
 	t.Helper()
-	p, err := hedging.NewP99Dynamic(cfg)
+	p, err := threshold.NewP99Dynamic(cfg)
 	if err != nil {
 		t.Fatalf("NewP99Dynamic: %v", err)
 	}
@@ -20,26 +22,26 @@ func htP99(t *testing.T, cfg hedging.P99DynamicConfig) *hedging.P99Dynamic {
 }
 
 func TestP99DynamicDefaults(t *testing.T) {
-	p := htP99(t, hedging.P99DynamicConfig{})
+	p := htP99(t, threshold.P99DynamicConfig{})
 	c := p.Config()
 	if c.Quantile != 0.99 || c.Window != time.Minute || c.Buckets != 6 || c.Min != 50*time.Millisecond ||
 		c.Max != 4*time.Second || c.Initial != 50*time.Millisecond || c.MinSamples != 100 || c.Refresh != time.Second || c.RelativeAccuracy != 0.01 {
 		t.Errorf("defaults = %+v", c)
 	}
-	if c.Rounding != hedging.RoundUpperEdge || c.ThinWindow != hedging.ThinKeepLast || c.Warmup != hedging.WarmupMaxObserved ||
-		c.Censoring != hedging.CensorLowerBound || c.Ceiling != hedging.CeilingMedian || c.CeilingFactor != 2.5 {
+	if c.Rounding != threshold.RoundUpperEdge || c.ThinWindow != threshold.ThinKeepLast || c.Warmup != threshold.WarmupMaxObserved ||
+		c.Censoring != threshold.CensorLowerBound || c.Ceiling != threshold.CeilingMedian || c.CeilingFactor != 2.5 {
 		t.Errorf("default options = %+v, want every fix", c)
 	}
 	if p.Name() != "p99_dynamic" {
 		t.Errorf("Name() = %q", p.Name())
 	}
-	if n := htP99(t, hedging.P99DynamicConfig{Quantile: 0.9}).Name(); n != "p90_dynamic" {
+	if n := htP99(t, threshold.P99DynamicConfig{Quantile: 0.9}).Name(); n != "p90_dynamic" {
 		t.Errorf("Name() for q=0.9 = %q", n)
 	}
 }
 
 func TestP99DynamicColdStart(t *testing.T) {
-	cfg := hedging.TPSLiteral()
+	cfg := threshold.TPSLiteral()
 	cfg.MinSamples, cfg.Initial, cfg.Refresh = 10, 700*time.Millisecond, time.Nanosecond
 	p := htP99(t, cfg)
 	now := time.Second
@@ -67,7 +69,7 @@ func TestP99DynamicColdStart(t *testing.T) {
 
 func TestP99DynamicConverges(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	cfg := hedging.TPSLiteral()
+	cfg := threshold.TPSLiteral()
 	cfg.Refresh, cfg.Max = time.Nanosecond, time.Hour
 	p := htP99(t, cfg)
 	var lat []time.Duration
@@ -101,7 +103,7 @@ func TestP99DynamicClamps(t *testing.T) {
 		{"negative latency", -time.Second, 50 * time.Millisecond},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := htP99(t, hedging.P99DynamicConfig{MinSamples: 5, Refresh: time.Nanosecond})
+			p := htP99(t, threshold.P99DynamicConfig{MinSamples: 5, Refresh: time.Nanosecond})
 			for i := 0; i < 10; i++ {
 				p.Observe(time.Duration(i), "A", tc.lat)
 			}
@@ -111,7 +113,7 @@ func TestP99DynamicClamps(t *testing.T) {
 		})
 	}
 	t.Run("custom bounds", func(t *testing.T) {
-		p := htP99(t, hedging.P99DynamicConfig{MinSamples: 1, Refresh: time.Nanosecond, Min: 300 * time.Millisecond, Max: 400 * time.Millisecond})
+		p := htP99(t, threshold.P99DynamicConfig{MinSamples: 1, Refresh: time.Nanosecond, Min: 300 * time.Millisecond, Max: 400 * time.Millisecond})
 		p.Observe(0, "A", time.Millisecond)
 		if got := p.Threshold(1, "A").Get(); got != 300*time.Millisecond {
 			t.Errorf("threshold = %v, want Min 300ms", got)
@@ -125,7 +127,7 @@ func TestP99DynamicClamps(t *testing.T) {
 
 func TestP99DynamicWindowAgesOut(t *testing.T) {
 	const window = 60 * time.Second
-	cfg := hedging.TPSLiteral()
+	cfg := threshold.TPSLiteral()
 	cfg.MinSamples, cfg.Refresh, cfg.Window, cfg.Buckets = 50, time.Nanosecond, window, 6
 	p := htP99(t, cfg)
 	t0 := time.Second
@@ -154,7 +156,7 @@ func TestP99DynamicWindowAgesOut(t *testing.T) {
 }
 
 func TestP99DynamicRefreshCaches(t *testing.T) {
-	p := htP99(t, hedging.P99DynamicConfig{MinSamples: 1, Refresh: time.Second})
+	p := htP99(t, threshold.P99DynamicConfig{MinSamples: 1, Refresh: time.Second})
 	p.Observe(0, "A", 200*time.Millisecond)
 	first := p.Threshold(0, "A").Get()
 	for i := 0; i < 100; i++ {
@@ -171,35 +173,35 @@ func TestP99DynamicRefreshCaches(t *testing.T) {
 func TestP99DynamicValidate(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		cfg  hedging.P99DynamicConfig
+		cfg  threshold.P99DynamicConfig
 		msg  string
 	}{
-		{"quantile high", hedging.P99DynamicConfig{Quantile: 1.5}, "quantile must be in (0,1), got 1.5"},
-		{"quantile one", hedging.P99DynamicConfig{Quantile: 1}, "quantile must be in (0,1), got 1"},
-		{"quantile negative", hedging.P99DynamicConfig{Quantile: -0.5}, "quantile must be in (0,1), got -0.5"},
-		{"window", hedging.P99DynamicConfig{Window: -time.Second}, "window must be > 0, got -1s"},
-		{"buckets", hedging.P99DynamicConfig{Buckets: -1}, "buckets must be >= 1, got -1"},
-		{"min", hedging.P99DynamicConfig{Min: -time.Millisecond}, "min must be > 0, got -1ms"},
-		{"max below min", hedging.P99DynamicConfig{Min: 100 * time.Millisecond, Max: 50 * time.Millisecond}, "max (50ms) must be >= min (100ms)"},
-		{"min above default max", hedging.P99DynamicConfig{Min: 5 * time.Second}, "max (4s) must be >= min (5s)"},
-		{"initial", hedging.P99DynamicConfig{Initial: -1}, "initial must be > 0, got -1ns"},
-		{"min samples", hedging.P99DynamicConfig{MinSamples: -3}, "min_samples must be >= 1, got -3"},
-		{"refresh", hedging.P99DynamicConfig{Refresh: -time.Second}, "refresh must be > 0, got -1s"},
-		{"accuracy", hedging.P99DynamicConfig{RelativeAccuracy: 1}, "relative accuracy must be in (0,1), got 1"},
-		{"accuracy negative", hedging.P99DynamicConfig{RelativeAccuracy: -0.1}, "relative accuracy must be in (0,1), got -0.1"},
+		{"quantile high", threshold.P99DynamicConfig{Quantile: 1.5}, "quantile must be in (0,1), got 1.5"},
+		{"quantile one", threshold.P99DynamicConfig{Quantile: 1}, "quantile must be in (0,1), got 1"},
+		{"quantile negative", threshold.P99DynamicConfig{Quantile: -0.5}, "quantile must be in (0,1), got -0.5"},
+		{"window", threshold.P99DynamicConfig{Window: -time.Second}, "window must be > 0, got -1s"},
+		{"buckets", threshold.P99DynamicConfig{Buckets: -1}, "buckets must be >= 1, got -1"},
+		{"min", threshold.P99DynamicConfig{Min: -time.Millisecond}, "min must be > 0, got -1ms"},
+		{"max below min", threshold.P99DynamicConfig{Min: 100 * time.Millisecond, Max: 50 * time.Millisecond}, "max (50ms) must be >= min (100ms)"},
+		{"min above default max", threshold.P99DynamicConfig{Min: 5 * time.Second}, "max (4s) must be >= min (5s)"},
+		{"initial", threshold.P99DynamicConfig{Initial: -1}, "initial must be > 0, got -1ns"},
+		{"min samples", threshold.P99DynamicConfig{MinSamples: -3}, "min_samples must be >= 1, got -3"},
+		{"refresh", threshold.P99DynamicConfig{Refresh: -time.Second}, "refresh must be > 0, got -1s"},
+		{"accuracy", threshold.P99DynamicConfig{RelativeAccuracy: 1}, "relative accuracy must be in (0,1), got 1"},
+		{"accuracy negative", threshold.P99DynamicConfig{RelativeAccuracy: -0.1}, "relative accuracy must be in (0,1), got -0.1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Validate()
 			if err == nil || err.Error() != tc.msg {
 				t.Errorf("Validate() = %v, want %q", err, tc.msg)
 			}
-			p, err := hedging.NewP99Dynamic(tc.cfg)
+			p, err := threshold.NewP99Dynamic(tc.cfg)
 			if p != nil || err == nil || !strings.Contains(err.Error(), tc.msg) {
 				t.Errorf("NewP99Dynamic = %v, %v; want nil and the Validate error", p, err)
 			}
 		})
 	}
-	for _, ok := range []hedging.P99DynamicConfig{
+	for _, ok := range []threshold.P99DynamicConfig{
 		{},
 		{Quantile: 0.5, Window: time.Second, Buckets: 1, Min: time.Millisecond, Max: time.Millisecond, Initial: time.Millisecond, MinSamples: 1, Refresh: 1, RelativeAccuracy: 0.5},
 	} {
@@ -208,7 +210,7 @@ func TestP99DynamicValidate(t *testing.T) {
 		}
 	}
 	t.Run("window_shorter_than_buckets", func(t *testing.T) {
-		cfg := hedging.P99DynamicConfig{Window: 3, Buckets: 6}
+		cfg := threshold.P99DynamicConfig{Window: 3, Buckets: 6}
 		if err := cfg.Validate(); err == nil {
 			t.Errorf("Validate accepted a zero bucket width")
 		}
@@ -216,7 +218,7 @@ func TestP99DynamicValidate(t *testing.T) {
 }
 
 func TestStaticPolicy(t *testing.T) {
-	p := hedging.StaticPolicy{T: hedging.MustThreshold(250 * time.Millisecond)}
+	p := threshold.Static{T: hedging.MustThreshold(250 * time.Millisecond)}
 	p.Observe(0, "A", time.Hour) // no effect
 	if got := p.Threshold(time.Hour, "anything").Get(); got != 250*time.Millisecond {
 		t.Errorf("Threshold = %v", got)
@@ -225,45 +227,32 @@ func TestStaticPolicy(t *testing.T) {
 		t.Errorf("Name = %q", p.Name())
 	}
 	var _ hedging.ThresholdPolicy = p
-	var _ hedging.ThresholdPolicy = (*hedging.P99Dynamic)(nil)
+	var _ hedging.ThresholdPolicy = (*threshold.P99Dynamic)(nil)
 }
 
-// A policy strategy drives the race threshold and learns from its legs.
-func TestPolicyStrategyInRace(t *testing.T) {
-	t.Run("static policy sets the threshold", func(t *testing.T) {
-		st := hedging.Hedging(hedging.NewPolicyStrategy(hedging.StaticPolicy{T: hedging.MustThreshold(300 * time.Millisecond)}))
-		c := htClient(t, hedging.Config{Regions: htRegions("A", "B"), Strategy: st})
-		var r hedging.Race
-		op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
-		e := c.Begin(&r, 0, &op)
-		if r.Threshold().Get() != 300*time.Millisecond {
-			t.Errorf("race threshold = %v, want 300ms", r.Threshold())
+// Issue 18: &threshold.P99Dynamic{} panicked (division by zero buckets). The
+// zero value is the policy of NewP99Dynamic(P99DynamicConfig{}): the same
+// configuration and the same thresholds for the same observations, and its
+// first uses may be concurrent.
+func TestP99DynamicZeroValue(t *testing.T) {
+	zero, built := &threshold.P99Dynamic{}, htP99(t, threshold.P99DynamicConfig{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() { _ = zero.Name(); _ = zero.Threshold(0, "C") })
+	}
+	wg.Wait()
+	if zero.Config() != built.Config() || zero.Name() != built.Name() {
+		t.Fatalf("zero value %+v %q, want %+v %q", zero.Config(), zero.Name(), built.Config(), built.Name())
+	}
+	rng := rand.New(rand.NewPCG(18, 1))
+	for i := range 3000 {
+		now := time.Duration(i) * 10 * time.Millisecond
+		lat := time.Duration(rng.ExpFloat64() * float64(20*time.Millisecond))
+		for _, p := range []*threshold.P99Dynamic{zero, built} {
+			p.Observe(now, "A", lat)
 		}
-		if e.At(1).Kind != hedging.ActTimer || e.At(1).At != 300*time.Millisecond {
-			t.Errorf("threshold timer = %+v, want at 300ms", e.At(1))
+		if z, b := zero.Threshold(now, "A"), built.Threshold(now, "A"); z != b {
+			t.Fatalf("observation %d: zero value's threshold %v, NewP99Dynamic's %v", i, z, b)
 		}
-	})
-	t.Run("zero policy threshold falls back", func(t *testing.T) {
-		st := hedging.Hedging(hedging.NewPolicyStrategy(hedging.StaticPolicy{}))
-		c := htClient(t, hedging.Config{Regions: htRegions("A", "B"), Strategy: st})
-		var r hedging.Race
-		op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
-		c.Begin(&r, 0, &op)
-		if r.Threshold().Get() != time.Second {
-			t.Errorf("race threshold = %v, want the 1s fallback", r.Threshold())
-		}
-	})
-	t.Run("p99 learns primary latency", func(t *testing.T) {
-		p := htP99(t, hedging.P99DynamicConfig{MinSamples: 20, Refresh: time.Nanosecond})
-		c := htClient(t, hedging.Config{Regions: htRegions("A", "B"), Strategy: hedging.Hedging(hedging.NewPolicyStrategy(p)), Retry: hedging.RetryOptions{MaxAttempts: 1}})
-		for i := 0; i < 30; i++ {
-			htRace(t, c, time.Duration(i+1)*time.Second, "p", htR(120*htMillisecond, 200, 0), htR(time.Second, 200, 0))
-		}
-		var r hedging.Race
-		op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
-		c.Begin(&r, 40*time.Second, &op)
-		if got := r.Threshold().Get(); got < 115*time.Millisecond || got > 125*time.Millisecond {
-			t.Errorf("learned threshold = %v, want ≈120ms", got)
-		}
-	})
+	}
 }

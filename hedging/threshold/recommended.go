@@ -1,4 +1,4 @@
-package hedging
+package threshold
 
 import (
 	"cmp"
@@ -6,6 +6,8 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"hedgelab/hedging"
 )
 
 // RecommendedConfig configures [Recommended]. The zero value is the
@@ -158,8 +160,8 @@ func recUpper(i int) float64 { return recLo * math.Pow(recRatio, float64(i+1)) }
 // recKey is what the policy learns under: a primary region and an
 // operation kind.
 type recKey struct {
-	primary Region
-	kind    OperationKind
+	primary hedging.Region
+	kind    hedging.OperationKind
 }
 
 // recState is one key's evidence: decayed weights of the primary's and the
@@ -243,7 +245,7 @@ type recState struct {
 // a near primary (feed-cold-metadata), a slow mode at the quantile's edge
 // (feed-fan-out's 1% of slow leaves), and a saturated client gate
 // (throughput-control: errors as without hedging). Kinds it does not
-// survive on its own: a fleet's extra load (wrap it in a [BudgetedPolicy]
+// survive on its own: a fleet's extra load (wrap it in a [Budget]
 // with BurstSeconds; an instance below ~0.3 operations/s stays cold);
 // hedges whose cost lands after them (feed-change-feed-cursors: a
 // region-local change-feed cursor taken for portable re-delivers changes,
@@ -255,7 +257,7 @@ type recState struct {
 // request that also opens its connection (TLS round trips, not simulated)
 // to a primary more than ~120 ms away, hedged at 350 ms; a breaker
 // tripped by the backstop's hedges on a GC pause (use
-// [Config.HedgeWinMinSpan]); an operation p99 set by another path than
+// [hedging.Config.HedgeWinMinSpan]); an operation p99 set by another path than
 // the primary attempt (hub-header-1002); an alternate whose recovery it
 // has not seen (its evidence is kept while no hedge goes out; backstop
 // hedges renew it); and a primary slower than its evidence for less than
@@ -269,7 +271,7 @@ type Recommended struct {
 	cfg     RecommendedConfig
 	mu      sync.Mutex
 	keys    map[recKey]*recState
-	regions map[Region]*recRegion
+	regions map[hedging.Region]*recRegion
 	// throttled is when the client's throughput-control gate last refused
 	// an attempt locally (§9.3 #2); -1: never.
 	throttled time.Duration
@@ -331,7 +333,7 @@ func NewRecommended(cfg RecommendedConfig) (*Recommended, error) {
 		return nil, err
 	}
 	cfg.setDefaults()
-	return &Recommended{cfg: cfg, keys: make(map[recKey]*recState), regions: make(map[Region]*recRegion), throttled: -1}, nil
+	return &Recommended{cfg: cfg, keys: make(map[recKey]*recState), regions: make(map[hedging.Region]*recRegion), throttled: -1}, nil
 }
 
 // Config returns the configuration with defaults applied.
@@ -342,10 +344,10 @@ func (p *Recommended) Name() string { return "recommended" }
 
 // Threshold returns the threshold of a point read without a deadline, or
 // Max when the policy would not hedge it.
-func (p *Recommended) Threshold(now time.Duration, primary Region) Threshold {
-	t, ok := p.ThresholdOp(now, primary, PointRead, 0)
+func (p *Recommended) Threshold(now time.Duration, primary hedging.Region) hedging.Threshold {
+	t, ok := p.ThresholdOp(now, primary, hedging.PointRead, 0)
 	if !ok {
-		return Threshold{p.cfg.Max}
+		return th(p.cfg.Max)
 	}
 	return t
 }
@@ -353,8 +355,8 @@ func (p *Recommended) Threshold(now time.Duration, primary Region) Threshold {
 // Observe records an answered point-read attempt to region as a primary
 // attempt of that region (for callers that drive the policy by hand; the
 // race reports through AttemptEnded).
-func (p *Recommended) Observe(now time.Duration, region Region, latency time.Duration) {
-	p.AttemptEnded(now, AttemptEnd{Primary: region, Region: region, Kind: PointRead, Elapsed: latency, Answered: true})
+func (p *Recommended) Observe(now time.Duration, region hedging.Region, latency time.Duration) {
+	p.AttemptEnded(now, hedging.AttemptEnd{Primary: region, Region: region, Kind: hedging.PointRead, Elapsed: latency, Answered: true})
 }
 
 func (p *Recommended) state(now time.Duration, k recKey) *recState {
@@ -376,7 +378,7 @@ func (p *Recommended) state(now time.Duration, k recKey) *recState {
 // AttemptEnded records one attempt: the primary leg's under the primary's
 // distribution, the alternate leg's under the alternate's; answered
 // attempts as latencies, cancelled ones as lower bounds.
-func (p *Recommended) AttemptEnded(now time.Duration, a AttemptEnd) {
+func (p *Recommended) AttemptEnded(now time.Duration, a hedging.AttemptEnd) {
 	ms := float64(a.Elapsed) / float64(time.Millisecond)
 	i := recBin(ms)
 	p.mu.Lock()
@@ -389,23 +391,23 @@ func (p *Recommended) AttemptEnded(now time.Duration, a AttemptEnd) {
 	s := p.state(now, recKey{a.Primary, a.Kind})
 	if a.Answered {
 		w := p.cfg.MaxMemory / 2
-		if a.Leg == Alternate {
+		if a.Leg == hedging.Alternate {
 			s.region.alt.add(now, w, ms)
 		} else {
 			s.region.prim.add(now, w, ms)
 		}
 	}
 	switch {
-	case a.Leg == Alternate && a.Answered:
+	case a.Leg == hedging.Alternate && a.Answered:
 		s.aU[i]++
-	case a.Leg == Alternate:
+	case a.Leg == hedging.Alternate:
 		s.aC[i]++
 	case a.Answered:
 		s.pU[i]++
 	default:
 		s.pC[i]++
 	}
-	if a.Leg == Primary {
+	if a.Leg == hedging.Primary {
 		s.since++
 		if s.first < 0 {
 			s.first = now
@@ -420,7 +422,7 @@ func (p *Recommended) AttemptEnded(now time.Duration, a AttemptEnd) {
 
 // ThresholdOp returns the threshold of one operation and whether to hedge
 // it (see [Recommended]).
-func (p *Recommended) ThresholdOp(now time.Duration, primary Region, kind OperationKind, remaining time.Duration) (Threshold, bool) {
+func (p *Recommended) ThresholdOp(now time.Duration, primary hedging.Region, kind hedging.OperationKind, remaining time.Duration) (hedging.Threshold, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	s := p.state(now, recKey{primary, kind})
@@ -429,16 +431,16 @@ func (p *Recommended) ThresholdOp(now time.Duration, primary Region, kind Operat
 		p.decide(now, s)
 	}
 	if !s.hedge {
-		return Threshold{p.cfg.Max}, false
+		return th(p.cfg.Max), false
 	}
 	if p.throttled >= 0 && now-p.throttled < recThrottleHold {
 		// §9.3: the client's throughput-control gate is saturated; an
 		// alternate would take a token another operation needs.
-		return Threshold{p.cfg.Max}, false
+		return th(p.cfg.Max), false
 	}
 	s.ops++
 	if p.cfg.Explore > 0 && s.ops%p.cfg.Explore == 0 {
-		return Threshold{p.cfg.Max}, false
+		return th(p.cfg.Max), false
 	}
 	t := s.t
 	if s.probeT > 0 && p.cfg.Probe > 0 && s.ops%p.cfg.Probe == p.cfg.Probe/2 {
@@ -451,10 +453,10 @@ func (p *Recommended) ThresholdOp(now time.Duration, primary Region, kind Operat
 			t = min(t, remaining/2) // the alternate unknown: §5.2's half of the time left
 		}
 		if t <= 0 {
-			return Threshold{p.cfg.Max}, false
+			return th(p.cfg.Max), false
 		}
 	}
-	return Threshold{t}, true
+	return th(t), true
 }
 
 // decay fades s's evidence to now; p.mu must be held.

@@ -1,4 +1,4 @@
-package hedging_test
+package threshold_test
 
 import (
 	"math"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"hedgelab/hedging"
+	"hedgelab/hedging/threshold"
 )
 
 // A fresh instance starts at the conservative prior (350 ms), and where
@@ -14,7 +15,7 @@ import (
 // once it has learned the alternate (probes, 1 in 100 while unknown) it
 // hedges at most ~1% (far primary 200 ms away, every hedge loses).
 func TestRecommendedDeclinesWhereNoThresholdGains(t *testing.T) {
-	p, err := hedging.NewRecommended(hedging.RecommendedConfig{})
+	p, err := threshold.NewRecommended(threshold.RecommendedConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +37,7 @@ func TestRecommendedDeclinesWhereNoThresholdGains(t *testing.T) {
 	if hedged > 200 || hedged == 0 {
 		t.Errorf("hedged %d of 20000 steady 200 ms reads, want a few probes, at most 1%%", hedged)
 	}
-	if _, err := hedging.NewRecommended(hedging.RecommendedConfig{Quantile: 1.5}); err == nil || err.Error() != "recommended: quantile must be in (0,1), got 1.5" {
+	if _, err := threshold.NewRecommended(threshold.RecommendedConfig{Quantile: 1.5}); err == nil || err.Error() != "recommended: quantile must be in (0,1), got 1.5" {
 		t.Errorf("Quantile 1.5: %v", err)
 	}
 }
@@ -46,12 +47,12 @@ func TestRecommendedDeclinesWhereNoThresholdGains(t *testing.T) {
 // whole state, which does not grow afterwards.
 func BenchmarkRecommendedBytesPerInstance(b *testing.B) {
 	const n = 200
-	ps := make([]*hedging.Recommended, n)
+	ps := make([]*threshold.Recommended, n)
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	for range b.N {
 		for i := range ps {
-			ps[i], _ = hedging.NewRecommended(hedging.RecommendedConfig{})
+			ps[i], _ = threshold.NewRecommended(threshold.RecommendedConfig{})
 			ps[i].AttemptEnded(0, hedging.AttemptEnd{Primary: "A", Region: "A", Elapsed: time.Millisecond, Answered: true})
 		}
 	}
@@ -60,33 +61,12 @@ func BenchmarkRecommendedBytesPerInstance(b *testing.B) {
 	runtime.KeepAlive(ps)
 }
 
-// Q7 with a minimum streak span: three alternate wins within a 15 ms
-// pause do not trip at N = 3 with a 1 s span; a streak that lasts 1 s does.
-func TestHedgeWinMinSpan(t *testing.T) {
-	tr := hedging.NewHedgeWinTrackerSpan(3, 30*time.Second, time.Second)
-	for i := range 6 {
-		if tr.RecordHedgeWin(10*time.Second+time.Duration(i)*3*time.Millisecond, "p0", "A") {
-			t.Fatalf("tripped on win %d of a 15 ms pause", i+1)
-		}
-	}
-	tr.RecordPrimaryFinal(11*time.Second, "p0", "A")
-	tripped := false
-	for i := range 5 {
-		if tr.RecordHedgeWin(20*time.Second+time.Duration(i)*400*time.Millisecond, "p0", "A") {
-			tripped = true
-		}
-	}
-	if !tripped {
-		t.Error("a 1.6 s streak of 5 wins did not trip")
-	}
-}
-
 // recDrive plays n operations of primary region A against p, one every gap
 // from start, as the race does: the primary answers after lat(i); when the
 // threshold is below that, the alternate is sent and answers alt later,
 // and the slower leg is cancelled. It returns how many of the operations
 // from index from on were hedged, and the time after the last.
-func recDrive(p *hedging.Recommended, start time.Duration, n int, gap time.Duration, lat func(i int) time.Duration, alt time.Duration, from int) (hedged int, end time.Duration) {
+func recDrive(p *threshold.Recommended, start time.Duration, n int, gap time.Duration, lat func(i int) time.Duration, alt time.Duration, from int) (hedged int, end time.Duration) {
 	for i := range n {
 		now := start + time.Duration(i)*gap
 		th, ok := p.ThresholdOp(now, "A", hedging.PointRead, 0)
@@ -124,7 +104,7 @@ func body(i int) time.Duration {
 // the first read, feed-metadata-latest's stale page) is hedged at twice the
 // alternate's median, not after the prior again.
 func TestRecommendedColdKeyEvidence(t *testing.T) {
-	p, err := hedging.NewRecommended(hedging.RecommendedConfig{})
+	p, err := threshold.NewRecommended(threshold.RecommendedConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +130,7 @@ func TestRecommendedColdKeyEvidence(t *testing.T) {
 // threshold (the backstop, 2 × p99 ≈ 30 ms) instead of going cold for 4 s
 // at Cold × the median (~45 ms).
 func TestRecommendedStaysWarmAfterASlowAnswer(t *testing.T) {
-	p, err := hedging.NewRecommended(hedging.RecommendedConfig{})
+	p, err := threshold.NewRecommended(threshold.RecommendedConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +147,7 @@ func TestRecommendedStaysWarmAfterASlowAnswer(t *testing.T) {
 // recThrottleHold (1 s) after the last one. A local 429 is no latency of
 // the region: a key fed nothing else stays fresh.
 func TestRecommendedDeclinesUnderLocalThrottle(t *testing.T) {
-	p, err := hedging.NewRecommended(hedging.RecommendedConfig{})
+	p, err := threshold.NewRecommended(threshold.RecommendedConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +172,7 @@ func TestRecommendedDeclinesUnderLocalThrottle(t *testing.T) {
 		}
 	}
 
-	q, _ := hedging.NewRecommended(hedging.RecommendedConfig{})
+	q, _ := threshold.NewRecommended(threshold.RecommendedConfig{})
 	for i := range 1000 {
 		q.AttemptEnded(time.Duration(i)*time.Millisecond, hedging.AttemptEnd{Primary: "A", Region: "A", Kind: hedging.QueryPage, Answered: true, LocalThrottle: true})
 	}
@@ -207,7 +187,7 @@ func TestRecommendedDeclinesUnderLocalThrottle(t *testing.T) {
 // hedges the slow mode below 40 ms (p99 alone: no threshold gains, only
 // the backstop).
 func TestRecommendedSlowModeAtTheQuantile(t *testing.T) {
-	p, err := hedging.NewRecommended(hedging.RecommendedConfig{})
+	p, err := threshold.NewRecommended(threshold.RecommendedConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +219,7 @@ func lognormal(i int) time.Duration {
 // alternate to be as fast as the primary's faster half hedged ~30% of
 // them until the alternate was learned).
 func TestRecommendedPriorKeepsTheAlternateFar(t *testing.T) {
-	p, err := hedging.NewRecommended(hedging.RecommendedConfig{})
+	p, err := threshold.NewRecommended(threshold.RecommendedConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package hedging_test
+package threshold_test
 
 import (
 	"fmt"
@@ -6,10 +6,11 @@ import (
 	"time"
 
 	"hedgelab/hedging"
+	"hedgelab/hedging/threshold"
 )
 
-func TestNewBudgetedPolicyErrors(t *testing.T) {
-	inner := hedging.StaticPolicy{T: hedging.MustThreshold(100 * time.Millisecond)}
+func TestNewBudgetErrors(t *testing.T) {
+	inner := threshold.Static{T: hedging.MustThreshold(100 * time.Millisecond)}
 	for _, c := range []struct {
 		inner        hedging.ThresholdPolicy
 		ratio, burst float64
@@ -20,8 +21,8 @@ func TestNewBudgetedPolicyErrors(t *testing.T) {
 		{inner, 1.5, 10, "budget: ratio must be in (0,1], got 1.5"},
 		{inner, 0.1, 0, "budget: burst must be > 0, got 0"},
 	} {
-		if _, err := hedging.NewBudgetedPolicy(c.inner, c.ratio, c.burst); err == nil || err.Error() != c.want {
-			t.Errorf("NewBudgetedPolicy(%v, %v) = %v, want %q", c.ratio, c.burst, err, c.want)
+		if _, err := threshold.NewBudget(c.inner, threshold.BudgetConfig{Ratio: c.ratio, Burst: c.burst}); err == nil || err.Error() != c.want {
+			t.Errorf("NewBudget(ratio %v, burst %v) = %v, want %q", c.ratio, c.burst, err, c.want)
 		}
 	}
 }
@@ -40,11 +41,11 @@ func TestBudgetedPolicyCapsHedgeRate(t *testing.T) {
 		{0.1, 0.09, 0.12, true},
 		{0.5, 0.48, 0.52, true},
 	} {
-		var policy hedging.ThresholdPolicy = hedging.StaticPolicy{T: hedging.MustThreshold(50 * time.Millisecond)}
-		var bp *hedging.BudgetedPolicy
+		var policy hedging.ThresholdPolicy = threshold.Static{T: hedging.MustThreshold(50 * time.Millisecond)}
+		var bp *threshold.Budget
 		if c.budget {
 			var err error
-			bp, err = hedging.NewBudgetedPolicy(policy, c.ratio, 20)
+			bp, err = threshold.NewBudget(policy, threshold.BudgetConfig{Ratio: c.ratio, Burst: 20})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,7 +66,8 @@ func TestBudgetedPolicyCapsHedgeRate(t *testing.T) {
 			now += 10 * time.Millisecond
 			var r hedging.Race
 			op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
-			e := client.Begin(&r, now, &op)
+			var e hedging.Effects
+			client.Begin(&e, &r, now, &op)
 			var primary hedging.Attempt
 			var timerAt time.Duration
 			for j := 0; j < e.Len(); j++ {
@@ -77,13 +79,13 @@ func TestBudgetedPolicyCapsHedgeRate(t *testing.T) {
 			}
 			// The primary answers after 200 ms, after the 50 ms threshold;
 			// the alternate, when the budget admits it, after 5 ms.
-			e = r.TimerFired(timerAt, hedging.TimerThreshold)
+			r.TimerFired(&e, timerAt, hedging.TimerThreshold)
 			if e.Len() > 0 && e.At(0).Kind == hedging.ActSend {
 				alt := e.At(0).Attempt
-				r.Responded(timerAt+5*time.Millisecond, alt, hedging.Result{Status: hedging.Status{Code: 200}})
+				r.Responded(&e, timerAt+5*time.Millisecond, &alt, &hedging.Result{Status: hedging.Status{Code: 200}})
 				hedged++
 			} else {
-				r.Responded(now+200*time.Millisecond, primary, hedging.Result{Status: hedging.Status{Code: 200}})
+				r.Responded(&e, now+200*time.Millisecond, &primary, &hedging.Result{Status: hedging.Status{Code: 200}})
 			}
 			if !r.Done() {
 				t.Fatal("race not done")
@@ -108,18 +110,18 @@ func TestBudgetedPolicyCapsHedgeRate(t *testing.T) {
 // out; with a bucket of 2 s of the instance's own 5% budget, fractional
 // tokens admit about Ratio × max(instances, fleet rate × 2 s) = 50.
 func TestBudgetBurstSecondsBoundsAFleet(t *testing.T) {
-	inner := hedging.StaticPolicy{T: hedging.MustThreshold(50 * time.Millisecond)}
+	inner := threshold.Static{T: hedging.MustThreshold(50 * time.Millisecond)}
 	for _, c := range []struct {
 		name   string
-		cfg    hedging.BudgetConfig
+		cfg    threshold.BudgetConfig
 		lo, hi int
 	}{
-		{"burst 1 token", hedging.BudgetConfig{Ratio: 0.05, Burst: 1}, 1000, 1000},
-		{"burst 2 s", hedging.BudgetConfig{Ratio: 0.05, BurstSeconds: 2}, 30, 70},
+		{"burst 1 token", threshold.BudgetConfig{Ratio: 0.05, Burst: 1}, 1000, 1000},
+		{"burst 2 s", threshold.BudgetConfig{Ratio: 0.05, BurstSeconds: 2}, 30, 70},
 	} {
 		admitted := 0
 		for i := range 1000 {
-			b, err := hedging.NewBudget(inner, c.cfg)
+			b, err := threshold.NewBudget(inner, c.cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -141,7 +143,7 @@ func TestBudgetBurstSecondsBoundsAFleet(t *testing.T) {
 // every operation, no run of operations gets more alternates than Ratio ×
 // its length + Burst (budget-onset's kind: 601 in 0.5 s against ~227).
 func TestBudgetAdmitsWithinRatioPlusBurst(t *testing.T) {
-	b, err := hedging.NewBudgetedPolicy(hedging.StaticPolicy{T: hedging.MustThreshold(100 * time.Millisecond)}, 0.05, 100)
+	b, err := threshold.NewBudget(threshold.Static{T: hedging.MustThreshold(100 * time.Millisecond)}, threshold.BudgetConfig{Ratio: 0.05, Burst: 100})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package hedging
+package threshold
 
 import (
 	"cmp"
@@ -8,49 +8,34 @@ import (
 	"time"
 
 	"github.com/DataDog/sketches-go/ddsketch"
+
+	"hedgelab/hedging"
 )
 
-// ThresholdPolicy chooses the hedging threshold of each operation (spec
-// §17 Q11: the threshold "is computed by the evaluator and passed into
-// execute_hedged()"). Implementations are safe for concurrent use and take
-// the current time as a parameter; they never read a clock.
+// Static always returns the same threshold, T (spec §4.1's fixed
+// threshold as a policy; scenario type "static"). An unbudgeted Static is
+// what [hedging.NewHedgingStrategy] does without a policy.
 //
-// Besides Observe, the race reports to a policy through the optional
-// interfaces [SpawnObserver] (an alternate was sent, and why) and
-// [SupersededObserver] (a primary was cancelled before it answered).
-type ThresholdPolicy interface {
-	// Threshold returns the threshold for an operation whose primary region
-	// is primary, at now. The zero Threshold means "no opinion" and selects
-	// the strategy's fallback.
-	Threshold(now time.Duration, primary Region) Threshold
-	// Observe feeds the latency of one completed attempt to region.
-	Observe(now time.Duration, region Region, latency time.Duration)
-	// Name identifies the policy in reports ("static(200ms)", "p99_dynamic").
-	Name() string
-}
-
-// SupersededObserver is implemented by threshold policies that learn from
-// censored primaries. The race calls PrimarySuperseded when it cancels a
-// hedged operation's in-flight primary attempt — because the alternate won,
-// or at the deadline — with the attempt's elapsed time so far: a lower bound
-// of that attempt's latency, which Observe never sees. Because the
-// alternate is sent at the threshold, a superseded primary's elapsed time is
-// always at least the threshold it was hedged at.
-type SupersededObserver interface {
-	PrimarySuperseded(now time.Duration, region Region, elapsed time.Duration)
-}
-
-// StaticPolicy always returns the same threshold.
-type StaticPolicy struct{ T Threshold }
+// Failure kinds it survives (at 50 ms, notebook 01's scorecard; the cases
+// are in ../shared/cases/policy): every failure of a learned threshold —
+// ratcheting (gradual-slowdown p99 91.9 ms), censored primaries
+// (censored-p90), warm-up bias, a low rate. Kinds it does not survive:
+// hedges that cannot win (far-primary, low-rate-client, cold-fleet,
+// both-slow, feed-query-brownout: RU 2.000; correlated-both-slow 1.334;
+// flap-60s 1.265); a deadline below T (deadline-below-floor: 6.00%
+// errors); a slow-down's onset with no budget (budget-onset RU 1.502); the
+// breaker on GC pauses (gc-pause-hot-partition). It loses 23 of the 55
+// scenarios.
+type Static struct{ T hedging.Threshold }
 
 // Threshold returns p.T.
-func (p StaticPolicy) Threshold(time.Duration, Region) Threshold { return p.T }
+func (p Static) Threshold(time.Duration, hedging.Region) hedging.Threshold { return p.T }
 
 // Observe does nothing.
-func (StaticPolicy) Observe(time.Duration, Region, time.Duration) {}
+func (Static) Observe(time.Duration, hedging.Region, time.Duration) {}
 
 // Name returns "static(<threshold>)".
-func (p StaticPolicy) Name() string { return "static(" + p.T.String() + ")" }
+func (p Static) Name() string { return "static(" + p.T.String() + ")" }
 
 // Rounding says which value of the quantile sketch's bucket [P99Dynamic]
 // reports. Each option fixes or keeps one failure mode; the zero value is
@@ -104,7 +89,7 @@ type Censoring uint8
 
 const (
 	// CensorLowerBound records a superseded primary's elapsed time as an
-	// observation ([SupersededObserver]). It is a lower bound of the
+	// observation ([hedging.SupersededObserver]). It is a lower bound of the
 	// attempt's latency and at least the threshold it was hedged at, so the
 	// fraction of observations above the threshold is the true one and the
 	// learned quantile settles at the single-attempt quantile instead of
@@ -180,8 +165,13 @@ type P99DynamicConfig struct {
 // TPSLiteral returns the dynamic threshold of TPS §4.2 exactly as written:
 // the sketch's quantile value, completed attempts only, the 1 s initial
 // threshold whenever the window is thin, and no ceiling below 4000 ms.
+// Each of the five shows (notebook 01; preset "tps_literal"): it ratchets
+// into a slow-down (gradual-slowdown p99 329 ms), hedges a steady far
+// primary at 5% (far-primary RU 1.054), drops to 1 s on a thin window
+// (low-rate-client) and waits 1 s on a fresh instance (primary-slow 1011
+// ms, breaker-trip, fleet-cold-start); it loses 24 of the 55 scenarios.
 func TPSLiteral() P99DynamicConfig {
-	return P99DynamicConfig{Initial: DefaultThresholdCap, Rounding: RoundValue, ThinWindow: ThinInitial, Warmup: WarmupInitial,
+	return P99DynamicConfig{Initial: hedging.DefaultThresholdCap, Rounding: RoundValue, ThinWindow: ThinInitial, Warmup: WarmupInitial,
 		Censoring: CensorIgnore, Ceiling: CeilingNone}
 }
 
@@ -259,11 +249,27 @@ func (c P99DynamicConfig) Validate() error {
 //
 // The zero value (&P99Dynamic{}) is usable and is the policy of
 // NewP99Dynamic(P99DynamicConfig{}): the recommended configuration.
+//
+// Failure kinds it survives with the five fixes (notebook 01's scorecard,
+// scenario type "p99_dynamic"): a ratcheting slow-down of a minority of
+// reads (gradual-slowdown p99 95.6 ms against 329 for [TPSLiteral]),
+// censored primaries (censored-p90), a steady far primary (far-primary RU
+// 1.004), a low rate (low-rate-client), a fresh instance (cold-fleet RU
+// 1.008), warm-up at any arrival rate (warmup-bias). Kinds it does not
+// survive: hedges that cannot win during its window (correlated-both-slow
+// RU 1.085; primary-slow 2.000); a majority slow-down, which ratchets the
+// median and so the ceiling (flap-60s p99 92.2 ms against 80.7 for a
+// static 50 ms); a deadline below its 50 ms floor (deadline-below-floor:
+// 6.00% errors); a floor above the threshold that pays (bimodal, tiny,
+// breaker-trip: a 20 ms floor dominates); a slow-down's onset with no
+// budget (budget-onset RU 1.502); the breaker on GC pauses. It loses 16 of
+// the 55 scenarios ([CappedQuantile] and [BackupRequests] are presets of
+// it).
 type P99Dynamic struct {
 	cfg     P99DynamicConfig
 	once    sync.Once // ready: applies the defaults to a zero value
 	mu      sync.Mutex
-	regions map[Region]*regionWindow
+	regions map[hedging.Region]*regionWindow
 }
 
 type regionWindow struct {
@@ -273,7 +279,7 @@ type regionWindow struct {
 	cur       int
 	merged    *ddsketch.DDSketch // scratch: the window's completed attempts
 	all       *ddsketch.DDSketch // scratch: completed and censored
-	threshold Threshold
+	threshold hedging.Threshold
 	ceiling   float64 // last ceiling in ms; 0 = none yet
 	nextCalc  time.Duration
 	warm      bool // the window has held MinSamples observations once
@@ -285,7 +291,7 @@ func NewP99Dynamic(cfg P99DynamicConfig) (*P99Dynamic, error) {
 		return nil, err
 	}
 	cfg.setDefaults()
-	return &P99Dynamic{cfg: cfg, regions: make(map[Region]*regionWindow)}, nil
+	return &P99Dynamic{cfg: cfg, regions: make(map[hedging.Region]*regionWindow)}, nil
 }
 
 // ready makes a zero P99Dynamic the policy of the zero configuration; it
@@ -294,7 +300,7 @@ func (p *P99Dynamic) ready() {
 	p.once.Do(func() {
 		if p.regions == nil {
 			p.cfg.setDefaults()
-			p.regions = make(map[Region]*regionWindow)
+			p.regions = make(map[hedging.Region]*regionWindow)
 		}
 	})
 }
@@ -319,7 +325,7 @@ func (p *P99Dynamic) newSketch() *ddsketch.DDSketch {
 	return s
 }
 
-func (p *P99Dynamic) window(now time.Duration, r Region) *regionWindow {
+func (p *P99Dynamic) window(now time.Duration, r hedging.Region) *regionWindow {
 	w := p.regions[r]
 	if w == nil {
 		w = &regionWindow{buckets: make([]*ddsketch.DDSketch, p.cfg.Buckets), censored: make([]*ddsketch.DDSketch, p.cfg.Buckets),
@@ -328,7 +334,7 @@ func (p *P99Dynamic) window(now time.Duration, r Region) *regionWindow {
 			w.buckets[i], w.censored[i] = p.newSketch(), p.newSketch()
 		}
 		w.bucketEnd = now + p.cfg.Window/time.Duration(p.cfg.Buckets)
-		w.threshold = Threshold{p.cfg.Initial}
+		w.threshold = th(p.cfg.Initial)
 		p.regions[r] = w
 	}
 	// Rotate past every bucket that has ended; a long gap clears them all.
@@ -348,7 +354,7 @@ func (p *P99Dynamic) window(now time.Duration, r Region) *regionWindow {
 }
 
 // Observe adds one attempt latency of region at now.
-func (p *P99Dynamic) Observe(now time.Duration, region Region, latency time.Duration) {
+func (p *P99Dynamic) Observe(now time.Duration, region hedging.Region, latency time.Duration) {
 	p.add(now, region, latency, false)
 }
 
@@ -356,14 +362,14 @@ func (p *P99Dynamic) Observe(now time.Duration, region Region, latency time.Dura
 // primary attempt's latency, as an observation of region for the quantile
 // (not for the ceiling's median) under CensorLowerBound, and ignores it
 // under CensorIgnore.
-func (p *P99Dynamic) PrimarySuperseded(now time.Duration, region Region, elapsed time.Duration) {
+func (p *P99Dynamic) PrimarySuperseded(now time.Duration, region hedging.Region, elapsed time.Duration) {
 	p.ready()
 	if p.cfg.Censoring == CensorLowerBound {
 		p.add(now, region, elapsed, true)
 	}
 }
 
-func (p *P99Dynamic) add(now time.Duration, region Region, latency time.Duration, censored bool) {
+func (p *P99Dynamic) add(now time.Duration, region hedging.Region, latency time.Duration, censored bool) {
 	ms := float64(latency) / float64(time.Millisecond)
 	if !(ms > 0) || math.IsInf(ms, 0) {
 		ms = 1e-6
@@ -393,7 +399,7 @@ func (p *P99Dynamic) quantile(s *ddsketch.DDSketch, q float64) (float64, bool) {
 
 // Threshold returns primary's threshold at now: see [P99Dynamic] for the
 // formula and [P99DynamicConfig] for the options that change it.
-func (p *P99Dynamic) Threshold(now time.Duration, primary Region) Threshold {
+func (p *P99Dynamic) Threshold(now time.Duration, primary hedging.Region) hedging.Threshold {
 	p.ready()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -426,7 +432,7 @@ func (p *P99Dynamic) Threshold(now time.Duration, primary Region) Threshold {
 	case !w.warm && n > 0 && p.cfg.Warmup == WarmupMaxObserved:
 		q = 1
 	default:
-		w.threshold = Threshold{p.cfg.Initial}
+		w.threshold = th(p.cfg.Initial)
 		return w.threshold
 	}
 	v, ok := p.quantile(w.all, q)
@@ -445,14 +451,13 @@ func (p *P99Dynamic) Threshold(now time.Duration, primary Region) Threshold {
 		v = math.Min(v, c)
 	}
 	d := time.Duration(v * float64(time.Millisecond))
-	w.threshold = Threshold{min(max(d, p.cfg.Min), p.cfg.Max)}
+	w.threshold = th(min(max(d, p.cfg.Min), p.cfg.Max))
 	return w.threshold
 }
 
-// SpawnObserver is implemented by threshold policies that need to know when
-// an alternate is actually sent, for example to charge a hedge budget. The
-// race calls AlternateSpawned once per spawned alternate, on the hedged path
-// only, with the cause ([SpawnCause], defined with the race core).
-type SpawnObserver interface {
-	AlternateSpawned(now time.Duration, primary Region, cause SpawnCause)
+// th returns the threshold d, or the zero threshold ("no opinion") when d
+// is not positive; the policies here only ever pass d > 0.
+func th(d time.Duration) hedging.Threshold {
+	t, _ := hedging.NewThreshold(d)
+	return t
 }

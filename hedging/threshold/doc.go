@@ -1,0 +1,27 @@
+// Package threshold holds the hedging threshold policies under study (spec
+// §17 Q11): each is a [hedging.ThresholdPolicy], usable by the real-time
+// client ([hedging.Client.Do]) and the simulator alike, and selectable in
+// scenario files by its `type` (scenarios/README.md). The spec itself —
+// eligibility, classification, the race, the client, diagnostics, the
+// ThresholdPolicy interface and the race's policy hooks — is package
+// hedging; this package imports it, never the reverse.
+//
+//	policy                         scenario type      notebook 01: lost of 55
+//	[Recommended]                  recommended        6
+//	[Static]                       static             23 (50 ms)
+//	[DriverDefault] (spec §5.2)    driver_default     13
+//	[P99Dynamic]                   p99_dynamic        16 (TPS §4.2 as written, [TPSLiteral]: 24)
+//	[CappedQuantile] (Cassandra)   capped_quantile    25 (100 ms)
+//	[BackupRequests] (Finagle)     backup_requests    18 (2%)
+//	[RetryThrottle] (gRPC A6)      retry_throttle     28 (50 ms)
+//	[Budget] (a gate, any policy)  hedge_budget keys  11 (P99Dynamic, 20%)
+//
+// Each policy's doc comment names the failure kinds it survives and those
+// it does not, from notebook 01's scorecard and the policy cases in
+// ../shared/cases/policy. A [Budget] is a gate on sending the hedge
+// ([hedging.HedgeGate]): it wraps the policy whose hedges it admits, and
+// leaves that policy's threshold unchanged.
+//
+// Every policy is safe for concurrent use, takes the current time as a
+// parameter and never reads a clock; durations are [time.Duration].
+package threshold
