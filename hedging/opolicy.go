@@ -58,6 +58,12 @@ type AttemptEnd struct {
 	// won, or the deadline passed): Elapsed is then a lower bound of the
 	// attempt's latency (censored).
 	Answered bool
+	// LocalThrottle marks an answer that is the client's own
+	// throughput-control gate refusing the attempt before the network
+	// (a local 429, §9.3 #2): Elapsed is no latency of Region, and the
+	// gate is saturated, so an alternate would take a token another
+	// operation needs (§9.3: "at worst adds 2× TC pressure").
+	LocalThrottle bool
 }
 
 // OperationPolicy is an optional extension of [ThresholdPolicy] for
@@ -152,7 +158,7 @@ func (r *Race) attemptEnded(now time.Duration, l Leg, answered bool) {
 	lg := &r.legs[l]
 	elapsed := now - lg.sentAt
 	reportAttempt(r.strategy.policy, now, AttemptEnd{Primary: r.regions[0].Region, Region: lg.endpoint.Region, Kind: r.op.Kind,
-		Leg: l, Elapsed: elapsed, Answered: answered})
+		Leg: l, Elapsed: elapsed, Answered: answered, LocalThrottle: answered && lg.last.LocalThrottle})
 }
 
 // reportAttempt reports the end of one attempt to p:

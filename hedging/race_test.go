@@ -1210,3 +1210,40 @@ func TestRaceCoreStatus(t *testing.T) {
 		}
 	}
 }
+
+// attemptLog is an [hedging.OperationPolicy] that records what the race
+// reports and hedges every operation at 100 ms.
+type attemptLog struct {
+	ends []hedging.AttemptEnd
+}
+
+func (l *attemptLog) Threshold(time.Duration, hedging.Region) hedging.Threshold {
+	return hedging.MustThreshold(100 * htMillisecond)
+}
+
+func (l *attemptLog) Observe(time.Duration, hedging.Region, time.Duration) {}
+
+func (l *attemptLog) Name() string { return "attempt-log" }
+
+func (l *attemptLog) ThresholdOp(time.Duration, hedging.Region, hedging.OperationKind, time.Duration) (hedging.Threshold, bool) {
+	return hedging.MustThreshold(100 * htMillisecond), true
+}
+
+func (l *attemptLog) AttemptEnded(_ time.Duration, a hedging.AttemptEnd) { l.ends = append(l.ends, a) }
+
+// §9.3 #2: the race tells the policy which answer was the client's own
+// throughput-control gate (a local 429 is no latency of the region), and
+// that the answer of the in-region retry was not.
+func TestRaceReportsLocalThrottleToPolicy(t *testing.T) {
+	cfg := htCfg(100*htMillisecond, "A", "B")
+	cfg.Retry.MaxAttempts = 3
+	pol := &attemptLog{}
+	cfg.Strategy = hedging.Hedging(hedging.NewPolicyStrategy(pol))
+	c := htClient(t, cfg)
+	op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
+	local := htResp{lat: 0, res: hedging.Result{Status: htSt(429, 0), LocalThrottle: true}}
+	htNewDriver(t, c, &op, htSeq([]htResp{local, htR(10*htMillisecond, 200, 0)}, []htResp{htR(10*htMillisecond, 200, 0)})).run()
+	if len(pol.ends) != 2 || !pol.ends[0].LocalThrottle || pol.ends[1].LocalThrottle || pol.ends[1].Elapsed != 10*htMillisecond {
+		t.Errorf("policy told %+v; want the local 429 marked LocalThrottle, then the retry's 10ms answer unmarked", pol.ends)
+	}
+}

@@ -39,7 +39,7 @@ type FeedChangeFeed struct {
 	Scope          string  `toml:"scope"`            // global (default) | region_local
 	RegionOffset   int64   `toml:"region_offset"`    // changes, >= 0 (region_local)
 	On304          string  `toml:"on_304"`           // request (default) | server_current
-	Continuation   string  `toml:"continuation"`     // portable (default) | region_affine
+	Continuation   string  `toml:"continuation"`     // region_affine (default: hedging.DefaultContinuationAffinity) | portable
 }
 
 // FeedSetup is the [feed.setup] table.
@@ -181,7 +181,7 @@ func (b *builder) feed(cfg *simnet.Config, nm *names) {
 	b.intRange(fp.key("gate_capacity"), f.GateCapacity, 0, simnet.MaxFeedLeaves)
 	out.HedgeUnit = choice(b, fp.key("hedge_unit"), f.HedgeUnit, feed.UnitPage,
 		map[string]feed.Unit{feed.UnitPage.String(): feed.UnitPage, feed.UnitOperation.String(): feed.UnitOperation}, `"page" or "operation"`)
-	out.QueryContinuation = choice(b, fp.key("query_continuation"), f.QueryContinuation, hedging.Portable, continuationNames, `"portable" or "region_affine"`)
+	out.QueryContinuation = choice(b, fp.key("query_continuation"), f.QueryContinuation, hedging.DefaultContinuationAffinity(hedging.QueryPage), continuationNames, `"portable" or "region_affine"`)
 	ap := fp.key("affinity")
 	for _, k := range keysByLine(b, ap, f.Affinity) {
 		kind := b.kind(ap.key(k), k)
@@ -211,7 +211,7 @@ func (b *builder) feed(cfg *simnet.Config, nm *names) {
 	out.ChangeFeed.RegionOffset = c.RegionOffset
 	out.ChangeFeed.On304 = choice(b, cp.key("on_304"), c.On304, simnet.On304Request,
 		map[string]simnet.On304{"request": simnet.On304Request, "server_current": simnet.On304ServerCurrent}, `"request" or "server_current"`)
-	out.ChangeFeed.Continuation = choice(b, cp.key("continuation"), c.Continuation, hedging.Portable, continuationNames, `"portable" or "region_affine"`)
+	out.ChangeFeed.Continuation = choice(b, cp.key("continuation"), c.Continuation, hedging.DefaultContinuationAffinity(hedging.ChangeFeedPage), continuationNames, `"portable" or "region_affine"`)
 	mp := root.key("workload", "mix")
 	for k := range b.f.Workload.Mix {
 		if k == hedging.ChangeFeedPage.String() {

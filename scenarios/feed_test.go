@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"hedgelab/hedging"
 	"hedgelab/scenarios"
 )
 
@@ -110,4 +111,30 @@ func FuzzFeedKeys(f *testing.F) {
 		}
 		_, _, _ = s.Config()
 	})
+}
+
+// TestFeedContinuationDefaults: a file that does not say what the client
+// takes a cursor for gets the driver's rule, hedging.DefaultContinuationAffinity
+// (spec §16, §17 Q9): change-feed cursors pinned (region_affine), query
+// continuations portable; the keys override it.
+func TestFeedContinuationDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		add               string
+		query, changeFeed hedging.ContinuationAffinity
+	}{
+		{"[feed]\npages = 2\n", hedging.Portable, hedging.RegionAffine},
+		{"[feed]\nquery_continuation = \"region_affine\"\n[feed.change_feed]\ncontinuation = \"portable\"\n", hedging.RegionAffine, hedging.Portable},
+	} {
+		s, err := scenarios.Parse("f.toml", []byte(feedBase+"\n"+tc.add))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, _, err := s.Config()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Feed.QueryContinuation != tc.query || cfg.Feed.ChangeFeed.Continuation != tc.changeFeed {
+			t.Errorf("%q: query %v change feed %v, want %v %v", tc.add, cfg.Feed.QueryContinuation, cfg.Feed.ChangeFeed.Continuation, tc.query, tc.changeFeed)
+		}
+	}
 }

@@ -204,9 +204,11 @@ type ChangeFeed struct {
 	RegionOffset int64
 	// On304 is what cursor a 304 hands out.
 	On304 On304
-	// Continuation is what the client takes the cursor for (default
-	// Portable: hedged and failed over like a query page; RegionAffine:
-	// pinned to the issuing region).
+	// Continuation is what the client takes the cursor for (Portable:
+	// hedged and failed over like a query page, as .NET does; RegionAffine:
+	// pinned to the issuing region). Scenario files default to the driver's
+	// rule, hedging.DefaultContinuationAffinity(hedging.ChangeFeedPage):
+	// RegionAffine.
 	Continuation hedging.ContinuationAffinity
 }
 

@@ -8,7 +8,7 @@
 //
 // Usage:
 //
-//	go run ./cmd/scorecard [-reps N] [-max-duration S] file.toml|dir ...
+//	go run ./cmd/scorecard [-reps N] [-max-duration S] [-v] file.toml|dir ...
 //
 // Figures are study.Figures', as in the notebooks: latencies are means over
 // the replications with 95% intervals. Each file's own policies are kept; a
@@ -47,11 +47,15 @@ var roster = []struct{ name, toml string }{
 	{"recommended", `type = "recommended"`},
 }
 
+// verbose is the -v flag.
+var verbose bool
+
 var reName = regexp.MustCompile(`(?m)^name\s*=\s*"([^"]*)"`)
 
 func main() {
 	reps := flag.Int("reps", 0, "replications per scenario (0 = the file's)")
 	maxDur := flag.Float64("max-duration", 0, "skip scenarios longer than this many seconds (0 = none)")
+	flag.BoolVar(&verbose, "v", false, "also print every policy's p99, RU multiplier, error and hedge rates")
 	flag.Parse()
 	var files []string
 	for _, a := range flag.Args() {
@@ -134,6 +138,16 @@ func score(path string, reps int, maxDur float64) (string, int, error) {
 		return "", 0, fmt.Errorf("policies recommended and sc-p99-dynamic are names the file itself uses")
 	}
 	rec, before := figs[i], figs[j]
+	if verbose {
+		for _, f := range figs {
+			ci := "" // one replication: no interval
+			if c, ok := f.CI95["p99_ms"]; ok {
+				ci = fmt.Sprintf(" [%.1f, %.1f]", c[0], c[1])
+			}
+			fmt.Printf("    %-24s p99 %8.1f ms%s RU %.3f err %.2f%% hedged %.2f%%\n",
+				f.Policy, f.P99, ci, f.RUMultiplier, 100*f.ErrorRate, 100*f.HedgeRate)
+		}
+	}
 	why, err := losses(rec.Policy)
 	if err != nil {
 		return "", 0, err
