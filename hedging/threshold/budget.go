@@ -101,7 +101,7 @@ type BudgetConfig struct {
 // Kinds it does not survive: a slow primary beyond its ratio waits
 // unhedged (incident-us-east1-2019 p99 10002 ms, exclude-regions-503 2002,
 // budget-after-503-storm 307); whatever its policy
-// does not survive (deadline-below-floor, gc-pause-hot-partition). It
+// does not survive (deadline-below-floor; gc-pause-hot-partition with a count-only breaker). It
 // loses 11 of the 55 scenarios.
 type Budget struct {
 	cfg    BudgetConfig

@@ -17,8 +17,13 @@
 //	[Budget] (a gate, any policy)  hedge_budget keys  11 (P99Dynamic, 20%)
 //
 // Each policy's doc comment names the failure kinds it survives and those
-// it does not, from notebook 01's scorecard and the policy cases in
-// ../shared/cases/policy. A [Budget] is not a policy but a gate on sending
+// it does not, from notebook 01's scorecard and the policy cases
+// (scenarios/testdata/policy-cases, and ../shared/cases/policy where the
+// shared folder is present). The counts are those of notebook 01 as
+// committed, scored with a count-only partition breaker: with the 1 s
+// minimum span now the default ([hedging.DefaultHedgeWinMinSpan]) every
+// policy has gc-pause-hot-partition's unhedged p99 (13.7 ms; `go run
+// ./cmd/scorecard -v` on the case), which `make notebooks` will show. A [Budget] is not a policy but a gate on sending
 // the hedge ([hedging.HedgeGate], set in [hedging.HedgingStrategy.Gate]):
 // it sits beside the policy whose hedges it admits and leaves that
 // policy's threshold unchanged.

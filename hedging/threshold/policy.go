@@ -24,7 +24,7 @@ import (
 // both-slow, feed-query-brownout: RU 2.000; correlated-both-slow 1.334;
 // flap-60s 1.265); a deadline below T (deadline-below-floor: 6.00%
 // errors); a slow-down's onset with no budget (budget-onset RU 1.502); the
-// breaker on GC pauses (gc-pause-hot-partition). It loses 23 of the 55
+// count-only breaker on GC pauses (gc-pause-hot-partition). It loses 23 of the 55
 // scenarios.
 type Static struct{ T hedging.Threshold }
 
@@ -262,7 +262,7 @@ func (c P99DynamicConfig) Validate() error {
 // static 50 ms); a deadline below its 50 ms floor (deadline-below-floor:
 // 6.00% errors); a floor above the threshold that pays (bimodal, tiny,
 // breaker-trip: a 20 ms floor dominates); a slow-down's onset with no
-// budget (budget-onset RU 1.502); the breaker on GC pauses. It loses 16 of
+// budget (budget-onset RU 1.502); the count-only breaker on GC pauses. It loses 16 of
 // the 55 scenarios ([CappedQuantile] and [BackupRequests] are presets of
 // it).
 type P99Dynamic struct {

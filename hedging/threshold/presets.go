@@ -42,7 +42,7 @@ func DriverDefault(requestTimeout time.Duration) Static {
 // correlated-both-slow 1.334); a cap above the threshold that pays
 // (partial-slowdown 136 ms against 69–89, censored-p90, primary-slow); a
 // deadline below its 50 ms floor (deadline-below-floor: 6.00% errors); the
-// breaker on GC pauses (gc-pause-hot-partition). At a 100 ms cap it loses
+// count-only breaker on GC pauses (gc-pause-hot-partition). At a 100 ms cap it loses
 // 25 of notebook 01's 55 scenarios.
 func CappedQuantile(limit time.Duration) P99DynamicConfig {
 	return P99DynamicConfig{Ceiling: CeilingNone, Max: limit}
@@ -65,7 +65,7 @@ func CappedQuantile(limit time.Duration) P99DynamicConfig {
 // 1998); a healthy service still pays its ratio (healthy RU 1.020,
 // warmup-bias 1.020); a deadline below its threshold (deadline-below-floor
 // 5.85% errors, deadline-short 19.88%); a fleet's burst
-// (fleet-10000-burst); the breaker on GC pauses. At 2% it loses 18 of
+// (fleet-10000-burst); the count-only breaker on GC pauses. At 2% it loses 18 of
 // notebook 01's 55 scenarios.
 func BackupRequests(maxExtraLoad, minPerSecond, burst float64) (P99DynamicConfig, BudgetConfig) {
 	return P99DynamicConfig{Quantile: 1 - maxExtraLoad, Min: time.Millisecond, Ceiling: CeilingNone},
@@ -89,7 +89,7 @@ func BackupRequests(maxExtraLoad, minPerSecond, burst float64) (P99DynamicConfig
 // cost tokenRatio (far-primary RU 1.100, low-rate-client 1.105, cold-fleet
 // 1.118); a slow-down's onset (budget-onset), a majority slow-down
 // (flap-60s), a deadline below its threshold (deadline-below-floor) and the
-// breaker on GC pauses. At 50 ms, 10 tokens and ratio 0.1 it loses 28 of
+// count-only breaker on GC pauses. At 50 ms, 10 tokens and ratio 0.1 it loses 28 of
 // notebook 01's 55 scenarios.
 func RetryThrottle(maxTokens, tokenRatio float64) BudgetConfig {
 	return BudgetConfig{Ratio: tokenRatio, Burst: maxTokens, Reserve: maxTokens / 2, ChargeFailover: true}

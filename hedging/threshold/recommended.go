@@ -245,8 +245,9 @@ type recState struct {
 // a near primary (feed-cold-metadata), a slow mode at the quantile's edge
 // (feed-fan-out's 1% of slow leaves), and a saturated client gate
 // (throughput-control: errors as without hedging). Kinds it does not
-// survive on its own: a fleet's extra load (wrap it in a [Budget]
-// with BurstSeconds; an instance below ~0.3 operations/s stays cold);
+// survive on its own: a fleet's extra load (set a [Budget] with
+// BurstSeconds beside it, as the strategy's [hedging.HedgingStrategy.Gate];
+// an instance below ~0.3 operations/s stays cold);
 // hedges whose cost lands after them (feed-change-feed-cursors: a
 // region-local change-feed cursor taken for portable re-delivers changes,
 // and the pages' RU counts where their latency, polled in the background,
@@ -255,9 +256,10 @@ type recState struct {
 // (feed-query-brownout: every page +300 ms, the prior sees no gain and
 // the probes lose, where a blind 50 ms floor finds the alternate); a first
 // request that also opens its connection (TLS round trips, not simulated)
-// to a primary more than ~120 ms away, hedged at 350 ms; a breaker
-// tripped by the backstop's hedges on a GC pause (use
-// [hedging.Config.HedgeWinMinSpan]); an operation p99 set by another path than
+// to a primary more than ~120 ms away, hedged at 350 ms; a count-only
+// breaker ([hedging.Config.HedgeWinMinSpan] < 0) tripped by the backstop's
+// hedges on a GC pause (the default 1 s span keeps it: gc-pause-hot-partition
+// at N = 3, p99 13.7 ms, not dominated); an operation p99 set by another path than
 // the primary attempt (hub-header-1002); an alternate whose recovery it
 // has not seen (its evidence is kept while no hedge goes out; backstop
 // hedges renew it); and a primary slower than its evidence for less than
