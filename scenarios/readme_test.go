@@ -278,3 +278,33 @@ func readmeExample(t *testing.T) string {
 	example, _, _ := strings.Cut(rest, "```")
 	return example
 }
+
+// TestTopLevelReadmeScenario parses every TOML block of the repository's
+// README.md ("Writing a scenario"): the scenario a new user copies first
+// must be valid, warnings included.
+func TestTopLevelReadmeScenario(t *testing.T) {
+	rest := readFile(t, "../README.md")
+	n := 0
+	for {
+		var block string
+		var ok bool
+		if _, rest, ok = strings.Cut(rest, "```toml\n"); !ok {
+			break
+		}
+		if block, rest, ok = strings.Cut(rest, "```"); !ok {
+			t.Fatal("README.md: unterminated ```toml block")
+		}
+		n++
+		s, err := Parse(fmt.Sprintf("README.md toml block %d", n), []byte(block))
+		if err != nil {
+			t.Errorf("%v", err)
+			continue
+		}
+		if w := s.Warnings(); len(w) > 0 {
+			t.Errorf("README.md toml block %d warns: %v", n, w)
+		}
+	}
+	if n == 0 {
+		t.Fatal("README.md has no ```toml block")
+	}
+}
