@@ -123,14 +123,23 @@ type Client struct {
 
 // NewClient validates cfg and returns a client. Errors: a region listed
 // twice, an endpoint with an empty region or key, a negative duration or
-// retry count, an Observer or Transport that is a nil pointer (or other nil
-// value) inside a non-nil interface.
+// retry count, an Observer, Transport, or Strategy's threshold policy or
+// Gate that is a nil pointer (or other nil value) inside a non-nil
+// interface (a Gate set from a constructor whose error was ignored).
 func NewClient(cfg Config) (*Client, error) {
 	if isNil(cfg.Observer) {
 		return nil, fmt.Errorf("hedging: Config.Observer is a nil %T", cfg.Observer)
 	}
 	if isNil(cfg.Transport) {
 		return nil, fmt.Errorf("hedging: Config.Transport is a nil %T", cfg.Transport)
+	}
+	if hs, ok := cfg.Strategy.HedgingStrategy(); ok {
+		if isNil(hs.policy) {
+			return nil, fmt.Errorf("hedging: Config.Strategy's threshold policy is a nil %T", hs.policy)
+		}
+		if isNil(hs.Gate) {
+			return nil, fmt.Errorf("hedging: Config.Strategy's Gate is a nil %T", hs.Gate)
+		}
 	}
 	seen := make(map[Region]bool, len(cfg.Regions))
 	for i, e := range cfg.Regions {

@@ -29,9 +29,31 @@ type nilPtrObserver struct{}
 func (*nilPtrObserver) ObserveAttempt(context.Context, hedging.AttemptEvent)     {}
 func (*nilPtrObserver) ObserveOperation(context.Context, hedging.OperationEvent) {}
 
-// A nil pointer (or func) in Config.Observer or Config.Transport is an
-// error from NewClient, not a panic in Do.
+type nilPtrGate struct{ admitted int }
+
+func (g *nilPtrGate) AdmitRedirect(time.Duration, hedging.Region, hedging.OperationKind) bool {
+	g.admitted++
+	return true
+}
+func (g *nilPtrGate) OperationStarted(time.Duration, hedging.Region, hedging.OperationKind) {}
+func (g *nilPtrGate) AdmitHedge(time.Duration, hedging.Region, hedging.OperationKind) bool {
+	g.admitted++
+	return true
+}
+func (g *nilPtrGate) Name() string { return "nil-gate" }
+
+type nilPtrPolicy struct{ t hedging.Threshold }
+
+func (p *nilPtrPolicy) Threshold(time.Duration, hedging.Region) hedging.Threshold { return p.t }
+func (p *nilPtrPolicy) Observe(time.Duration, hedging.Region, time.Duration)      {}
+func (p *nilPtrPolicy) Name() string                                              { return "nil-policy" }
+
+// A nil pointer (or func) in Config.Observer, Config.Transport or the
+// strategy's policy or Gate is an error from NewClient, not a panic in Do
+// (a Gate assigned from threshold.NewBudget whose error was not checked).
 func TestNewClientRejectsNilValues(t *testing.T) {
+	gated := hedging.NewHedgingStrategy(hedging.MustThreshold(time.Millisecond))
+	gated.Gate = (*nilPtrGate)(nil)
 	for _, tc := range []struct {
 		name string
 		cfg  hedging.Config
@@ -40,6 +62,9 @@ func TestNewClientRejectsNilValues(t *testing.T) {
 		{"observer", hedging.Config{Observer: (*nilPtrObserver)(nil)}, "Config.Observer is a nil *hedging_test.nilPtrObserver"},
 		{"transport", hedging.Config{Transport: (*nilTransport)(nil)}, "Config.Transport is a nil *hedging_test.nilTransport"},
 		{"transport func", hedging.Config{Transport: nilFuncTransport(nil)}, "Config.Transport is a nil hedging_test.nilFuncTransport"},
+		{"gate", hedging.Config{Strategy: hedging.Hedging(gated)}, "Config.Strategy's Gate is a nil *hedging_test.nilPtrGate"},
+		{"policy", hedging.Config{Strategy: hedging.Hedging(hedging.NewPolicyStrategy((*nilPtrPolicy)(nil)))},
+			"Config.Strategy's threshold policy is a nil *hedging_test.nilPtrPolicy"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := hedging.NewClient(tc.cfg)

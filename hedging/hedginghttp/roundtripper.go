@@ -58,7 +58,7 @@ func WithThreshold(d time.Duration) Option {
 
 // WithPolicy chooses the threshold per request with p (for example a
 // [hedgelab/hedging/threshold.Recommended]); p must be safe for concurrent
-// use.
+// use. p must not be nil, nor a nil pointer (NewRoundTripper fails).
 func WithPolicy(p hedging.ThresholdPolicy) Option {
 	return func(s *settings) error {
 		if p == nil {
@@ -73,7 +73,8 @@ func WithPolicy(p hedging.ThresholdPolicy) Option {
 // to the alternate region, only when g admits it (for example a
 // [hedgelab/hedging/threshold.Budget]; see [hedging.HedgeGate]), beside
 // the threshold of WithThreshold, WithPolicy or the driver default, which
-// it leaves unchanged. g must be safe for concurrent use; nil is an error.
+// it leaves unchanged. g must be safe for concurrent use, and not nil nor
+// a nil pointer (NewRoundTripper fails).
 func WithHedgeGate(g hedging.HedgeGate) Option {
 	return func(s *settings) error {
 		if g == nil {

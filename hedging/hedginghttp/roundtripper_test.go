@@ -22,6 +22,7 @@ import (
 
 	"hedgelab/hedging"
 	"hedgelab/hedging/hedginghttp"
+	"hedgelab/hedging/threshold"
 )
 
 // stListener is a net.Listener whose connections are in-memory pipes.
@@ -405,6 +406,9 @@ func TestNewRoundTripperErrors(t *testing.T) {
 		{"zero threshold", http.DefaultTransport, ok, []hedginghttp.Option{hedginghttp.WithThreshold(0)}, "threshold must be positive"},
 		{"nil policy", http.DefaultTransport, ok, []hedginghttp.Option{hedginghttp.WithPolicy(nil)}, "WithPolicy(nil)"},
 		{"nil gate", http.DefaultTransport, ok, []hedginghttp.Option{hedginghttp.WithHedgeGate(nil)}, "WithHedgeGate(nil)"},
+		// A gate from threshold.NewBudget whose error was not checked.
+		{"nil budget", http.DefaultTransport, ok, []hedginghttp.Option{hedginghttp.WithHedgeGate((*threshold.Budget)(nil))}, "Gate is a nil *threshold.Budget"},
+		{"nil recommended", http.DefaultTransport, ok, []hedginghttp.Option{hedginghttp.WithPolicy((*threshold.Recommended)(nil))}, "policy is a nil *threshold.Recommended"},
 		{"negative timeout", http.DefaultTransport, ok, []hedginghttp.Option{hedginghttp.WithTimeout(-1)}, "timeout must be positive"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
