@@ -28,7 +28,7 @@ func TestNewBudgetErrors(t *testing.T) {
 // policy hedges every operation; a budget of 10% hedges ~10% of them (plus
 // the initial burst): the gate refuses the rest when their threshold fires,
 // and their primaries answer alone.
-func TestBudgetedPolicyCapsHedgeRate(t *testing.T) {
+func TestBudgetCapsHedgeRate(t *testing.T) {
 	for _, c := range []struct {
 		ratio  float64
 		lo, hi float64
