@@ -95,14 +95,14 @@ type BudgetConfig struct {
 // [BudgetConfig] for the fleet sizing, the floor and the failover decision.
 //
 // Failure kinds it survives (around [P99Dynamic] at 20%, notebook 01):
-// extra load whatever the threshold (budget-fallback RU 1.054 against
-// 1.750 unbudgeted; budget-onset 1.101 against 1.502) and a fleet's onset
+// extra load whatever the threshold (budget-fallback RU 1.054 against 1.750
+// unbudgeted; budget-onset 1.101 against 1.502) and a fleet's onset
 // (fleet-10000-burst), and the breaker's moved load (shared-alternate).
-// Kinds it does not survive: a slow primary beyond its ratio waits
-// unhedged (incident-us-east1-2019 p99 10002 ms, exclude-regions-503 2002,
-// budget-after-503-storm 307); whatever its policy
-// does not survive (deadline-below-floor; gc-pause-hot-partition with a count-only breaker). It
-// loses 11 of the 55 scenarios.
+// Kinds it does not survive: a slow primary beyond its ratio waits unhedged
+// (incident-us-east1-2019 p99 10002 ms, exclude-regions-503 2002,
+// budget-after-503-storm 307); whatever its policy does not survive
+// (deadline-below-floor; gc-pause-hot-partition with a count-only breaker).
+// It loses 11 of the 55 scenarios.
 type Budget struct {
 	cfg    BudgetConfig
 	mu     sync.Mutex

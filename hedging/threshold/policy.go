@@ -22,10 +22,10 @@ import (
 // (censored-p90), warm-up bias, a low rate. Kinds it does not survive:
 // hedges that cannot win (far-primary, low-rate-client, cold-fleet,
 // both-slow, feed-query-brownout: RU 2.000; correlated-both-slow 1.334;
-// flap-60s 1.265); a deadline below T (deadline-below-floor: 6.00%
-// errors); a slow-down's onset with no budget (budget-onset RU 1.502); the
-// count-only breaker on GC pauses (gc-pause-hot-partition). It loses 23 of the 55
-// scenarios.
+// flap-60s 1.265); a deadline below T (deadline-below-floor: 6.00% errors);
+// a slow-down's onset with no budget (budget-onset RU 1.502); the
+// count-only breaker on GC pauses (gc-pause-hot-partition). It loses 23 of
+// the 55 scenarios.
 type Static struct{ T hedging.Threshold }
 
 // Threshold returns p.T.
@@ -258,13 +258,13 @@ func (c P99DynamicConfig) Validate() error {
 // 1.008), warm-up at any arrival rate (warmup-bias). Kinds it does not
 // survive: hedges that cannot win during its window (correlated-both-slow
 // RU 1.085; primary-slow 2.000); a majority slow-down, which ratchets the
-// median and so the ceiling (flap-60s p99 92.2 ms against 80.7 for a
-// static 50 ms); a deadline below its 50 ms floor (deadline-below-floor:
-// 6.00% errors); a floor above the threshold that pays (bimodal, tiny,
+// median and so the ceiling (flap-60s p99 92.2 ms against 80.7 for a static
+// 50 ms); a deadline below its 50 ms floor (deadline-below-floor: 6.00%
+// errors); a floor above the threshold that pays (bimodal, tiny,
 // breaker-trip: a 20 ms floor dominates); a slow-down's onset with no
-// budget (budget-onset RU 1.502); the count-only breaker on GC pauses. It loses 16 of
-// the 55 scenarios ([CappedQuantile] and [BackupRequests] are presets of
-// it).
+// budget (budget-onset RU 1.502); the count-only breaker on GC pauses. It
+// loses 16 of the 55 scenarios ([CappedQuantile] and [BackupRequests] are
+// presets of it).
 type P99Dynamic struct {
 	cfg     P99DynamicConfig
 	once    sync.Once // ready: applies the defaults to a zero value

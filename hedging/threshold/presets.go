@@ -42,8 +42,8 @@ func DriverDefault(requestTimeout time.Duration) Static {
 // correlated-both-slow 1.334); a cap above the threshold that pays
 // (partial-slowdown 136 ms against 69–89, censored-p90, primary-slow); a
 // deadline below its 50 ms floor (deadline-below-floor: 6.00% errors); the
-// count-only breaker on GC pauses (gc-pause-hot-partition). At a 100 ms cap it loses
-// 25 of notebook 01's 55 scenarios.
+// count-only breaker on GC pauses (gc-pause-hot-partition). At a 100 ms cap
+// it loses 25 of notebook 01's 55 scenarios.
 func CappedQuantile(limit time.Duration) P99DynamicConfig {
 	return P99DynamicConfig{Ceiling: CeilingNone, Max: limit}
 }
@@ -65,8 +65,8 @@ func CappedQuantile(limit time.Duration) P99DynamicConfig {
 // 1998); a healthy service still pays its ratio (healthy RU 1.020,
 // warmup-bias 1.020); a deadline below its threshold (deadline-below-floor
 // 5.85% errors, deadline-short 19.88%); a fleet's burst
-// (fleet-10000-burst); the count-only breaker on GC pauses. At 2% it loses 18 of
-// notebook 01's 55 scenarios.
+// (fleet-10000-burst); the count-only breaker on GC pauses. At 2% it loses
+// 18 of notebook 01's 55 scenarios.
 func BackupRequests(maxExtraLoad, minPerSecond, burst float64) (P99DynamicConfig, BudgetConfig) {
 	return P99DynamicConfig{Quantile: 1 - maxExtraLoad, Min: time.Millisecond, Ceiling: CeilingNone},
 		BudgetConfig{Ratio: maxExtraLoad, Burst: burst, PerSecond: minPerSecond}
@@ -83,14 +83,14 @@ func BackupRequests(maxExtraLoad, minPerSecond, burst float64) (P99DynamicConfig
 //
 // Failure kinds it survives: a learned threshold's failure modes (there is
 // none to learn: censored-p90, partial-slowdown), and a sustained
-// incident's extra load, capped at tokenRatio. Kinds it does not survive:
-// a slow primary once the bucket is below half (cold-start, breaker-trip,
+// incident's extra load, capped at tokenRatio. Kinds it does not survive: a
+// slow primary once the bucket is below half (cold-start, breaker-trip,
 // default: p99 ≈ 2 s at a 50 ms threshold); hedges that cannot win still
 // cost tokenRatio (far-primary RU 1.100, low-rate-client 1.105, cold-fleet
 // 1.118); a slow-down's onset (budget-onset), a majority slow-down
 // (flap-60s), a deadline below its threshold (deadline-below-floor) and the
-// count-only breaker on GC pauses. At 50 ms, 10 tokens and ratio 0.1 it loses 28 of
-// notebook 01's 55 scenarios.
+// count-only breaker on GC pauses. At 50 ms, 10 tokens and ratio 0.1 it
+// loses 28 of notebook 01's 55 scenarios.
 func RetryThrottle(maxTokens, tokenRatio float64) BudgetConfig {
 	return BudgetConfig{Ratio: tokenRatio, Burst: maxTokens, Reserve: maxTokens / 2, ChargeFailover: true}
 }

@@ -233,37 +233,36 @@ type recState struct {
 // so the primary's latency past the threshold stays observed.
 //
 // Failure kinds it survives (../shared/cases/policy, and the embedded
-// scenarios it lost before): hedges that cannot win (correlated
-// slow-downs, heavy operations everywhere: the alternate is no faster, so
-// no threshold gains), a deadline below any fixed floor, a majority
-// slow-down (no quantile of the primary to ratchet), warm-up at any
-// arrival rate (by time), a fresh instance far from its regions (350 ms,
-// then 10 × the median), censored primaries (Kaplan–Meier), a primary slow
-// from a fresh instance's first operation (primary-slow: p99 15 ms; 1 s
-// with the old 1 s prior), a fresh instance's first page behind a stale
-// cache (feed-metadata-latest), low-rate instances whose prior would hedge
-// a near primary (feed-cold-metadata), a slow mode at the quantile's edge
+// scenarios it lost before): hedges that cannot win (correlated slow-downs,
+// heavy operations everywhere: the alternate is no faster, so no threshold
+// gains), a deadline below any fixed floor, a majority slow-down (no
+// quantile of the primary to ratchet), warm-up at any arrival rate (by
+// time), a fresh instance far from its regions (350 ms, then 10 × the
+// median), censored primaries (Kaplan–Meier), a primary slow from a fresh
+// instance's first operation (primary-slow: p99 15 ms; 1 s with the old 1 s
+// prior), a fresh instance's first page behind a stale cache
+// (feed-metadata-latest), low-rate instances whose prior would hedge a near
+// primary (feed-cold-metadata), a slow mode at the quantile's edge
 // (feed-fan-out's 1% of slow leaves), and a saturated client gate
 // (throughput-control: errors as without hedging). Kinds it does not
 // survive on its own: a fleet's extra load (set a [Budget] with
 // BurstSeconds beside it, as the strategy's [hedging.HedgingStrategy.Gate];
-// an instance below ~0.3 operations/s stays cold);
-// hedges whose cost lands after them (feed-change-feed-cursors: a
-// region-local change-feed cursor taken for portable re-delivers changes,
-// and the pages' RU counts where their latency, polled in the background,
-// does not: any policy hedging the pages is 2 RU points behind disabled);
-// a primary slow on every read whose alternate never answers first
-// (feed-query-brownout: every page +300 ms, the prior sees no gain and
-// the probes lose, where a blind 50 ms floor finds the alternate); a first
-// request that also opens its connection (TLS round trips, not simulated)
-// to a primary more than ~120 ms away, hedged at 350 ms; a count-only
-// breaker ([hedging.Config.HedgeWinMinSpan] < 0) tripped by the backstop's
-// hedges on a GC pause (the default 1 s span keeps it: gc-pause-hot-partition
-// at N = 3, p99 13.7 ms, not dominated); an operation p99 set by another path than
-// the primary attempt (hub-header-1002); an alternate whose recovery it
-// has not seen (its evidence is kept while no hedge goes out; backstop
-// hedges renew it); and a primary slower than its evidence for less than
-// Refresh.
+// an instance below ~0.3 operations/s stays cold); hedges whose cost lands
+// after them (feed-change-feed-cursors: a region-local change-feed cursor
+// taken for portable re-delivers changes, and the pages' RU counts where
+// their latency, polled in the background, does not: any policy hedging the
+// pages is 2 RU points behind disabled); a primary slow on every read whose
+// alternate never answers first (feed-query-brownout: every page +300 ms,
+// the prior sees no gain and the probes lose, where a blind 50 ms floor
+// finds the alternate); a first request that also opens its connection (TLS
+// round trips, not simulated) to a primary more than ~120 ms away, hedged
+// at 350 ms; a count-only breaker ([hedging.Config.HedgeWinMinSpan] < 0)
+// tripped by the backstop's hedges on a GC pause (the default 1 s span
+// keeps it: gc-pause-hot-partition at N = 3, p99 13.7 ms, not dominated);
+// an operation p99 set by another path than the primary attempt
+// (hub-header-1002); an alternate whose recovery it has not seen (its
+// evidence is kept while no hedge goes out; backstop hedges renew it); and
+// a primary slower than its evidence for less than Refresh.
 //
 // State per key is fixed (7.5 KB: BenchmarkRecommendedBytesPerInstance),
 // plus a 48-byte record per primary region; keys are bounded by regions ×
