@@ -17,8 +17,8 @@ import (
 // what [hedging.NewHedgingStrategy] does without a policy.
 //
 // Failure kinds it survives (at 50 ms, notebook 01's scorecard; the cases
-// are in ../shared/cases/policy): every failure of a learned threshold —
-// ratcheting (gradual-slowdown p99 91.9 ms), censored primaries
+// are in scenarios/testdata/policy-cases): every failure of a learned
+// threshold — ratcheting (gradual-slowdown p99 91.9 ms), censored primaries
 // (censored-p90), warm-up bias, a low rate. Kinds it does not survive:
 // hedges that cannot win (far-primary, low-rate-client, cold-fleet,
 // both-slow, feed-query-brownout: RU 2.000; correlated-both-slow 1.334;

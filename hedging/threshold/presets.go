@@ -13,8 +13,8 @@ import (
 // strategy is set.
 //
 // Failure kinds it survives (notebook 01's scorecard; the cases are in
-// ../shared/cases/policy): hedges that cannot win while answers come
-// within a second (far-primary, low-rate-client, cold-fleet,
+// scenarios/testdata/policy-cases): hedges that cannot win while answers
+// come within a second (far-primary, low-rate-client, cold-fleet,
 // correlated-both-slow, flap-60s: it hedges almost nothing), warm-up at any
 // arrival rate (it learns nothing), and a request timeout below a fixed
 // floor (deadline-below-floor: p99 33.0 ms at a 20 ms threshold). Kinds it
@@ -22,8 +22,8 @@ import (
 // (primary-slow 1011 ms, cold-start 1018, breaker-trip 1009); every answer
 // slower than a second is hedged for nothing (both-slow RU 2.000,
 // heavy-everywhere 1.343, budget-fallback 1.750); an operation deadline
-// that is not the request timeout (deadline-short: 20% errors). It loses
-// 13 of the 55 scenarios.
+// that is not the request timeout (deadline-short: 20% errors). It loses 13
+// of the 55 scenarios.
 func DriverDefault(requestTimeout time.Duration) Static {
 	return Static{T: hedging.DriverDefaultThreshold(requestTimeout)}
 }

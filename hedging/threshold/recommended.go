@@ -232,15 +232,15 @@ type recState struct {
 // first slow primary has answered. One operation in Explore is not hedged,
 // so the primary's latency past the threshold stays observed.
 //
-// Failure kinds it survives (../shared/cases/policy, and the embedded
-// scenarios it lost before): hedges that cannot win (correlated slow-downs,
-// heavy operations everywhere: the alternate is no faster, so no threshold
-// gains), a deadline below any fixed floor, a majority slow-down (no
-// quantile of the primary to ratchet), warm-up at any arrival rate (by
-// time), a fresh instance far from its regions (350 ms, then 10 × the
-// median), censored primaries (Kaplan–Meier), a primary slow from a fresh
-// instance's first operation (primary-slow: p99 15 ms; 1 s with the old 1 s
-// prior), a fresh instance's first page behind a stale cache
+// Failure kinds it survives (scenarios/testdata/policy-cases, and the
+// embedded scenarios it lost before): hedges that cannot win (correlated
+// slow-downs, heavy operations everywhere: the alternate is no faster, so
+// no threshold gains), a deadline below any fixed floor, a majority
+// slow-down (no quantile of the primary to ratchet), warm-up at any arrival
+// rate (by time), a fresh instance far from its regions (350 ms, then 10 ×
+// the median), censored primaries (Kaplan–Meier), a primary slow from a
+// fresh instance's first operation (primary-slow: p99 15 ms; 1 s with the
+// old 1 s prior), a fresh instance's first page behind a stale cache
 // (feed-metadata-latest), low-rate instances whose prior would hedge a near
 // primary (feed-cold-metadata), a slow mode at the quantile's edge
 // (feed-fan-out's 1% of slow leaves), and a saturated client gate
