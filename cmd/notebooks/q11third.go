@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"hedgelab/hedging"
 	"hedgelab/internal/report"
 	"hedgelab/internal/study"
 	"hedgelab/scenarios"
@@ -99,35 +100,47 @@ func q11LoadAll() ([]*scenarios.Scenario, []string, error) {
 func (d *doc) q11RunAll(list []*scenarios.Scenario, src []string) ([]q11Scn, error) {
 	var out []q11Scn
 	for i, s := range list {
-		cfg, own, err := s.Config()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", src[i], err)
-		}
-		pols, err := scenarios.BuildPolicies("q11 roster", []byte(q11ThirdTOML), cfg.Client.RequestTimeout)
+		sc, err := d.q11Run(s, src[i], nil)
 		if err != nil {
 			return nil, err
 		}
-		for _, p := range own {
-			if !slices.ContainsFunc(pols, func(q simnet.Policy) bool { return q.Name == p.Name }) {
-				pols = append(pols, p)
-			}
-		}
-		res, err := study.Simulate(cfg, pols, s.Replications, study.Options{Parallel: d.parallel})
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", src[i], err)
-		}
-		r := &run{scenario: s, cfg: cfg, res: res, reps: s.Replications}
-		name := s.Name
-		if slices.ContainsFunc(out, func(o q11Scn) bool { return o.Name == name }) {
-			name += " (case)" // a case file named like an embedded scenario
-		}
-		sc := q11Scn{Name: name, Source: src[i], Setup: r.setup()}
-		for _, p := range res.Policies {
-			sc.Figs = append(sc.Figs, study.Figures(p))
+		if slices.ContainsFunc(out, func(o q11Scn) bool { return o.Name == sc.Name }) {
+			sc.Name += " (case)" // a case file named like an embedded scenario
 		}
 		out = append(out, sc)
 	}
 	return out, nil
+}
+
+// q11Run runs one scenario (read from src) with every roster policy and
+// the file's own, after change (nil: none) edits its configuration.
+func (d *doc) q11Run(s *scenarios.Scenario, src string, change func(*simnet.Config)) (q11Scn, error) {
+	cfg, own, err := s.Config()
+	if err != nil {
+		return q11Scn{}, fmt.Errorf("%s: %w", src, err)
+	}
+	if change != nil {
+		change(cfg)
+	}
+	pols, err := scenarios.BuildPolicies("q11 roster", []byte(q11ThirdTOML), cfg.Client.RequestTimeout)
+	if err != nil {
+		return q11Scn{}, err
+	}
+	for _, p := range own {
+		if !slices.ContainsFunc(pols, func(q simnet.Policy) bool { return q.Name == p.Name }) {
+			pols = append(pols, p)
+		}
+	}
+	res, err := study.Simulate(cfg, pols, s.Replications, study.Options{Parallel: d.parallel})
+	if err != nil {
+		return q11Scn{}, fmt.Errorf("%s: %w", src, err)
+	}
+	r := &run{scenario: s, cfg: cfg, res: res, reps: s.Replications}
+	sc := q11Scn{Name: s.Name, Source: src, Setup: r.setup()}
+	for _, p := range res.Policies {
+		sc.Figs = append(sc.Figs, study.Figures(p))
+	}
+	return sc, nil
 }
 
 // q11Verdict is one policy's result on one scenario: its losses (empty:
@@ -435,6 +448,9 @@ func q11Third(d *doc) error {
 	if len(tab) > 0 {
 		d.table([]string{"scenario", "recommended: p99 [95% CI] / RU × / errors", "lost to"}, tab)
 	}
+	if err := d.q11CursorLoss(list, src, scns, v.RecCard); err != nil {
+		return err
+	}
 
 	// Where no policy avoids a loss.
 	d.p("## Where no policy avoids a loss")
@@ -497,5 +513,60 @@ func q11Third(d *doc) error {
 	}})
 	d.p("## Answer")
 	d.say("q11/third-answer", v)
+	return nil
+}
+
+// q11CursorScn is the scenario that declares a region-local change-feed
+// cursor portable, against the driver's rule (notebook 06).
+const q11CursorScn = "feed-change-feed-cursors"
+
+// q11CursorView is the paragraph on the recommended policy's loss of
+// q11CursorScn: its figures as the file declares the cursor, and with the
+// driver's default affinity.
+type q11CursorView struct {
+	Rec, Scenario            string
+	Hedged, RU, DisabledRU   string
+	AffineRU, AffineDisabled string
+	AffineLosses             int
+}
+
+// q11CursorLoss explains a loss of q11CursorScn, if the recommended
+// policy has one, by running the scenario again with the change-feed
+// cursor's affinity left to hedging.DefaultContinuationAffinity.
+func (d *doc) q11CursorLoss(list []*scenarios.Scenario, src []string, scns []q11Scn, card *q11Card) error {
+	if !slices.ContainsFunc(card.Lost, func(l q11Verdict) bool { return l.Scenario == q11CursorScn }) {
+		return nil
+	}
+	i := slices.IndexFunc(list, func(s *scenarios.Scenario) bool { return s.Name == q11CursorScn })
+	affine, err := d.q11Run(list[i], src[i], func(c *simnet.Config) {
+		c.Feed.ChangeFeed.Continuation = hedging.DefaultContinuationAffinity(hedging.ChangeFeedPage)
+	})
+	if err != nil {
+		return err
+	}
+	losses, err := study.Losses(affine.Figs, q11RecName)
+	if err != nil {
+		return err
+	}
+	declared := scns[slices.IndexFunc(scns, func(s q11Scn) bool { return s.Name == q11CursorScn })]
+	rec, _ := declared.fig(q11RecName)
+	off, _ := declared.fig("disabled")
+	arec, _ := affine.fig(q11RecName)
+	aoff, _ := affine.fig("disabled")
+	d.check(claim{"the cursor loss is RU spent outside the scored operations, and the default affinity removes it", func() error {
+		switch {
+		case rec.HedgeRate != 0:
+			return failf("%s hedges %.4f of the scored operations of %s", q11RecName, rec.HedgeRate, q11CursorScn)
+		case rec.P99 != off.P99:
+			return failf("p99 %.3f vs disabled %.3f: the loss is not RU alone", rec.P99, off.P99)
+		case len(losses) != 0 || arec.RUMultiplier != aoff.RUMultiplier:
+			return failf("with the default affinity %s still loses %d times (RU %.4f vs %.4f)", q11RecName, len(losses), arec.RUMultiplier, aoff.RUMultiplier)
+		}
+		return nil
+	}})
+	d.say("q11/third-cursor", q11CursorView{
+		Rec: q11RecName, Scenario: q11CursorScn, Hedged: pct(rec.HedgeRate), RU: ru(rec.RUMultiplier), DisabledRU: ru(off.RUMultiplier),
+		AffineRU: ru(arec.RUMultiplier), AffineDisabled: ru(aoff.RUMultiplier), AffineLosses: len(losses),
+	})
 	return nil
 }
