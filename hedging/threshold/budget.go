@@ -102,7 +102,6 @@ type BudgetConfig struct {
 // (incident-us-east1-2019 p99 10002 ms, exclude-regions-503 2002,
 // budget-after-503-storm 307); whatever its policy does not survive
 // (deadline-below-floor; gc-pause-hot-partition with a count-only breaker).
-// It loses 11 of the 55 scenarios.
 type Budget struct {
 	cfg    BudgetConfig
 	mu     sync.Mutex

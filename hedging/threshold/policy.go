@@ -24,8 +24,7 @@ import (
 // both-slow, feed-query-brownout: RU 2.000; correlated-both-slow 1.334;
 // flap-60s 1.265); a deadline below T (deadline-below-floor: 6.00% errors);
 // a slow-down's onset with no budget (budget-onset RU 1.502); the
-// count-only breaker on GC pauses (gc-pause-hot-partition). It loses 23 of
-// the 55 scenarios.
+// count-only breaker on GC pauses (gc-pause-hot-partition).
 type Static struct{ T hedging.Threshold }
 
 // Threshold returns p.T.
@@ -169,7 +168,7 @@ type P99DynamicConfig struct {
 // into a slow-down (gradual-slowdown p99 329 ms), hedges a steady far
 // primary at 5% (far-primary RU 1.054), drops to 1 s on a thin window
 // (low-rate-client) and waits 1 s on a fresh instance (primary-slow 1011
-// ms, breaker-trip, fleet-cold-start); it loses 24 of the 55 scenarios.
+// ms, breaker-trip, fleet-cold-start).
 func TPSLiteral() P99DynamicConfig {
 	return P99DynamicConfig{Initial: hedging.DefaultThresholdCap, Rounding: RoundValue, ThinWindow: ThinInitial, Warmup: WarmupInitial,
 		Censoring: CensorIgnore, Ceiling: CeilingNone}
@@ -262,9 +261,8 @@ func (c P99DynamicConfig) Validate() error {
 // 50 ms); a deadline below its 50 ms floor (deadline-below-floor: 6.00%
 // errors); a floor above the threshold that pays (bimodal, tiny,
 // breaker-trip: a 20 ms floor dominates); a slow-down's onset with no
-// budget (budget-onset RU 1.502); the count-only breaker on GC pauses. It
-// loses 16 of the 55 scenarios ([CappedQuantile] and [BackupRequests] are
-// presets of it).
+// budget (budget-onset RU 1.502); the count-only breaker on GC pauses
+// ([CappedQuantile] and [BackupRequests] are presets of it).
 type P99Dynamic struct {
 	cfg     P99DynamicConfig
 	once    sync.Once // ready: applies the defaults to a zero value

@@ -22,8 +22,7 @@ import (
 // (primary-slow 1011 ms, cold-start 1018, breaker-trip 1009); every answer
 // slower than a second is hedged for nothing (both-slow RU 2.000,
 // heavy-everywhere 1.343, budget-fallback 1.750); an operation deadline
-// that is not the request timeout (deadline-short: 20% errors). It loses 13
-// of the 55 scenarios.
+// that is not the request timeout (deadline-short: 20% errors).
 func DriverDefault(requestTimeout time.Duration) Static {
 	return Static{T: hedging.DriverDefaultThreshold(requestTimeout)}
 }
@@ -42,8 +41,7 @@ func DriverDefault(requestTimeout time.Duration) Static {
 // correlated-both-slow 1.334); a cap above the threshold that pays
 // (partial-slowdown 136 ms against 69–89, censored-p90, primary-slow); a
 // deadline below its 50 ms floor (deadline-below-floor: 6.00% errors); the
-// count-only breaker on GC pauses (gc-pause-hot-partition). At a 100 ms cap
-// it loses 25 of notebook 01's 55 scenarios.
+// count-only breaker on GC pauses (gc-pause-hot-partition).
 func CappedQuantile(limit time.Duration) P99DynamicConfig {
 	return P99DynamicConfig{Ceiling: CeilingNone, Max: limit}
 }
@@ -65,8 +63,7 @@ func CappedQuantile(limit time.Duration) P99DynamicConfig {
 // 1998); a healthy service still pays its ratio (healthy RU 1.020,
 // warmup-bias 1.020); a deadline below its threshold (deadline-below-floor
 // 5.85% errors, deadline-short 19.88%); a fleet's burst
-// (fleet-10000-burst); the count-only breaker on GC pauses. At 2% it loses
-// 18 of notebook 01's 55 scenarios.
+// (fleet-10000-burst); the count-only breaker on GC pauses.
 func BackupRequests(maxExtraLoad, minPerSecond, burst float64) (P99DynamicConfig, BudgetConfig) {
 	return P99DynamicConfig{Quantile: 1 - maxExtraLoad, Min: time.Millisecond, Ceiling: CeilingNone},
 		BudgetConfig{Ratio: maxExtraLoad, Burst: burst, PerSecond: minPerSecond}
@@ -89,8 +86,7 @@ func BackupRequests(maxExtraLoad, minPerSecond, burst float64) (P99DynamicConfig
 // cost tokenRatio (far-primary RU 1.100, low-rate-client 1.105, cold-fleet
 // 1.118); a slow-down's onset (budget-onset), a majority slow-down
 // (flap-60s), a deadline below its threshold (deadline-below-floor) and the
-// count-only breaker on GC pauses. At 50 ms, 10 tokens and ratio 0.1 it
-// loses 28 of notebook 01's 55 scenarios.
+// count-only breaker on GC pauses.
 func RetryThrottle(maxTokens, tokenRatio float64) BudgetConfig {
 	return BudgetConfig{Ratio: tokenRatio, Burst: maxTokens, Reserve: maxTokens / 2, ChargeFailover: true}
 }
