@@ -39,8 +39,8 @@ type BudgetConfig struct {
 	// the time to earn one token) its bucket holds up to one token; once
 	// the demand stops for that long it shrinks back. The onset bound is
 	// unchanged (a quiet instance holds at most the bucket size); under a
-	// slow-down the instance keeps what it earns (fleet-10000-burst: 4.7%
-	// of the slow-down's reads hedged).
+	// slow-down the instance keeps what it earns (fleet-10000-burst,
+	// static 50 ms: 4.54% of the slow-down's reads hedged).
 	BurstSeconds float64
 	// PerSecond is tokens earned per second of time regardless of traffic,
 	// >= 0 (Finagle's minimum retry rate): a low-rate client can still hedge.
@@ -164,9 +164,11 @@ func (p *Budget) capacity() float64 {
 	return max(p.cfg.Ratio, p.cfg.Ratio*(p.opsW/tau)*p.cfg.BurstSeconds)
 }
 
-// earn credits one operation's tokens (and PerSecond's since the last
-// call).
-func (p *Budget) earn(now time.Duration) {
+// OperationStarted earns one hedge-eligible operation's Ratio tokens (and
+// PerSecond's since the last operation), up to the bucket size; the race
+// calls it once per operation when its threshold is chosen
+// ([hedging.HedgeGate]).
+func (p *Budget) OperationStarted(now time.Duration, primary hedging.Region, kind hedging.OperationKind) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	earn := p.cfg.Ratio
@@ -187,14 +189,6 @@ func (p *Budget) earn(now time.Duration) {
 		p.wantOps--
 	}
 	p.tokens = math.Min(c, p.tokens+earn)
-}
-
-// OperationStarted earns one hedge-eligible operation's Ratio tokens (and
-// PerSecond's since the last operation), up to the bucket size; the race
-// calls it once per operation when its threshold is chosen
-// ([hedging.HedgeGate]).
-func (p *Budget) OperationStarted(now time.Duration, primary hedging.Region, kind hedging.OperationKind) {
-	p.earn(now)
 }
 
 // AdmitHedge admits and charges one latency hedge due at now (see
