@@ -77,6 +77,18 @@ const (
 // allows reports whether k is in the set.
 func (p PhaseSet) allows(k OperationKind) bool { return k < numOperationKinds && p&(1<<k) != 0 }
 
+// Hedges reports whether an operation of kind k may be hedged under the
+// phase-allowed set p, by rows 3 and 4 of the §5.1 decision matrix
+// ([Client.Begin] applies the same rows): k is in p and is not a write.
+// The zero PhaseSet is Phase1, as in [Config].Phase.
+func (p PhaseSet) Hedges(k OperationKind) bool {
+	if p == 0 {
+		p = Phase1
+	}
+	ok, _ := shouldHedge(eligibility{StrategyResolved: true, PreferredRegions: 2, ApplicableRegions: 2, Kind: k, Allowed: p})
+	return ok
+}
+
 // eligibilityReason says which row of the §5.1 decision matrix decided [shouldHedge].
 type eligibilityReason uint8
 

@@ -58,7 +58,8 @@ func TestPolicyStrategyInRace(t *testing.T) {
 	})
 }
 
-// recorder is a policy that records what the race tells it.
+// recorder is a policy that records what the race tells it: the elapsed
+// time of every primary it cancelled and the cause of every alternate.
 type recorder struct {
 	threshold.Static
 	mu         sync.Mutex
@@ -66,19 +67,20 @@ type recorder struct {
 	causes     []hedging.SpawnCause
 }
 
-func (r *recorder) PrimarySuperseded(_ time.Duration, region hedging.Region, elapsed time.Duration) {
+func (r *recorder) Observe(_ time.Duration, o hedging.Observation) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if region != "A" {
-		panic("superseded primary reported for region " + string(region))
+	switch o.Event {
+	case hedging.AlternateSent:
+		r.causes = append(r.causes, o.Cause)
+	case hedging.OperationEnded:
+		if p := o.Legs[hedging.Primary]; p.Outcome == hedging.LegCancelled {
+			if p.Region != "A" {
+				panic("superseded primary reported for region " + string(p.Region))
+			}
+			r.superseded = append(r.superseded, p.Elapsed)
+		}
 	}
-	r.superseded = append(r.superseded, elapsed)
-}
-
-func (r *recorder) AlternateSpawned(_ time.Duration, _ hedging.Region, cause hedging.SpawnCause) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.causes = append(r.causes, cause)
 }
 
 // The race reports superseded primaries (alternate won, deadline) with their
@@ -149,19 +151,21 @@ func (g *gateLog) add(s string) {
 	defer g.mu.Unlock()
 	g.calls = append(g.calls, s)
 }
-func (g *gateLog) OperationStarted(_ time.Duration, primary hedging.Region, _ hedging.OperationKind) {
-	g.add("start " + string(primary))
-}
-func (g *gateLog) AdmitRedirect(_ time.Duration, from hedging.Region, _ hedging.OperationKind) bool {
-	g.add("redirect " + string(from))
+func (g *gateLog) Admit(_ time.Duration, a hedging.Admission) bool {
+	if a.Redirect {
+		g.add("redirect " + string(a.Primary))
+	} else {
+		g.add("hedge " + string(a.Primary))
+	}
 	return g.admit
 }
-func (g *gateLog) AdmitHedge(_ time.Duration, primary hedging.Region, _ hedging.OperationKind) bool {
-	g.add("hedge " + string(primary))
-	return g.admit
-}
-func (g *gateLog) AlternateSpawned(_ time.Duration, _ hedging.Region, cause hedging.SpawnCause) {
-	g.add("spawn " + cause.String())
+func (g *gateLog) Observe(_ time.Duration, o hedging.Observation) {
+	switch o.Event {
+	case hedging.OperationStarted:
+		g.add("start " + string(o.Primary))
+	case hedging.AlternateSent:
+		g.add("spawn " + o.Cause.String())
+	}
 }
 func (g *gateLog) Name() string { return "log" }
 

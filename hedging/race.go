@@ -250,6 +250,11 @@ type legState struct {
 	last           Result
 	charge         float64
 	cancelled      bool // the race cancelled the in-flight attempt seq when it ended
+	// throttled: an attempt was refused by the client's local
+	// throughput-control gate; throttleWait is the longest retry-after it
+	// gave (for the policy's [LegEnd]).
+	throttled    bool
+	throttleWait time.Duration
 }
 
 // Race is one logical operation's hedge race (spec §6.4, execute_hedged),
@@ -386,7 +391,8 @@ func (c *Client) begin(ctx context.Context, e *Effects, r *Race, now time.Durati
 	if ok {
 		r.hedged = true
 		r.strategy = strategy
-		r.threshold, r.declined = strategy.thresholdOp(now, r.regions[0].Region, op.Kind, r.remaining(now))
+		r.threshold, r.declined = strategy.thresholdOp(now, ThresholdQuery{Primary: r.regions[0].Region, Alternate: r.regions[1].Region,
+			Kind: op.Kind, Remaining: r.remaining(now)})
 		r.diag.threshold = r.threshold
 		r.diag.primaryRegion = r.regions[0].Region
 		if r.logEnabled(slog.LevelDebug) {
@@ -465,7 +471,8 @@ func (c *Client) PlanHedge(now time.Duration, op *Operation) HedgePlan {
 		return p
 	}
 	p.Hedged, p.Primary, p.Alternate = true, regions[0].Region, regions[1].Region
-	p.Threshold, p.Declined = strategy.thresholdOp(now, p.Primary, op.Kind, max(op.Timeout, 0))
+	p.Threshold, p.Declined = strategy.thresholdOp(now, ThresholdQuery{Primary: p.Primary, Alternate: p.Alternate, Kind: op.Kind,
+		Remaining: max(op.Timeout, 0)})
 	return p
 }
 
@@ -537,12 +544,12 @@ func (c *Client) orderRegions(r *Race, now time.Duration, partition string, regi
 // partition breaker demoted (§9.5) may start on another region: yes when
 // primary is demoted by a 503 mark (availability, not load) or the
 // strategy has no gate, otherwise the gate's answer, which charged it
-// ([HedgeGate.AdmitRedirect]).
+// ([HedgeGate.Admit] with Redirect set).
 func (c *Client) admitRedirect(now time.Duration, op *Operation, s HedgingStrategy, primary Endpoint) bool {
 	if s.Gate == nil || c.store.Unavailable(now, op.Partition, primary) {
 		return true
 	}
-	return s.Gate.AdmitRedirect(now, primary.Region, op.Kind)
+	return s.Gate.Admit(now, Admission{Primary: primary.Region, Kind: op.Kind, Redirect: true})
 }
 
 func (r *Race) hubHeader(l Leg) bool {
@@ -585,12 +592,7 @@ func (r *Race) spawnAlternate(e *Effects, now time.Duration, cause SpawnCause) {
 		r.hubLatch.Store(r.legs[Primary].hub || r.op.HubRegionProcessingOnly)
 	}
 	r.diag.alternateRegion, r.diag.hasAlternate = alt.endpoint.Region, true
-	if o, ok := r.strategy.Gate.(SpawnObserver); ok {
-		o.AlternateSpawned(now, r.regions[0].Region, cause)
-	}
-	if o, ok := r.strategy.policy.(SpawnObserver); ok {
-		o.AlternateSpawned(now, r.regions[0].Region, cause)
-	}
+	r.observe(now, Observation{Event: AlternateSent, Cause: cause})
 	if r.logEnabled(slog.LevelDebug) {
 		r.log(slog.LevelDebug, "cosmos.hedge.alternate_spawned",
 			slog.String("target_region", string(alt.endpoint.Region)), slog.Int64("elapsed_ms", (now-r.start).Milliseconds()),
@@ -686,9 +688,9 @@ func (r *Race) Responded(e *Effects, now time.Duration, a *Attempt, res *Result)
 	if res.Err == nil {
 		c.store.observe(now, r.op.Partition, lg.endpoint, res.Status) // §6.5 #10
 		c.sessions.merge(r.op.Partition, res.SessionLSN)              // §9.2
-		if r.hedged && r.strategy.policy != nil {
-			r.attemptEnded(now, a.Leg, true)
-		}
+	}
+	if res.LocalThrottle {
+		lg.throttled, lg.throttleWait = true, max(lg.throttleWait, r.throttleDelay(*res))
 	}
 	if r.phase == phaseHarvesting {
 		lg.done, lg.completed = true, true
@@ -758,7 +760,7 @@ func (r *Race) retry(now time.Duration, l Leg, res Result) (time.Duration, bool)
 		lg.sessionRetries++
 	case st.Code == 429:
 		regionChanging = st.SubStatus == SubStatusSystemResourceUnavailable && !res.LocalThrottle
-		delay = max(res.RetryAfter, r.c.cfg.Retry.ThrottleBackoff)
+		delay = r.throttleDelay(res)
 		// A wait beyond the cap, or one that cannot end before the
 		// deadline (nothing is sent at or after it, §9.4), is not
 		// honoured: the leg ends on this 429 now.
@@ -774,6 +776,13 @@ func (r *Race) retry(now time.Duration, l Leg, res Result) (time.Duration, bool)
 		r.moveEndpoint(now, lg)
 	}
 	return delay, true
+}
+
+// throttleDelay is how long a leg waits after the 429 res before it
+// retries: the server's retry-after or the client's throttle backoff,
+// whichever is longer.
+func (r *Race) throttleDelay(res Result) time.Duration {
+	return max(res.RetryAfter, r.c.cfg.Retry.ThrottleBackoff)
 }
 
 // moveEndpoint switches lg to its first untried candidate, preferring ones
@@ -924,11 +933,6 @@ func (r *Race) cancelOthers(e *Effects, now time.Duration, reason CancelReason) 
 			lg.cancelled = true
 			a := e.next()
 			a.Kind, a.Leg, a.Reason = ActCancel, l, reason
-			// A superseded primary's elapsed time is a lower bound of its
-			// latency (censoring); policies that learn from it are told.
-			if r.hedged && r.strategy.policy != nil {
-				r.attemptEnded(now, l, false)
-			}
 			if r.hedged && r.logEnabled(slog.LevelDebug) {
 				r.log(slog.LevelDebug, "cosmos.hedge.canceled", slog.String("which", l.String()),
 					slog.String("target_region", string(lg.endpoint.Region)), slog.String("reason", reason.String()))
@@ -996,6 +1000,7 @@ func (r *Race) finish(now time.Duration) {
 			d.Completed, d.Elapsed, d.RequestCharge = lg.completed, lg.elapsed, lg.charge
 		}
 		r.diag.totalCharge = r.totalCharge
+		r.ended(now) // a superseded primary's elapsed time is a lower bound of its latency (censoring)
 	}
 }
 

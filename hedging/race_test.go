@@ -1211,39 +1211,70 @@ func TestRaceCoreStatus(t *testing.T) {
 	}
 }
 
-// attemptLog is an [hedging.OperationPolicy] that records what the race
-// reports and hedges every operation at 100 ms.
-type attemptLog struct {
-	ends []hedging.AttemptEnd
+// obsLog is a [hedging.ThresholdPolicy] that records the operations the
+// race reports ended and hedges every operation at 100 ms.
+type obsLog struct {
+	ends []hedging.Observation
 }
 
-func (l *attemptLog) Threshold(time.Duration, hedging.Region) hedging.Threshold {
-	return hedging.MustThreshold(100 * htMillisecond)
-}
-
-func (l *attemptLog) Observe(time.Duration, hedging.Region, time.Duration) {}
-
-func (l *attemptLog) Name() string { return "attempt-log" }
-
-func (l *attemptLog) ThresholdOp(time.Duration, hedging.Region, hedging.OperationKind, time.Duration) (hedging.Threshold, bool) {
+func (l *obsLog) Threshold(time.Duration, hedging.ThresholdQuery) (hedging.Threshold, bool) {
 	return hedging.MustThreshold(100 * htMillisecond), true
 }
 
-func (l *attemptLog) AttemptEnded(_ time.Duration, a hedging.AttemptEnd) { l.ends = append(l.ends, a) }
+func (l *obsLog) Observe(_ time.Duration, o hedging.Observation) {
+	if o.Event == hedging.OperationEnded {
+		l.ends = append(l.ends, o)
+	}
+}
 
-// §9.3 #2: the race tells the policy which answer was the client's own
-// throughput-control gate (a local 429 is no latency of the region), and
-// that the answer of the in-region retry was not.
+func (l *obsLog) Name() string { return "observation-log" }
+
+// §9.3 #2: the race tells the policy that the primary leg met the
+// client's own throughput-control gate (a local 429 is no latency of the
+// region) and how long it waited before its retry, and that the leg's
+// final answer came 5 ms (the backoff) + 10 ms after it began.
 func TestRaceReportsLocalThrottleToPolicy(t *testing.T) {
 	cfg := htCfg(100*htMillisecond, "A", "B")
 	cfg.Retry.MaxAttempts = 3
-	pol := &attemptLog{}
+	pol := &obsLog{}
 	cfg.Strategy = hedging.Hedging(hedging.NewPolicyStrategy(pol))
 	c := htClient(t, cfg)
 	op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
 	local := htResp{lat: 0, res: hedging.Result{Status: htSt(429, 0), LocalThrottle: true}}
 	htNewDriver(t, c, &op, htSeq([]htResp{local, htR(10*htMillisecond, 200, 0)}, []htResp{htR(10*htMillisecond, 200, 0)})).run()
-	if len(pol.ends) != 2 || !pol.ends[0].LocalThrottle || pol.ends[1].LocalThrottle || pol.ends[1].Elapsed != 10*htMillisecond {
-		t.Errorf("policy told %+v; want the local 429 marked LocalThrottle, then the retry's 10ms answer unmarked", pol.ends)
+	want := hedging.LegEnd{Region: "A", Outcome: hedging.LegAnswered, Elapsed: 15 * htMillisecond, LocalThrottle: true, RetryAfter: 5 * htMillisecond}
+	if len(pol.ends) != 1 || pol.ends[0].Legs[hedging.Primary] != want || pol.ends[0].Legs[hedging.Alternate].Outcome != hedging.LegNotSent {
+		t.Errorf("policy told %+v; want one ended operation whose primary leg is %+v and no alternate", pol.ends, want)
+	}
+}
+
+// Errors are not latencies: a 503 of the primary is no answer (its leg,
+// retried in its region, is cancelled when the failover alternate wins),
+// and an alternate that answers only 503s failed.
+func TestRaceClassifiesLegsForPolicy(t *testing.T) {
+	cfg := htCfg(100*htMillisecond, "A", "B")
+	cfg.Retry.MaxAttempts = 2
+	pol := &obsLog{}
+	cfg.Strategy = hedging.Hedging(hedging.NewPolicyStrategy(pol))
+	c := htClient(t, cfg)
+	op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
+	// Primary: 503 at 2 ms, then its local retry answers at +50 ms; the
+	// failover alternate answers 200 at 12 ms after it was sent.
+	htNewDriver(t, c, &op, htSeq([]htResp{htR(2*htMillisecond, 503, 0), htR(50*htMillisecond, 200, 0)}, []htResp{htR(12*htMillisecond, 200, 0)})).run()
+	// A second operation (partition q): the alternate answers 503 twice,
+	// the primary answers at 150 ms.
+	op2 := hedging.Operation{Kind: hedging.PointRead, Partition: "q"}
+	htNewDriver(t, c, &op2, htSeq([]htResp{htR(150*htMillisecond, 200, 0)}, []htResp{htR(time.Millisecond, 503, 0), htR(time.Millisecond, 503, 0)})).run()
+	if len(pol.ends) != 2 {
+		t.Fatalf("%d operations reported, want 2", len(pol.ends))
+	}
+	a, b := pol.ends[0], pol.ends[1]
+	if p := a.Legs[hedging.Primary]; p.Outcome != hedging.LegCancelled || a.Cause != hedging.Spawn503 || !a.Won || a.Winner != hedging.Alternate ||
+		a.Legs[hedging.Alternate].Outcome != hedging.LegAnswered || a.Legs[hedging.Alternate].Elapsed != 12*htMillisecond {
+		t.Errorf("503 primary: %+v; want the primary cancelled (its 503 no answer), the alternate answered in 12ms", a)
+	}
+	if alt := b.Legs[hedging.Alternate]; alt.Outcome != hedging.LegFailed || b.Legs[hedging.Primary].Outcome != hedging.LegAnswered ||
+		b.Cause != hedging.SpawnThreshold || b.Latency != 150*htMillisecond {
+		t.Errorf("503 alternate: %+v; want the alternate failed, the primary answered at 150ms", b)
 	}
 }

@@ -93,17 +93,6 @@ func (s HedgingStrategy) Threshold() Threshold { return s.threshold }
 // threshold.
 func (s HedgingStrategy) Policy() ThresholdPolicy { return s.policy }
 
-// thresholdFor returns the threshold for one operation whose primary region
-// is primary, at time now.
-func (s HedgingStrategy) thresholdFor(now time.Duration, primary Region) Threshold {
-	if s.policy != nil {
-		if t := s.policy.Threshold(now, primary); !t.IsZero() {
-			return t
-		}
-	}
-	return s.threshold
-}
-
 type strategyKind uint8
 
 const (

@@ -31,22 +31,20 @@ func (*nilPtrObserver) ObserveOperation(context.Context, hedging.OperationEvent)
 
 type nilPtrGate struct{ admitted int }
 
-func (g *nilPtrGate) AdmitRedirect(time.Duration, hedging.Region, hedging.OperationKind) bool {
+func (g *nilPtrGate) Admit(time.Duration, hedging.Admission) bool {
 	g.admitted++
 	return true
 }
-func (g *nilPtrGate) OperationStarted(time.Duration, hedging.Region, hedging.OperationKind) {}
-func (g *nilPtrGate) AdmitHedge(time.Duration, hedging.Region, hedging.OperationKind) bool {
-	g.admitted++
-	return true
-}
-func (g *nilPtrGate) Name() string { return "nil-gate" }
+func (g *nilPtrGate) Observe(time.Duration, hedging.Observation) {}
+func (g *nilPtrGate) Name() string                               { return "nil-gate" }
 
 type nilPtrPolicy struct{ t hedging.Threshold }
 
-func (p *nilPtrPolicy) Threshold(time.Duration, hedging.Region) hedging.Threshold { return p.t }
-func (p *nilPtrPolicy) Observe(time.Duration, hedging.Region, time.Duration)      {}
-func (p *nilPtrPolicy) Name() string                                              { return "nil-policy" }
+func (p *nilPtrPolicy) Threshold(time.Duration, hedging.ThresholdQuery) (hedging.Threshold, bool) {
+	return p.t, true
+}
+func (p *nilPtrPolicy) Observe(time.Duration, hedging.Observation) {}
+func (p *nilPtrPolicy) Name() string                               { return "nil-policy" }
 
 // A nil pointer (or func) in Config.Observer, Config.Transport or the
 // strategy's policy or Gate is an error from NewClient, not a panic in Do

@@ -317,7 +317,7 @@ func (s *sim) complete(slot int32, o *opState) {
 		return
 	}
 	r := &o.race
-	s.record(r)
+	s.record(r, o.op.Kind)
 	if s.progress != nil {
 		s.progress.Add(1)
 	}

@@ -862,7 +862,7 @@ func (s *sim) finishFeedOp(fo int32) {
 		ks.Errors++
 	}
 	if op.poller < 0 { // a workload operation; a poll is background
-		win := s.recordOp(op.start, lat)
+		win := s.recordOp(op.kind, op.start, lat)
 		switch {
 		case !failed:
 		case errors.As(opErr, &le) && le.Err == nil:

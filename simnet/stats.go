@@ -79,6 +79,11 @@ type Stats struct {
 	// the mean).
 	Latency    *hdr.Histogram
 	LatencySum time.Duration
+	// KindLatency is Latency split by operation kind (indexed by
+	// hedging.OperationKind; nil for a kind with no operation): a feed
+	// operation counts under its kind (query, read_many), every other
+	// operation under its own.
+	KindLatency [KindSlots]*hdr.Histogram
 	// Timeline buckets operations by start time, WindowWidth wide. A run
 	// with only a Duration has ceil(Duration/WindowWidth) windows; a run
 	// with MaxOps grows it as operations start, up to that many windows
@@ -151,6 +156,15 @@ func (s *Stats) Merge(o *Stats) {
 	s.RUCharged += o.RUCharged
 	s.RUReturned += o.RUReturned
 	s.Latency.Merge(o.Latency)
+	for k, h := range o.KindLatency {
+		if h == nil {
+			continue
+		}
+		if s.KindLatency[k] == nil {
+			s.KindLatency[k] = NewLatencyHistogram()
+		}
+		s.KindLatency[k].Merge(h)
+	}
 	for i := range o.Timeline {
 		if i >= len(s.Timeline) {
 			s.Timeline = append(s.Timeline, Window{Latency: hdr.New(histMinMicros, histMaxMicros, windowHistDigit)})
@@ -219,6 +233,27 @@ func (s *Stats) QuantileMs(q float64) float64 {
 	return float64(s.Latency.ValueAtQuantile(q*100)) / 1000
 }
 
+// KindSlots bounds the operation kinds Stats.KindLatency holds (every
+// hedging.OperationKind is below it).
+const KindSlots = 16
+
+// KindOps returns the number of operations of kind k.
+func (s *Stats) KindOps(k hedging.OperationKind) int64 {
+	if int(k) >= KindSlots || s.KindLatency[k] == nil {
+		return 0
+	}
+	return s.KindLatency[k].TotalCount()
+}
+
+// KindQuantileMs returns the latency quantile q (0..1) of the operations
+// of kind k in milliseconds (0 when there is none).
+func (s *Stats) KindQuantileMs(k hedging.OperationKind, q float64) float64 {
+	if s.KindOps(k) == 0 {
+		return 0
+	}
+	return float64(s.KindLatency[k].ValueAtQuantile(q*100)) / 1000
+}
+
 // MaxGrownWindows bounds the timeline of a run without a Duration, which
 // grows as operations start (each window holds a ~40 kB histogram):
 // operations starting later count in the last window. With a Duration the
@@ -263,9 +298,9 @@ func latencyMicros(d time.Duration) int64 {
 
 // record adds the finished race r to the run's measurements: latency
 // histogram, counters, terminal state and its timeline window (by start).
-func (s *sim) record(r *hedging.Race) {
+func (s *sim) record(r *hedging.Race, kind hedging.OperationKind) {
 	st := s.stats
-	win := s.recordOp(r.Start(), r.DoneAt()-r.Start())
+	win := s.recordOp(kind, r.Start(), r.DoneAt()-r.Start())
 	if r.Err() != nil {
 		st.Errors++
 		win.Failed++
@@ -304,12 +339,18 @@ func (st *Stats) finalError(status hedging.Status) {
 	st.FinalErrorByStatus[status]++
 }
 
-// recordOp adds one finished operation that started at start and took lat
-// to Ops, the latency histogram and its timeline window, which it returns.
-func (s *sim) recordOp(start, lat time.Duration) *Window {
+// recordOp adds one finished operation of kind that started at start and
+// took lat to Ops, the latency histograms and its timeline window, which it
+// returns.
+func (s *sim) recordOp(kind hedging.OperationKind, start, lat time.Duration) *Window {
 	st := s.stats
 	us := latencyMicros(lat)
 	_ = st.Latency.RecordValue(us)
+	k := int(kind) % KindSlots
+	if st.KindLatency[k] == nil {
+		st.KindLatency[k] = NewLatencyHistogram()
+	}
+	_ = st.KindLatency[k].RecordValue(us)
 	st.LatencySum += lat
 	st.Ops++
 	wi := int(start / st.WindowWidth)

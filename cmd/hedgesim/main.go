@@ -8,6 +8,8 @@
 //	hedgesim run FILE|NAME...         run scenario files or embedded scenarios
 //	hedgesim sweep FILE|NAME --param PATH=FROM:TO:STEP
 //	hedgesim validate FILE|NAME...    check scenarios without running them
+//	hedgesim scorecard [FILE|DIR|NAME...] [--library]
+//	                                  score every threshold policy
 //	hedgesim list                     list the embedded scenarios
 //	hedgesim version                  print the version (also --version)
 //
@@ -42,6 +44,7 @@ Usage:
   hedgesim sweep [flags] FILE|NAME --param PATH=FROM:TO:STEP
                                                 vary one numeric parameter and draw curves
   hedgesim validate FILE|NAME...                check scenarios without running them
+  hedgesim scorecard [flags] [FILE|DIR|NAME...] score every threshold policy (--library: all embedded)
   hedgesim list                                 list the embedded scenarios
   hedgesim version                              print the version (also: --version)
 
@@ -85,6 +88,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdSweep(ctx, args[1:], stdout, stderr)
 	case "validate":
 		return cmdValidate(args[1:], stdout, stderr)
+	case "scorecard":
+		return cmdScorecard(ctx, args[1:], stdout, stderr)
 	case "list":
 		return cmdList(args[1:], stdout, stderr)
 	case "version":
@@ -123,12 +128,13 @@ func wantsHelp(args []string) bool {
 // version returns the module version and VCS revision the binary was
 // built from, as far as the Go toolchain recorded them.
 var usageLines = map[string]string{
-	"":         "Usage: hedgesim [COMMAND] [flags] [FILE|NAME...]  (commands: run, sweep, validate, list, version, help)",
-	"run":      firstLine(runUsage),
-	"sweep":    firstLine(sweepUsage),
-	"validate": firstLine(validateUsage),
-	"list":     firstLine(listUsage),
-	"version":  firstLine(versionUsage),
+	"":          "Usage: hedgesim [COMMAND] [flags] [FILE|NAME...]  (commands: run, sweep, validate, scorecard, list, version, help)",
+	"scorecard": firstLine(scorecardUsage),
+	"run":       firstLine(runUsage),
+	"sweep":     firstLine(sweepUsage),
+	"validate":  firstLine(validateUsage),
+	"list":      firstLine(listUsage),
+	"version":   firstLine(versionUsage),
 }
 
 func firstLine(s string) string {

@@ -59,7 +59,7 @@ type BudgetConfig struct {
 	// 503 storm the budget stayed in debt for minutes and latency hedging
 	// stayed off. Default false: a failover charge never takes the balance
 	// below 0 (gRPC keeps retry tokens in [0, max]). Latency hedges are
-	// admitted and charged at once ([Budget.AdmitHedge]), so they never owe
+	// admitted and charged at once ([Budget.Admit]), so they never owe
 	// more than the one token of a fractional admission.
 	Debt bool
 	// ChargeFailover makes failover alternates ([hedging.SpawnCause.Failover]) spend
@@ -78,9 +78,9 @@ type BudgetConfig struct {
 // around it: set it as the strategy's [hedging.HedgingStrategy.Gate]
 // ([hedging.HedgeGate]). Every hedge-eligible operation earns Ratio tokens
 // when its threshold is chosen (up to the bucket size,
-// [Budget.OperationStarted]), and when an operation's threshold fires the
+// [Budget.Observe] of [hedging.OperationStarted]), and when an operation's threshold fires the
 // alternate goes out only if the bucket admits it, which charges it in the
-// same step ([Budget.AdmitHedge]). The threshold itself is the policy's,
+// same step ([Budget.Admit]). The threshold itself is the policy's,
 // unchanged. Admission and charge at one point means that in any window at
 // most Ratio × operations + bucket size alternates go out, whatever the
 // threshold (a budget admitting at the operation's start and charging a
@@ -90,7 +90,7 @@ type BudgetConfig struct {
 // 10% budget before). A saturated or throttled region is thus not flooded
 // with alternates (spec §9.3). The same tokens admit the reads a tripped
 // partition breaker (§9.5) moves to the alternate region
-// ([Budget.AdmitRedirect]; before, a budget capped hedges, not that moved
+// ([Budget.Admit] with Redirect; before, a budget capped hedges, not that moved
 // load), so hedges and moved reads together stay within the bound. See
 // [BudgetConfig] for the fleet sizing, the floor and the failover decision.
 //
@@ -116,11 +116,8 @@ type Budget struct {
 	wantOps float64
 }
 
-// A Budget is a hedge gate that also hears of failover alternates.
-var (
-	_ hedging.HedgeGate     = (*Budget)(nil)
-	_ hedging.SpawnObserver = (*Budget)(nil)
-)
+// A Budget is a hedge gate.
+var _ hedging.HedgeGate = (*Budget)(nil)
 
 // NewBudget returns the hedge budget cfg, a gate for
 // [hedging.HedgingStrategy.Gate]. Errors name the bad field ("budget:
@@ -164,11 +161,30 @@ func (p *Budget) capacity() float64 {
 	return max(p.cfg.Ratio, p.cfg.Ratio*(p.opsW/tau)*p.cfg.BurstSeconds)
 }
 
-// OperationStarted earns one hedge-eligible operation's Ratio tokens (and
-// PerSecond's since the last operation), up to the bucket size; the race
-// calls it once per operation when its threshold is chosen
-// ([hedging.HedgeGate]).
-func (p *Budget) OperationStarted(now time.Duration, primary hedging.Region, kind hedging.OperationKind) {
+// Observe earns one hedge-eligible operation's Ratio tokens (and
+// PerSecond's since the last operation), up to the bucket size, when it
+// starts ([hedging.OperationStarted]: once per operation, when its
+// threshold is chosen); and charges a failover alternate (spec §6.5 #9)
+// when it is sent ([hedging.AlternateSent]) under ChargeFailover, never
+// below 0 unless Debt (see [BudgetConfig.Debt]) — a latency hedge was
+// charged when [Budget.Admit] admitted it.
+func (p *Budget) Observe(now time.Duration, o hedging.Observation) {
+	switch {
+	case o.Event == hedging.OperationStarted:
+		p.earn(now)
+	case o.Event == hedging.AlternateSent && o.Cause != hedging.SpawnThreshold && p.cfg.ChargeFailover:
+		p.mu.Lock()
+		if p.cfg.Debt {
+			p.tokens--
+		} else {
+			p.tokens = min(p.tokens, max(p.tokens-1, 0))
+		}
+		p.mu.Unlock()
+	}
+}
+
+// earn adds one operation's tokens at now.
+func (p *Budget) earn(now time.Duration) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	earn := p.cfg.Ratio
@@ -191,20 +207,14 @@ func (p *Budget) OperationStarted(now time.Duration, primary hedging.Region, kin
 	p.tokens = math.Min(c, p.tokens+earn)
 }
 
-// AdmitHedge admits and charges one latency hedge due at now (see
-// [BudgetConfig.Reserve] for fractional admission).
-func (p *Budget) AdmitHedge(now time.Duration, primary hedging.Region, kind hedging.OperationKind) bool {
-	return p.take(now)
-}
-
-// AdmitRedirect admits and charges one read that a tripped partition
-// breaker (spec §9.5) sends to the alternate region first
-// ([hedging.Client.Begin] asks the strategy's gate before it routes such a
-// read): a token,
-// as a hedge, since either is one more read on the alternate. So the
-// budget bounds hedges and moved reads together: in any window at most
-// Ratio × operations + bucket size of both.
-func (p *Budget) AdmitRedirect(now time.Duration, from hedging.Region, kind hedging.OperationKind) bool {
+// Admit admits and charges one latency hedge due at now, or one read
+// that a tripped partition breaker (spec §9.5) sends to the alternate
+// region first (a.Redirect; [hedging.Client.Begin] asks the strategy's
+// gate before it routes such a read): a token either way, since each is
+// one more read on the alternate. So the budget bounds hedges and moved
+// reads together: in any window at most Ratio × operations + bucket size
+// of both. See [BudgetConfig.Reserve] for fractional admission.
+func (p *Budget) Admit(now time.Duration, a hedging.Admission) bool {
 	return p.take(now)
 }
 
@@ -236,22 +246,6 @@ func (p *Budget) draw(now time.Duration) float64 {
 	return float64(z>>11) / (1 << 53)
 }
 
-// AlternateSpawned charges a failover alternate (spec §6.5 #9) under
-// ChargeFailover, never below 0 unless Debt (see [BudgetConfig.Debt]); a
-// latency hedge was charged when [Budget.AdmitHedge] admitted it. The race
-// calls it for every alternate sent ([hedging.SpawnObserver]).
-func (p *Budget) AlternateSpawned(now time.Duration, primary hedging.Region, cause hedging.SpawnCause) {
-	if cause != hedging.SpawnThreshold && p.cfg.ChargeFailover {
-		p.mu.Lock()
-		if p.cfg.Debt {
-			p.tokens--
-		} else {
-			p.tokens = min(p.tokens, max(p.tokens-1, 0))
-		}
-		p.mu.Unlock()
-	}
-}
-
 // Tokens returns the current token balance.
 func (p *Budget) Tokens() float64 {
 	p.mu.Lock()
@@ -260,7 +254,7 @@ func (p *Budget) Tokens() float64 {
 }
 
 // Denied returns how many latency hedges and breaker redirects
-// ([Budget.AdmitRedirect]) the budget refused.
+// ([Budget.Admit] with Redirect) the budget refused.
 func (p *Budget) Denied() int64 {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -127,9 +127,9 @@ func TestBudgetBurstSecondsBoundsAFleet(t *testing.T) {
 			}
 			now := time.Duration(i) * time.Millisecond
 			for ; now < 100*time.Second; now += 5 * time.Second {
-				b.OperationStarted(now, "A", hedging.PointRead)
+				started(b, now)
 			}
-			if b.AdmitHedge(now, "A", hedging.PointRead) {
+			if admit(b, now) {
 				admitted++
 			}
 		}
@@ -156,8 +156,8 @@ func TestBudgetLowRateDelivers(t *testing.T) {
 	admitted := 0
 	for i := range ops {
 		now := time.Duration(i) * 5 * time.Second
-		b.OperationStarted(now, "A", hedging.PointRead)
-		if i*3%10 < 3 && b.AdmitHedge(now, "A", hedging.PointRead) { // 30% of operations ask
+		started(b, now)
+		if i*3%10 < 3 && admit(b, now) { // 30% of operations ask
 			admitted++
 		}
 		if lim := 0.05*float64(i+1) + 1; float64(admitted) > lim {
@@ -170,7 +170,7 @@ func TestBudgetLowRateDelivers(t *testing.T) {
 	// Once the demand stops for 1/Ratio operations the bucket is back to
 	// its size: 0.05 tokens, not a whole one.
 	for i := range 40 {
-		b.OperationStarted(time.Duration(ops+i)*5*time.Second, "A", hedging.PointRead)
+		started(b, time.Duration(ops+i)*5*time.Second)
 	}
 	if got := b.Tokens(); got > 0.05+1e-9 {
 		t.Errorf("after 40 quiet operations the balance is %.3f tokens, want <= 0.05", got)
@@ -188,8 +188,8 @@ func TestBudgetAdmitsWithinRatioPlusBurst(t *testing.T) {
 	admitted := make([]bool, 20000)
 	for i := range admitted {
 		now := time.Duration(i) * 200 * time.Microsecond
-		b.OperationStarted(now, "A", hedging.PointRead)
-		admitted[i] = b.AdmitHedge(now, "A", hedging.PointRead)
+		started(b, now)
+		admitted[i] = admit(b, now)
 	}
 	for _, w := range []int{100, 2500, 20000} {
 		for s := 0; s+w <= len(admitted); s += w {

@@ -44,7 +44,8 @@ func ExampleNewRecommended() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(hedging.Hedging(s), p.Threshold(0, "West US"))
+	t, _ := p.Threshold(0, hedging.ThresholdQuery{Primary: "West US", Alternate: "East US", Kind: hedging.PointRead})
+	fmt.Println(hedging.Hedging(s), t)
 	resp, err := c.Do(context.Background(), &hedging.Operation{Kind: hedging.PointRead, Partition: "0"})
 	if err != nil {
 		log.Fatal(err)
@@ -83,9 +84,15 @@ func ExampleNewBudget() {
 // A fixed threshold is a Static policy; DriverDefault is spec §5.2's
 // min(1 s, request timeout / 2) as one.
 func ExampleStatic() {
-	fmt.Println(threshold.Static{T: hedging.MustThreshold(50 * time.Millisecond)}.Threshold(0, "West US"))
-	fmt.Println(threshold.DriverDefault(800*time.Millisecond).Threshold(0, "West US"))
-	fmt.Println(threshold.DriverDefault(0).Threshold(0, "West US"))
+	q := hedging.ThresholdQuery{Primary: "West US", Alternate: "East US", Kind: hedging.PointRead}
+	for _, p := range []threshold.Static{
+		{T: hedging.MustThreshold(50 * time.Millisecond)},
+		threshold.DriverDefault(800 * time.Millisecond),
+		threshold.DriverDefault(0),
+	} {
+		t, _ := p.Threshold(0, q)
+		fmt.Println(t)
+	}
 	// Output:
 	// 50ms
 	// 400ms

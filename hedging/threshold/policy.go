@@ -27,11 +27,11 @@ import (
 // count-only breaker on GC pauses (gc-pause-hot-partition).
 type Static struct{ T hedging.Threshold }
 
-// Threshold returns p.T.
-func (p Static) Threshold(time.Duration, hedging.Region) hedging.Threshold { return p.T }
+// Threshold returns p.T, for every operation.
+func (p Static) Threshold(time.Duration, hedging.ThresholdQuery) (hedging.Threshold, bool) { return p.T, true }
 
-// Observe does nothing.
-func (Static) Observe(time.Duration, hedging.Region, time.Duration) {}
+// Observe does nothing: a static threshold learns nothing.
+func (Static) Observe(time.Duration, hedging.Observation) {}
 
 // Name returns "static(<threshold>)".
 func (p Static) Name() string { return "static(" + p.T.String() + ")" }
@@ -351,19 +351,25 @@ func (p *P99Dynamic) window(now time.Duration, r hedging.Region) *regionWindow {
 	return w
 }
 
-// Observe adds one attempt latency of region at now.
-func (p *P99Dynamic) Observe(now time.Duration, region hedging.Region, latency time.Duration) {
-	p.add(now, region, latency, false)
-}
-
-// PrimarySuperseded records elapsed, the lower bound of a cancelled
-// primary attempt's latency, as an observation of region for the quantile
-// (not for the ceiling's median) under CensorLowerBound, and ignores it
-// under CensorIgnore.
-func (p *P99Dynamic) PrimarySuperseded(now time.Duration, region hedging.Region, elapsed time.Duration) {
+// Observe learns from an ended operation ([hedging.OperationEnded]; it
+// ignores the other events): each leg that answered adds its latency to
+// its region's window, and a primary the race cancelled adds its elapsed
+// time, a lower bound of its latency, to the quantile (not to the
+// ceiling's median) under CensorLowerBound. A leg that ended without a
+// final response (a transient answer, a local throttle) adds nothing: it
+// is no latency.
+func (p *P99Dynamic) Observe(now time.Duration, o hedging.Observation) {
+	if o.Event != hedging.OperationEnded {
+		return
+	}
 	p.ready()
-	if p.cfg.Censoring == CensorLowerBound {
-		p.add(now, region, elapsed, true)
+	for l, leg := range o.Legs {
+		switch {
+		case leg.Outcome == hedging.LegAnswered:
+			p.add(now, leg.Region, leg.Elapsed, false)
+		case leg.Outcome == hedging.LegCancelled && hedging.Leg(l) == hedging.Primary && p.cfg.Censoring == CensorLowerBound:
+			p.add(now, leg.Region, leg.Elapsed, true)
+		}
 	}
 }
 
@@ -395,9 +401,14 @@ func (p *P99Dynamic) quantile(s *ddsketch.DDSketch, q float64) (float64, bool) {
 	return v, true
 }
 
-// Threshold returns primary's threshold at now: see [P99Dynamic] for the
-// formula and [P99DynamicConfig] for the options that change it.
-func (p *P99Dynamic) Threshold(now time.Duration, primary hedging.Region) hedging.Threshold {
+// Threshold returns the threshold of an operation whose primary region is
+// q.Primary at now, for every operation: see [P99Dynamic] for the formula
+// and [P99DynamicConfig] for the options that change it.
+func (p *P99Dynamic) Threshold(now time.Duration, q hedging.ThresholdQuery) (hedging.Threshold, bool) {
+	return p.threshold(now, q.Primary), true
+}
+
+func (p *P99Dynamic) threshold(now time.Duration, primary hedging.Region) hedging.Threshold {
 	p.ready()
 	p.mu.Lock()
 	defer p.mu.Unlock()

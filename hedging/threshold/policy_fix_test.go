@@ -24,9 +24,9 @@ func TestP99DynamicRounding(t *testing.T) {
 		}{{"upper_edge", threshold.RoundUpperEdge}, {"value", threshold.RoundValue}} {
 			p := htP99(t, threshold.P99DynamicConfig{Rounding: tc.r, Refresh: time.Nanosecond, Min: time.Millisecond})
 			for i := range 500 {
-				p.Observe(time.Duration(i)*time.Millisecond, "A", d)
+				observe(p, time.Duration(i)*time.Millisecond, "A", d)
 			}
-			got := p.Threshold(time.Second, "A").Get()
+			got := thr(p, time.Second, "A").Get()
 			if tc.r == threshold.RoundUpperEdge && (got < d || float64(got) > float64(d)*1.021) {
 				t.Errorf("%v constant, upper_edge: threshold %v, want in [%v, +2.1%%]", d, got, d)
 			}
@@ -45,9 +45,9 @@ func TestP99DynamicRounding(t *testing.T) {
 	}{{threshold.RoundUpperEdge, 0, 0.01}} {
 		p := htP99(t, threshold.P99DynamicConfig{Rounding: tc.r, Refresh: time.Nanosecond})
 		for i := range 5000 {
-			p.Observe(time.Duration(i)*time.Millisecond, "A", draw())
+			observe(p, time.Duration(i)*time.Millisecond, "A", draw())
 		}
-		th := p.Threshold(5*time.Second, "A").Get()
+		th := thr(p, 5*time.Second, "A").Get()
 		above := 0
 		for range 100000 {
 			if draw() > th {
@@ -74,22 +74,22 @@ func TestP99DynamicThinWindow(t *testing.T) {
 		now := time.Duration(0)
 		for range 150 { // 150 samples in 15 s: warm
 			now += 100 * time.Millisecond
-			p.Observe(now, "A", 200*time.Millisecond)
+			observe(p, now, "A", 200*time.Millisecond)
 		}
-		if got := p.Threshold(now, "A").Get(); got < 200*time.Millisecond || got > 205*time.Millisecond {
+		if got := thr(p, now, "A").Get(); got < 200*time.Millisecond || got > 205*time.Millisecond {
 			t.Fatalf("thin %d: warm threshold %v, want ≈200ms", tc.thin, got)
 		}
 		// Two idle minutes, then 1.8 reads/s: the window holds 50 < 100.
 		now += 2 * time.Minute
 		for range 50 {
 			now += 555 * time.Millisecond
-			p.Observe(now, "A", 200*time.Millisecond)
+			observe(p, now, "A", 200*time.Millisecond)
 		}
-		if got := p.Threshold(now, "A").Get(); !tc.want(got) {
+		if got := thr(p, now, "A").Get(); !tc.want(got) {
 			t.Errorf("thin %d: threshold on a thin window %v", tc.thin, got)
 		}
 		// An idle gap empties the window entirely.
-		if got := p.Threshold(now+time.Hour, "A").Get(); !tc.want(got) {
+		if got := thr(p, now+time.Hour, "A").Get(); !tc.want(got) {
 			t.Errorf("thin %d: threshold on an empty window %v", tc.thin, got)
 		}
 	}
@@ -104,13 +104,13 @@ func TestP99DynamicWarmup(t *testing.T) {
 		want time.Duration
 	}{{threshold.WarmupMaxObserved, 200 * time.Millisecond}, {threshold.WarmupInitial, 50 * time.Millisecond}} {
 		p := htP99(t, threshold.P99DynamicConfig{Warmup: tc.w, Initial: 50 * time.Millisecond, Refresh: time.Nanosecond})
-		if got := p.Threshold(0, "A").Get(); got != 50*time.Millisecond {
+		if got := thr(p, 0, "A").Get(); got != 50*time.Millisecond {
 			t.Errorf("warmup %d: threshold before any observation %v, want Initial", tc.w, got)
 		}
 		for i := range 5 {
-			p.Observe(time.Duration(i), "A", time.Duration(190+2*i)*time.Millisecond)
+			observe(p, time.Duration(i), "A", time.Duration(190+2*i)*time.Millisecond)
 		}
-		got := p.Threshold(10, "A").Get()
+		got := thr(p, 10, "A").Get()
 		if got < tc.want || got > tc.want+5*time.Millisecond {
 			t.Errorf("warmup %d: threshold after 5 observations %v, want ≈%v", tc.w, got, tc.want)
 		}
@@ -136,21 +136,21 @@ func TestP99DynamicCensoring(t *testing.T) {
 		const n = 200000
 		for i := range n {
 			now += 2 * time.Millisecond
-			th := p.Threshold(now, "A").Get()
+			th := thr(p, now, "A").Get()
 			x := time.Duration((10 + rng.ExpFloat64()*25) * float64(time.Millisecond))
 			switch {
 			case x <= th:
-				p.Observe(now+x, "A", x)
+				observe(p, now+x, "A", x)
 			case x <= th+alt:
 				hedged++
-				p.Observe(now+x, "A", x)
+				observe(p, now+x, "A", x)
 			default:
 				hedged++
-				p.PrimarySuperseded(now+th+alt, "A", th+alt)
+				supersede(p, now+th+alt, "A", th+alt)
 			}
 			_ = i
 		}
-		got := p.Threshold(now, "A").Get()
+		got := thr(p, now, "A").Get()
 		if r := float64(got) / float64(trueP90); r < tc.lo || r > tc.hi {
 			t.Errorf("censoring %d: learned p90 %v, true %v (ratio %.3f), want ratio in [%v, %v]", tc.c, got, trueP90, r, tc.lo, tc.hi)
 		}
@@ -176,18 +176,18 @@ func TestP99DynamicCeiling(t *testing.T) {
 			if i%3 == 0 {
 				d += 500 * time.Millisecond
 			}
-			p.Observe(time.Duration(i)*time.Millisecond, "A", d)
+			observe(p, time.Duration(i)*time.Millisecond, "A", d)
 		}
-		if got := p.Threshold(3*time.Second, "A").Get(); got < tc.lo || got > tc.hi {
+		if got := thr(p, 3*time.Second, "A").Get(); got < tc.lo || got > tc.hi {
 			t.Errorf("ceiling %d: threshold %v, want in [%v, %v]", tc.c, got, tc.lo, tc.hi)
 		}
 	}
 	// A far primary's tight distribution is far below the ceiling.
 	p := htP99(t, threshold.P99DynamicConfig{Refresh: time.Nanosecond})
 	for i := range 500 {
-		p.Observe(time.Duration(i)*time.Millisecond, "A", 201*time.Millisecond)
+		observe(p, time.Duration(i)*time.Millisecond, "A", 201*time.Millisecond)
 	}
-	if got := p.Threshold(time.Second, "A").Get(); got < 201*time.Millisecond || got > 206*time.Millisecond {
+	if got := thr(p, time.Second, "A").Get(); got < 201*time.Millisecond || got > 206*time.Millisecond {
 		t.Errorf("far primary: threshold %v, want ≈201ms (the ceiling is 2.5 × p50)", got)
 	}
 }
@@ -230,9 +230,9 @@ func TestBudgetAfterFailoverStorm(t *testing.T) {
 			// A storm: 30000 operations, half answered 503 and failed over.
 			for i := range 30000 {
 				now += 2 * time.Millisecond
-				b.OperationStarted(now, "A", hedging.PointRead)
+				started(b, now)
 				if i%2 == 0 {
-					b.AlternateSpawned(now, "A", hedging.Spawn503)
+					spawned(b, now, hedging.Spawn503)
 				}
 			}
 			if !cfg.Debt && b.Tokens() < 0 {
@@ -241,7 +241,7 @@ func TestBudgetAfterFailoverStorm(t *testing.T) {
 			n := 0
 			for ; n < 200000; n++ {
 				now += 2 * time.Millisecond
-				b.OperationStarted(now, "A", hedging.PointRead)
+				started(b, now)
 				if b.Tokens() >= 1 { // a latency hedge would be admitted
 					break
 				}
@@ -255,10 +255,10 @@ func TestBudgetAfterFailoverStorm(t *testing.T) {
 	// operations.
 	b, _ := threshold.NewBudget(threshold.BudgetConfig{Ratio: 0.05, Burst: 100, ChargeFailover: true})
 	for range 1000 {
-		b.AlternateSpawned(0, "A", hedging.Spawn503)
+		spawned(b, 0, hedging.Spawn503)
 	}
 	for i := range 2000 {
-		b.OperationStarted(time.Duration(i), "A", hedging.PointRead)
+		started(b, time.Duration(i))
 	}
 	if got := b.Tokens(); got < 99.999 {
 		t.Errorf("balance after Burst/Ratio = 2000 operations: %v, want full (100)", got)
@@ -275,8 +275,8 @@ func TestBudgetPerSecond(t *testing.T) {
 	granted := 0
 	for i := range 100 { // one operation every 2 s, every one hedged
 		now := time.Duration(i) * 2 * time.Second
-		b.OperationStarted(now, "A", hedging.PointRead)
-		if b.AdmitHedge(now, "A", hedging.PointRead) {
+		started(b, now)
+		if admit(b, now) {
 			granted++
 		}
 	}
@@ -294,14 +294,14 @@ func TestBudgetPerSecond(t *testing.T) {
 func TestP99DynamicNoCompletedPrimary(t *testing.T) {
 	p := htP99(t, threshold.P99DynamicConfig{Initial: time.Second, Refresh: time.Nanosecond})
 	now := time.Duration(0)
-	th := p.Threshold(now, "A").Get()
+	th := thr(p, now, "A").Get()
 	if th != time.Second {
 		t.Fatalf("first threshold %v, want Initial", th)
 	}
 	for range 500 {
 		now += 10 * time.Millisecond
-		p.PrimarySuperseded(now, "A", th+10*time.Millisecond)
-		th = p.Threshold(now, "A").Get()
+		supersede(p, now, "A", th+10*time.Millisecond)
+		th = thr(p, now, "A").Get()
 	}
 	if th != 50*time.Millisecond {
 		t.Errorf("threshold after 500 superseded primaries and no answer: %v, want Min 50ms", th)

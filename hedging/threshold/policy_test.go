@@ -45,24 +45,24 @@ func TestP99DynamicColdStart(t *testing.T) {
 	cfg.MinSamples, cfg.Initial, cfg.Refresh = 10, 700*time.Millisecond, time.Nanosecond
 	p := htP99(t, cfg)
 	now := time.Second
-	if got := p.Threshold(now, "A").Get(); got != 700*time.Millisecond {
+	if got := thr(p, now, "A").Get(); got != 700*time.Millisecond {
 		t.Fatalf("cold threshold = %v, want Initial 700ms", got)
 	}
 	for i := 0; i < 9; i++ {
 		now += time.Millisecond
-		p.Observe(now, "A", 200*time.Millisecond)
-		if got := p.Threshold(now, "A").Get(); got != 700*time.Millisecond {
+		observe(p, now, "A", 200*time.Millisecond)
+		if got := thr(p, now, "A").Get(); got != 700*time.Millisecond {
 			t.Fatalf("after %d samples threshold = %v, want Initial until MinSamples", i+1, got)
 		}
 	}
 	now += time.Millisecond
-	p.Observe(now, "A", 200*time.Millisecond)
-	got := p.Threshold(now, "A").Get()
+	observe(p, now, "A", 200*time.Millisecond)
+	got := thr(p, now, "A").Get()
 	if got < 196*time.Millisecond || got > 204*time.Millisecond {
 		t.Errorf("with MinSamples reached threshold = %v, want ≈200ms", got)
 	}
 	// Another region is still cold.
-	if got := p.Threshold(now, "B").Get(); got != 700*time.Millisecond {
+	if got := thr(p, now, "B").Get(); got != 700*time.Millisecond {
 		t.Errorf("region B threshold = %v, want Initial (regions are independent)", got)
 	}
 }
@@ -79,12 +79,12 @@ func TestP99DynamicConverges(t *testing.T) {
 		d := time.Duration((10 + rng.ExpFloat64()*25) * float64(time.Millisecond))
 		lat = append(lat, d)
 		now += time.Millisecond // 20s in all: well inside the 60s window
-		p.Observe(now, "A", d)
+		observe(p, now, "A", d)
 	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	// Exact p99 by integer rank.
 	exact := lat[(len(lat)*99+99)/100-1]
-	got := p.Threshold(now, "A").Get()
+	got := thr(p, now, "A").Get()
 	lo, hi := time.Duration(float64(exact)*0.97), time.Duration(float64(exact)*1.03)
 	if got < lo || got > hi {
 		t.Errorf("p99 threshold = %v, exact p99 = %v; want within [%v, %v] (1%% sketch + rank slack)", got, exact, lo, hi)
@@ -105,21 +105,21 @@ func TestP99DynamicClamps(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := htP99(t, threshold.P99DynamicConfig{MinSamples: 5, Refresh: time.Nanosecond})
 			for i := 0; i < 10; i++ {
-				p.Observe(time.Duration(i), "A", tc.lat)
+				observe(p, time.Duration(i), "A", tc.lat)
 			}
-			if got := p.Threshold(10, "A").Get(); got != tc.want {
+			if got := thr(p, 10, "A").Get(); got != tc.want {
 				t.Errorf("threshold = %v, want %v", got, tc.want)
 			}
 		})
 	}
 	t.Run("custom bounds", func(t *testing.T) {
 		p := htP99(t, threshold.P99DynamicConfig{MinSamples: 1, Refresh: time.Nanosecond, Min: 300 * time.Millisecond, Max: 400 * time.Millisecond})
-		p.Observe(0, "A", time.Millisecond)
-		if got := p.Threshold(1, "A").Get(); got != 300*time.Millisecond {
+		observe(p, 0, "A", time.Millisecond)
+		if got := thr(p, 1, "A").Get(); got != 300*time.Millisecond {
 			t.Errorf("threshold = %v, want Min 300ms", got)
 		}
-		p.Observe(2, "B", time.Minute)
-		if got := p.Threshold(3, "B").Get(); got != 400*time.Millisecond {
+		observe(p, 2, "B", time.Minute)
+		if got := thr(p, 3, "B").Get(); got != 400*time.Millisecond {
 			t.Errorf("threshold = %v, want Max 400ms", got)
 		}
 	})
@@ -132,40 +132,40 @@ func TestP99DynamicWindowAgesOut(t *testing.T) {
 	p := htP99(t, cfg)
 	t0 := time.Second
 	for i := 0; i < 200; i++ {
-		p.Observe(t0+time.Duration(i)*time.Millisecond, "A", 3*time.Second)
+		observe(p, t0+time.Duration(i)*time.Millisecond, "A", 3*time.Second)
 	}
-	if got := p.Threshold(t0+time.Second, "A").Get(); got < 2900*time.Millisecond {
+	if got := thr(p, t0+time.Second, "A").Get(); got < 2900*time.Millisecond {
 		t.Fatalf("threshold with slow samples = %v, want ≈3s", got)
 	}
 	// Fast samples arrive later; the slow ones are still inside the window.
 	for i := 0; i < 200; i++ {
-		p.Observe(t0+30*time.Second+time.Duration(i)*time.Millisecond, "A", 100*time.Millisecond)
+		observe(p, t0+30*time.Second+time.Duration(i)*time.Millisecond, "A", 100*time.Millisecond)
 	}
-	if got := p.Threshold(t0+window-time.Second, "A").Get(); got < 2900*time.Millisecond {
+	if got := thr(p, t0+window-time.Second, "A").Get(); got < 2900*time.Millisecond {
 		t.Errorf("before the window passed threshold = %v, want still ≈3s (p99 over both)", got)
 	}
 	// Once Window has passed since the slow samples, only the fast remain.
-	got := p.Threshold(t0+window+time.Second, "A").Get()
+	got := thr(p, t0+window+time.Second, "A").Get()
 	if got < 98*time.Millisecond || got > 102*time.Millisecond {
 		t.Errorf("after the window passed threshold = %v, want ≈100ms (old samples aged out)", got)
 	}
 	// After a long silence everything is gone: back to Initial.
-	if got := p.Threshold(t0+10*window, "A").Get(); got != time.Second {
+	if got := thr(p, t0+10*window, "A").Get(); got != time.Second {
 		t.Errorf("after a long gap threshold = %v, want Initial 1s", got)
 	}
 }
 
 func TestP99DynamicRefreshCaches(t *testing.T) {
 	p := htP99(t, threshold.P99DynamicConfig{MinSamples: 1, Refresh: time.Second})
-	p.Observe(0, "A", 200*time.Millisecond)
-	first := p.Threshold(0, "A").Get()
+	observe(p, 0, "A", 200*time.Millisecond)
+	first := thr(p, 0, "A").Get()
 	for i := 0; i < 100; i++ {
-		p.Observe(time.Millisecond, "A", 3*time.Second)
+		observe(p, time.Millisecond, "A", 3*time.Second)
 	}
-	if got := p.Threshold(500*time.Millisecond, "A").Get(); got != first {
+	if got := thr(p, 500*time.Millisecond, "A").Get(); got != first {
 		t.Errorf("threshold recomputed before Refresh: %v -> %v", first, got)
 	}
-	if got := p.Threshold(time.Second, "A").Get(); got < 2900*time.Millisecond {
+	if got := thr(p, time.Second, "A").Get(); got < 2900*time.Millisecond {
 		t.Errorf("threshold after Refresh = %v, want ≈3s", got)
 	}
 }
@@ -219,8 +219,8 @@ func TestP99DynamicValidate(t *testing.T) {
 
 func TestStaticPolicy(t *testing.T) {
 	p := threshold.Static{T: hedging.MustThreshold(250 * time.Millisecond)}
-	p.Observe(0, "A", time.Hour) // no effect
-	if got := p.Threshold(time.Hour, "anything").Get(); got != 250*time.Millisecond {
+	observe(p, 0, "A", time.Hour) // no effect
+	if got := thr(p, time.Hour, "anything").Get(); got != 250*time.Millisecond {
 		t.Errorf("Threshold = %v", got)
 	}
 	if p.Name() != "static(250ms)" {
@@ -238,7 +238,7 @@ func TestP99DynamicZeroValue(t *testing.T) {
 	zero, built := &threshold.P99Dynamic{}, htP99(t, threshold.P99DynamicConfig{})
 	var wg sync.WaitGroup
 	for range 4 {
-		wg.Go(func() { _ = zero.Name(); _ = zero.Threshold(0, "C") })
+		wg.Go(func() { _ = zero.Name(); _ = thr(zero, 0, "C") })
 	}
 	wg.Wait()
 	if zero.Config() != built.Config() || zero.Name() != built.Name() {
@@ -249,9 +249,9 @@ func TestP99DynamicZeroValue(t *testing.T) {
 		now := time.Duration(i) * 10 * time.Millisecond
 		lat := time.Duration(rng.ExpFloat64() * float64(20*time.Millisecond))
 		for _, p := range []*threshold.P99Dynamic{zero, built} {
-			p.Observe(now, "A", lat)
+			observe(p, now, "A", lat)
 		}
-		if z, b := zero.Threshold(now, "A"), built.Threshold(now, "A"); z != b {
+		if z, b := thr(zero, now, "A"), thr(built, now, "A"); z != b {
 			t.Fatalf("observation %d: zero value's threshold %v, NewP99Dynamic's %v", i, z, b)
 		}
 	}

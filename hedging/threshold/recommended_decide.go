@@ -1,0 +1,453 @@
+package threshold
+
+// The phases of Recommended's decision (age, cold, estimate, choose,
+// check) and the histograms and floors they read.
+
+import (
+	"math"
+	"time"
+
+	"hedgelab/hedging"
+)
+
+// Latency histograms: log-spaced bins from recLo, each recRatio wider than
+// the last (5%: a quantile within half a bin, 2.5%, of the truth); values
+// above the last bin (about 43 s) count in it.
+const (
+	recBins  = 280
+	recLo    = 50e-3 // ms
+	recRatio = 1.05
+)
+
+var recLogRatio = math.Log(recRatio)
+
+// recTailSamples is the observation weight beyond a quantile for its
+// estimate to count: with fewer, the quantile is one of the largest values
+// seen, not an estimate.
+const recTailSamples = 2
+
+// recHist is a decayed histogram of latencies (weights per bin).
+type recHist [recBins]float32
+
+// recBin returns the bin of a latency in ms.
+func recBin(ms float64) int {
+	if !(ms > recLo) {
+		return 0
+	}
+	return min(int(math.Log(ms/recLo)/recLogRatio), recBins-1)
+}
+
+// recUpper returns the upper edge of bin i in ms.
+func recUpper(i int) float64 { return recLo * math.Pow(recRatio, float64(i+1)) }
+
+// ms converts d to milliseconds; dur converts back.
+func msOf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+func dur(ms float64) time.Duration { return time.Duration(ms * float64(time.Millisecond)) }
+
+// recRegion is what a primary region's keys share: the floor of its
+// answered primary latencies and, per alternate region, of the answered
+// alternate latencies over every operation kind (the round trips, which
+// the kinds have in common), each the smaller of the last two
+// MaxMemory/2 windows' minima, so a changed network shows within a memory.
+type recRegion struct {
+	prim recFloor
+	alts []recAltFloor
+}
+
+type recAltFloor struct {
+	region hedging.Region
+	floor  recFloor
+}
+
+// altFloor returns the floor of alternate region a, creating it at now.
+func (r *recRegion) altFloor(now time.Duration, a hedging.Region) *recFloor {
+	for i := range r.alts {
+		if r.alts[i].region == a {
+			return &r.alts[i].floor
+		}
+	}
+	r.alts = append(r.alts, recAltFloor{region: a, floor: newFloor(now)})
+	return &r.alts[len(r.alts)-1].floor
+}
+
+// recFloor is a minimum over the last one to two windows (ms; +Inf when
+// nothing was observed).
+type recFloor struct {
+	cur, prev float64
+	start     time.Duration
+}
+
+func newFloor(now time.Duration) recFloor { return recFloor{math.Inf(1), math.Inf(1), now} }
+
+// add records ms at now with windows of length w.
+func (f *recFloor) add(now, w time.Duration, ms float64) {
+	f.roll(now, w)
+	f.cur = min(f.cur, ms)
+}
+
+// roll starts a new window when the current one is older than w.
+func (f *recFloor) roll(now, w time.Duration) {
+	for now-f.start >= w {
+		f.prev, f.cur = f.cur, math.Inf(1)
+		f.start += w
+		if now-f.start >= w { // idle for two windows or more: forget both
+			f.prev, f.start = math.Inf(1), now
+		}
+	}
+}
+
+// get returns the floor at now (+Inf: none).
+func (f *recFloor) get(now, w time.Duration) float64 {
+	f.roll(now, w)
+	return min(f.cur, f.prev)
+}
+
+// km writes the Kaplan–Meier survival past each bin of answered u and
+// censored c into out and returns the total weight. Mass beyond the last
+// answered value (censored only) stays in out's tail: unknown, taken as
+// slower than any bin.
+func km(u, c, out *recHist) float64 {
+	var risk float64
+	for i := range recBins {
+		risk += float64(u[i]) + float64(c[i])
+	}
+	total, surv := risk, 1.0
+	for i := range recBins {
+		if risk > 0 {
+			surv *= 1 - min(float64(u[i])/risk, 1)
+		}
+		out[i] = float32(surv)
+		risk -= float64(u[i]) + float64(c[i])
+	}
+	return total
+}
+
+// survAt returns a survival curve's value at ms, interpolated between bin
+// edges (1 at and below 0).
+func survAt(surv *recHist, ms float64) float64 {
+	if !(ms > recLo) {
+		return 1
+	}
+	x := math.Log(ms/recLo)/recLogRatio - 1 // position on the upper-edge grid
+	if x < 0 {
+		return 1 + (x+1)*(float64(surv[0])-1)
+	}
+	i := int(x)
+	if i >= recBins-1 {
+		return float64(surv[recBins-1])
+	}
+	f := x - float64(i)
+	return float64(surv[i])*(1-f) + float64(surv[i+1])*f
+}
+
+// quantileOf returns the smallest upper bin edge where surv <= 1-q, or +Inf.
+func quantileOf(surv *recHist, q float64) float64 {
+	for i := range recBins {
+		if float64(surv[i]) <= 1-q {
+			return recUpper(i)
+		}
+	}
+	return math.Inf(1)
+}
+
+// lowerQuantileOf returns the lower edge of the bin holding quantile q of
+// surv (below nine in ten of that bin's values, however narrow the
+// distribution), or +Inf.
+func lowerQuantileOf(surv *recHist, q float64) float64 {
+	for i := range recBins {
+		if float64(surv[i]) <= 1-q {
+			if i == 0 {
+				return recLo
+			}
+			return recUpper(i - 1)
+		}
+	}
+	return math.Inf(1)
+}
+
+func weight(h *recHist) float64 {
+	w := 0.0
+	for _, x := range h {
+		w += float64(x)
+	}
+	return w
+}
+
+// decide recomputes s's threshold towards alternate a, phase by phase;
+// p.mu must be held.
+func (p *Recommended) decide(now time.Duration, s *recState, a *recAlt) {
+	a.nextCalc = now + p.cfg.Refresh
+	p.agePrimary(now, s)
+	p.age(now, a)
+	a.hedge, a.probeT = false, 0
+	wP := km(&s.pU, &s.pC, &s.survP)
+	if p.cold(now, s, a, wP) {
+		return
+	}
+	wA, shift := p.estimate(now, s, a)
+	if qInf, pays := p.choose(s, a, wP, wA, shift); pays && !p.check(a, qInf) {
+		a.t = p.backstop(qInf) // its hedges did not do what they cost: keep only the insurance
+	}
+}
+
+// agePrimary fades s's primary evidence to now (phase 1).
+func (p *Recommended) agePrimary(now time.Duration, s *recState) {
+	dt := (now - s.decayed).Seconds()
+	if dt <= 0 {
+		return
+	}
+	s.decayed = now
+	s.rate = 0.8*s.rate + 0.2*s.since/dt
+	if s.rate == 0 {
+		s.rate = s.since / dt
+	}
+	s.since = 0
+	tau := p.cfg.TargetSamples / max(s.rate, 1e-9)
+	tau = min(max(tau, p.cfg.MinMemory.Seconds()), p.cfg.MaxMemory.Seconds())
+	f := float32(math.Exp(-dt / tau))
+	for i := range recBins {
+		s.pU[i] *= f
+		s.pC[i] *= f
+	}
+}
+
+// age fades a's alternate evidence and hedge ledger to now with memory
+// MaxMemory (phase 1): what was learned of an alternate ages, and the
+// prior and the probes take over as it does.
+func (p *Recommended) age(now time.Duration, a *recAlt) {
+	dt := (now - a.decayed).Seconds()
+	if dt <= 0 {
+		return
+	}
+	a.decayed = now
+	f := math.Exp(-dt / p.cfg.MaxMemory.Seconds())
+	for i := range recBins {
+		a.aU[i] *= float32(f)
+		a.aC[i] *= float32(f)
+	}
+	a.hedges *= f
+	a.wins *= f
+	a.expWins *= f
+	a.varWins *= f * f
+	a.gain *= f
+}
+
+// cold handles a key still warming up (phase 2) and reports whether it
+// did: the conservative prior (Initial, 350 ms) until a primary answers,
+// then Cold × the median of the answers: a fresh instance does not hedge
+// blindly, and stops hedging a heavy operation as soon as it has seen one
+// answer. Once the key's alternate has answered in less than half the
+// primary's median (Kaplan–Meier: unknown, so slower, while most
+// primaries were cancelled), the threshold is twice the alternate's
+// median: the evidence says the primary is the slow one (a primary slow
+// from the start), and waiting out the prior on each of a cold key's few
+// operations is what it would cost.
+func (p *Recommended) cold(now time.Duration, s *recState, a *recAlt, wP float64) bool {
+	warm := max(p.cfg.Warmup, dur(2*s.maxMs))
+	if (s.warmed || s.first >= 0 && now-s.first >= warm) && wP >= p.cfg.MinSamples {
+		s.warmed = true // for good: a slow answer later is evidence, not bias
+		return false
+	}
+	a.nextCalc = now + p.cfg.Refresh/10 // look again soon
+	a.hedge, a.t, a.altMed = true, p.cfg.Initial, 0
+	med := quantileOf(&s.survP, 0.5) // +Inf: most primaries cancelled
+	if s.first >= 0 && !math.IsInf(med, 1) {
+		a.t = min(max(dur(p.cfg.Cold*med), 1), p.cfg.Max)
+	}
+	if km(&a.aU, &a.aC, &a.survA) > 0 {
+		if am := quantileOf(&a.survA, 0.5); !math.IsInf(am, 1) {
+			a.altMed = dur(am)
+			if 2*am < med {
+				a.t = min(a.t, max(2*a.altMed, 1))
+			}
+		}
+	}
+	return true
+}
+
+// estimate reads the alternate's answer time A into a.survA (phase 3):
+// its own Kaplan–Meier estimate, its tail past its last observation and,
+// while its evidence weighs less than MinSamples, the missing weight, in
+// the shape of the prior — the faster half of the primary's attempts (P |
+// P <= median) shifted by how much farther the alternate is: the
+// difference of the pair's floors over every operation kind (the round
+// trips), or, while the pair has no floor, the primary's median (another
+// region, as far again as the primary). While the evidence is thin, one
+// operation in Probe is hedged at the lower edge of the primary's 90th
+// percentile (a.probeT), so an alternate the prior thinks no faster is
+// still observed, mostly where hedges matter: behind a slow primary. It
+// returns the alternate's evidence weight and the prior's shift (ms).
+func (p *Recommended) estimate(now time.Duration, s *recState, a *recAlt) (wA, shift float64) {
+	w := p.cfg.MaxMemory / 2
+	shift = quantileOf(&s.survP, 0.5)
+	fa, fp := s.region.altFloor(now, a.region).get(now, w), s.region.prim.get(now, w)
+	if !math.IsInf(fa, 1) && !math.IsInf(fp, 1) {
+		shift = fa - fp
+	}
+	if math.IsInf(shift, 1) {
+		shift = 0
+	}
+	prior := func(i int) float32 {
+		return float32(max(0, 2*survAt(&s.survP, recUpper(i)-shift)-1))
+	}
+	wA = km(&a.aU, &a.aC, &a.survA)
+	// Beyond its last observation the alternate's tail takes the prior's
+	// shape: cancelled alternates say only "slower than this", and an open
+	// tail would read a few early cancellations as "never answers", a
+	// closed one a far alternate as a fast one.
+	last := -1
+	for i := range recBins {
+		if a.aU[i]+a.aC[i] > 0 {
+			last = i
+		}
+	}
+	if last >= 0 && a.aU[recBins-1] == 0 {
+		pl := prior(last)
+		for i := last + 1; i < recBins; i++ {
+			if pl > 0 {
+				a.survA[i] = a.survA[last] * prior(i) / pl
+			} else {
+				a.survA[i] = 0
+			}
+		}
+	}
+	if wA < p.cfg.MinSamples {
+		f := float32(wA / p.cfg.MinSamples)
+		for i := range recBins {
+			a.survA[i] = f*a.survA[i] + (1-f)*prior(i)
+		}
+		a.nextCalc = now + p.cfg.Refresh/10 // decided on the prior: look again soon
+		a.probeT = max(dur(lowerQuantileOf(&s.survP, 0.9)), 1)
+	}
+	// The alternate's median answer time, for the deadline; when most of
+	// its attempts were cancelled before answering (unknown), the prior's.
+	am := quantileOf(&a.survA, 0.5)
+	if math.IsInf(am, 1) {
+		am = quantileOf(&s.survP, 0.25) + shift // the prior's median
+		if math.IsInf(am, 1) || am < 0 {
+			am = 0
+		}
+	}
+	a.altMed = dur(am)
+	return wA, shift
+}
+
+// choose picks the threshold (phase 4): the candidate T with the largest
+// relative gain in the quantile of min(P, T + A) over not hedging, net of
+// HedgeCost × the hedge rate P(P > T), judged on the band's top too where
+// a slow mode sits at the quantile's edge; with a deadline, quantiles are
+// capped at it (an operation fails there) and T + A's median must fit in
+// it. Where none gains MinGain, the backstop. It returns the unhedged
+// quantile (ms) and whether a threshold pays (false: the backstop).
+func (p *Recommended) choose(s *recState, a *recAlt, wP, wA, shift float64) (float64, bool) {
+	q := p.cfg.Quantile
+	qHi := 1 - (1-q)/2
+	maxMs := msOf(p.cfg.Max)
+	deadline := math.Inf(1)
+	if s.deadline > 0 {
+		deadline = msOf(s.deadline)
+	}
+	unhedged := func(q float64) float64 {
+		v := quantileOf(&s.survP, q)
+		if math.IsInf(v, 1) {
+			v = 2 * maxMs
+		}
+		return min(v, deadline)
+	}
+	qInf, qInfHi := unhedged(q), unhedged(qHi)
+	// The band applies where the unhedged quantile at least doubles between
+	// q and qHi (a body's tail grows by ~10% there), with recTailSamples
+	// observations beyond qHi.
+	hiSeen := wP*(1-qHi) >= recTailSamples && qInfHi >= 2*qInf
+	// Q(T): the smallest upper edge x with S_P(x) × S_A(x - T) <= 1-q,
+	// capped at the deadline.
+	quant := func(t, q float64) float64 {
+		lo, hi := 0, recBins-1
+		if float64(s.survP[hi])*survAt(&a.survA, recUpper(hi)-t) > 1-q {
+			return deadline
+		}
+		for lo < hi {
+			m := (lo + hi) / 2
+			if float64(s.survP[m])*survAt(&a.survA, recUpper(m)-t) <= 1-q {
+				hi = m
+			} else {
+				lo = m + 1
+			}
+		}
+		return min(recUpper(lo), deadline)
+	}
+	hcap := p.cfg.MaxHedgeRate
+	if wA < p.cfg.MinSamples {
+		hcap = min(hcap, 0.5) // on the prior: hedge at most half, learn the alternate
+	}
+	latest := min(maxMs, deadline-msOf(a.altMed)) // a hedge must answer inside the deadline
+	best, bestT, bestGain := 0.0, 0.0, 0.0
+	for i := range recBins {
+		t := recUpper(i)
+		if t > latest {
+			break
+		}
+		h := survAt(&s.survP, t)
+		if h > hcap {
+			continue
+		}
+		gain := 1 - quant(t, q)/qInf
+		if hiSeen {
+			gain = max(gain, 1-quant(t, qHi)/qInfHi)
+		}
+		if g := gain - p.cfg.HedgeCost*h; g > best {
+			best, bestT, bestGain = g, t, gain
+		}
+	}
+	a.hedge = true
+	if best > 0 && bestGain >= p.cfg.MinGain {
+		a.t = dur(bestT)
+		return qInf, true
+	}
+	a.t = p.backstop(qInf)
+	return qInf, false
+}
+
+// backstop is the threshold kept where no threshold pays: Backstop × the
+// unhedged quantile qInf (ms) hedges almost nothing, but a sudden
+// slow-down is hedged before its first slow primary has answered (a model
+// learns only from answers).
+func (p *Recommended) backstop(qInf float64) time.Duration {
+	return min(dur(p.cfg.Backstop*qInf), p.cfg.Max)
+}
+
+// winProb returns the probability by the last estimate that a hedge sent
+// at t ms wins: P(t + A < P | P > t) = Σ P(A in bin i) × S_P(t + a_i) /
+// S_P(t).
+func (a *recAlt) winProb(s *recState, t float64) float64 {
+	st := survAt(&s.survP, t)
+	if !(st > 0) {
+		return 0
+	}
+	w, prev := 0.0, 1.0
+	for i := range recBins {
+		mass := prev - float64(a.survA[i])
+		prev = float64(a.survA[i])
+		if mass > 0 {
+			w += mass * survAt(&s.survP, t+recUpper(i))
+		}
+	}
+	return min(w/st, 1)
+}
+
+// check holds the hedges to what they did (phase 5) and reports whether
+// they may go on at the chosen threshold: with MinSamples of hedges in
+// a's ledger, not when they did not win — fewer than half as many won as
+// the estimate expected of each when it was sent, and more than 2.33
+// standard deviations fewer (a one-sided 1% deviation) — nor when they
+// won by less than they cost: their expected saving per hedge is below
+// MinGain × the unhedged quantile qInf (ms).
+func (p *Recommended) check(a *recAlt, qInf float64) bool {
+	n := a.hedges
+	if n < p.cfg.MinSamples {
+		return true
+	}
+	lost := a.wins < a.expWins/2 && a.wins < a.expWins-2.33*math.Sqrt(a.varWins)
+	small := a.gain/n < p.cfg.MinGain*qInf
+	return !lost && !small
+}

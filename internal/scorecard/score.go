@@ -1,0 +1,464 @@
+package scorecard
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"hedgelab/hedging"
+	"hedgelab/internal/study"
+	"hedgelab/scenarios"
+	"hedgelab/simnet"
+)
+
+// Options tune a scorecard. The result does not depend on Parallel.
+type Options struct {
+	// Parallel is the number of simulations run at once (default
+	// GOMAXPROCS).
+	Parallel int
+	// Start is the number of replications to start each scenario with
+	// (default max(study.ScoreStart, the scenario's replications)); Cap the
+	// most the sequential rule may add up to (default study.ScoreCap, at
+	// least Start).
+	Start, Cap int
+	// Context, when set, cancels the scorecard (its error is returned).
+	Context context.Context
+}
+
+// scoredQ are the quantiles scored for every hedgeable kind (p99.9 only
+// where enough operations lie beyond it: minTail).
+var scoredQ = []float64{0.99, 0.999}
+
+// minTail is the number of operations per replication beyond a quantile
+// for it to be scored: with fewer it is one of the few largest values, an
+// extreme rather than a quantile.
+const minTail = 10
+
+// Policy is one scored policy's figures on one scenario (means over the
+// replications).
+type Policy struct {
+	// Name is the scenario's name of the policy; Roster the roster entry it
+	// stands for ("" for a policy of the scenario's own).
+	Name, Roster string
+	// Loses is the rule's verdict (study.Paired.Losses, settled at the last
+	// replication) and Losses its reasons.
+	Loses  bool
+	Losses []study.Loss
+	// Latency holds the mean of each scored quantity (Card.Quantities),
+	// Pooled of each Card.Pooled quantity (ms).
+	Latency, Pooled []float64
+	// RU, Errors and Hedged are the mean RU multiplier, error rate and
+	// fraction of operations hedged.
+	RU, Errors, Hedged float64
+	// Best is the best fixed threshold at no more RU on the headline
+	// quantity (study.BestAt over Card.Frontier) and Regret the policy's
+	// relative excess over it, paired by replication (negative: it beats
+	// the best fixed threshold chosen after the fact).
+	Best   study.FrontierPoint
+	Regret study.Gain
+	// Clairvoyant is the clairvoyant hedger's headline quantity at the
+	// policy's RU (ms; NaN where the model does not allow the bound).
+	Clairvoyant float64
+}
+
+// Card is one scenario's scorecard.
+type Card struct {
+	Scenario, Source string
+	// Start is the replications every policy ran (and the frontier and the
+	// clairvoyant bound); Replications the most any policy ran, added by
+	// the sequential rule where a verdict was undecided; Decided whether
+	// every verdict was decided before Cap (false: some were settled at
+	// the cap).
+	Start, Replications int
+	Decided             bool
+	// Quantities are the scored quantities (each hedgeable kind's p99 and
+	// p99.9), Pooled the pooled ones shown beside them; Headline indexes
+	// the quantity the frontier and regret are on (the p99 of the
+	// hedgeable kind with the most operations; -1 when no kind is
+	// hedgeable).
+	Quantities, Pooled []study.Quantity
+	Headline           int
+	Policies           []Policy
+	// Frontier holds every fixed threshold's point on the headline
+	// quantity (GridMs and no hedging), in threshold order.
+	Frontier []study.FrontierPoint
+	// ClairvoyantWhy is empty where the clairvoyant bound holds, else why
+	// it does not.
+	ClairvoyantWhy string
+	// Paired is the rule's input (the scored policies' replications).
+	Paired *study.Paired
+	// Wall is the wall time the scenario took.
+	Wall time.Duration
+}
+
+// Policy returns the scored policy called name, or nil.
+func (c *Card) Policy(name string) *Policy {
+	i := slices.IndexFunc(c.Policies, func(p Policy) bool { return p.Name == name })
+	if i < 0 {
+		return nil
+	}
+	return &c.Policies[i]
+}
+
+// RosterPolicy returns the scored policy that stands for roster entry
+// name, or nil.
+func (c *Card) RosterPolicy(name string) *Policy {
+	i := slices.IndexFunc(c.Policies, func(p Policy) bool { return p.Roster == name })
+	if i < 0 {
+		return nil
+	}
+	return &c.Policies[i]
+}
+
+// sample is what is kept of one run: every kind's scored quantiles and
+// operation count, the pooled quantiles, RU, error and hedge rates.
+type sample struct {
+	ops                  int64
+	kindOps              [simnet.KindSlots]int64
+	kindQ                [simnet.KindSlots][2]float64
+	pooled               [2]float64
+	ru, errs, hedged     float64
+	ruReturned, ruCharge float64
+}
+
+func summarize(st *simnet.Stats) sample {
+	s := sample{ops: st.Ops, ru: st.RUMultiplier(), ruReturned: st.RUReturned, ruCharge: st.RUCharged}
+	if st.Ops > 0 {
+		s.errs = float64(st.Failed()) / float64(st.Ops)
+		s.hedged = float64(st.Hedged) / float64(st.Ops)
+	}
+	for i, q := range scoredQ {
+		s.pooled[i] = st.QuantileMs(q)
+	}
+	for k := range simnet.KindSlots {
+		kind := hedging.OperationKind(k)
+		s.kindOps[k] = st.KindOps(kind)
+		for i, q := range scoredQ {
+			s.kindQ[k][i] = st.KindQuantileMs(kind, q)
+		}
+	}
+	return s
+}
+
+// pool runs jobs on n workers and returns the first error in job order
+// (or the context's).
+func pool(ctx context.Context, n int, jobs []func() error) error {
+	errs := make([]error, len(jobs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(n, len(jobs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				errs[i] = jobs[i]()
+			}
+		}()
+	}
+feed:
+	for i := range jobs {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Score scores one scenario: its policies and the roster's (see lineup),
+// replications added by the sequential rule (study.NextReplications)
+// until every verdict is decided or opts.Cap is reached, then the
+// hindsight frontier of GridMs and the clairvoyant bound on the same
+// replications.
+func Score(s *scenarios.Scenario, opts Options) (*Card, error) {
+	began := time.Now()
+	ctx := opts.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	par := opts.Parallel
+	if par <= 0 {
+		par = runtime.GOMAXPROCS(0)
+	}
+	start := opts.Start
+	if start <= 0 {
+		start = max(study.ScoreStart, s.Replications)
+	}
+	limit := max(cmpOr(opts.Cap, study.ScoreCap), start)
+	cfg, own, err := s.Config()
+	if err != nil {
+		return nil, err
+	}
+	entries, grid, err := lineup(s, cfg, own)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Source, err)
+	}
+	runs := make([][]sample, len(entries)) // [policy][replication]
+	// run runs replications [from, to) of the policies which (all when
+	// nil) of pols into out.
+	run := func(pols []simnet.Policy, which []int, out [][]sample, from, to int) error {
+		if which == nil {
+			for p := range pols {
+				which = append(which, p)
+			}
+		}
+		var jobs []func() error
+		for r := from; r < to; r++ {
+			for _, p := range which {
+				for len(out[p]) < to {
+					out[p] = append(out[p], sample{})
+				}
+				jobs = append(jobs, func() error {
+					st, err := simnet.Run(cfg, pols[p], r, simnet.RunOptions{Context: ctx})
+					if err != nil {
+						return fmt.Errorf("%s: policy %q: %w", s.Source, pols[p].Name, err)
+					}
+					out[p][r] = summarize(st)
+					return nil
+				})
+			}
+		}
+		return pool(ctx, par, jobs)
+	}
+	pols := make([]simnet.Policy, len(entries))
+	for i, e := range entries {
+		pols[i] = e.pol
+	}
+	if err := run(pols, nil, runs, 0, start); err != nil {
+		return nil, err
+	}
+	card := &Card{Scenario: s.Name, Source: s.Source, Start: start}
+	card.choose(cfg, runs)
+	n := start
+	for {
+		card.Paired = card.paired(entries, runs)
+		more := card.Paired.Undecided()
+		if len(more) == 0 {
+			card.Decided = true
+			break
+		}
+		if n >= limit {
+			break
+		}
+		next := min(study.NextReplications(n), limit)
+		if err := run(pols, more, runs, n, next); err != nil {
+			return nil, err
+		}
+		n = next
+	}
+	card.Replications = n
+	// The frontier's fixed thresholds and the clairvoyant bound, on the
+	// first replications (every policy has them).
+	gpols, gidx, err := gridPolicies(grid)
+	if err != nil {
+		return nil, err
+	}
+	gruns := make([][]sample, len(gpols))
+	if err := run(gpols, nil, gruns, 0, start); err != nil {
+		return nil, err
+	}
+	n = start
+	var seen []foresight
+	card.ClairvoyantWhy = clairvoyantWhy(cfg)
+	if card.ClairvoyantWhy == "" && card.Headline >= 0 {
+		if seen, err = foresee(ctx, par, cfg, kindOf(card.Quantities[card.Headline]), n); err != nil {
+			return nil, fmt.Errorf("%s: %w", s.Source, err)
+		}
+	}
+	card.fill(entries, runs, grid, gidx, gruns, seen)
+	card.Wall = time.Since(began)
+	return card, nil
+}
+
+func cmpOr(a, b int) int {
+	if a > 0 {
+		return a
+	}
+	return b
+}
+
+// kindOf returns the operation kind a quantity names.
+func kindOf(q study.Quantity) hedging.OperationKind {
+	k, _ := hedging.ParseOperationKind(q.Kind)
+	return k
+}
+
+// choose sets the scored quantities from the first replication of the
+// first policy (every policy has the same arrivals): the p99 of every kind
+// the client may hedge (hedging.PhaseSet.Hedges) that has operations, and
+// its p99.9 where at least minTail operations lie beyond it.
+func (c *Card) choose(cfg *simnet.Config, runs [][]sample) {
+	c.Headline = -1
+	first := runs[0][0]
+	most := int64(0)
+	for k := range simnet.KindSlots {
+		kind := hedging.OperationKind(k)
+		ops := first.kindOps[k]
+		if ops == 0 || !cfg.Client.Phase.Hedges(kind) {
+			continue
+		}
+		for _, q := range scoredQ {
+			if q == 0.99 || float64(ops)*(1-q) >= minTail {
+				if q == 0.99 && ops > most {
+					most, c.Headline = ops, len(c.Quantities)
+				}
+				c.Quantities = append(c.Quantities, study.Quantity{Kind: kind.String(), Q: q})
+			}
+		}
+	}
+	for _, q := range scoredQ {
+		c.Pooled = append(c.Pooled, study.Quantity{Q: q})
+	}
+}
+
+// value returns quantity q of sample s.
+func value(s sample, q study.Quantity) float64 {
+	i := slices.Index(scoredQ, q.Q)
+	if q.Kind == "" {
+		return s.pooled[i]
+	}
+	return s.kindQ[kindOf(q)][i]
+}
+
+// replication is sample s as the rule reads it.
+func (c *Card) replication(s sample) study.Replication {
+	r := study.Replication{RU: s.ru, Errors: s.errs, Empty: s.ops == 0}
+	for _, q := range c.Quantities {
+		r.Latency = append(r.Latency, value(s, q))
+	}
+	return r
+}
+
+// paired builds the rule's input from every replication run.
+func (c *Card) paired(entries []entry, runs [][]sample) *study.Paired {
+	p := &study.Paired{Quantities: c.Quantities}
+	for i, e := range entries {
+		p.Policies = append(p.Policies, e.file.Name)
+		var reps []study.Replication
+		for _, s := range runs[i] {
+			reps = append(reps, c.replication(s))
+		}
+		p.Reps = append(p.Reps, reps)
+	}
+	return p
+}
+
+// meanOf returns the mean of f over the non-empty samples.
+func meanOf(ss []sample, f func(sample) float64) float64 {
+	sum, k := 0.0, 0
+	for _, s := range ss {
+		if s.ops > 0 {
+			sum += f(s)
+			k++
+		}
+	}
+	if k == 0 {
+		return math.NaN()
+	}
+	return sum / float64(k)
+}
+
+// fill computes every policy's figures, verdict, regret and clairvoyant
+// bound.
+func (c *Card) fill(entries []entry, runs [][]sample, grid, gidx []int, gruns [][]sample, seen []foresight) {
+	n := c.Start
+	// The frontier: every fixed threshold on the headline quantity, and no
+	// hedging (a disabled policy among the scored ones).
+	type point struct {
+		fp   study.FrontierPoint
+		runs []sample
+	}
+	var points []point
+	if c.Headline >= 0 {
+		hq := c.Quantities[c.Headline]
+		add := func(name string, ms float64, ss []sample) {
+			points = append(points, point{study.FrontierPoint{Policy: name, ThresholdMs: ms,
+				RU: meanOf(ss, func(s sample) float64 { return s.ru }), Ms: meanOf(ss, func(s sample) float64 { return value(s, hq) })}, ss})
+		}
+		for g, ms := range GridMs {
+			if j := grid[g]; j >= 0 {
+				add(entries[j].file.Name, ms, runs[j][:n])
+			} else {
+				add(gridName(ms), ms, gruns[slices.Index(gidx, g)])
+			}
+		}
+		if j := slices.IndexFunc(entries, func(e entry) bool { return e.file.Type == "disabled" }); j >= 0 {
+			add(entries[j].file.Name, math.Inf(1), runs[j][:n])
+		}
+		for _, p := range points {
+			c.Frontier = append(c.Frontier, p.fp)
+		}
+	}
+	var noHedge []sample
+	if j := slices.IndexFunc(entries, func(e entry) bool { return e.file.Type == "disabled" }); j >= 0 {
+		noHedge = runs[j][:n]
+	}
+	for i, e := range entries {
+		ss := runs[i]
+		p := Policy{Name: e.file.Name, Roster: e.roster, Clairvoyant: math.NaN(),
+			RU:     meanOf(ss, func(s sample) float64 { return s.ru }),
+			Errors: meanOf(ss, func(s sample) float64 { return s.errs }),
+			Hedged: meanOf(ss, func(s sample) float64 { return s.hedged })}
+		t, losses := c.Paired.Losses(i, true)
+		p.Loses, p.Losses = t == study.True, losses
+		for _, q := range c.Quantities {
+			p.Latency = append(p.Latency, meanOf(ss, func(s sample) float64 { return value(s, q) }))
+		}
+		for _, q := range c.Pooled {
+			p.Pooled = append(p.Pooled, meanOf(ss, func(s sample) float64 { return value(s, q) }))
+		}
+		if c.Headline >= 0 && len(points) > 0 {
+			best, _ := study.BestAt(c.Frontier, p.RU)
+			bi := slices.IndexFunc(points, func(pt point) bool { return pt.fp == best })
+			hq := c.Quantities[c.Headline]
+			var mine, theirs []float64
+			for r := range n {
+				if ss[r].ops > 0 && points[bi].runs[r].ops > 0 {
+					mine = append(mine, value(ss[r], hq))
+					theirs = append(theirs, value(points[bi].runs[r], hq))
+				}
+			}
+			p.Best, p.Regret = best, study.Excess(mine, theirs)
+		}
+		if len(seen) == n && noHedge != nil {
+			var bounds []float64
+			for r := range n {
+				extra := max(0, ss[r].ru-noHedge[r].ru) * noHedge[r].ruReturned
+				bounds = append(bounds, study.ClairvoyantQuantile(seen[r].ops, 0.99, extra))
+			}
+			p.Clairvoyant = meanNonNaN(bounds)
+		}
+		c.Policies = append(c.Policies, p)
+	}
+}
+
+// meanNonNaN returns the mean of the values of xs that are not NaN (NaN
+// for none).
+func meanNonNaN(xs []float64) float64 {
+	sum, k := 0.0, 0
+	for _, x := range xs {
+		if !math.IsNaN(x) {
+			sum += x
+			k++
+		}
+	}
+	if k == 0 {
+		return math.NaN()
+	}
+	return sum / float64(k)
+}

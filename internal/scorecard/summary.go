@@ -1,0 +1,118 @@
+package scorecard
+
+import (
+	"context"
+	"math"
+	"slices"
+	"time"
+
+	"hedgelab/internal/study"
+)
+
+// Run scores every scenario of src in order (Score) and calls each, when
+// set, with each card as it is done. It stops at the first error.
+func Run(src Source, opts Options, each func(*Card)) ([]*Card, error) {
+	var cards []*Card
+	for s, err := range src.Scenarios {
+		if err != nil {
+			return cards, err
+		}
+		if opts.Context != nil && opts.Context.Err() != nil {
+			return cards, context.Cause(opts.Context)
+		}
+		c, err := Score(s, opts)
+		if err != nil {
+			return cards, err
+		}
+		cards = append(cards, c)
+		if each != nil {
+			each(c)
+		}
+	}
+	return cards, nil
+}
+
+// Rate is one roster policy's loss rate over a set of scenarios: Lost of
+// Ran scenarios, with the exact (Clopper–Pearson) 95% interval of the
+// rate.
+type Rate struct {
+	Policy    string
+	Lost, Ran int
+	CI        [2]float64
+	// Scenarios names the scenarios lost.
+	Scenarios []string
+}
+
+// Summary is what a scorecard says over its scenarios.
+type Summary struct {
+	// Scenarios is the number scored; Capped how many were settled at the
+	// replication cap with some verdict undecided.
+	Scenarios, Capped int
+	// Rates holds every roster policy's loss rate, in roster order.
+	Rates []Rate
+	// Regret is the recommended policy's median regret to the hindsight
+	// frontier (relative excess of its headline quantity over the best
+	// fixed threshold at no more RU) with a distribution-free 95% interval,
+	// over the scenarios with a headline quantity; Beats and Behind count
+	// the scenarios where its regret's interval lies below 0 (it beats
+	// every fixed threshold chosen after the fact) and above 0.
+	Regret        float64
+	RegretCI      [2]float64
+	Beats, Behind int
+	RegretN       int
+	// Wall is the total wall time of the scenarios.
+	Wall time.Duration
+}
+
+// Summarize returns the summary of cards.
+func Summarize(cards []*Card) Summary {
+	var s Summary
+	s.Scenarios = len(cards)
+	var regrets []float64
+	for _, name := range RosterNames() {
+		r := Rate{Policy: name}
+		for _, c := range cards {
+			p := c.RosterPolicy(name)
+			if p == nil {
+				continue
+			}
+			r.Ran++
+			if p.Loses {
+				r.Lost++
+				r.Scenarios = append(r.Scenarios, c.Scenario)
+			}
+		}
+		r.CI = study.ProportionCI(int64(r.Lost), int64(r.Ran))
+		s.Rates = append(s.Rates, r)
+	}
+	for _, c := range cards {
+		s.Wall += c.Wall
+		if !c.Decided {
+			s.Capped++
+		}
+		if p := c.Policy(Recommended); p != nil && c.Headline >= 0 && p.Regret.N > 0 {
+			regrets = append(regrets, p.Regret.Mean)
+			switch {
+			case p.Regret.Hi < 0:
+				s.Beats++
+			case p.Regret.Lo > 0:
+				s.Behind++
+			}
+		}
+	}
+	s.RegretN = len(regrets)
+	s.Regret, s.RegretCI = study.MedianCI(regrets)
+	return s
+}
+
+// Rate returns the loss rate of roster policy name (zero when absent).
+func (s Summary) Rate(name string) Rate {
+	i := slices.IndexFunc(s.Rates, func(r Rate) bool { return r.Policy == name })
+	if i < 0 {
+		return Rate{Policy: name, CI: [2]float64{0, 1}}
+	}
+	return s.Rates[i]
+}
+
+// finite reports whether x is a number (not NaN or ±Inf).
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

@@ -1,0 +1,352 @@
+package study
+
+// The scorecard's rule, fourth edition (issue 25): which policies of one
+// scenario lose, judged on paired replications of every hedgeable
+// operation kind's p99 and p99.9.
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// Margins of the scorecard rule. A scored quantile at least ScoreGain
+// lower (a fraction of the judged policy's) is a gain; an RU multiplier at
+// least ScoreRUPoints lower (a difference of multipliers) is a saving;
+// a quantile less than ScoreMinGain higher is no worse (a gain smaller than
+// that does not pay for RU: the recommended policy's own MinGain); an error
+// rate more than ScoreErrPoints above the best (a fraction of operations)
+// loses. ScoreGain, ScoreRUPoints and ScoreErrPoints are the third
+// edition's margins.
+const (
+	ScoreGain      = 0.10
+	ScoreRUPoints  = 0.02
+	ScoreMinGain   = 0.05
+	ScoreErrPoints = 0.01
+)
+
+// Quantity is one latency figure of a scorecard: the quantile Q (0..1) of
+// the latency of the operations of Kind (a scenario-file kind name,
+// "read"; "" for every operation pooled).
+type Quantity struct {
+	Kind string
+	Q    float64
+}
+
+// String renders "read p99", "query p99.9" or "pooled p99".
+func (q Quantity) String() string {
+	kind := q.Kind
+	if kind == "" {
+		kind = "pooled"
+	}
+	return kind + " p" + strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.4f", 100*q.Q), "0"), ".")
+}
+
+// Replication is what the rule reads of one policy's run of one
+// replication: Latency holds one value (ms) per scored quantity, in the
+// order of [Paired.Quantities]; RU is the RU multiplier and Errors the
+// fraction of operations that failed. Empty marks a replication in which
+// no operation arrived (left out of every comparison).
+type Replication struct {
+	Latency []float64
+	RU      float64
+	Errors  float64
+	Empty   bool
+}
+
+// Truth is a verdict of the rule on the replications so far: true, false,
+// or not decided yet (more replications could change it).
+type Truth int8
+
+// The three truths.
+const (
+	False Truth = iota - 1
+	Unknown
+	True
+)
+
+func (t Truth) not() Truth { return -t }
+
+func and(a, b Truth) Truth { return min(a, b) }
+
+func or(a, b Truth) Truth { return max(a, b) }
+
+// String renders "yes", "no" or "undecided".
+func (t Truth) String() string {
+	switch t {
+	case True:
+		return "yes"
+	case False:
+		return "no"
+	}
+	return "undecided"
+}
+
+// Paired is one scenario's replications of its policies for the rule:
+// Reps[p][r] is policy p's replication r (replication r of every policy
+// runs on the same seed: common random numbers, so the rule compares two
+// policies on their per-replication differences, over the replications
+// both have).
+// Quantities are the scored quantities (every hedgeable kind's p99 and,
+// where enough operations lie beyond it, p99.9).
+type Paired struct {
+	Quantities []Quantity
+	Policies   []string
+	Reps       [][]Replication
+}
+
+// Loss is one reason a policy loses a scenario: By dominates it (Why says
+// on what), or By is "" and its error rate is more than ScoreErrPoints
+// above the best (Why gives both). Truth is the verdict's state.
+type Loss struct {
+	By, Why string
+	Truth   Truth
+}
+
+// Gain is the relative gain of one policy over another on one quantity:
+// (mean of a − mean of b) / mean of a over their common non-empty
+// replications, with a Student-t 95% interval from the paired differences
+// (one replication: no interval).
+type Gain struct {
+	Mean, Lo, Hi float64
+	N            int
+}
+
+// gain returns policy b's gain over policy a on quantity j.
+func (c *Paired) gain(a, b, j int) Gain {
+	var d []float64
+	sum := 0.0
+	for r := range min(len(c.Reps[a]), len(c.Reps[b])) {
+		x, y := c.Reps[a][r], c.Reps[b][r]
+		if x.Empty || y.Empty {
+			continue
+		}
+		d = append(d, x.Latency[j]-y.Latency[j])
+		sum += x.Latency[j]
+	}
+	if len(d) == 0 || !(sum > 0) {
+		return Gain{N: len(d)}
+	}
+	mean := sum / float64(len(d))
+	ci := CI95(d)
+	return Gain{Mean: (ci[0] + ci[1]) / 2 / mean, Lo: ci[0] / mean, Hi: ci[1] / mean, N: len(d)}
+}
+
+// Gain returns policy b's [Gain] over policy a on quantity j (indexes of
+// Policies and Quantities).
+func (c *Paired) Gain(a, b, j int) Gain { return c.gain(a, b, j) }
+
+// mean returns the mean of f over policy p's non-empty replications.
+func (c *Paired) mean(p int, f func(Replication) float64) float64 {
+	sum, n := 0.0, 0
+	for _, r := range c.Reps[p] {
+		if !r.Empty {
+			sum += f(r)
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
+// dRU returns the mean of b's RU multiplier minus a's over the
+// replications both have.
+func (c *Paired) dRU(a, b int) float64 {
+	sum, n := 0.0, 0
+	for r := range min(len(c.Reps[a]), len(c.Reps[b])) {
+		x, y := c.Reps[a][r], c.Reps[b][r]
+		if !x.Empty && !y.Empty {
+			sum += y.RU - x.RU
+			n++
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
+// RU returns policy p's mean RU multiplier.
+func (c *Paired) RU(p int) float64 { return c.mean(p, func(r Replication) float64 { return r.RU }) }
+
+// Errors returns policy p's mean error rate.
+func (c *Paired) Errors(p int) float64 {
+	return c.mean(p, func(r Replication) float64 { return r.Errors })
+}
+
+// Latency returns policy p's mean of quantity j (ms).
+func (c *Paired) Latency(p, j int) float64 {
+	return c.mean(p, func(r Replication) float64 { return r.Latency[j] })
+}
+
+// faster says whether g is a decided gain of at least m: true when the
+// mean is at least m and the interval excludes 0, false when the interval
+// lies below m; at the last replication (final) an undecided gain is no
+// gain: a loss needs evidence.
+func faster(g Gain, m float64, final bool) Truth {
+	switch {
+	case g.Mean >= m && g.Lo > 0:
+		return True
+	case g.Hi < m || final:
+		return False
+	}
+	return Unknown
+}
+
+// worse says whether g is a decided loss of at least m (the other policy
+// slower by m of the judged policy's figure): true when the mean is at
+// most -m and the interval excludes 0, false when the interval lies above
+// -m; at the last replication (final) an undecided one is judged by its
+// mean, so a gain paid for in RU must be shown, not just possible.
+func worse(g Gain, m float64, final bool) Truth {
+	switch {
+	case g.Mean <= -m && g.Hi < 0:
+		return True
+	case g.Lo > -m:
+		return False
+	case final && g.Mean <= -m:
+		return True
+	case final:
+		return False
+	}
+	return Unknown
+}
+
+// Dominates says whether policy b dominates policy a (indexes of
+// Policies), and on what, by the fourth edition's rule:
+//
+//   - b is faster: on some scored quantity b's decided gain over a is at
+//     least ScoreGain × (1 + its extra RU / ScoreRUPoints) — ScoreGain when
+//     b spends no more RU, a further ScoreGain for every ScoreRUPoints more
+//     it spends — and b is decidedly worse by ScoreMinGain on no other; or
+//   - b is cheaper: b's mean RU multiplier is at least ScoreRUPoints
+//     lower and b is decidedly worse by ScoreMinGain on no scored quantity
+//     (RU spent for a gain smaller than that, or one not shown, in every
+//     quantile of every kind, loses).
+//
+// final says the replications are the last ones: an undecided comparison
+// is then settled (a gain needs its interval to exclude 0; b's being worse
+// is judged by its mean).
+func (c *Paired) Dominates(a, b int, final bool) (Truth, string) {
+	dRU := c.dRU(a, b)
+	nq := len(c.Quantities)
+	gains := make([]Gain, nq)
+	notWorse := make([]Truth, nq)
+	for j := range nq {
+		gains[j] = c.gain(a, b, j)
+		notWorse[j] = worse(gains[j], ScoreMinGain, final).not()
+	}
+	allNotWorse := func(except int) Truth {
+		t := True
+		for j := range nq {
+			if j != except {
+				t = and(t, notWorse[j])
+			}
+		}
+		return t
+	}
+	verdict, why := False, ""
+	note := func(t Truth, w string) { // the strongest clause, the first of equals
+		if t > verdict {
+			verdict, why = t, w
+		}
+	}
+	need := ScoreGain * (1 + max(dRU, 0)/ScoreRUPoints)
+	for j, g := range gains {
+		t := and(faster(g, need, final), allNotWorse(j))
+		if t != False {
+			note(t, fmt.Sprintf("%s %.1f%% lower [%.1f, %.1f] (needs %.0f%%) at RU %+.3f",
+				c.Quantities[j], 100*g.Mean, 100*g.Lo, 100*g.Hi, 100*need, dRU))
+		}
+	}
+	if dRU <= -ScoreRUPoints {
+		if t := allNotWorse(-1); t != False {
+			note(t, fmt.Sprintf("RU %+.3f, no scored quantile %.0f%% worse", dRU, 100*ScoreMinGain))
+		}
+	}
+	return verdict, why
+}
+
+// Losses returns why policy a (an index of Policies) loses the scenario:
+// one Loss per policy that dominates it or may yet (Truth undecided),
+// after an error-rate loss if any, and the verdict over them (false when
+// it loses nothing). final settles undecided comparisons (see
+// [Paired.Dominates]).
+func (c *Paired) Losses(a int, final bool) (Truth, []Loss) {
+	verdict := False
+	var out []Loss
+	best := math.Inf(1)
+	bestName := ""
+	for p := range c.Policies {
+		if e := c.Errors(p); e < best {
+			best, bestName = e, c.Policies[p]
+		}
+	}
+	if e := c.Errors(a); e > best+ScoreErrPoints {
+		verdict = True
+		out = append(out, Loss{Truth: True, Why: fmt.Sprintf("errors %.2f%% vs best %.2f%% (%s)", 100*e, 100*best, bestName)})
+	}
+	for b := range c.Policies {
+		if b == a {
+			continue
+		}
+		if t, why := c.Dominates(a, b, final); t != False {
+			verdict = or(verdict, t)
+			out = append(out, Loss{By: c.Policies[b], Why: why, Truth: t})
+		}
+	}
+	return verdict, out
+}
+
+// Undecided returns the policies (indexes of Policies) whose verdict is
+// not decided on the replications so far, with those they are compared
+// with undecidedly: the ones more replications must be added to.
+func (c *Paired) Undecided() []int {
+	need := make([]bool, len(c.Policies))
+	for a := range c.Policies {
+		t, losses := c.Losses(a, false)
+		if t != Unknown {
+			continue
+		}
+		need[a] = true
+		for _, l := range losses {
+			if l.Truth == Unknown {
+				for b, name := range c.Policies {
+					if name == l.By {
+						need[b] = true
+					}
+				}
+			}
+		}
+	}
+	var out []int
+	for p, n := range need {
+		if n {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// ScoreStart, ScoreCap and ScoreStep are the scorecard's sequential rule:
+// replications start at max(ScoreStart, the scenario's replications); while
+// some verdict is undecided and fewer than ScoreCap have run, ceil(n ×
+// ScoreStep) more are added (3, 5, 8, 12 from the start) to the policies
+// whose verdict is undecided and those they are undecidedly compared with
+// ([Paired.Undecided]).
+const (
+	ScoreStart = 3
+	ScoreCap   = 12
+	ScoreStep  = 0.5
+)
+
+// NextReplications returns how many replications to have after n when a
+// verdict is still undecided (n itself when n has reached ScoreCap).
+func NextReplications(n int) int {
+	if n >= ScoreCap {
+		return n
+	}
+	return min(ScoreCap, n+int(math.Ceil(float64(n)*ScoreStep)))
+}
