@@ -28,7 +28,9 @@ import (
 type Static struct{ T hedging.Threshold }
 
 // Threshold returns p.T, for every operation.
-func (p Static) Threshold(time.Duration, hedging.ThresholdQuery) (hedging.Threshold, bool) { return p.T, true }
+func (p Static) Threshold(time.Duration, hedging.ThresholdQuery) (hedging.Threshold, bool) {
+	return p.T, true
+}
 
 // Observe does nothing: a static threshold learns nothing.
 func (Static) Observe(time.Duration, hedging.Observation) {}

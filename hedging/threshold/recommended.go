@@ -187,17 +187,17 @@ type recState struct {
 // answering), the hedge ledger (decayed hedges sent at the threshold, how
 // many won, and their expected saving), and the decision made from them.
 type recAlt struct {
-	region             hedging.Region
-	aU, aC             recHist
-	decayed            time.Duration
+	region  hedging.Region
+	aU, aC  recHist
+	decayed time.Duration
 	// The ledger: decayed hedges sent at the threshold, how many won, how
 	// many the estimate expected to win (and that count's variance), and
 	// the wins' expected saving (ms, summed).
 	hedges, wins, expWins, varWins, gain float64
-	nextCalc           time.Duration
-	hedge              bool          // t applies (the chosen threshold or the backstop)
-	t, probeT, altMed  time.Duration // probeT > 0: the alternate's evidence is thin
-	survA              recHist       // scratch
+	nextCalc                             time.Duration
+	hedge                                bool          // t applies (the chosen threshold or the backstop)
+	t, probeT, altMed                    time.Duration // probeT > 0: the alternate's evidence is thin
+	survA                                recHist       // scratch
 }
 
 // Recommended is the threshold policy notebook 01 recommends (scenario type

@@ -238,7 +238,9 @@ func TestRecommendedProbesWhenEveryReadSlows(t *testing.T) {
 	p := newRec(t)
 	steady := func(i int) (time.Duration, time.Duration) { return body(i), 10 * time.Millisecond }
 	_, now := recRun(p, 0, 60000, time.Millisecond, steady, 0)
-	slow := func(i int) (time.Duration, time.Duration) { return 100*time.Millisecond + body(i), 10 * time.Millisecond }
+	slow := func(i int) (time.Duration, time.Duration) {
+		return 100*time.Millisecond + body(i), 10 * time.Millisecond
+	}
 	if h, _ := recRun(p, now, 20000, time.Millisecond, slow, 10000); h < 9000 {
 		t.Errorf("every read 100 ms slower, the alternate 10 ms: hedged %d of the last 10000, want nearly all", h)
 	}
