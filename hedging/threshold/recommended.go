@@ -248,9 +248,11 @@ type recAlt struct {
 //     of the unhedged quantile.
 //
 // Per operation ([Recommended.Threshold]): no hedge while the client's
-// throughput-control gate is refusing (a local 429, §9.3: for as long as
-// the leg that met it waited, from the end of its operation — an
-// alternate would take a token another operation needs); one in Explore
+// throughput-control gate is refusing (§9.3: an alternate would take a
+// token another operation needs) — after a leg whose every retry met a
+// local 429, for as long again as it was refused; a 429 the leg's retry
+// got past is already over, and the race itself sends no alternate for
+// the operation that met it (§9.3 #2); one in Explore
 // is not hedged, so the primary's latency past the threshold stays
 // observed; with a deadline, no hedge whose threshold plus the
 // alternate's median answer time does not fit in the time left, or, while
@@ -329,10 +331,13 @@ func (p *Recommended) Observe(now time.Duration, o hedging.Observation) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, leg := range o.Legs {
-		if leg.LocalThrottle {
+		if leg.LocalThrottle && leg.Outcome == hedging.LegFailed {
 			// Not a latency of the region: the attempt never left the
-			// client. The gate refuses for about as long as the leg waited.
-			p.throttledUntil = max(p.throttledUntil, now+leg.RetryAfter)
+			// client. A refusal the leg's retry got past lasted less than
+			// its backoff and is over; one that outlasted every retry has
+			// been refusing for the leg's elapsed time, and an episode
+			// seen that far in is expected to last about as long again.
+			p.throttledUntil = max(p.throttledUntil, now+leg.Elapsed)
 		}
 	}
 	s := p.state(now, recKey{o.Primary, o.Kind})

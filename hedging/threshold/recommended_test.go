@@ -168,24 +168,33 @@ func TestRecommendedStaysWarmAfterASlowAnswer(t *testing.T) {
 }
 
 // §9.3: while the client's throughput-control gate refuses, an alternate
-// would take a token another operation needs: no hedge for as long as
-// the throttled leg waited (its retry backoff), and hedging again after
-// it. A local 429 is no latency of the region: a key fed nothing else
-// stays fresh.
+// would take a token another operation needs. A local 429 the leg's retry
+// got past is over (gate-tight-burst: holding hedges 1 s after each kept a
+// chronic slow tenth unhedged); one that outlasted every retry of the leg
+// (15 ms) holds hedging for as long again. A local 429 is no latency of the
+// region: a key fed nothing else stays fresh.
 func TestRecommendedLocalThrottleLastsAsLongAsTheGate(t *testing.T) {
 	p := newRec(t)
 	_, now := recRun(p, 0, 5000, time.Millisecond, slowTenth(20*time.Millisecond), 0)
 	if th, ok := recAsk(p, now, 0); !ok || th.Get() > 50*time.Millisecond {
 		t.Fatalf("warm key with a slow tenth: threshold %v, %v; want a hedge below 50 ms", th, ok)
 	}
-	p.Observe(now, hedging.Observation{Event: hedging.OperationEnded, Primary: "A", Alternate: "B", Kind: hedging.PointRead, Latency: 9 * time.Millisecond,
-		Legs: [2]hedging.LegEnd{{Region: "A", Outcome: hedging.LegAnswered, Elapsed: 9 * time.Millisecond, LocalThrottle: true, RetryAfter: 5 * time.Millisecond}}, Won: true})
+	throttled := func(at time.Duration, out hedging.LegOutcome) {
+		p.Observe(at, hedging.Observation{Event: hedging.OperationEnded, Primary: "A", Alternate: "B", Kind: hedging.PointRead, Latency: 15 * time.Millisecond,
+			Legs: [2]hedging.LegEnd{{Region: "A", Outcome: out, Elapsed: 15 * time.Millisecond, LocalThrottle: true, RetryAfter: 5 * time.Millisecond}}, Won: out == hedging.LegAnswered})
+	}
+	throttled(now, hedging.LegAnswered)
+	if _, ok := recAsk(p, now+time.Millisecond, 0); !ok {
+		t.Errorf("after a local 429 the retry got past: no hedge, want hedging")
+	}
+	now += time.Second
+	throttled(now, hedging.LegFailed)
 	for _, c := range []struct {
 		at   time.Duration
 		want bool
-	}{{now + time.Millisecond, false}, {now + 4*time.Millisecond, false}, {now + 6*time.Millisecond, true}, {now + 10*time.Millisecond, true}} {
+	}{{now + time.Millisecond, false}, {now + 14*time.Millisecond, false}, {now + 16*time.Millisecond, true}} {
 		if _, ok := recAsk(p, c.at, 0); ok != c.want {
-			t.Errorf("%v after a local 429 whose leg waited 5ms: hedge %v, want %v", c.at-now, ok, c.want)
+			t.Errorf("%v after a leg refused for 15ms: hedge %v, want %v", c.at-now, ok, c.want)
 		}
 	}
 
