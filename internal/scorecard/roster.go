@@ -128,7 +128,7 @@ type entry struct {
 // of a roster entry's name, or else of its settings, stands for it) — and the fixed thresholds of the hindsight frontier that no
 // scored policy already is (index into GridMs → the scored policy that is
 // that threshold, or -1).
-func lineup(s *scenarios.Scenario, cfg *simnet.Config, own []simnet.Policy) ([]entry, []int, error) {
+func lineup(s *scenarios.Scenario, cfg *simnet.Config, own []simnet.Policy, ownOnly bool) ([]entry, []int, error) {
 	var out []entry
 	for i, p := range s.File.Policies {
 		out = append(out, entry{file: p, pol: own[i]})
@@ -138,6 +138,9 @@ func lineup(s *scenarios.Scenario, cfg *simnet.Config, own []simnet.Policy) ([]e
 		return nil, nil, err
 	}
 	for i, r := range rosterFile.Policies {
+		if ownOnly {
+			break
+		}
 		j := slices.IndexFunc(out, func(e entry) bool { return e.file.Name == r.Name })
 		if j < 0 {
 			j = slices.IndexFunc(out, func(e entry) bool { return e.roster == "" && sameSettings(e.file, r) })

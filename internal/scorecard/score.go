@@ -27,6 +27,11 @@ type Options struct {
 	Start, Cap int
 	// Context, when set, cancels the scorecard (its error is returned).
 	Context context.Context
+	// OwnOnly scores the scenario's own policies without the roster, and
+	// NoFrontier skips the hindsight frontier and the clairvoyant bound
+	// (Policy.Best, Regret and Clairvoyant stay zero/NaN): a test of the
+	// rule on chosen policies.
+	OwnOnly, NoFrontier bool
 }
 
 // scoredQ are the quantiles scored for every hedgeable kind (p99.9 only
@@ -204,7 +209,7 @@ func Score(s *scenarios.Scenario, opts Options) (*Card, error) {
 	if err != nil {
 		return nil, err
 	}
-	entries, grid, err := lineup(s, cfg, own)
+	entries, grid, err := lineup(s, cfg, own, opts.OwnOnly)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Source, err)
 	}
@@ -264,9 +269,12 @@ func Score(s *scenarios.Scenario, opts Options) (*Card, error) {
 	card.Replications = n
 	// The frontier's fixed thresholds and the clairvoyant bound, on the
 	// first replications (every policy has them).
-	gpols, gidx, err := gridPolicies(grid)
-	if err != nil {
-		return nil, err
+	var gpols []simnet.Policy
+	var gidx []int
+	if !opts.NoFrontier {
+		if gpols, gidx, err = gridPolicies(grid); err != nil {
+			return nil, err
+		}
 	}
 	gruns := make([][]sample, len(gpols))
 	if err := run(gpols, nil, gruns, 0, start); err != nil {
@@ -275,6 +283,9 @@ func Score(s *scenarios.Scenario, opts Options) (*Card, error) {
 	n = start
 	var seen []foresight
 	card.ClairvoyantWhy = clairvoyantWhy(cfg)
+	if opts.NoFrontier {
+		card.ClairvoyantWhy = "not computed"
+	}
 	if card.ClairvoyantWhy == "" && card.Headline >= 0 {
 		if seen, err = foresee(ctx, par, cfg, kindOf(card.Quantities[card.Headline]), n); err != nil {
 			return nil, fmt.Errorf("%s: %w", s.Source, err)
@@ -384,7 +395,7 @@ func (c *Card) fill(entries []entry, runs [][]sample, grid, gidx []int, gruns []
 		runs []sample
 	}
 	var points []point
-	if c.Headline >= 0 {
+	if c.Headline >= 0 && len(gidx) > 0 {
 		hq := c.Quantities[c.Headline]
 		add := func(name string, ms float64, ss []sample) {
 			points = append(points, point{study.FrontierPoint{Policy: name, ThresholdMs: ms,

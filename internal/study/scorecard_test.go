@@ -1,0 +1,194 @@
+package study
+
+import (
+	"math"
+	"strings"
+	"testing"
+)
+
+// reps builds replications of one quantity: latencies ms[i] at RU ru.
+func reps(ru float64, ms ...float64) []Replication {
+	var out []Replication
+	for _, x := range ms {
+		out = append(out, Replication{Latency: []float64{x}, RU: ru})
+	}
+	return out
+}
+
+// two is a scenario with one scored quantity and policies a and b.
+func two(a, b []Replication) *Paired {
+	return &Paired{Quantities: []Quantity{{Kind: "read", Q: 0.99}}, Policies: []string{"a", "b"}, Reps: [][]Replication{a, b}}
+}
+
+// The fourth edition's dominance rule, one row per clause and its edges:
+// b dominates a (a loses), decidedly, not, or not yet.
+func TestDominatesFourthEdition(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		a, b  []Replication
+		final bool
+		want  Truth
+	}{
+		{"12% faster, paired interval above 0, same RU", reps(1.1, 100, 110, 90), reps(1.1, 88, 97, 79), false, True},
+		{"12% faster on the mean but noisy pairs", reps(1.1, 100, 200, 30), reps(1.1, 150, 50, 40), false, Unknown},
+		{"the same noise at the cap: no evidence, no loss", reps(1.1, 100, 200, 30), reps(1.1, 150, 50, 40), true, False},
+		{"9% faster, decidedly under 10%", reps(1.0, 100, 101, 99), reps(1.0, 91, 92, 90), false, False},
+		{"50% faster for 7 RU points more (needs 45%)", reps(1.0, 100, 100, 100), reps(1.07, 50, 50, 50), false, True},
+		{"40% faster for 8 RU points more (needs 50%)", reps(1.0, 100, 100, 100), reps(1.08, 60, 60, 60), false, False},
+		{"2 points cheaper, no worse", reps(1.1, 100, 101, 99), reps(1.08, 101, 102, 100), false, True},
+		{"1.9 points cheaper", reps(1.1, 100, 101, 99), reps(1.081, 101, 102, 100), false, False},
+		{"2 points cheaper, decidedly 6% worse: a gain paid for", reps(1.1, 100, 101, 99), reps(1.08, 106, 107, 105), false, False},
+		{"2 points cheaper, 4% worse: too small a gain for the RU", reps(1.1, 100, 101, 99), reps(1.08, 104, 105, 103), false, True},
+		{"2 points cheaper, maybe worse (wide)", reps(1.1, 100, 30, 170), reps(1.08, 120, 160, 20), false, Unknown},
+		{"... at the cap: judged by the mean (no worse)", reps(1.1, 100, 30, 170), reps(1.08, 120, 160, 20), true, True},
+		{"... at the cap, 20% worse on the mean: the gain stands", reps(1.1, 100, 30, 170), reps(1.08, 130, 200, 30), true, False},
+		{"identical", reps(1.0, 5, 5, 5), reps(1.0, 5, 5, 5), false, False},
+	} {
+		got, why := two(c.a, c.b).Dominates(0, 1, c.final)
+		if got != c.want {
+			t.Errorf("%s: Dominates = %v (%s), want %v", c.name, got, why, c.want)
+		}
+	}
+}
+
+// Per kind and p99.9: a policy that spends RU for a gain on one scored
+// quantity of one kind is not dominated by a cheaper one that is worse
+// there (sub-p99-slow-mode: p99 equal, p99.9 halved) — the cheap one loses
+// to it, 57% lower for 6 points (the price is 10% × (1 + 6/2) = 40%) —
+// and one that gains on no scored quantity loses.
+func TestDominatesPerQuantity(t *testing.T) {
+	q := []Quantity{{"read", 0.99}, {"read", 0.999}}
+	rep := func(ru, p99, p999 float64) Replication { return Replication{Latency: []float64{p99, p999}, RU: ru} }
+	pays := []Replication{rep(1.06, 10.6, 19.9), rep(1.06, 10.7, 20.1), rep(1.06, 10.5, 19.8)}
+	cheap := []Replication{rep(1.0, 10.6, 45.8), rep(1.0, 10.7, 46.0), rep(1.0, 10.5, 45.5)}
+	c := &Paired{Quantities: q, Policies: []string{"pays", "cheap"}, Reps: [][]Replication{pays, cheap}}
+	if got, why := c.Dominates(0, 1, false); got != False {
+		t.Errorf("RU paid for p99.9: dominated (%s), want not", why)
+	}
+	if got, why := c.Dominates(1, 0, false); got != True {
+		t.Errorf("cheap policy: Dominates = %v (%s), want true (57%% on p99.9 for 6 points, 40%% needed)", got, why)
+	}
+	useless := []Replication{rep(1.06, 10.6, 45.8), rep(1.06, 10.7, 46.0), rep(1.06, 10.5, 45.5)}
+	c.Reps[0] = useless
+	if got, _ := c.Dominates(0, 1, false); got != True {
+		t.Errorf("RU spent for no gain in any quantity: Dominates = %v, want true", got)
+	}
+}
+
+// Losses adds an error-rate loss, names every dominating policy, and
+// Undecided names the policies more replications must go to.
+func TestLossesAndUndecided(t *testing.T) {
+	c := &Paired{Quantities: []Quantity{{"read", 0.99}}, Policies: []string{"disabled", "spender", "noisy", "erring"},
+		Reps: [][]Replication{
+			reps(1.0, 100, 101, 99),
+			reps(1.05, 100, 101, 99),
+			reps(1.05, 100, 30, 170),
+			{{Latency: []float64{100}, RU: 1, Errors: 0.03}, {Latency: []float64{101}, RU: 1, Errors: 0.03}, {Latency: []float64{99}, RU: 1, Errors: 0.03}},
+		}}
+	v, losses := c.Losses(1, false)
+	var by []string
+	for _, l := range losses {
+		by = append(by, l.By)
+	}
+	if v != True || strings.Join(by, ",") != "disabled,noisy,erring" {
+		t.Errorf("spender: %v lost to %q, want true to disabled,noisy,erring", v, by)
+	}
+	if v, l := c.Losses(3, false); v != True || l[0].By != "" || !strings.Contains(l[0].Why, "errors 3.00% vs best 0.00%") {
+		t.Errorf("erring: %v %+v, want an error-rate loss first", v, l)
+	}
+	// disabled's verdict waits on noisy (maybe faster); noisy's on
+	// disabled and erring (cheaper, maybe no worse) and spender (as dear,
+	// maybe faster): every policy needs more replications.
+	if u := c.Undecided(); len(u) != 4 {
+		t.Errorf("Undecided = %v, want [0 1 2 3]", u)
+	}
+	c.Reps[2] = reps(1.05, 100, 101, 99) // noisy settles: nothing is undecided
+	if u := c.Undecided(); len(u) != 0 {
+		t.Errorf("Undecided = %v, want none", u)
+	}
+}
+
+func TestNextReplications(t *testing.T) {
+	var got []int
+	for n := ScoreStart; ; {
+		got = append(got, n)
+		m := NextReplications(n)
+		if m == n {
+			break
+		}
+		n = m
+	}
+	if want := []int{3, 5, 8, 12}; len(got) != len(want) || got[0] != 3 || got[1] != 5 || got[2] != 8 || got[3] != 12 {
+		t.Errorf("sequence %v, want %v", got, want)
+	}
+}
+
+func TestQuantityString(t *testing.T) {
+	for q, want := range map[Quantity]string{{"read", 0.99}: "read p99", {"", 0.999}: "pooled p99.9", {"query", 0.5}: "query p50"} {
+		if got := q.String(); got != want {
+			t.Errorf("%v: %q, want %q", q, got, want)
+		}
+	}
+}
+
+// The hindsight frontier and the best fixed threshold at no more RU.
+func TestFrontierAndBestAt(t *testing.T) {
+	pts := []FrontierPoint{
+		{Policy: "off", ThresholdMs: math.Inf(1), RU: 1.00, Ms: 100},
+		{Policy: "t50", ThresholdMs: 50, RU: 1.02, Ms: 60},
+		{Policy: "t20", ThresholdMs: 20, RU: 1.10, Ms: 30},
+		{Policy: "t10", ThresholdMs: 10, RU: 1.30, Ms: 31}, // beaten by t20
+	}
+	f := Frontier(pts)
+	if len(f) != 3 || f[0].Policy != "off" || f[2].Policy != "t20" {
+		t.Errorf("frontier %+v", f)
+	}
+	for _, c := range []struct {
+		ru   float64
+		want string
+	}{{1.0, "off"}, {1.05, "t50"}, {1.10, "t20"}, {2, "t20"}, {0.99, "off"}} {
+		if b, ok := BestAt(pts, c.ru); !ok || b.Policy != c.want {
+			t.Errorf("BestAt(%v) = %s, want %s", c.ru, b.Policy, c.want)
+		}
+	}
+	if g := Excess([]float64{33, 33, 33}, []float64{30, 30, 30}); math.Abs(g.Mean-0.1) > 1e-12 || g.Lo != g.Hi {
+		t.Errorf("Excess = %+v, want 10%% exactly", g)
+	}
+}
+
+// A distribution-free interval of the median from order statistics (for
+// n = 10 the 2nd smallest and 2nd largest: P(Bin(10, 1/2) <= 1) = 1.07%).
+func TestMedianCI(t *testing.T) {
+	m, ci := MedianCI([]float64{9, 1, 8, 2, 7, 3, 6, 4, 5, 10, math.NaN()})
+	if m != 5.5 || ci != [2]float64{2, 9} {
+		t.Errorf("MedianCI = %v %v, want 5.5 [2, 9]", m, ci)
+	}
+	if m, ci := MedianCI([]float64{3, 1}); m != 2 || ci != [2]float64{1, 3} {
+		t.Errorf("two values: %v %v, want 2 [1, 3]", m, ci)
+	}
+}
+
+// The clairvoyant bound hedges exactly the operations that pull the
+// quantile down, cheapest first, within the RU given: of 100 operations, 5
+// take 200 ms unhedged and 20 hedged; the p99 (rank 99) may leave one
+// above it, so 4 RU bring it to 20 ms, and more buys nothing.
+func TestClairvoyantQuantile(t *testing.T) {
+	var ops []Foresight
+	for i := range 100 {
+		o := Foresight{Unhedged: 10, Hedged: 12, RU: 1}
+		if i < 5 { // five slow primaries whose alternate answers in 20 ms
+			o = Foresight{Unhedged: 200, Hedged: 20, RU: 1}
+		}
+		ops = append(ops, o)
+	}
+	for _, c := range []struct {
+		extra, want float64
+	}{{0, 200}, {3, 200}, {4, 20}, {5, 20}, {100, 20}} {
+		if got := ClairvoyantQuantile(ops, 0.99, c.extra); got != c.want {
+			t.Errorf("p99 with %v RU to spend = %v, want %v", c.extra, got, c.want)
+		}
+	}
+	if !math.IsNaN(ClairvoyantQuantile(nil, 0.99, 1)) {
+		t.Error("no operations: want NaN")
+	}
+}
