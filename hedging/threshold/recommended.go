@@ -84,12 +84,14 @@ type RecommendedConfig struct {
 	// remains).
 	Initial time.Duration
 	// Probe is the period, in operations of a key, of an operation hedged
-	// at the primary's 90th percentile while the alternate's evidence
-	// weighs less than MinSamples (the probe budget: at most 1/Probe of
-	// operations carry a probe, and about a tenth of those send one), so
-	// an alternate is observed even when every region slows together and
-	// the prior sees no gain; default 100 (1%, the share the p99 leaves).
-	// Negative: never.
+	// at the primary's 90th percentile while fewer than MinSamples of the
+	// alternate's answers are in its evidence, and one in ten of those at
+	// the primary region's floor (the probe budget: at most 1/Probe of
+	// operations carry a probe; about a tenth of the 90th-percentile ones,
+	// and nearly every floor one, send a hedge: ~0.2% of operations), so an
+	// alternate is observed even when every primary read slows together
+	// and the prior sees no gain; default 100 (1%, the share the p99
+	// leaves). Negative: never.
 	Probe int
 }
 
@@ -196,7 +198,11 @@ type recAlt struct {
 	hedges, wins, expWins, varWins, gain float64
 	nextCalc                             time.Duration
 	hedge                                bool          // t applies (the chosen threshold or the backstop)
+	pays                                 bool          // t is a threshold chosen because it pays
+	vetoUntil                            time.Duration // the ledger stopped the chosen threshold until then
+	hcap                                 float64       // the hedge rate the ledger allows (0: not set yet)
 	t, probeT, altMed                    time.Duration // probeT > 0: the alternate's evidence is thin
+	floorT                               time.Duration // the floor probe's threshold (with probeT)
 	survA                                recHist       // scratch
 }
 
@@ -373,10 +379,11 @@ func (p *Recommended) Observe(now time.Duration, o hedging.Observation) {
 	case hedging.LegFailed:
 		a.aU[recBins-1]++ // never answered: slower than any bin
 	}
-	// The ledger counts every hedge sent at a threshold (probes included;
-	// not a cold key's, sent on the prior), each with the estimate's
-	// probability that a hedge at its threshold wins.
-	if o.Cause == hedging.SpawnThreshold && s.warmed {
+	// The ledger counts the hedges sent at a threshold chosen because it
+	// pays (not probes, sent to learn, nor the backstop's insurance, nor a
+	// cold key's, sent on the prior), each with the estimate's probability
+	// that a hedge at its threshold wins.
+	if o.Cause == hedging.SpawnThreshold && s.warmed && a.pays && o.Threshold.Get() == a.t {
 		w := a.winProb(s, msOf(o.Threshold.Get()))
 		// It remembers about the last 2 × MinSamples hedges (twice the
 		// evidence a key needs before it trusts an estimate), so it
@@ -433,9 +440,15 @@ func (p *Recommended) Threshold(now time.Duration, q hedging.ThresholdQuery) (he
 	s.ops++
 	t, ok := a.t, a.hedge
 	if a.probeT > 0 && p.cfg.Probe > 0 && s.ops%p.cfg.Probe == p.cfg.Probe/2 {
-		t, ok = min(t, a.probeT), true // the alternate's evidence is thin: probe it
+		// The alternate's evidence is thin: probe it, one probe in ten at
+		// the primary's floor.
+		probe := a.probeT
+		if s.ops%(10*p.cfg.Probe) == p.cfg.Probe/2 {
+			probe = a.floorT
+		}
+		t, ok = min(t, probe), true
 		if !a.hedge {
-			t = a.probeT
+			t = probe
 		}
 	} else if p.cfg.Explore > 0 && s.ops%p.cfg.Explore == 0 {
 		return no, false

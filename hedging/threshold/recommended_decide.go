@@ -185,9 +185,27 @@ func (p *Recommended) decide(now time.Duration, s *recState, a *recAlt) {
 		return
 	}
 	wA, shift := p.estimate(now, s, a)
-	if qInf, pays := p.choose(s, a, wP, wA, shift); pays && !p.check(a, qInf) {
-		a.t = p.backstop(qInf) // its hedges did not do what they cost: keep only the insurance
+	qInf, pays := p.choose(s, a, wP, wA, shift)
+	a.pays = pays
+	switch {
+	case !pays:
+	case now < a.vetoUntil:
+		a.t, a.pays = p.backstop(qInf), false
+	case !p.check(a, qInf):
+		// Its hedges did not do what they cost: keep only the insurance for
+		// one memory of the primary, then try the chosen threshold again
+		// with an empty ledger (at most MinSamples hedges a memory).
+		a.t, a.pays = p.backstop(qInf), false
+		a.vetoUntil = now + p.memory(s)
+		a.hedges, a.wins, a.expWins, a.varWins, a.gain = 0, 0, 0, 0, 0
 	}
+}
+
+// memory returns the primary evidence's time constant: TargetSamples /
+// rate within [MinMemory, MaxMemory].
+func (p *Recommended) memory(s *recState) time.Duration {
+	tau := p.cfg.TargetSamples / max(s.rate, 1e-9)
+	return dur(1000 * min(max(tau, p.cfg.MinMemory.Seconds()), p.cfg.MaxMemory.Seconds()))
 }
 
 // agePrimary fades s's primary evidence to now (phase 1).
@@ -202,9 +220,7 @@ func (p *Recommended) agePrimary(now time.Duration, s *recState) {
 		s.rate = s.since / dt
 	}
 	s.since = 0
-	tau := p.cfg.TargetSamples / max(s.rate, 1e-9)
-	tau = min(max(tau, p.cfg.MinMemory.Seconds()), p.cfg.MaxMemory.Seconds())
-	f := float32(math.Exp(-dt / tau))
+	f := float32(math.Exp(-dt / p.memory(s).Seconds()))
 	for i := range recBins {
 		s.pU[i] *= f
 		s.pC[i] *= f
@@ -274,8 +290,14 @@ func (p *Recommended) cold(now time.Duration, s *recState, a *recAlt, wP float64
 // trips), or, while the pair has no floor, the primary's median (another
 // region, as far again as the primary). While the evidence is thin, one
 // operation in Probe is hedged at the lower edge of the primary's 90th
-// percentile (a.probeT), so an alternate the prior thinks no faster is
-// still observed, mostly where hedges matter: behind a slow primary. It
+// percentile (a.probeT) while fewer than MinSamples alternates answered
+// (cancelled ones say only "slower than this"), so an alternate the prior
+// thinks no faster is still observed, mostly where hedges matter: behind a
+// slow primary; and one in 10 × Probe at the primary region's floor (its
+// fastest answer of the last one to two MaxMemory/2 windows), so an
+// alternate is observed even when every primary read slows together and
+// none outlasts the 90th percentile by the alternate's answer time (a
+// queue). It
 // returns the alternate's evidence weight and the prior's shift (ms).
 func (p *Recommended) estimate(now time.Duration, s *recState, a *recAlt) (wA, shift float64) {
 	w := p.cfg.MaxMemory / 2
@@ -317,7 +339,15 @@ func (p *Recommended) estimate(now time.Duration, s *recState, a *recAlt) (wA, s
 			a.survA[i] = f*a.survA[i] + (1-f)*prior(i)
 		}
 		a.nextCalc = now + p.cfg.Refresh/10 // decided on the prior: look again soon
+	}
+	// Cancelled alternates say only "slower than this": until MinSamples
+	// have answered, the alternate's speed is not known, so it is probed.
+	if weight(&a.aU) < p.cfg.MinSamples {
 		a.probeT = max(dur(lowerQuantileOf(&s.survP, 0.9)), 1)
+		a.floorT = a.probeT
+		if !math.IsInf(fp, 1) {
+			a.floorT = max(dur(fp), 1)
+		}
 	}
 	// The alternate's median answer time, for the deadline; when most of
 	// its attempts were cancelled before answering (unknown), the prior's.
@@ -437,17 +467,18 @@ func (a *recAlt) winProb(s *recState, t float64) float64 {
 
 // check holds the hedges to what they did (phase 5) and reports whether
 // they may go on at the chosen threshold: with MinSamples of hedges in
-// a's ledger, not when they did not win — fewer than half as many won as
-// the estimate expected of each when it was sent, and more than 2.33
-// standard deviations fewer (a one-sided 1% deviation) — nor when they
-// won by less than they cost: their expected saving per hedge is below
-// MinGain × the unhedged quantile qInf (ms).
+// a's ledger, not when they did not win — fewer than MinGain of them won
+// (one in twenty), fewer than half as many as the estimate expected of
+// each when it was sent, and more than 2.33 standard deviations fewer (a
+// one-sided 1% deviation) — nor when those that won saved less than they
+// cost: an expected saving per win below MinGain × the unhedged quantile
+// qInf (ms).
 func (p *Recommended) check(a *recAlt, qInf float64) bool {
 	n := a.hedges
 	if n < p.cfg.MinSamples {
 		return true
 	}
-	lost := a.wins < a.expWins/2 && a.wins < a.expWins-2.33*math.Sqrt(a.varWins)
-	small := a.gain/n < p.cfg.MinGain*qInf
+	lost := a.wins < p.cfg.MinGain*n && a.wins < a.expWins/2 && a.wins < a.expWins-2.33*math.Sqrt(a.varWins)
+	small := a.wins >= 1 && a.gain/a.wins < p.cfg.MinGain*qInf
 	return !lost && !small
 }

@@ -1,0 +1,74 @@
+package scenarios_test
+
+// Issue 25: the third set of threshold-policy cases (testdata/policy-cases/
+// third-set, and ../shared/cases/policy/third-set when present: a shared
+// file whose content differs from the copies is scored too). Each is
+// scored by the fourth-edition scorecard as `hedgesim scorecard` scores it
+// — the file's policies and the roster, paired replications added while a
+// verdict is undecided, every hedgeable kind's p99 and p99.9 — and the
+// recommended policy must lose none.
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"hedgelab/internal/racecases"
+	"hedgelab/internal/scorecard"
+	"hedgelab/scenarios"
+)
+
+func TestThirdSetRecommendedLosesNone(t *testing.T) {
+	if testing.Short() {
+		t.Skip("scores seven scenarios with the whole roster (minutes)")
+	}
+	local, _ := filepath.Glob(filepath.Join("testdata", "policy-cases", "third-set", "*.toml"))
+	shared, _ := filepath.Glob(filepath.Join(racecases.SharedDir(), "cases", "policy", "third-set", "*.toml"))
+	if len(local) == 0 {
+		t.Fatal("no testdata/policy-cases/third-set/*.toml")
+	}
+	var paths []string
+	var seen [][]byte
+	for _, p := range slices.Concat(local, shared) {
+		data := mustRead(t, p)
+		if slices.ContainsFunc(seen, func(d []byte) bool { return bytes.Equal(d, data) }) {
+			continue
+		}
+		seen = append(seen, data)
+		paths = append(paths, p)
+	}
+	for _, path := range paths {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			s, err := scenarios.Load(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			card, err := scorecard.Score(s, scorecard.Options{NoFrontier: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := card.Policy(scorecard.Recommended)
+			if rec == nil {
+				t.Fatal("no recommended policy scored")
+			}
+			t.Logf("%d-%d replications; recommended %v ms (%v) RU %.3f errors %.2f%% hedged %.2f%%",
+				card.Start, card.Replications, rec.Latency, card.Quantities, rec.RU, 100*rec.Errors, 100*rec.Hedged)
+			if rec.Loses {
+				for _, l := range rec.Losses {
+					t.Errorf("recommended loses to %q: %s (%v)", l.By, l.Why, l.Truth)
+				}
+			}
+		})
+	}
+}
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
