@@ -29,7 +29,7 @@ type notebook struct {
 }
 
 var notebooks = []notebook{
-	{"q11", "01-q11-static-vs-p99", "Spec §17 Q11: static driver default or dynamic P99 threshold?", q11Third},
+	{"q11", "01-q11-static-vs-p99", "Spec §17 Q11: static driver default or dynamic P99 threshold?", q11Fourth},
 	{"q7", "02-q7-breaker-threshold", "Spec §17 Q7: how many consecutive alternate wins should trip the partition breaker?", q7},
 	{"sdk", "03-sdk-defaults", "Defaults across SDKs: 500 ms, 1000 ms, or the best static threshold?", sdkDefaults},
 	{"price", "04-price-of-hedging", "The price of hedging: RU multiplier against tail latency", price},

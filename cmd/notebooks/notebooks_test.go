@@ -1,6 +1,7 @@
 package main
 
 import (
+	"hedgelab/internal/scorecard"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,18 +67,14 @@ func TestDocTableAndBetter(t *testing.T) {
 	}
 }
 
-// The third edition's roster: the second edition's policies and the
-// recommended policy, each buildable.
+// The roster: one policy of every type and the presets notebook 01
+// studies, each buildable.
 func TestQ11Roster(t *testing.T) {
-	names, err := q11Names()
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := "disabled driver-default static-50ms p99-tps p99-dynamic p99-dynamic-min20 p99-budget-20pct cassandra-100ms finagle-2pct grpc-throttle-50ms recommended"
-	if got := strings.Join(names, " "); got != want {
+	if got := strings.Join(scorecard.RosterNames(), " "); got != want {
 		t.Errorf("roster %q, want %q", got, want)
 	}
-	pols, err := scenarios.BuildPolicies("q11 roster", []byte(q11ThirdTOML), time.Second)
+	pols, err := scenarios.BuildPolicies("q11 roster", []byte(scorecard.RosterTOML), time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

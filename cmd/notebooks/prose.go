@@ -54,9 +54,13 @@ var proseFuncs = template.FuncMap{
 	// points renders a difference of RU multipliers in percentage points,
 	// signed ("+3").
 	"points": func(v float64) string { return fmt.Sprintf("%+.0f", 100*v) },
-	"sub":    func(a, b float64) float64 { return a - b },
-	"mul":    func(a, b float64) float64 { return a * b },
-	"div":    func(a, b float64) float64 { return a / b },
+	// points1 renders a fraction as signed percent with one decimal
+	// ("+3.2", "-0.4"): the template writes the "%".
+	"points1": func(v float64) string { return fmt.Sprintf("%+.1f", 100*v) },
+	"float":   func(n int) float64 { return float64(n) },
+	"sub":     func(a, b float64) float64 { return a - b },
+	"mul":     func(a, b float64) float64 { return a * b },
+	"div":     func(a, b float64) float64 { return a / b },
 	// codes renders names as "`a`, `b`".
 	"codes": func(names []string) string {
 		var out []string
@@ -166,3 +170,19 @@ func (d *doc) check(claims ...claim) {
 
 // failf is a claim's failure.
 func failf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+func joinOr(xs []string, none string) string {
+	if len(xs) == 0 {
+		return none
+	}
+	return strings.Join(xs, ", ")
+}
+
+func firstSentence(s string) string {
+	for i, c := range s {
+		if c == '.' && (i+1 == len(s) || s[i+1] == ' ') {
+			return s[:i+1]
+		}
+	}
+	return s
+}

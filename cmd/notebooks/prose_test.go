@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"hedgelab/internal/scorecard"
 	"math"
 	"os"
 	"path/filepath"
@@ -112,12 +113,12 @@ func TestProbeParagraph(t *testing.T) {
 	}
 }
 
-// The policy paragraph of notebook 01 names settings of q11PolicyTOML: the
-// claim that checks them holds for the study's policies.
+// The policy paragraph of notebook 01 names settings of the scorecard's
+// roster: the claim that checks them holds for the study's policies.
 func TestQ11PolicySettingsClaim(t *testing.T) {
 	for _, want := range q11PolicySettings {
-		if !strings.Contains(q11PolicyTOML, want) {
-			t.Errorf("q11PolicyTOML lacks %q", want)
+		if !strings.Contains(scorecard.RosterTOML, want) {
+			t.Errorf("scorecard.RosterTOML lacks %q", want)
 		}
 	}
 }

@@ -1,64 +1,29 @@
 package main
 
-import "strings"
+// Notebook 01, fourth edition: every roster policy on the scenario
+// library and every policy case, scored by the scorecard
+// (internal/scorecard over internal/study's rule) with the hindsight
+// frontier of fixed thresholds and the clairvoyant bound.
 
-// Notebook 01's policies, shared by its editions: the third edition
-// (q11third.go) adds the recommended policy to these.
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
 
-// q11PolicyTOML is every policy of the study, in the scenario file syntax
-// (built by scenarios.BuildPolicies, the one definition of the policy
-// types).
-const q11PolicyTOML = `[[policies]]
-name = "disabled"
-type = "disabled"
+	"hedgelab/internal/scorecard"
+	"hedgelab/internal/study"
+)
 
-[[policies]]
-name = "driver-default"
-type = "driver_default"
+// q11RecName is the policy the notebook recommends, as scenario files name
+// it: `type = "recommended"` is an alias that always names it.
+const q11RecName = scorecard.Recommended
 
-[[policies]]
-name = "static-50ms"
-type = "static"
-threshold_ms = 50
-
-[[policies]]
-name = "p99-tps"
-type = "p99_dynamic"
-preset = "tps_literal"
-
-[[policies]]
-name = "p99-dynamic"
-type = "p99_dynamic"
-
-[[policies]]
-name = "p99-dynamic-min20"
-type = "p99_dynamic"
-min_ms = 20
-
-[[policies]]
-name = "p99-budget-20pct"
-type = "p99_dynamic"
-hedge_budget = 0.2
-
-[[policies]]
-name = "cassandra-100ms"
-type = "capped_quantile"
-cap_ms = 100
-
-[[policies]]
-name = "finagle-2pct"
-type = "backup_requests"
-max_extra_load = 0.02
-
-[[policies]]
-name = "grpc-throttle-50ms"
-type = "retry_throttle"
-threshold_ms = 50
-`
-
-// q11PolicySettings are the settings of q11PolicyTOML the "q11/policies"
-// paragraph names: the claim "q11 policy text matches q11PolicyTOML"
-// checks that each is there.
+// q11PolicySettings are the settings of scorecard.RosterTOML the
+// "q11/policies" paragraph names: the claim "q11 policy text matches the
+// roster" checks that each is there.
 var q11PolicySettings = []string{
 	`name = "p99-tps"` + "\ntype = \"p99_dynamic\"\npreset = \"tps_literal\"",
 	`name = "p99-dynamic-min20"` + "\ntype = \"p99_dynamic\"\nmin_ms = 20\n",
@@ -69,18 +34,420 @@ var q11PolicySettings = []string{
 	`name = "static-50ms"` + "\ntype = \"static\"\nthreshold_ms = 50\n",
 }
 
-func joinOr(xs []string, none string) string {
-	if len(xs) == 0 {
-		return none
-	}
-	return strings.Join(xs, ", ")
+// q11CaseDirs are the directories of policy cases the notebook reads,
+// relative to the repository root (where `make notebooks` runs), in
+// order; a missing directory is skipped, and a file whose content an
+// earlier directory had is read once.
+var q11CaseDirs = []string{
+	"scenarios/testdata/policy-cases", "../shared/cases/policy",
+	"scenarios/testdata/policy-cases/third-set", "../shared/cases/policy/third-set",
 }
 
-func firstSentence(s string) string {
-	for i, c := range s {
-		if c == '.' && (i+1 == len(s) || s[i+1] == ' ') {
-			return s[:i+1]
+// q11ThirdSet is where the third set's cases are (the issue-25 cases).
+const q11ThirdSet = "third-set"
+
+// q11Source is the notebook's scenarios: the embedded library, then the
+// policy cases.
+func q11Source() scorecard.Source {
+	var dirs []string
+	for _, d := range q11CaseDirs {
+		if m, _ := filepath.Glob(filepath.Join(d, "*.toml")); len(m) > 0 {
+			dirs = append(dirs, d)
 		}
 	}
-	return s
+	return scorecard.Concat("library and cases", scorecard.Library(), scorecard.Files(dirs...))
+}
+
+// q11Scn is one scored scenario: its card and where it came from
+// ("embedded", or the case directory's base name).
+type q11Scn struct {
+	Name, From string
+	Card       *scorecard.Card
+}
+
+// q11Score scores every scenario of q11Source.
+func (d *doc) q11Score() ([]q11Scn, error) {
+	cards, err := scorecard.Run(q11Source(), scorecard.Options{Parallel: d.parallel}, nil)
+	if err != nil {
+		return nil, err
+	}
+	var out []q11Scn
+	for _, c := range cards {
+		from := "embedded"
+		if !strings.HasPrefix(c.Source, "embedded:") {
+			from = filepath.Base(filepath.Dir(c.Source))
+		}
+		name := c.Scenario
+		if slices.ContainsFunc(out, func(o q11Scn) bool { return o.Name == name }) {
+			name += " (case)" // a case file named like an embedded scenario
+		}
+		out = append(out, q11Scn{Name: name, From: from, Card: c})
+	}
+	return out, nil
+}
+
+// headline renders a policy's headline quantity, RU and errors on a card:
+// "25.2 ms / 1.100 / 0.58%".
+func headline(c *scorecard.Card, p *scorecard.Policy) string {
+	if c.Headline < 0 {
+		return fmt.Sprintf("pooled p99 %s ms / %s / %s", ms(p.Pooled[0]), ru(p.RU), pct(p.Errors))
+	}
+	return fmt.Sprintf("%s ms / %s / %s", ms(p.Latency[c.Headline]), ru(p.RU), pct(p.Errors))
+}
+
+// lossText renders the decided reasons of a loss.
+func lossText(p *scorecard.Policy) string {
+	var out []string
+	for _, l := range p.Losses {
+		if l.Truth != study.True {
+			continue
+		}
+		if l.By == "" {
+			out = append(out, l.Why)
+		} else {
+			out = append(out, "`"+l.By+"`: "+l.Why)
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// quantity returns the index of quantity q on card c (-1: not scored).
+func quantity(c *scorecard.Card, q study.Quantity) int {
+	return slices.Index(c.Quantities, q)
+}
+
+// q11View is the fourth edition's prose view.
+type q11View struct {
+	Rec                             string
+	Scenarios, Embedded, Cases      int
+	CaseDirs                        []string
+	Gain, RUPts, MinGain, ErrPts    float64
+	Start, Cap                      int
+	Grid                            string
+	RecLost                         []q11RecLoss
+	RecRate                         scorecard.Rate
+	Summary                         scorecard.Summary
+	Beats, Behind                   []string
+	Capped                          []string
+	NoBound                         int
+	Kind, P999, Paired, Price       q11Change
+	Margin                          q11Margin
+	Third                           []string
+	ThirdLost                       int
+	Fewest                          []string
+	FewestLost                      int
+	BoundBelow, BoundAt, BoundCount int
+}
+
+// q11RecLoss is one scenario the recommended policy loses.
+type q11RecLoss struct {
+	Scenario, Figures, Why string
+}
+
+// q11Change is one change of the rule and the case that shows it.
+type q11Change struct {
+	Case, Text string
+}
+
+// q11Margin counts the comparisons the "no worse" margin decides: a
+// cheaper policy decidedly but less than ScoreMinGain worse on every
+// quantity where it is worse, which would not dominate without the margin.
+type q11Margin struct {
+	Count    int
+	Examples []string
+}
+
+// q11Fourth writes notebook 01's fourth edition.
+func q11Fourth(d *doc) error {
+	d.check(claim{"q11 policy text matches the roster", func() error {
+		for _, want := range q11PolicySettings {
+			if !strings.Contains(scorecard.RosterTOML, want) {
+				return failf("scorecard.RosterTOML lacks %q", want)
+			}
+		}
+		return nil
+	}})
+	scns, err := d.q11Score()
+	if err != nil {
+		return err
+	}
+	v := q11View{Rec: q11RecName, Scenarios: len(scns), Gain: study.ScoreGain, RUPts: study.ScoreRUPoints, MinGain: study.ScoreMinGain,
+		ErrPts: study.ScoreErrPoints, Start: study.ScoreStart, Cap: study.ScoreCap}
+	var grid []string
+	for _, g := range scorecard.GridMs {
+		grid = append(grid, ms(g))
+	}
+	v.Grid = strings.Join(grid, ", ")
+	for _, s := range scns {
+		if s.From == "embedded" {
+			v.Embedded++
+		} else {
+			v.Cases++
+		}
+	}
+	for _, dir := range q11CaseDirs {
+		if m, _ := filepath.Glob(filepath.Join(dir, "*.toml")); len(m) > 0 {
+			v.CaseDirs = append(v.CaseDirs, "`"+dir+"/`")
+		}
+	}
+	cards := make([]*scorecard.Card, len(scns))
+	for i, s := range scns {
+		cards[i] = s.Card
+	}
+	v.Summary = scorecard.Summarize(cards)
+	v.RecRate = v.Summary.Rate(q11RecName)
+	d.check(claim{"every scenario scored every roster policy", func() error {
+		for _, r := range v.Summary.Rates {
+			if r.Ran != len(scns) {
+				return failf("%s ran on %d of %d scenarios", r.Policy, r.Ran, len(scns))
+			}
+		}
+		return nil
+	}})
+
+	d.say("q11/question", v)
+	d.say("q11/policies-intro", nil)
+	d.b.WriteString("```toml\n" + scorecard.RosterTOML + "```\n\n")
+	d.say("q11/policies", nil)
+	d.say("q11/recommended", v)
+	d.p("## Method: the scorecard, fourth edition")
+	d.say("q11/method", v)
+
+	// The rule's changes, each with the case that shows it.
+	d.q11Changes(scns, &v)
+	d.p("### What changed in the rule, and the case that shows each change")
+	d.say("q11/rule-changes", v)
+
+	// Loss rates.
+	d.p("## Loss rate per policy")
+	rates := slices.Clone(v.Summary.Rates)
+	slices.SortStableFunc(rates, func(a, b scorecard.Rate) int { return cmp.Compare(a.Lost, b.Lost) })
+	v.FewestLost = rates[0].Lost
+	var tab [][]string
+	for _, r := range rates {
+		if r.Lost == v.FewestLost {
+			v.Fewest = append(v.Fewest, "`"+r.Policy+"`")
+		}
+		tab = append(tab, []string{"`" + r.Policy + "`", fmt.Sprint(r.Ran), fmt.Sprint(r.Lost),
+			fmt.Sprintf("%.1f%% [%.1f, %.1f]", 100*float64(r.Lost)/float64(max(r.Ran, 1)), 100*r.CI[0], 100*r.CI[1])})
+	}
+	d.say("q11/rates", v)
+	d.table([]string{"policy", "scenarios", "lost", "loss rate [exact 95% CI]"}, tab)
+
+	// The recommended policy's losses.
+	d.p("## Where `%s` loses, and why", q11RecName)
+	tab = nil
+	for _, s := range scns {
+		p := s.Card.Policy(q11RecName)
+		if p == nil || !p.Loses {
+			continue
+		}
+		l := q11RecLoss{Scenario: "`" + s.Name + "`", Figures: headline(s.Card, p), Why: lossText(p)}
+		v.RecLost = append(v.RecLost, l)
+		tab = append(tab, []string{l.Scenario, s.From, l.Figures, l.Why})
+	}
+	d.say("q11/rec-losses", v)
+	if len(tab) > 0 {
+		d.table([]string{"scenario", "source", "recommended: headline ms / RU × / errors", "lost to (paired gain [95% CI])"}, tab)
+	}
+
+	// Regret to the hindsight frontier, and the clairvoyant bound.
+	d.p("## Regret to the best fixed threshold in hindsight")
+	tab = nil
+	for _, s := range scns {
+		c := s.Card
+		p := c.Policy(q11RecName)
+		if p == nil || c.Headline < 0 || p.Regret.N == 0 {
+			continue
+		}
+		regret := fmt.Sprintf("%+.1f%% [%+.1f, %+.1f]", 100*p.Regret.Mean, 100*p.Regret.Lo, 100*p.Regret.Hi)
+		switch {
+		case p.Regret.Hi < 0:
+			v.Beats = append(v.Beats, "`"+s.Name+"`")
+		case p.Regret.Lo > 0:
+			v.Behind = append(v.Behind, "`"+s.Name+"`")
+		}
+		bound := "— (" + c.ClairvoyantWhy + ")"
+		if !math.IsNaN(p.Clairvoyant) {
+			bound = ms(p.Clairvoyant)
+			v.BoundCount++
+			switch lat := p.Latency[c.Headline]; {
+			case lat <= p.Clairvoyant*1.05:
+				v.BoundAt++
+			default:
+				v.BoundBelow++
+			}
+		} else {
+			v.NoBound++
+		}
+		best := fmt.Sprintf("`%s` %s ms / %s", p.Best.Policy, ms(p.Best.Ms), ru(p.Best.RU))
+		tab = append(tab, []string{"`" + s.Name + "`", c.Quantities[c.Headline].String(), ms(p.Latency[c.Headline]) + " / " + ru(p.RU), best, regret, bound})
+	}
+	d.say("q11/regret", v)
+	d.table([]string{"scenario", "headline", "recommended ms / RU ×", "best fixed threshold at no more RU: ms / RU ×", "regret [95% CI]", "clairvoyant bound at its RU, ms"}, tab)
+	d.check(claim{"the regret summary counts the rows", func() error {
+		if len(v.Beats)+len(v.Behind) > v.Summary.RegretN || v.Summary.Beats != len(v.Beats) || v.Summary.Behind != len(v.Behind) {
+			return failf("beats %d/%d behind %d/%d of %d", len(v.Beats), v.Summary.Beats, len(v.Behind), v.Summary.Behind, v.Summary.RegretN)
+		}
+		return nil
+	}})
+
+	// The third set: the cases of issue 25.
+	d.p("## The third set of policy cases")
+	tab = nil
+	for _, s := range scns {
+		if s.From != q11ThirdSet {
+			continue
+		}
+		c := s.Card
+		p := c.Policy(q11RecName)
+		verdict := "no loss"
+		if p.Loses {
+			verdict = "**loses**: " + lossText(p)
+			v.ThirdLost++
+		}
+		v.Third = append(v.Third, "`"+s.Name+"`")
+		var qs []string
+		for j, q := range c.Quantities {
+			qs = append(qs, fmt.Sprintf("%s %s", q, ms(p.Latency[j])))
+		}
+		reps := fmt.Sprint(c.Start)
+		if c.Replications > c.Start {
+			reps += "–" + fmt.Sprint(c.Replications)
+		}
+		tab = append(tab, []string{"`" + s.Name + "`", strings.Join(qs, ", "), "pooled p99 " + ms(p.Pooled[0]), ru(p.RU), pct(p.Hedged), reps, verdict})
+	}
+	d.say("q11/third-set", v)
+	if len(tab) > 0 {
+		d.table([]string{"case", "recommended: scored quantities, ms", "pooled", "RU ×", "hedged", "replications", "verdict"}, tab)
+	}
+
+	// Every scenario, every roster policy.
+	d.p("## Every scenario")
+	names := scorecard.RosterNames()
+	header := []string{"scenario", "source", "headline", "reps"}
+	for _, n := range names {
+		header = append(header, "`"+n+"`")
+	}
+	tab = nil
+	for _, s := range scns {
+		c := s.Card
+		head := "pooled p99"
+		if c.Headline >= 0 {
+			head = c.Quantities[c.Headline].String()
+		}
+		reps := fmt.Sprint(c.Start)
+		if c.Replications > c.Start {
+			reps += "–" + fmt.Sprint(c.Replications)
+		}
+		if !c.Decided {
+			reps += " (cap)"
+			v.Capped = append(v.Capped, "`"+s.Name+"`")
+		}
+		row := []string{"`" + s.Name + "`", s.From, head, reps}
+		for _, n := range names {
+			p := c.RosterPolicy(n)
+			cell := "-"
+			if p != nil {
+				if c.Headline >= 0 {
+					cell = ms(p.Latency[c.Headline]) + " / " + ru(p.RU)
+				} else {
+					cell = ms(p.Pooled[0]) + " / " + ru(p.RU)
+				}
+				if p.Errors > 0.005 {
+					cell += " / " + pct(p.Errors) + " err"
+				}
+				if p.Loses {
+					cell += " ✗"
+				}
+			}
+			row = append(row, cell)
+		}
+		tab = append(tab, row)
+	}
+	d.say("q11/matrix", v)
+	d.table(header, tab)
+
+	d.p("## Answer")
+	d.say("q11/answer", v)
+	return nil
+}
+
+// q11Changes fills the rule-change paragraphs' figures from the cards.
+func (d *doc) q11Changes(scns []q11Scn, v *q11View) {
+	find := func(name string) *scorecard.Card {
+		for _, s := range scns {
+			if s.Name == name {
+				return s.Card
+			}
+		}
+		return nil
+	}
+	rd := func(c *scorecard.Card, policy string, q study.Quantity) string {
+		p := c.Policy(policy)
+		if p == nil {
+			p = c.RosterPolicy(policy)
+		}
+		j := quantity(c, q)
+		if p == nil || j < 0 {
+			return "-"
+		}
+		return ms(p.Latency[j])
+	}
+	read99, read999 := study.Quantity{Kind: "read", Q: 0.99}, study.Quantity{Kind: "read", Q: 0.999}
+	if c := find("kind-mix-pooled-p99"); c != nil {
+		rec, off := c.Policy(q11RecName), c.RosterPolicy("disabled")
+		v.Kind = q11Change{Case: "kind-mix-pooled-p99", Text: fmt.Sprintf("pooled p99 %s ms for `%s` and %s ms for `disabled`, the reads' own p99 %s against %s ms, for RU %s against %s",
+			ms(rec.Pooled[0]), q11RecName, ms(off.Pooled[0]), rd(c, q11RecName, read99), rd(c, "disabled", read99), ru(rec.RU), ru(off.RU))}
+	}
+	if c := find("sub-p99-slow-mode"); c != nil {
+		rec, off := c.Policy(q11RecName), c.RosterPolicy("disabled")
+		v.P999 = q11Change{Case: "sub-p99-slow-mode", Text: fmt.Sprintf("read p99 %s against %s ms, read p99.9 %s against %s ms, for RU %s against %s",
+			rd(c, q11RecName, read99), rd(c, "disabled", read99), rd(c, q11RecName, read999), rd(c, "disabled", read999), ru(rec.RU), ru(off.RU))}
+	}
+	var paired []string
+	for _, name := range []string{"pareto-everywhere", "rate-surge-10x-queueing"} {
+		if c := find(name); c != nil {
+			state := "every verdict decided"
+			if !c.Decided {
+				state = "some settled at the cap"
+			}
+			paired = append(paired, fmt.Sprintf("`%s` ran %d replications for every policy and up to %d for the undecided (%s)", name, c.Start, c.Replications, state))
+		}
+	}
+	v.Paired = q11Change{Case: "pareto-everywhere", Text: strings.Join(paired, "; ")}
+	if c := find("gate-tight-burst"); c != nil {
+		off := c.RosterPolicy("disabled")
+		v.Price = q11Change{Case: "gate-tight-burst", Text: fmt.Sprintf("`disabled` (read p99 %s ms, RU %s) loses there: %s", rd(c, "disabled", read99), ru(off.RU), lossText(off))}
+	}
+	// The "no worse" margin: cheaper-clause losses the margin decides.
+	for _, s := range scns {
+		pc := s.Card.Paired
+		if pc == nil {
+			continue
+		}
+		for a := range pc.Policies {
+			for b := range pc.Policies {
+				if a == b || pc.RU(b)-pc.RU(a) > -study.ScoreRUPoints {
+					continue
+				}
+				marginOnly, worseSomewhere := true, false
+				for j := range pc.Quantities {
+					g := pc.Gain(a, b, j)
+					if g.Hi < 0 { // b decidedly worse on j
+						worseSomewhere = true
+						if g.Mean <= -study.ScoreMinGain {
+							marginOnly = false
+						}
+					}
+				}
+				if t, _ := pc.Dominates(a, b, true); t == study.True && worseSomewhere && marginOnly {
+					v.Margin.Count++
+					if len(v.Margin.Examples) < 3 && !slices.Contains(v.Margin.Examples, "`"+s.Name+"`") {
+						v.Margin.Examples = append(v.Margin.Examples, "`"+s.Name+"`")
+					}
+				}
+			}
+		}
+	}
 }
