@@ -193,17 +193,17 @@ type recAlt struct {
 	aU, aC  recHist
 	decayed time.Duration
 	// The ledger: decayed hedges sent at the threshold, how many won, how
-	// many the estimate expected to win (and that count's variance), and
-	// the wins' expected saving (ms, summed).
-	hedges, wins, expWins, varWins, gain float64
-	nextCalc                             time.Duration
-	hedge                                bool          // t applies (the chosen threshold or the backstop)
-	pays                                 bool          // t is a threshold chosen because it pays
-	vetoUntil                            time.Duration // the ledger stopped the chosen threshold until then
-	hcap                                 float64       // the hedge rate the ledger allows (0: not set yet)
-	t, probeT, altMed                    time.Duration // probeT > 0: the alternate's evidence is thin
-	floorT                               time.Duration // the floor probe's threshold (with probeT)
-	survA                                recHist       // scratch
+	// many the estimate expected to win, and the wins' expected saving
+	// (ms, summed).
+	hedges, wins, expWins, gain float64
+	nextCalc                    time.Duration
+	hedge                       bool          // t applies (the chosen threshold or the backstop)
+	pays                        bool          // t is a threshold chosen because it pays
+	vetoUntil                   time.Duration // the ledger stopped the chosen threshold until then
+	hcap                        float64       // the hedge rate the ledger allows (0: not set yet)
+	t, probeT, altMed           time.Duration // probeT > 0: the alternate's evidence is thin
+	floorT                      time.Duration // the floor probe's threshold (with probeT)
+	survA                       recHist       // scratch
 }
 
 // Recommended is the threshold policy notebook 01 recommends (scenario type
@@ -389,10 +389,9 @@ func (p *Recommended) Observe(now time.Duration, o hedging.Observation) {
 		// evidence a key needs before it trusts an estimate), so it
 		// answers for what hedges do now.
 		g := 1 - 1/(2*p.cfg.MinSamples)
-		a.hedges, a.wins, a.expWins, a.varWins, a.gain = g*a.hedges, g*a.wins, g*a.expWins, g*g*a.varWins, g*a.gain
+		a.hedges, a.wins, a.expWins, a.gain = g*a.hedges, g*a.wins, g*a.expWins, g*a.gain
 		a.hedges++
 		a.expWins += w
-		a.varWins += w * (1 - w)
 		if o.Won && o.Winner == hedging.Alternate {
 			a.wins++
 			a.gain += s.residual(ms(o.Latency), p.cfg.Max)
