@@ -62,9 +62,12 @@
 // [HedgeGate] beside the threshold ([HedgingStrategy.Gate]: a hedge budget,
 // [hedgelab/hedging/threshold.Budget], admits each hedge when it is due and
 // each read a tripped partition breaker moves to the alternate), then calls
-// [Client.Do]. A policy may also decide per operation kind and deadline
-// ([OperationPolicy]) and learn from attempts the race cancels
-// ([SupersededObserver], [SpawnObserver]).
+// [Client.Do]. A policy chooses each operation's threshold from a
+// [ThresholdQuery] (primary and alternate regions, operation kind, time
+// left) and learns from the [Observation]s the race reports (an
+// operation started, an alternate sent, an operation ended and what
+// became of each leg); a gate admits hedges and sees the same
+// observations.
 //
 // Durations are [time.Duration]; virtual and real time are both expressed as
 // a time.Duration offset from an arbitrary origin.

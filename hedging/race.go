@@ -321,7 +321,7 @@ type raceState struct {
 	totalCharge                float64
 	err                        error
 	tripped                    bool
-	declined                   bool // an OperationPolicy chose not to hedge this operation
+	declined                   bool // the ThresholdPolicy chose not to hedge this operation
 }
 
 // Begin starts the race for op at now into r (which it resets) and writes
@@ -436,7 +436,7 @@ func (c *Client) eligible(op *Operation, regions []Endpoint) (HedgingStrategy, b
 // first attempt: whether it is hedged, between which regions, and when.
 type HedgePlan struct {
 	// Hedged: op is eligible (spec §5.1) and has a distinct alternate
-	// (§6.4.1); Declined: its OperationPolicy declined to hedge it, so no
+	// (§6.4.1); Declined: its ThresholdPolicy declined to hedge it, so no
 	// threshold applies.
 	Hedged, Declined bool
 	// Primary and Alternate are the regions of the first two applicable

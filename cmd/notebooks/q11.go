@@ -15,6 +15,7 @@ import (
 
 	"hedgelab/internal/scorecard"
 	"hedgelab/internal/study"
+	"hedgelab/scenarios"
 )
 
 // q11RecName is the policy the notebook recommends, as scenario files name
@@ -322,6 +323,10 @@ func q11Fourth(d *doc) error {
 		d.table([]string{"case", "recommended: scored quantities, ms", "pooled", "RU ×", "hedged", "replications", "verdict"}, tab)
 	}
 
+	if err := d.q11Breaker(scns); err != nil {
+		return err
+	}
+
 	// Every scenario, every roster policy.
 	d.p("## Every scenario")
 	names := scorecard.RosterNames()
@@ -450,4 +455,80 @@ func (d *doc) q11Changes(scns []q11Scn, v *q11View) {
 			}
 		}
 	}
+}
+
+// q11SurgeScn is the third-set case whose load moves between regions
+// through the partition breaker.
+const q11SurgeScn = "rate-surge-10x-queueing"
+
+// q11BreakerView is the paragraph on q11SurgeScn: the best policy's
+// headline quantity with the partition breaker as the file has it and
+// with it off.
+type q11BreakerView struct {
+	Rec, Scenario string
+	On, Off       string // the best policy and its headline figure
+	RecOn, RecOff string
+	DisabledOff   string
+	Lost          bool
+}
+
+// q11Breaker runs q11SurgeScn again with the partition breaker off (a
+// consecutive-win threshold no run reaches) and its own policies only,
+// and says what the breaker did.
+func (d *doc) q11Breaker(scns []q11Scn) error {
+	i := slices.IndexFunc(scns, func(s q11Scn) bool { return s.Name == q11SurgeScn })
+	if i < 0 {
+		return nil
+	}
+	on := scns[i].Card
+	src, err := scenarios.Load(on.Source)
+	if err != nil {
+		return err
+	}
+	s, err := src.WithParam("client.consecutive_hedge_win_threshold", math.MaxInt32)
+	if err != nil {
+		return err
+	}
+	off, err := scorecard.Score(s, scorecard.Options{Parallel: d.parallel, OwnOnly: true, NoFrontier: true, Start: on.Start, Cap: on.Start})
+	if err != nil {
+		return err
+	}
+	best := func(c *scorecard.Card) *scorecard.Policy {
+		var b *scorecard.Policy
+		for k := range c.Policies {
+			p := &c.Policies[k]
+			if b == nil || p.Latency[c.Headline] < b.Latency[c.Headline] {
+				b = p
+			}
+		}
+		return b
+	}
+	// Compare the scenario's own policies only, in both runs.
+	ownOn := &scorecard.Card{Quantities: on.Quantities, Headline: on.Headline}
+	for _, p := range off.Policies {
+		if q := on.Policy(p.Name); q != nil {
+			ownOn.Policies = append(ownOn.Policies, *q)
+		}
+	}
+	bOn, bOff := best(ownOn), best(off)
+	h := on.Headline
+	text := func(p *scorecard.Policy) string {
+		return fmt.Sprintf("`%s` %s ms at RU %s", p.Name, ms(p.Latency[h]), ru(p.RU))
+	}
+	v := q11BreakerView{Rec: q11RecName, Scenario: q11SurgeScn, On: text(bOn), Off: text(bOff),
+		RecOn: text(on.Policy(q11RecName)), RecOff: text(off.Policy(q11RecName)), Lost: on.Policy(q11RecName).Loses}
+	for _, p := range off.Policies {
+		if q := on.Policy(p.Name); q != nil && q.Roster == "disabled" {
+			v.DisabledOff = text(&p)
+		}
+	}
+	d.check(claim{"in the surge the partition breaker, not the threshold, moves the load", func() error {
+		if !(bOn.Latency[h] < 0.5*bOff.Latency[h]) {
+			return failf("best with the breaker %.1f ms, without %.1f ms", bOn.Latency[h], bOff.Latency[h])
+		}
+		return nil
+	}})
+	d.p("### `%s`: the partition breaker moves the load", q11SurgeScn)
+	d.say("q11/breaker", v)
+	return nil
 }

@@ -33,14 +33,14 @@ type BudgetConfig struct {
 	// A bucket below one token (a low-rate instance: at 0.2 operations/s,
 	// 5% and 2 s it is 0.05) admits a hedge with probability equal to its
 	// balance, so while it sat full and waited for a slow read it dropped
-	// what it earned: fleet-10000-burst delivered 1.28% of the slow-down's
-	// reads (0.51% of the run's) against 5%. So while an instance has unmet
+	// what it earned (fleet-10000-burst delivered a quarter of its ratio).
+	// So while an instance has unmet
 	// demand (a latency hedge denied within the last 1/Ratio operations,
 	// the time to earn one token) its bucket holds up to one token; once
 	// the demand stops for that long it shrinks back. The onset bound is
 	// unchanged (a quiet instance holds at most the bucket size); under a
-	// slow-down the instance keeps what it earns (fleet-10000-burst,
-	// static 50 ms: 4.54% of the slow-down's reads hedged).
+	// slow-down the instance keeps what it earns (fleet-10000-burst's
+	// check in scenarios/policycases2_test.go).
 	BurstSeconds float64
 	// PerSecond is tokens earned per second of time regardless of traffic,
 	// >= 0 (Finagle's minimum retry rate): a low-rate client can still hedge.
@@ -84,24 +84,24 @@ type BudgetConfig struct {
 // unchanged. Admission and charge at one point means that in any window at
 // most Ratio × operations + bucket size alternates go out, whatever the
 // threshold (a budget admitting at the operation's start and charging a
-// threshold later let 601 alternates out in 0.5 s against a bound of 227 on
-// budget-onset), and a spent budget sends no latency hedge at all rather
-// than falling back to a long threshold (budget-fallback: 1.750 RU with a
-// 10% budget before). A saturated or throttled region is thus not flooded
+// threshold later let more than twice the bound out on budget-onset), and a
+// spent budget sends no latency hedge at all rather than falling back to a
+// long threshold (budget-fallback). A saturated or throttled region is thus
+// not flooded
 // with alternates (spec §9.3). The same tokens admit the reads a tripped
 // partition breaker (§9.5) moves to the alternate region
 // ([Budget.Admit] with Redirect; before, a budget capped hedges, not that moved
 // load), so hedges and moved reads together stay within the bound. See
 // [BudgetConfig] for the fleet sizing, the floor and the failover decision.
 //
-// Failure kinds it survives (around [P99Dynamic] at 20%, notebook 01):
-// extra load whatever the threshold (budget-fallback RU 1.054 against 1.750
-// unbudgeted; budget-onset 1.101 against 1.502) and a fleet's onset
-// (fleet-10000-burst), and the breaker's moved load (shared-alternate).
-// Kinds it does not survive: a slow primary beyond its ratio waits unhedged
-// (incident-us-east1-2019 p99 10002 ms, exclude-regions-503 2002,
-// budget-after-503-storm 307); whatever its policy does not survive
-// (deadline-below-floor; gc-pause-hot-partition with a count-only breaker).
+// Failure kinds it survives (around [P99Dynamic] at 20%; the figures in
+// notebook 01): extra load whatever the threshold (budget-fallback,
+// budget-onset) and a fleet's onset (fleet-10000-burst), and the breaker's
+// moved load (shared-alternate). Kinds it does not survive: a slow primary
+// beyond its ratio waits unhedged (incident-us-east1-2019,
+// exclude-regions-503, budget-after-503-storm); whatever its policy does
+// not survive (deadline-below-floor; gc-pause-hot-partition with a
+// count-only breaker).
 type Budget struct {
 	cfg    BudgetConfig
 	mu     sync.Mutex

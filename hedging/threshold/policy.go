@@ -16,15 +16,15 @@ import (
 // threshold as a policy; scenario type "static"). An unbudgeted Static is
 // what [hedging.NewHedgingStrategy] does without a policy.
 //
-// Failure kinds it survives (at 50 ms, notebook 01's scorecard; the cases
-// are in scenarios/testdata/policy-cases): every failure of a learned
-// threshold — ratcheting (gradual-slowdown p99 91.9 ms), censored primaries
-// (censored-p90), warm-up bias, a low rate. Kinds it does not survive:
-// hedges that cannot win (far-primary, low-rate-client, cold-fleet,
-// both-slow, feed-query-brownout: RU 2.000; correlated-both-slow 1.334;
-// flap-60s 1.265); a deadline below T (deadline-below-floor: 6.00% errors);
-// a slow-down's onset with no budget (budget-onset RU 1.502); the
-// count-only breaker on GC pauses (gc-pause-hot-partition).
+// Failure kinds it survives (the cases are in
+// scenarios/testdata/policy-cases; the figures in notebook 01): every
+// failure of a learned threshold — ratcheting (gradual-slowdown), censored
+// primaries (censored-p90), warm-up bias, a low rate. Kinds it does not
+// survive: hedges that cannot win (far-primary, low-rate-client,
+// cold-fleet, both-slow, feed-query-brownout, correlated-both-slow,
+// flap-60s); a deadline below T (deadline-below-floor); a slow-down's onset
+// with no budget (budget-onset); the count-only breaker on GC pauses
+// (gc-pause-hot-partition).
 type Static struct{ T hedging.Threshold }
 
 // Threshold returns p.T, for every operation.
@@ -90,7 +90,7 @@ type Censoring uint8
 
 const (
 	// CensorLowerBound records a superseded primary's elapsed time as an
-	// observation ([hedging.SupersededObserver]). It is a lower bound of the
+	// observation (a [hedging.LegCancelled] primary). It is a lower bound of the
 	// attempt's latency and at least the threshold it was hedged at, so the
 	// fraction of observations above the threshold is the true one and the
 	// learned quantile settles at the single-attempt quantile instead of
@@ -117,8 +117,8 @@ const (
 	// slow-down however many reads it hits; a region whose primaries stop
 	// completing keeps its last ceiling, and one none of whose primaries
 	// has ever completed is capped at Min. (A median over every attempt
-	// follows a slow-down of more than half of the reads — measured on
-	// incident-us-east1-2019, p99 889 ms against 60 ms.) Default.
+	// follows a slow-down of more than half of the reads:
+	// incident-us-east1-2019.) Default.
 	CeilingMedian Ceiling = iota
 	// CeilingNone applies no cap below Max (TPS §4.2 as written): when more
 	// than 1-Quantile of reads slow down, the threshold follows them up past
@@ -141,8 +141,9 @@ type P99DynamicConfig struct {
 	Min, Max time.Duration
 	// Initial is the threshold before a region's first observation (and,
 	// with WarmupInitial or ThinInitial, whenever the window is thin);
-	// default Min (measured: a 1 s initial threshold kept primary-slow's
-	// p99 at 1009 ms against 60 ms). TPS §4.2 says 1 s ([TPSLiteral]).
+	// default Min (a 1 s initial threshold keeps a primary slow from the
+	// start waiting a second: primary-slow). TPS §4.2 says 1 s
+	// ([TPSLiteral]).
 	Initial time.Duration
 	// MinSamples is the number of observations before the quantile is
 	// trusted; default 100.
@@ -167,10 +168,10 @@ type P99DynamicConfig struct {
 // the sketch's quantile value, completed attempts only, the 1 s initial
 // threshold whenever the window is thin, and no ceiling below 4000 ms.
 // Each of the five shows (notebook 01; preset "tps_literal"): it ratchets
-// into a slow-down (gradual-slowdown p99 329 ms), hedges a steady far
-// primary at 5% (far-primary RU 1.054), drops to 1 s on a thin window
-// (low-rate-client) and waits 1 s on a fresh instance (primary-slow 1011
-// ms, breaker-trip, fleet-cold-start).
+// into a slow-down (gradual-slowdown), hedges a steady far primary well
+// above 1% (far-primary), drops to 1 s on a thin window (low-rate-client)
+// and waits 1 s on a fresh instance (primary-slow, breaker-trip,
+// fleet-cold-start).
 func TPSLiteral() P99DynamicConfig {
 	return P99DynamicConfig{Initial: hedging.DefaultThresholdCap, Rounding: RoundValue, ThinWindow: ThinInitial, Warmup: WarmupInitial,
 		Censoring: CensorIgnore, Ceiling: CeilingNone}
@@ -251,20 +252,18 @@ func (c P99DynamicConfig) Validate() error {
 // The zero value (&P99Dynamic{}) is usable and is the policy of
 // NewP99Dynamic(P99DynamicConfig{}): the recommended configuration.
 //
-// Failure kinds it survives with the five fixes (notebook 01's scorecard,
-// scenario type "p99_dynamic"): a ratcheting slow-down of a minority of
-// reads (gradual-slowdown p99 95.6 ms against 329 for [TPSLiteral]),
-// censored primaries (censored-p90), a steady far primary (far-primary RU
-// 1.004), a low rate (low-rate-client), a fresh instance (cold-fleet RU
-// 1.008), warm-up at any arrival rate (warmup-bias). Kinds it does not
-// survive: hedges that cannot win during its window (correlated-both-slow
-// RU 1.085; primary-slow 2.000); a majority slow-down, which ratchets the
-// median and so the ceiling (flap-60s p99 92.2 ms against 80.7 for a static
-// 50 ms); a deadline below its 50 ms floor (deadline-below-floor: 6.00%
-// errors); a floor above the threshold that pays (bimodal, tiny,
-// breaker-trip: a 20 ms floor dominates); a slow-down's onset with no
-// budget (budget-onset RU 1.502); the count-only breaker on GC pauses
-// ([CappedQuantile] and [BackupRequests] are presets of it).
+// Failure kinds it survives with the five fixes (scenario type
+// "p99_dynamic"; the figures in notebook 01): a ratcheting slow-down of a
+// minority of reads (gradual-slowdown), censored primaries (censored-p90),
+// a steady far primary (far-primary), a low rate (low-rate-client), a fresh
+// instance (cold-fleet), warm-up at any arrival rate (warmup-bias). Kinds
+// it does not survive: hedges that cannot win during its window
+// (correlated-both-slow, primary-slow); a majority slow-down, which
+// ratchets the median and so the ceiling (flap-60s); a deadline below its
+// 50 ms floor (deadline-below-floor); a floor above the threshold that
+// pays (bimodal, tiny, breaker-trip); a slow-down's onset with no budget
+// (budget-onset); the count-only breaker on GC pauses ([CappedQuantile]
+// and [BackupRequests] are presets of it).
 type P99Dynamic struct {
 	cfg     P99DynamicConfig
 	once    sync.Once // ready: applies the defaults to a zero value
