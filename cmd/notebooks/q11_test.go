@@ -1,0 +1,39 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"hedgelab/internal/scorecard"
+)
+
+// The fourth edition's paragraphs render from a view without template
+// errors, and the loss paragraph follows the losses.
+func TestQ11Templates(t *testing.T) {
+	v := q11View{Rec: q11RecName, Scenarios: 3, Embedded: 2, Cases: 1, CaseDirs: []string{"`a/`"}, Gain: 0.1, RUPts: 0.02, MinGain: 0.05,
+		ErrPts: 0.01, Start: 3, Cap: 12, Grid: "1, 2", Fewest: []string{"`recommended`"},
+		RecRate: scorecard.Rate{Policy: q11RecName, Ran: 3, CI: [2]float64{0, 0.7076}},
+		Summary: scorecard.Summary{Regret: -0.12, RegretCI: [2]float64{-0.2, 0.01}, RegretN: 3},
+		Beats:   []string{"`x`"}, Kind: q11Change{Case: "k", Text: "t"}, P999: q11Change{Case: "p", Text: "t"},
+		Paired: q11Change{Text: "t"}, Price: q11Change{Case: "g", Text: "t"}}
+	d := &doc{}
+	for _, n := range []string{"q11/question", "q11/recommended", "q11/method", "q11/rule-changes", "q11/rates", "q11/rec-losses", "q11/regret", "q11/third-set", "q11/matrix", "q11/answer"} {
+		d.say(n, v)
+	}
+	d.say("q11/breaker", q11BreakerView{Rec: q11RecName, Scenario: "s", On: "a", Off: "b", RecOn: "c", RecOff: "d", DisabledOff: "e", Lost: true})
+	if d.err != nil {
+		t.Fatal(d.err)
+	}
+	got := d.b.String()
+	for _, want := range []string{
+		"`recommended` loses none of the 3 scenarios (exact 95% interval of its loss rate [0, 70.8]%)",
+		"median regret to the best fixed threshold in hindsight is -12.0% (distribution-free 95% interval [-20.0, +1.0]%) over 3 scenarios",
+		"It beats every fixed threshold chosen after the fact (its regret's interval below 0) on 1: `x`",
+		"**Answer.** Ship `type = \"recommended\"`: on all 3 scenarios",
+		"This is where `recommended` still loses.",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("lacks %q:\n%s", want, got)
+		}
+	}
+}
