@@ -200,7 +200,6 @@ type recAlt struct {
 	hedge                       bool          // t applies (the chosen threshold or the backstop)
 	pays                        bool          // t is a threshold chosen because it pays
 	vetoUntil                   time.Duration // the ledger stopped the chosen threshold until then
-	hcap                        float64       // the hedge rate the ledger allows (0: not set yet)
 	t, probeT, altMed           time.Duration // probeT > 0: the alternate's evidence is thin
 	floorT                      time.Duration // the floor probe's threshold (with probeT)
 	survA                       recHist       // scratch

@@ -2,7 +2,6 @@ package scorecard
 
 import (
 	"context"
-	"math"
 	"slices"
 	"time"
 
@@ -113,6 +112,3 @@ func (s Summary) Rate(name string) Rate {
 	}
 	return s.Rates[i]
 }
-
-// finite reports whether x is a number (not NaN or ±Inf).
-func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
