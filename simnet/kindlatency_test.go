@@ -61,7 +61,7 @@ func TestKindLatencySplitsOperations(t *testing.T) {
 		for k := range simnet.KindSlots {
 			sum += merged.KindOps(hedging.OperationKind(k))
 		}
-		if want := map[string]int{"writes-slow": 2, "feed-fan-out": 1, "kind-mix": 2}[name]; sum != merged.Ops || kinds != want {
+		if want := map[string]int{"writes-slow": 3, "feed-fan-out": 1, "kind-mix": 2}[name]; sum != merged.Ops || kinds != want {
 			t.Errorf("%s merged: kinds %d operations of %d, %d kinds (want %d)", name, sum, merged.Ops, kinds, want)
 		}
 	}
