@@ -191,7 +191,7 @@ func (p *Recommended) decide(now time.Duration, s *recState, a *recAlt) {
 	case !pays:
 	case now < a.vetoUntil:
 		a.t, a.pays = p.backstop(qInf), false
-	case !p.check(a, qInf):
+	case !p.check(s, a):
 		// Its hedges did not do what they cost: keep only the insurance for
 		// one memory of the primary, then try the chosen threshold again
 		// with an empty ledger (at most MinSamples hedges a memory).
@@ -410,12 +410,14 @@ func (p *Recommended) choose(s *recState, a *recAlt, wP, wA, shift float64) (flo
 		hcap = min(hcap, 0.5) // on the prior: hedge at most half, learn the alternate
 	}
 	latest := min(maxMs, deadline-msOf(a.altMed)) // a hedge must answer inside the deadline
+	gains := make([]float64, 0, recBins)          // per candidate bin (NaN: not a candidate)
 	best, bestT, bestGain := 0.0, 0.0, 0.0
 	for i := range recBins {
 		t := recUpper(i)
 		if t > latest {
 			break
 		}
+		gains = append(gains, math.NaN())
 		h := survAt(&s.survP, t)
 		if h > hcap {
 			continue
@@ -424,12 +426,26 @@ func (p *Recommended) choose(s *recState, a *recAlt, wP, wA, shift float64) (flo
 		if hiSeen {
 			gain = max(gain, 1-quant(t, qHi)/qInfHi)
 		}
+		gains[i] = gain
 		if g := gain - p.cfg.HedgeCost*h; g > best {
 			best, bestT, bestGain = g, t, gain
 		}
 	}
 	a.hedge = true
 	if best > 0 && bestGain >= p.cfg.MinGain {
+		// The cheapest threshold that buys the gain: the highest (fewest
+		// hedges), below the unhedged quantile and at most twice the best
+		// threshold, whose gain is within MinGain of the best's — a smaller difference is not worth the RU (the
+		// scorecard's margin too). Not while the primary's tail is unknown
+		// (most primaries cancelled): every gain is then relative to a
+		// guess.
+		top := min(quantileOf(&s.survP, q), 2*bestT)
+		for i := len(gains) - 1; i >= 0 && !math.IsInf(top, 1); i-- {
+			if t := recUpper(i); t > bestT && t <= top && gains[i] >= bestGain-p.cfg.MinGain && gains[i] >= p.cfg.MinGain {
+				bestT = t
+				break
+			}
+		}
 		a.t = dur(bestT)
 		return qInf, true
 	}
@@ -469,14 +485,15 @@ func (a *recAlt) winProb(s *recState, t float64) float64 {
 // a's ledger, not when they did not win — less than one of them won
 // where the estimate expected at least two — nor when those that won
 // saved less than they cost: an expected saving per win below MinGain ×
-// the unhedged quantile qInf (ms). A finer test of wins against the
+// the primary's median (ms; the median, not the unhedged quantile, which
+// one slow answer among cancelled primaries can make seconds). A finer test of wins against the
 // estimate's expectation stopped hedges that were the remedy where the
 // estimate lags the world (rate-surge-10x-queueing: a queue building).
-func (p *Recommended) check(a *recAlt, qInf float64) bool {
+func (p *Recommended) check(s *recState, a *recAlt) bool {
 	if a.hedges < p.cfg.MinSamples {
 		return true
 	}
 	lost := a.wins < 1 && a.expWins >= 2
-	small := a.wins >= 1 && a.gain/a.wins < p.cfg.MinGain*qInf
+	small := a.wins >= 1 && a.gain/a.wins < p.cfg.MinGain*quantileOf(&s.survP, 0.5)
 	return !lost && !small
 }
