@@ -41,7 +41,7 @@ func TestCLIIssue12(t *testing.T) {
 	}{
 		{"--version", []string{"--version"}, exitOK, "hedgesim ", "", ""},
 		{"version", []string{"version"}, exitOK, "hedgesim ", "", ""},
-		{"top-level bad flag gives top-level usage", []string{"-x"}, exitUsage, "", "hedgesim: flag provided but not defined: -x\nUsage: hedgesim [COMMAND] [flags] [FILE|NAME...]  (commands: run, sweep, validate, list, version, help)\nRun \"hedgesim help\" for help.\n", ""},
+		{"top-level bad flag gives top-level usage", []string{"-x"}, exitUsage, "", "hedgesim: flag provided but not defined: -x\nUsage: hedgesim [COMMAND] [flags] [FILE|NAME...]  (commands: run, sweep, validate, scorecard, list, version, help)\nRun \"hedgesim help\" for help.\n", ""},
 		{"run -h to stdout", []string{"run", "-h"}, exitOK, "Usage: hedgesim run", "", ""},
 		{"run -h lists every chart", []string{"run", "-h"}, exitOK, "ccdf, percentiles, cost, timeline,\nthreshold and hedge_rate", "", ""},
 		{"sweep --help to stdout", []string{"sweep", "--help"}, exitOK, "Usage: hedgesim sweep", "", ""},
@@ -191,7 +191,7 @@ func TestCLIHelpAndMissingArguments(t *testing.T) {
 		{"run: bad flag", []string{"run", "tiny", "--bogus"}, exitUsage, "", "hedgesim: flag provided but not defined: -bogus\nUsage: hedgesim run [flags] FILE|NAME...\nRun \"hedgesim run -h\" for help.\n"},
 		{"validate: bad flag", []string{"validate", "tiny", "--out", "x"}, exitUsage, "", "hedgesim: flag provided but not defined: -out\nUsage: hedgesim validate FILE|NAME...\nRun \"hedgesim validate -h\" for help.\n"},
 		{"list: bad flag", []string{"list", "-x"}, exitUsage, "", "hedgesim: flag provided but not defined: -x\nUsage: hedgesim list\nRun \"hedgesim list -h\" for help.\n"},
-		{"unknown command", []string{"frob"}, exitUsage, "", "hedgesim: unknown command \"frob\"\nUsage: hedgesim [COMMAND] [flags] [FILE|NAME...]  (commands: run, sweep, validate, list, version, help)\nRun \"hedgesim help\" for help.\n"},
+		{"unknown command", []string{"frob"}, exitUsage, "", "hedgesim: unknown command \"frob\"\nUsage: hedgesim [COMMAND] [flags] [FILE|NAME...]  (commands: run, sweep, validate, scorecard, list, version, help)\nRun \"hedgesim help\" for help.\n"},
 		{"--out \"\"", []string{"run", "tiny", "--out", "", "-q"}, exitUsage, "", "hedgesim: --out must name a directory, got \"\"\nUsage: hedgesim run [flags] FILE|NAME...\nRun \"hedgesim run -h\" for help.\n"},
 		{"sweep --out \"\"", []string{"sweep", "tiny", "--param", "seed=1:2:1", "--out="}, exitUsage, "", "hedgesim: --out must name a directory, got \"\"\nUsage: hedgesim sweep [flags] FILE|NAME --param PATH=FROM:TO:STEP\nRun \"hedgesim sweep -h\" for help.\n"},
 		{"sweep without --param", []string{"sweep", "tiny"}, exitUsage, "", "hedgesim: sweep needs --param PATH=FROM:TO:STEP\nUsage: hedgesim sweep [flags] FILE|NAME --param PATH=FROM:TO:STEP\nRun \"hedgesim sweep -h\" for help.\n"},
@@ -208,5 +208,35 @@ func TestCLIHelpAndMissingArguments(t *testing.T) {
 				t.Errorf("stderr %q, want %q", errOut, c.stderr)
 			}
 		})
+	}
+}
+
+// hedgesim scorecard: usage errors name the flag; the population flags
+// are refused while the build has no scenario generator; a small
+// scenario's scorecard ends with the recommended policy's count.
+func TestCLIScorecard(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"scorecard"}, exitUsage, "no scenarios: give files, directories or names, or --library"},
+		{[]string{"scorecard", "--reps", "0", "tiny"}, exitUsage, "reps must be an integer >= 1"},
+		{[]string{"scorecard", "--reps", "5", "--cap", "3", "tiny"}, exitUsage, "--reps (5) must be at most --cap (3)"},
+		{[]string{"scorecard", "--n", "200", "--seed", "7"}, exitUsage, "needs the scenario generator"},
+		{[]string{"scorecard", "nosuch"}, exitError, `unknown scenario "nosuch"`},
+	} {
+		var out, errb strings.Builder
+		if code := run(context.Background(), c.args, &out, &errb); code != c.code || !strings.Contains(errb.String(), c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want %d and %q", c.args, code, errb.String(), c.code, c.want)
+		}
+	}
+	var out, errb strings.Builder
+	if code := run(context.Background(), []string{"scorecard", "--cap", "3", "tiny"}, &out, &errb); code != exitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "recommended: ") || !strings.HasSuffix(last, " losses of 1") {
+		t.Errorf("last line %q, want \"recommended: K losses of 1\"", last)
 	}
 }
