@@ -435,13 +435,21 @@ func (p *Recommended) choose(s *recState, a *recAlt, wP, wA, shift float64) (flo
 	if best > 0 && bestGain >= p.cfg.MinGain {
 		// The cheapest threshold that buys the gain: the highest (fewest
 		// hedges), below the unhedged quantile and at most twice the best
-		// threshold, whose gain is within MinGain of the best's — a smaller difference is not worth the RU (the
-		// scorecard's margin too). Not while the primary's tail is unknown
-		// (most primaries cancelled): every gain is then relative to a
-		// guess.
+		// threshold, whose gain is within MinGain of the best's — a smaller
+		// difference is not worth the RU (the scorecard's margin too) — and
+		// which gives up no more than MinGain of the deeper quantile
+		// 1 - (1 - Quantile)/10 either (the p99.9 the scorecard scores too),
+		// where the evidence reaches it. Not while the primary's tail is
+		// unknown (most primaries cancelled): every gain is then relative
+		// to a guess.
+		qDeep := 1 - (1-q)/10
+		deep := wP*(1-qDeep) >= recTailSamples
+		deepAt := quant(bestT, qDeep)
 		top := min(quantileOf(&s.survP, q), 2*bestT)
 		for i := len(gains) - 1; i >= 0 && !math.IsInf(top, 1); i-- {
-			if t := recUpper(i); t > bestT && t <= top && gains[i] >= bestGain-p.cfg.MinGain && gains[i] >= p.cfg.MinGain {
+			t := recUpper(i)
+			if t > bestT && t <= top && gains[i] >= bestGain-p.cfg.MinGain && gains[i] >= p.cfg.MinGain &&
+				(!deep || quant(t, qDeep) <= deepAt*(1+p.cfg.MinGain)) {
 				bestT = t
 				break
 			}
