@@ -20,7 +20,7 @@ func TestQ11Templates(t *testing.T) {
 	for _, n := range []string{"q11/question", "q11/recommended", "q11/method", "q11/rule-changes", "q11/rates", "q11/rec-losses", "q11/regret", "q11/third-set", "q11/matrix", "q11/answer"} {
 		d.say(n, v)
 	}
-	d.say("q11/breaker", q11BreakerView{Rec: q11RecName, Scenario: "s", On: "a", Off: "b", RecOn: "c", RecOff: "d", DisabledOff: "e", Lost: true})
+	d.say("q11/breaker", q11BreakerView{Rec: q11RecName, Scenario: "s", On: "a", Off: "b", Lost: true})
 	if d.err != nil {
 		t.Fatal(d.err)
 	}
