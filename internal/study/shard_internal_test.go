@@ -3,11 +3,11 @@ package study
 import (
 	"bytes"
 	"fmt"
-	"strconv"
 	"hash/fnv"
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strconv"
 	"testing"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
