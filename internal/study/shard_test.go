@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"hedgelab/hedging"
 	"hedgelab/internal/study"
+	"hedgelab/simnet"
 )
 
 // shardInputs is a small study of three inputs: one with several
@@ -17,12 +19,21 @@ import (
 func shardInputs(t *testing.T) []study.Input {
 	cfg, pols := scenario(t)
 	cfg.Duration = 2 * time.Second
+	// RU of 1.1 per read: the RU sums are inexact, so their grouping
+	// shows in the last bits (as with any RU charge that is not an
+	// integer: a cancelled read's share of its charge, a fractional size).
+	cfg.RU = map[hedging.OperationKind]float64{hedging.PointRead: 1.1}
+	// So are the threshold sums of a 2.7 ms threshold.
+	th := hedging.MustThreshold(2700 * time.Microsecond)
+	pols = append(pols, simnet.Policy{Name: "2.7ms", New: func() (hedging.AvailabilityStrategy, error) {
+		return hedging.Hedging(hedging.NewHedgingStrategy(th)), nil
+	}})
 	capped := *cfg
 	capped.Seed, capped.Duration, capped.MaxOps = 3, 0, 700
 	sparse := *cfg
 	sparse.Seed, sparse.Workload.RatePerSec = 5, 0.7
 	return []study.Input{
-		{Config: cfg, Policies: pols, Replications: 4, Label: "a"},
+		{Config: cfg, Policies: pols, Replications: 6, Label: "a"},
 		{Config: &capped, Policies: pols[1:], Replications: 3, Label: "b"},
 		{Config: &sparse, Policies: pols, Replications: 5, Label: "c"},
 	}
