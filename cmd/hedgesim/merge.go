@@ -25,7 +25,8 @@ import (
 const mergeUsage = `Usage: hedgesim merge [flags] DIR...
 
 Merges the partial results of a sharded run or sweep (hedgesim run|sweep
---shard I/N, one DIR per shard, every I from 0 to N-1 once) and writes the
+--shard I/N, one DIR per shard, every I from 0 to N-1 once; a DIR that
+holds the shards' directories stands for them) and writes the
 files the command writes without --shard, byte for byte, into the same
 directories (results/<scenario-name>/ for each scenario of a run,
 results/<scenario-name>-sweep-<param>/ for a sweep) or --out, replaced as
@@ -39,6 +40,7 @@ replication, never the samples).
 
 Examples:
   hedgesim merge parts/*
+  hedgesim merge parts                          # the same: parts/ holds the shards
   hedgesim merge results/default-shard-0-of-2 results/default-shard-1-of-2 --out /tmp/default
 
 Flags:
@@ -169,14 +171,15 @@ func merge(ctx context.Context, dirs []string, out string, quiet bool, stdout io
 // they are the shards 0..N-1 of one command of this build, each once;
 // it returns them in shard order.
 func readShardHeaders(dirs []string) ([]*shardDir, error) {
+	dirs, err := expandShardDirs(dirs)
+	if err != nil {
+		return nil, err
+	}
 	var shards []*shardDir
 	for _, dir := range dirs {
 		s := &shardDir{dir: dir}
 		data, err := os.ReadFile(s.headerPath())
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				return nil, fmt.Errorf("%s: no %s: not the partial result of a shard (hedgesim run|sweep --shard I/N --out DIR writes one)", dir, report.PartialHeader)
-			}
 			return nil, err
 		}
 		dec := json.NewDecoder(bytes.NewReader(data))
@@ -227,6 +230,43 @@ func readShardHeaders(dirs []string) ([]*shardDir, error) {
 		return nil, fmt.Errorf("shard %s missing: %d of the %d shards given (%s, …)", strings.Join(missing, ", "), len(shards), count, shards[0].dir)
 	}
 	return shards, nil
+}
+
+// expandShardDirs replaces each of dirs that holds no shard.json but
+// whose subdirectories do (a directory of shards: parts/ holding parts/0,
+// parts/1, ...) by those subdirectories, in name order.
+func expandShardDirs(dirs []string) ([]string, error) {
+	var out []string
+	for _, dir := range dirs {
+		if _, err := os.Stat(filepath.Join(dir, report.PartialHeader)); err == nil {
+			out = append(out, dir)
+			continue
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", dir, unwrapPathError(err))
+		}
+		n := len(out)
+		for _, e := range entries {
+			sub := filepath.Join(dir, e.Name())
+			if _, err := os.Stat(filepath.Join(sub, report.PartialHeader)); e.IsDir() && err == nil {
+				out = append(out, sub)
+			}
+		}
+		if len(out) == n {
+			return nil, fmt.Errorf("%s: no %s: not the partial result of a shard (hedgesim run|sweep --shard I/N --out DIR writes one), nor a directory of them", dir, report.PartialHeader)
+		}
+	}
+	return out, nil
+}
+
+// unwrapPathError drops the operation and path of a *fs.PathError.
+func unwrapPathError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }
 
 // sameWork reports, naming both files, how s's partial result does not

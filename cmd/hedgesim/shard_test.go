@@ -123,7 +123,11 @@ func TestShardMergeByteIdentical(t *testing.T) {
 				}
 				dirs = append(dirs, dir)
 			}
-			merged, stderr, code := runIn(t, filepath.Join(work, "merged"), append([]string{"merge"}, dirs...)...)
+			given := dirs
+			if c.shards%2 == 0 {
+				given = []string{filepath.Join(work, "parts")} // the directory of the shards
+			}
+			merged, stderr, code := runIn(t, filepath.Join(work, "merged"), append([]string{"merge"}, given...)...)
 			if code != exitOK {
 				t.Fatalf("merge: exit %d: %s", code, stderr)
 			}
@@ -224,7 +228,8 @@ func TestShardMergeRefuses(t *testing.T) {
 		want string
 	}{
 		{"no directory", []string{"merge"}, exitUsage, "merge needs the directories of the shards' partial results"},
-		{"not a partial", []string{"merge", "a0", "plain"}, exitError, "plain: no shard.json: not the partial result of a shard"},
+		{"not a partial", []string{"merge", "a0", "plain"}, exitError, "plain: no shard.json: not the partial result of a shard (hedgesim run|sweep --shard I/N --out DIR writes one), nor a directory of them"},
+		{"no such directory", []string{"merge", "a0", "nowhere"}, exitError, "nowhere: no such file or directory"},
 		{"missing shard", []string{"merge", "a1"}, exitError, "shard 0/2 missing"},
 		{"duplicate shard", []string{"merge", "a0", "a1", "dup"}, exitError, "a1/shard.json and dup/shard.json are both shard 1/2"},
 		{"other flags", []string{"merge", "a0", "s1"}, exitError, "s1/shard.json was run with --replications 2 --seed 5, a0/shard.json with --replications 2"},
