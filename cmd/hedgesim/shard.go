@@ -127,9 +127,9 @@ func parseShard(s string) (study.Shard, error) {
 	}
 	switch {
 	case count < 1 || count > study.MaxShards:
-		return study.Shard{}, fmt.Errorf("N must be from 1 to %d, got %q", study.MaxShards, s)
+		return study.Shard{}, fmt.Errorf("the number of shards N must be from 1 to %d, got %q", study.MaxShards, s)
 	case index < 0 || index >= count:
-		return study.Shard{}, fmt.Errorf("I is 0-based: from 0 to %d for N = %d, got %q", count-1, count, s)
+		return study.Shard{}, fmt.Errorf("the shard I is 0-based: from 0 to %d for N = %d, got %q", count-1, count, s)
 	}
 	return study.Shard{Index: index, Count: count}, nil
 }

@@ -241,9 +241,9 @@ func TestShardMergeRefuses(t *testing.T) {
 		{"edited text", []string{"merge", "a0", "retexted"}, exitError, "retexted/shard.json: the text of scenario tiny does not match its sha256"},
 		{"corrupt state", []string{"merge", "a0", "flipped"}, exitError, "flipped/shard.bin does not match the sha256 in shard.json"},
 		{"out is a partial", []string{"merge", "a0", "a1", "--out", "a1"}, exitError, "output directory a1 is the partial result a1"},
-		{"shard past the end", []string{"run", tiny, "--shard", "2/2"}, exitUsage, `I is 0-based: from 0 to 1 for N = 2, got "2/2"`},
+		{"shard past the end", []string{"run", tiny, "--shard", "2/2"}, exitUsage, `the shard I is 0-based: from 0 to 1 for N = 2, got "2/2"`},
 		{"shard not I/N", []string{"run", tiny, "--shard", "1"}, exitUsage, `want I/N, shard I (0-based) of N, such as 0/4, got "1"`},
-		{"zero shards", []string{"run", tiny, "--shard", "0/0"}, exitUsage, `N must be from 1 to 100000, got "0/0"`},
+		{"zero shards", []string{"run", tiny, "--shard", "0/0"}, exitUsage, `the number of shards N must be from 1 to 100000, got "0/0"`},
 		{"several scenarios without --out", []string{"run", tiny, "default", "--shard", "0/2"}, exitUsage, "--shard with several scenarios needs --out DIR"},
 		{"shard into a user's directory", []string{"run", tiny, "--shard", "0/2", "--out", "plainuser"}, exitError, "which hedgesim did not write"},
 	} {
