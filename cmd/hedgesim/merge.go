@@ -26,9 +26,9 @@ const mergeUsage = `Usage: hedgesim merge [flags] DIR...
 
 Merges the partial results of a sharded run or sweep (hedgesim run|sweep
 --shard I/N, one DIR per shard, every I from 0 to N-1 once; a DIR that
-holds the shards' directories stands for them) and writes the
-files the command writes without --shard, byte for byte, into the same
-directories (results/<scenario-name>/ for each scenario of a run,
+holds the shards' directories stands for them) and writes the files the
+command writes without --shard, byte for byte, into the same directories
+(results/<scenario-name>/ for each scenario of a run,
 results/<scenario-name>-sweep-<param>/ for a sweep) or --out, replaced as
 a whole, and prints the same tables. The partials must be of one command
 (the same scenarios, by their text, and flags) and one build: merge

@@ -130,7 +130,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, top bo
 		cmd = ""
 	}
 	var f runFlags
-	f.register(fs, "output directory, only with one scenario (default results/<scenario-name>); replaced as a whole by the results")
+	f.register(fs, "output directory, only with one scenario (default results/<scenario-name>); replaced as a whole by the results; with --shard, the directory of the shard's partial result")
 	printUsage := func(w io.Writer) {
 		if top {
 			fmt.Fprint(w, usage)

@@ -51,7 +51,7 @@ func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f runFlags
-	f.register(fs, "output directory (default results/<scenario-name>-sweep-<param>); replaced as a whole by the results")
+	f.register(fs, "output directory (default results/<scenario-name>-sweep-<param>); replaced as a whole by the results; with --shard, the directory of the shard's partial result")
 	var param string
 	fs.Func("param", "PATH=FROM:TO:STEP, e.g. policies.static-100ms.threshold_ms=50:1000:50 (once)", func(v string) error {
 		if param != "" {

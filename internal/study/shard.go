@@ -130,9 +130,10 @@ func SimulateShard(inputs []Input, sh Shard, opts Options) (*Partial, error) {
 
 // ShardMerge combines the partial results of every shard of a study into
 // the results [SimulateAll] returns for it, bit for bit: see [Partial].
-// Add partials one at a time (each can be dropped once added: memory
-// holds the study's folds, as a single run does, plus a few numbers per
-// replication), then call Results.
+// Add partials one at a time, then call Results. A partial can be dropped
+// once added: memory holds the study's folds, as a single run does, plus
+// the per-replication records of partials added ahead of a lower shard
+// (none when they are added in shard order).
 type ShardMerge struct {
 	inputs []Input
 	runs   []run
@@ -140,7 +141,34 @@ type ShardMerge struct {
 	count  int
 	from   map[int]string // shard index -> source
 	folds  [][]*merger
-	reps   [][][]*repRecord // [input][policy][replication]
+	floats [][]*floatFold // [input][policy]
+}
+
+// floatFold adds one policy's per-replication records in replication
+// order, as the single run's merger does: the floating-point fields into
+// sum, the figures into the merger's perRep (or its empty count).
+type floatFold struct {
+	sum     *simnet.Stats
+	next    int
+	pending map[int]*repRecord
+}
+
+func (f *floatFold) add(m *merger, r int, rec *repRecord) {
+	f.pending[r] = rec
+	for {
+		rec, ok := f.pending[f.next]
+		if !ok {
+			return
+		}
+		delete(f.pending, f.next)
+		addFloats(f.sum, rec.floats)
+		if rec.empty {
+			m.empty++
+		} else {
+			m.perRep = append(m.perRep, rec.figures)
+		}
+		f.next++
+	}
 }
 
 // NewShardMerge starts merging the partial results of inputs, which must
@@ -154,13 +182,13 @@ func NewShardMerge(inputs []Input) (*ShardMerge, error) {
 	}
 	m := &ShardMerge{inputs: inputs, runs: allRuns(inputs), from: map[int]string{}}
 	m.folds = make([][]*merger, len(inputs))
-	m.reps = make([][][]*repRecord, len(inputs))
+	m.floats = make([][]*floatFold, len(inputs))
 	for i, in := range inputs {
 		m.folds[i] = make([]*merger, len(in.Policies))
-		m.reps[i] = make([][]*repRecord, len(in.Policies))
+		m.floats[i] = make([]*floatFold, len(in.Policies))
 		for p, pol := range in.Policies {
 			m.folds[i][p] = newMerger(pol.Name, 0, in.Replications, false)
-			m.reps[i][p] = make([]*repRecord, in.Replications)
+			m.floats[i][p] = &floatFold{sum: &simnet.Stats{}, pending: map[int]*repRecord{}}
 		}
 	}
 	return m, nil
@@ -169,8 +197,9 @@ func NewShardMerge(inputs []Input) (*ShardMerge, error) {
 // Add folds p, read from source (named in errors), into the merge.
 // Errors: p is of another study (another number of inputs, policies or
 // replications), of another number of shards than the partials added
-// before, a shard already added (both sources named), or does not hold
-// exactly its shard's runs.
+// before, a shard already added (both sources named), does not hold
+// exactly its shard's runs, or holds measurements that do not fit the
+// study's (a corrupt partial; the merge is unusable after this one).
 func (m *ShardMerge) Add(p *Partial, source string) error {
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("%s: %s", source, fmt.Sprintf(format, args...))
@@ -229,16 +258,17 @@ func (m *ShardMerge) fold(p *Partial) (err error) {
 		}
 		mg.merged.Merge(q.state)
 		for r := range q.reps {
-			m.reps[q.in][q.p][q.first+r] = &q.reps[r]
+			m.floats[q.in][q.p].add(mg, q.first+r, &q.reps[r])
 		}
 	}
 	return nil
 }
 
 // Results returns the merged results, one per input, exactly what
-// SimulateAll returns for the inputs. Errors: a shard missing (none
-// added, or not every index of the count), or an error SimulateAll
-// returns for the merged folds (a policy in which no operation arrived).
+// SimulateAll returns for the inputs; call it once, after the last Add.
+// Errors: a shard missing (none added, or not every index of the count),
+// or an error SimulateAll returns for the merged folds (a policy in which
+// no operation arrived).
 func (m *ShardMerge) Results() ([]*Result, error) {
 	if m.count == 0 {
 		return nil, fmt.Errorf("no partial results to merge")
@@ -260,23 +290,17 @@ func (m *ShardMerge) Results() ([]*Result, error) {
 		}
 		return nil, fmt.Errorf("shard %s missing: the partial results given are shards %s", strings.Join(missing, ", "), strings.Join(have, ", "))
 	}
-	for i := range m.inputs {
+	for i, in := range m.inputs {
 		for p, mg := range m.folds[i] {
-			// Add the floating-point fields in replication order, as
-			// the single run's fold does (see floats.go).
-			sum := &simnet.Stats{}
-			for _, rec := range m.reps[i][p] {
-				addFloats(sum, rec.floats)
-				if rec.empty {
-					mg.empty++
-				} else {
-					mg.perRep = append(mg.perRep, rec.figures)
-				}
+			// The floating-point fields, added in replication order as
+			// the single run's fold adds them (see floats.go).
+			f := m.floats[i][p]
+			if f.next != in.Replications {
+				return nil, labelled(in.Label, fmt.Errorf("study: policy %q: %d of %d replications merged", in.Policies[p].Name, f.next, in.Replications))
 			}
-			if err := setFloats(mg.merged, sum); err != nil {
-				return nil, labelled(m.inputs[i].Label, err)
+			if err := setFloats(mg.merged, f.sum); err != nil {
+				return nil, labelled(in.Label, err)
 			}
-			m.reps[i][p] = nil
 		}
 	}
 	return results(m.inputs, m.folds, nil)
