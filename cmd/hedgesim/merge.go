@@ -77,14 +77,7 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if outSet && out == "" {
 		return usageError(stderr, "merge", `--out must name a directory, got ""`)
 	}
-	if err := merge(ctx, dirs, out, quiet, stdout); err != nil {
-		fmt.Fprintf(stderr, "hedgesim: %v\n", err)
-		if errors.Is(err, errInterrupted) {
-			return exitInterrupted
-		}
-		return exitError
-	}
-	return exitOK
+	return exitCode(stderr, merge(ctx, dirs, out, quiet, stdout))
 }
 
 // shardDir is one partial result given to merge.

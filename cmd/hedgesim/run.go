@@ -208,14 +208,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, top bo
 
 // exitCode prints err (if any) and returns the exit status it calls for.
 func exitCode(stderr io.Writer, err error) int {
-	switch {
-	case err == nil:
+	if err == nil {
 		return exitOK
-	case errors.Is(err, errInterrupted):
-		fmt.Fprintf(stderr, "hedgesim: %v\n", err)
-		return exitInterrupted
 	}
 	fmt.Fprintf(stderr, "hedgesim: %v\n", err)
+	if errors.Is(err, errInterrupted) {
+		return exitInterrupted
+	}
 	return exitError
 }
 
