@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: all build test race bench bench-sim lint run results notebooks clean
+.PHONY: all build test race bench bench-sim lint run results notebooks slurm-check clean
 
 all: lint test build
 
@@ -48,6 +48,13 @@ results:
 # Regenerate the design-review notebooks in notebooks/.
 notebooks:
 	$(GO) run ./cmd/notebooks $(PNGFLAG)
+
+# The sharded sweep on a real single-node Slurm started on this machine
+# (needs root and Debian's slurmctld, slurmd, slurm-client and munge):
+# array job, merge, and a byte-for-byte diff against the single run.
+# Not in .ci/run, which needs only Go.
+slurm-check:
+	./scripts/slurm-check.sh
 
 clean:
 	rm -rf bin

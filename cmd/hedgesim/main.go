@@ -7,6 +7,7 @@
 //	hedgesim                          run the embedded default scenario
 //	hedgesim run FILE|NAME...         run scenario files or embedded scenarios
 //	hedgesim sweep FILE|NAME --param PATH=FROM:TO:STEP
+//	hedgesim merge DIR...             merge the shards of a run or sweep (--shard I/N)
 //	hedgesim validate FILE|NAME...    check scenarios without running them
 //	hedgesim list                     list the embedded scenarios
 //	hedgesim version                  print the version (also --version)
@@ -41,6 +42,8 @@ Usage:
   hedgesim run [flags] FILE|NAME...             run scenario files or embedded scenarios
   hedgesim sweep [flags] FILE|NAME --param PATH=FROM:TO:STEP
                                                 vary one numeric parameter and draw curves
+  hedgesim merge [flags] DIR...                 merge the partial results of a run or sweep
+                                                run as shards (--shard I/N) on several machines
   hedgesim validate FILE|NAME...                check scenarios without running them
   hedgesim list                                 list the embedded scenarios
   hedgesim version                              print the version (also: --version)
@@ -51,6 +54,8 @@ Examples:
   hedgesim run heavy-tail -q                    # an embedded scenario by name
   hedgesim sweep default --param policies.static-100ms.threshold_ms=20:200:20
   hedgesim validate scenarios/*.toml
+  hedgesim run default --replications 40 --shard 0/4 --out parts/0   # ... 3/4, on 4 machines
+  hedgesim merge parts/*                        # -> results/default/, as without --shard
 
 The flags of "hedgesim [flags]" are those of run. Run "hedgesim COMMAND -h"
 for the flags of a command.
@@ -83,6 +88,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdRun(ctx, args[1:], stdout, stderr, false)
 	case "sweep":
 		return cmdSweep(ctx, args[1:], stdout, stderr)
+	case "merge":
+		return cmdMerge(ctx, args[1:], stdout, stderr)
 	case "validate":
 		return cmdValidate(args[1:], stdout, stderr)
 	case "list":
@@ -123,9 +130,10 @@ func wantsHelp(args []string) bool {
 // version returns the module version and VCS revision the binary was
 // built from, as far as the Go toolchain recorded them.
 var usageLines = map[string]string{
-	"":         "Usage: hedgesim [COMMAND] [flags] [FILE|NAME...]  (commands: run, sweep, validate, list, version, help)",
+	"":         "Usage: hedgesim [COMMAND] [flags] [FILE|NAME...]  (commands: run, sweep, merge, validate, list, version, help)",
 	"run":      firstLine(runUsage),
 	"sweep":    firstLine(sweepUsage),
+	"merge":    firstLine(mergeUsage),
 	"validate": firstLine(validateUsage),
 	"list":     firstLine(listUsage),
 	"version":  firstLine(versionUsage),

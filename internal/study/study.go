@@ -8,9 +8,7 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"runtime"
 	"sort"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -58,39 +56,6 @@ type Options struct {
 	Context context.Context
 }
 
-// merger folds one policy's replications into Merged in replication
-// order (so floating-point sums, and hence the output, do not depend on
-// which replication finishes first), holding only the replications that
-// finished ahead of an unfinished predecessor.
-type merger struct {
-	merged  *simnet.Stats
-	perRep  [][]float64
-	empty   int // replications without an operation
-	next    int
-	pending map[int]*simnet.Stats
-}
-
-func (m *merger) add(r int, s *simnet.Stats) {
-	m.pending[r] = s
-	for {
-		s, ok := m.pending[m.next]
-		if !ok {
-			return
-		}
-		delete(m.pending, m.next)
-		if m.merged.WindowWidth == 0 {
-			m.merged.WindowWidth = s.WindowWidth
-		}
-		m.merged.Merge(s)
-		if s.Ops > 0 {
-			m.perRep = append(m.perRep, figureValues(s))
-		} else {
-			m.empty++
-		}
-		m.next++
-	}
-}
-
 // Simulate runs every policy for every replication (replication r uses
 // seed simnet.ReplicationSeed(cfg.Seed, r), the same for every policy:
 // common random numbers) on opts.Parallel workers and merges each
@@ -125,99 +90,14 @@ type Input struct {
 // replication) order, or the context's error when opts.Context is
 // cancelled. Replications are merged as they finish (see Simulate).
 func SimulateAll(inputs []Input, opts Options) ([]*Result, error) {
-	for _, in := range inputs {
-		var err error
-		switch {
-		case in.Replications < 1:
-			err = fmt.Errorf("replications must be >= 1, got %d", in.Replications)
-		case len(in.Policies) == 0:
-			err = fmt.Errorf("no policies to simulate")
-		}
-		if err != nil {
-			return nil, labelled(in.Label, err)
-		}
-	}
-	ctx := opts.Context
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	workers := opts.Parallel
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	type job struct{ in, p, r int }
-	mergers := make([][]*merger, len(inputs))
-	errs := make([][][]error, len(inputs))
-	njobs := 0
-	for i, in := range inputs {
-		mergers[i] = make([]*merger, len(in.Policies))
-		errs[i] = make([][]error, len(in.Policies))
-		for p, pol := range in.Policies {
-			mergers[i][p] = &merger{
-				merged:  &simnet.Stats{Policy: pol.Name, Latency: simnet.NewLatencyHistogram()},
-				perRep:  make([][]float64, 0, in.Replications),
-				pending: map[int]*simnet.Stats{},
-			}
-			errs[i][p] = make([]error, in.Replications)
-		}
-		njobs += len(in.Policies) * in.Replications
-	}
-	var mu sync.Mutex
-	jobs := make(chan job)
-	var wg sync.WaitGroup
-	for w := 0; w < min(workers, njobs); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range jobs {
-				in := &inputs[j.in]
-				st, err := simnet.Run(in.Config, in.Policies[j.p], j.r, simnet.RunOptions{Progress: opts.Progress, Context: ctx})
-				mu.Lock()
-				if err != nil {
-					errs[j.in][j.p][j.r] = err
-				} else {
-					mergers[j.in][j.p].add(j.r, st)
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-feed:
-	for i, in := range inputs {
-		for r := 0; r < in.Replications; r++ {
-			for p := range in.Policies {
-				select {
-				case jobs <- job{i, p, r}:
-				case <-ctx.Done():
-					break feed
-				}
-			}
-		}
-	}
-	close(jobs)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	if err := checkInputs(inputs); err != nil {
 		return nil, err
 	}
-	out := make([]*Result, len(inputs))
-	for i, in := range inputs {
-		res := &Result{Replications: in.Replications}
-		for p, pol := range in.Policies {
-			for r := 0; r < in.Replications; r++ {
-				if err := errs[i][p][r]; err != nil {
-					return nil, labelled(in.Label, err)
-				}
-			}
-			merged := mergers[i][p].merged
-			if merged.Ops == 0 {
-				return nil, labelled(in.Label, fmt.Errorf("policy %q: no operation arrived (raise the rate, the duration or max_ops)", pol.Name))
-			}
-			mg := mergers[i][p]
-			res.Policies = append(res.Policies, PolicyResult{Name: pol.Name, Merged: merged, PerRep: mg.perRep, EmptyReplications: mg.empty})
-		}
-		out[i] = res
+	folds, errs, err := simulateRuns(inputs, allRuns(inputs), opts, false)
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	return results(inputs, folds, errs)
 }
 
 func labelled(label string, err error) error {
