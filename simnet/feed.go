@@ -23,15 +23,22 @@ import (
 )
 
 // evFeed is a feed event (kept apart from heap.go's kinds): event.sub is
-// feedAdvance (id: the feed operation, whose driver is pumped) or feedPoll
-// (id: the poller, which starts its next poll).
+// feedAdvance (id: the feed operation, whose driver is pumped), feedPoll
+// (id: the poller, which starts its next poll) or feedDue.
+//
+// An event naming a feed operation carries the operation's generation
+// (event.gen, feedOp.gen), which changes when the operation ends: an event
+// queued for an operation that has since ended — two pages of one
+// operation answered at the same instant each queue an advance, and the
+// first ends it — is stale and ignored, whether the operation's slot is
+// free or reused. [sim.queueAdvance] is the only way to queue one.
 const evFeed evKind = 80
 
 const (
 	feedAdvance uint8 = iota
 	feedPoll
-	// feedDue (id: the operation, gen: its generation) is a whole-operation
-	// hedge's threshold: the operation is advanced if it still runs.
+	// feedDue is a whole-operation hedge's threshold: the operation is
+	// advanced if it still runs.
 	feedDue
 )
 
@@ -169,10 +176,11 @@ type feedOp struct {
 	leafMax      []int64
 	drv          *feed.Driver
 	// whole, when set, hedges the operation as a unit (Feed.HedgeUnit);
-	// drv is then nil. gen tells a stale feedDue event of an earlier
-	// operation in the same place apart; due: the event is queued;
-	// copyRU is each copy's returned RU (the winner's counts).
-	whole    *feed.Whole
+	// drv is then nil. due: its feedDue event is queued; copyRU is each
+	// copy's returned RU (the winner's counts).
+	whole *feed.Whole
+	// gen is the operation's generation: it changes when the operation
+	// ends, so an event queued for it before is stale (evFeed).
 	gen      uint32
 	due      bool
 	copyRU   [2]float64
@@ -552,7 +560,13 @@ func (s *sim) openFeedOp(fo int32, leaves []feed.Leaf, tmpl hedging.Operation) {
 	if f.Setup.QueryPlan && op.kind == hedging.QueryPage {
 		op.stages = append(op.stages, feed.QueryPlan)
 	}
-	s.q.push(event{at: s.now, kind: evFeed, id: fo, sub: feedAdvance})
+	s.queueAdvance(fo, s.now)
+}
+
+// queueAdvance queues an advance of operation fo at at, stamped with its
+// generation so that it is ignored if fo has ended by then.
+func (s *sim) queueAdvance(fo int32, at time.Duration) {
+	s.q.push(event{at: at, kind: evFeed, id: fo, gen: s.fx.ops[fo].gen, sub: feedAdvance})
 }
 
 // client returns fleet instance i's client.
@@ -569,11 +583,13 @@ func (s *sim) feedEvent(ev event) {
 	case feedPoll:
 		s.startPoll(ev.id)
 		return
-	case feedDue:
-		if op := &s.fx.ops[ev.id]; op.gen != ev.gen || op.whole == nil {
-			return // the operation ended
-		}
-		s.fx.ops[ev.id].due = false
+	}
+	op := &s.fx.ops[ev.id]
+	if op.gen != ev.gen {
+		return // stale: the operation ended
+	}
+	if ev.sub == feedDue {
+		op.due = false
 	}
 	s.advance(ev.id)
 }
@@ -763,7 +779,7 @@ func (s *sim) feedPageDone(slot int32, o *opState) {
 			}
 			op.setupVer = min(op.setupVer, c.applied)
 		}
-		s.q.push(event{at: at, kind: evFeed, id: fo, sub: feedAdvance})
+		s.queueAdvance(fo, at)
 		return
 	}
 	var del feed.Delivery
@@ -799,7 +815,7 @@ func (s *sim) feedPageDone(slot int32, o *opState) {
 			st.Duplicates += fx.delivered[part].add(c.lo, c.hi)
 		}
 	}
-	s.q.push(event{at: s.now, kind: evFeed, id: fo, sub: feedAdvance})
+	s.queueAdvance(fo, s.now)
 }
 
 // loser is what the simulator knows of the losing leg of a hedged setup
@@ -917,6 +933,7 @@ func (s *sim) finishFeedOp(fo int32) {
 	}
 	client := op.client
 	op.drv, op.md, op.whole = nil, nil, nil
+	op.gen++ // every event still queued for it is stale
 	fx.freeOps = append(fx.freeOps, fo)
 	if client >= 0 {
 		s.think(client)
