@@ -853,7 +853,7 @@ func (b *builder) limits(cfg *simnet.Config, reps int, pols []simnet.Policy) boo
 	if !b.backgroundLimit(cfg, reps, len(pols)) || !b.backgroundOverload(cfg) {
 		return false
 	}
-	if !b.fleetBucketLimit() {
+	if !b.fleetBucketLimit() || !b.workLimit(cfg, reps, len(pols)) {
 		return false
 	}
 	if err := cfg.Validate(); err != nil { // a backstop: every rule above is stricter

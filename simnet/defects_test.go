@@ -1,6 +1,9 @@
 package simnet_test
 
 import (
+	"errors"
+	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,5 +43,69 @@ func TestFeedStaleAdvanceHarmless(t *testing.T) {
 		if st.Feed.Pages < 4*polls {
 			t.Errorf("%s: %d pages over %d polls, want at least 4 per poll", pol.Name, st.Feed.Pages, polls)
 		}
+	}
+}
+
+// TestWorkExpected: a run's expected work counts every request, not only
+// operations: issue 24's hang-fanout-pages (5 queries of 1000 leaves ×
+// 10000 pages) counted 5 operations; its pages are 5 × 10⁷, and the
+// operation itself is over MaxOperationPages.
+func TestWorkExpected(t *testing.T) {
+	cfg := feedAccount(t, 0.25, 20*time.Second, simnet.MixEntry{Kind: hedging.QueryPage, Weight: 1})
+	cfg.Workload.Partitions = 1000
+	pages := mustBuild(t, dist.Spec{Family: "constant", ValueMs: f(10000)})
+	cfg.Feed = &simnet.Feed{Pages: pages, MaxPages: simnet.MaxFeedPages, FanOut: 1000, MaxFanOut: 1000,
+		Setup: simnet.Setup{Collection: true, PKRanges: true, QueryPlan: true}}
+	w := cfg.ExpectedWork()
+	if w.Operations != 5 || w.FeedOperations != 5 || w.Pages != 5e7 || w.SetupReads != 5+2 {
+		t.Errorf("ExpectedWork = %+v, want 5 operations, all feed operations, 5e7 pages, 7 setup reads (a plan per query, 2 cold reads for the one instance)", w)
+	}
+	if got := w.Total(); got != 5e7+7 {
+		t.Errorf("Total = %g, want %g", got, 5e7+7.0)
+	}
+	err := cfg.Validate()
+	if err == nil || !strings.Contains(err.Error(), "MaxOperationPages") || !strings.Contains(err.Error(), "1e+07 pages") {
+		t.Errorf("Validate = %v, want the query's 1e+07 pages refused by MaxOperationPages", err)
+	}
+	cfg.Feed.Pages = mustBuild(t, dist.Spec{Family: "constant", ValueMs: f(1000)})
+	if err := cfg.Validate(); err != nil {
+		t.Errorf("1000 leaves × 1000 pages (the limit): Validate = %v", err)
+	}
+
+	// Change-feed pollers every 1 ms over 10000 partitions for 10 min:
+	// 6e5 polls of each partition, 6e9 pages, and no operation to count.
+	cf := feedAccount(t, 1, 600*time.Second, simnet.MixEntry{Kind: hedging.Upsert, Weight: 1})
+	cf.Workload.Partitions = 10000
+	cf.Consistency = simnet.Eventual
+	cf.Feed = &simnet.Feed{ItemsPerPage: 20, ChangeFeed: simnet.ChangeFeed{Pollers: 1000, PollInterval: time.Millisecond}}
+	w = cf.ExpectedWork()
+	if want := 10000*(600/0.001+1) + 600.0/20; math.Abs(w.PollPages-want) > 1e-6*want || w.Polls != 1000*(600/0.001+1) {
+		t.Errorf("ExpectedWork = %+v, want %g poll pages over %g polls", w, want, 1000*(600/0.001+1))
+	}
+	if err := cf.Validate(); err == nil || !strings.Contains(err.Error(), "MaxRunWork") {
+		t.Errorf("Validate = %v, want the run's 6e9 requests refused by MaxRunWork", err)
+	}
+}
+
+// TestWorkHardCap: a run that sends more requests than its cap ends with
+// ErrWorkLimit, whatever it expected: here every read of a 100%-503
+// region retries (3 attempts per leg, hedged at once), so the run sends
+// about 6 requests per operation where its configuration predicts 1.
+func TestWorkHardCap(t *testing.T) {
+	cfg := feedAccount(t, 1000, 100*time.Second)
+	cfg.Faults = []simnet.Fault{{Status: hedging.Status{Code: 503}, Probability: 1}}
+	if w := cfg.ExpectedWork().Total(); w != 1e5 {
+		t.Fatalf("expected work %g, want 1e5", w)
+	}
+	_, err := simnet.Run(cfg, staticPolicy(30), 0, simnet.RunOptions{MaxWork: 2e5})
+	if !errors.Is(err, simnet.ErrWorkLimit) {
+		t.Fatalf("Run with MaxWork 2e5 = %v, want ErrWorkLimit", err)
+	}
+	st, err := simnet.Run(cfg, staticPolicy(30), 0, simnet.RunOptions{MaxWork: 1e7})
+	if err != nil {
+		t.Fatalf("Run with MaxWork 1e7 = %v", err)
+	}
+	if st.Attempts <= 2e5 {
+		t.Errorf("%d attempts: the case does not exceed the first cap", st.Attempts)
 	}
 }

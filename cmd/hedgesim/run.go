@@ -212,7 +212,8 @@ func (f *runFlags) check(fs *flag.FlagSet) error {
 }
 
 // prepare builds a scenario's simulation input with the flags applied and
-// refuses it when points × its expected operations exceed the limit.
+// refuses it when points × its expected operations or requests exceed the
+// limits.
 func prepare(s *scenarios.Scenario, f *runFlags, points int) (*simnet.Config, []simnet.Policy, int, error) {
 	cfg, pols, err := s.Config()
 	if err != nil {
@@ -233,6 +234,10 @@ func prepare(s *scenarios.Scenario, f *runFlags, points int) (*simnet.Config, []
 	if n := float64(expectedOps(cfg, len(pols), reps)) * float64(points); n > scenarios.MaxSimulatedOps {
 		return nil, nil, 0, fmt.Errorf("%s: would simulate %.3g operations; the limit is %.3g: lower --replications, duration_s, rate_per_s or the number of sweep points",
 			s.Source, n, float64(scenarios.MaxSimulatedOps))
+	}
+	if n := cfg.ExpectedWork().Total() * float64(len(pols)*reps*points); n > scenarios.MaxSimulatedWork {
+		return nil, nil, 0, fmt.Errorf("%s: would send %.3g requests (operations, pages, setup reads, change-feed pages, background requests); the limit is %.3g: lower --replications or the number of sweep points",
+			s.Source, n, float64(scenarios.MaxSimulatedWork))
 	}
 	return cfg, pols, reps, nil
 }
