@@ -765,6 +765,9 @@ func (b *builder) ru(cfg *simnet.Config) {
 	for _, k := range keysByLine(b, up, f.RU) {
 		kind := b.kind(up.key(k), k)
 		b.nonNeg(up.key(k), f.RU[k])
+		if f.RU[k] > simnet.MaxRequestCharge {
+			b.fail(up.key(k), "must be at most %g RU (simnet.MaxRequestCharge), got %g", float64(simnet.MaxRequestCharge), f.RU[k])
+		}
 		if cfg.RU == nil {
 			cfg.RU = map[hedging.OperationKind]float64{}
 		}

@@ -169,6 +169,14 @@ func (b *builder) feed(cfg *simnet.Config, nm *names) {
 	b.intRange(fp.key("items_per_page"), f.ItemsPerPage, 0, simnet.MaxFeedItemsPerPage)
 	b.nonNeg(fp.key("ru_cover"), f.RUCover)
 	b.nonNeg(fp.key("ru_per_item"), f.RUPerItem)
+	if n := out.MaxPageCharge(); n > simnet.MaxRequestCharge {
+		p := fp.key("ru_per_item")
+		if f.RUCover > simnet.MaxRequestCharge {
+			p = fp.key("ru_cover")
+		}
+		b.fail(p, "a page may cost %s RU (ru_cover + ru_per_item × %d items); the limit is %g RU (simnet.MaxRequestCharge): lower ru_cover or ru_per_item",
+			count(n), max(cmp0(f.ItemsPerPage, simnet.DefaultItemsPerPage), cmp0(f.ReadManyItems, simnet.DefaultReadManyItems)), float64(simnet.MaxRequestCharge))
+	}
 	b.intRange(fp.key("max_fan_out"), f.MaxFanOut, 0, simnet.MaxFeedLeaves)
 	capFan := cmp0(f.MaxFanOut, feed.DefaultMaxFanOut)
 	b.intRange(fp.key("fan_out"), f.FanOut, 0, min(max(b.f.Workload.Partitions, 1), capFan))

@@ -290,6 +290,9 @@ func (c *Config) Validate() error {
 	if err := c.Fleet.validate(); err != nil {
 		return err
 	}
+	if err := c.validateRU(); err != nil {
+		return err
+	}
 	return c.validateWork()
 }
 

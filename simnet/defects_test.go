@@ -109,3 +109,51 @@ func TestWorkHardCap(t *testing.T) {
 		t.Errorf("%d attempts: the case does not exceed the first cap", st.Attempts)
 	}
 }
+
+// TestRUPopulation is issue 24's "hedge 0.00% with RU × 1.021
+// (change-feed pollers)": the pollers' pages are not operations (the
+// hedge rate does not count them), so their RU must not move the
+// operations' RU multiplier either; they have their own.
+func TestRUPopulation(t *testing.T) {
+	cfg := feedAccount(t, 50, 10*time.Second, simnet.MixEntry{Kind: hedging.Upsert, Weight: 1})
+	cfg.Consistency = simnet.Eventual
+	cfg.Episodes = []simnet.Episode{{Target: "a", Start: 0, End: 10 * time.Second, AddMs: 100, Fraction: 0.2, Factor: 1}}
+	cfg.Feed = &simnet.Feed{RUCover: 2, RUPerItem: 0.1, ChangeFeed: simnet.ChangeFeed{Pollers: 2, PollInterval: 100 * time.Millisecond}}
+	st, err := simnet.Run(cfg, staticPolicy(30), 0, simnet.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := st.Feed
+	if st.Hedged != 0 {
+		t.Fatalf("%d upserts hedged; writes are never hedged", st.Hedged)
+	}
+	if got := st.RUMultiplier(); got != 1 {
+		t.Errorf("operations' RU multiplier %v with no operation hedged, want 1 (the polls' RU counts apart)", got)
+	}
+	if f.PagesHedged == 0 || !(f.PollRUMultiplier() > 1) {
+		t.Errorf("polls: %d pages hedged, RU multiplier %v; want some hedged and a multiplier above 1", f.PagesHedged, f.PollRUMultiplier())
+	}
+	if want := float64(st.Ops) * 5; math.Abs(st.RUCharged-want) > 1e-9*want {
+		t.Errorf("operations' RU charged %v, want %v (5 RU per upsert, nothing else)", st.RUCharged, want)
+	}
+}
+
+// TestRUZeroCharge is issue 24's "RU × 0.000 at 20% hedged": with every
+// charge 0 no RU is returned, and the multiplier is undefined (NaN, "-"
+// in the table), not 0.
+func TestRUZeroCharge(t *testing.T) {
+	cfg := feedAccount(t, 100, 5*time.Second)
+	cfg.Episodes = []simnet.Episode{{Target: "a", Start: 0, End: 5 * time.Second, AddMs: 100, Fraction: 0.2, Factor: 1}}
+	cfg.RU = map[hedging.OperationKind]float64{hedging.PointRead: 0}
+	st, err := simnet.Run(cfg, staticPolicy(30), 0, simnet.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Hedged == 0 || st.RUCharged != 0 || !math.IsNaN(st.RUMultiplier()) {
+		t.Errorf("%d hedged, RU charged %v, multiplier %v; want hedges, 0 RU and an undefined (NaN) multiplier", st.Hedged, st.RUCharged, st.RUMultiplier())
+	}
+	cfg.RU[hedging.PointRead] = simnet.MaxRequestCharge * 2
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "RU") {
+		t.Errorf("Validate with a %g RU charge = %v, want it refused (MaxRequestCharge)", cfg.RU[hedging.PointRead], err)
+	}
+}

@@ -381,20 +381,25 @@ func (s *sim) feedArrive(ev event, o *opState, st *attemptState, ri int32, rep *
 }
 
 // feedCharge computes, at service start, what page attempt st of feed
-// slot fs gets from rep (into fs.content) and returns its RU charge.
+// slot fs gets from rep (into fs.content) and returns its RU charge. fs
+// is nil for a loser that reaches service after its race ended: it is
+// charged as the page it is (the same rule), and its content is dropped.
 func (s *sim) feedCharge(fs *feedSlot, o *opState, st *attemptState, rep *replicaRT) float64 {
 	fx := s.fx
 	f := fx.f
 	kind := o.op.Kind
-	c := &fs.content[st.a.Leg]
-	*c = pageContent{}
+	var lost pageContent
+	c := &lost
+	if fs != nil {
+		c = &fs.content[st.a.Leg]
+		*c = pageContent{}
+	}
 	region := st.a.Endpoint.Region
-	if fs.setup {
+	if kind == hedging.MetadataRead { // a setup read
 		c.applied = fx.metaVersion(rep.region, s.now)
 		c.stale = c.applied < fx.metaTruth(s.now)
 		return s.ru[kind]
 	}
-	op := &fx.ops[fs.fo]
 	c.applied = fx.logs[o.part].total // processed at the hub (§9.6 header)
 	if !st.a.HubRegionProcessingOnly {
 		c.applied = s.visibleAt(st.rep, o.part)
@@ -403,9 +408,12 @@ func (s *sim) feedCharge(fs *feedSlot, o *opState, st *attemptState, rep *replic
 	items := 0
 	switch kind {
 	case hedging.QueryPage:
-		cur, _ := strconv.Atoi(o.op.Continuation.Token)
 		items = f.itemsPerPage()
-		if next := cur + 1; next < int(op.leafPages[fs.page.Leaf]) {
+		if fs == nil {
+			break
+		}
+		cur, _ := strconv.Atoi(o.op.Continuation.Token)
+		if next := cur + 1; next < int(fx.ops[fs.fo].leafPages[fs.page.Leaf]) {
 			c.cont = hedging.Continuation{Token: strconv.Itoa(next), Affinity: f.QueryContinuation, IssuedBy: region}
 		}
 	case hedging.ReadManyPage:
@@ -709,6 +717,7 @@ func (s *sim) startPage(fo int32, p feed.Page, setup bool, copy hedging.Leg) {
 	}
 	o.op = p.Op
 	o.inst = op.inst
+	o.page, o.poll = true, op.poller >= 0
 	for int(slot) >= len(fx.slots) {
 		fx.slots = append(fx.slots, feedSlot{})
 	}
@@ -748,7 +757,7 @@ func (s *sim) feedPageDone(slot int32, o *opState) {
 	case op.whole != nil && !setup:
 		op.copyRU[fs.copy] += o.race.RequestCharge() // the winner's is returned
 	default:
-		s.stats.RUReturned += o.race.RequestCharge()
+		s.returnRU(o, o.race.RequestCharge())
 	}
 	if out.Err == nil {
 		if ri, ok := s.replicaOf(o.race.Endpoint(out.Leg).Key); ok {

@@ -428,7 +428,8 @@ func FormatTable(w io.Writer, figs []Figures) error {
 // columnLegend says what each column of a FormatTable table counts.
 const columnLegend = "ops: operations that arrived (and finished), over all replications; " +
 	"p50, p99, p99.9, max ms: end-to-end latency of every operation, failed ones included (a fast refusal counts low, a timeout high); " +
-	"hedge: alternate sent; altwin: alternate's answer returned; RU ×: RU charged / RU returned; " +
+	"hedge: alternate sent; altwin: alternate's answer returned; RU ×: RU charged / RU returned, over the same operations as hedge " +
+	"(\"-\" when they returned no RU, every charge being 0: no cost to multiply); " +
 	"err: failed operations, an error (no final response: transient statuses, deadline) or a final response with status >= 400 " +
 	"(429/3200, 404/0, 409; by class in summary.json counters); trips: partition-breaker trips"
 
