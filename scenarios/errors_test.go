@@ -50,6 +50,7 @@ func TestErrors(t *testing.T) {
 		"phase":                    `8: client.phase: must be 1, 2 or 3 (future), got 4`,
 		"probability":              `45: faults.0.probability: must be between 0 and 1, got 1.5`,
 		"replications":             `4: replications: must be >= 1, got 0`,
+		"region-offset":            `51: feed.change_feed.region_offset: must be in 0..1099511627776 (simnet.MaxRegionOffset: any offset beyond the commit log acts alike), got 9223372036854775807`,
 		"ru-too-large":             `44: ru.read: must be at most 1e+06 RU (simnet.MaxRequestCharge), got 1e+308`,
 		"feed-page-charge":         `46: feed.ru_per_item: a page may cost 1e+302 RU (ru_cover + ru_per_item × 100 items); the limit is 1e+06 RU (simnet.MaxRequestCharge): lower ru_cover or ru_per_item`,
 		"syntax":                   `3: TOML syntax error: expected value but found '=' instead`,

@@ -213,8 +213,8 @@ func (b *builder) feed(cfg *simnet.Config, nm *names) {
 	}
 	out.ChangeFeed.Scope = choice(b, cp.key("scope"), c.Scope, simnet.CursorGlobal,
 		map[string]simnet.CursorScope{"global": simnet.CursorGlobal, "region_local": simnet.CursorRegionLocal}, `"global" or "region_local"`)
-	if c.RegionOffset < 0 {
-		b.fail(cp.key("region_offset"), "must be >= 0, got %d", c.RegionOffset)
+	if c.RegionOffset < 0 || c.RegionOffset > simnet.MaxRegionOffset {
+		b.fail(cp.key("region_offset"), "must be in 0..%d (simnet.MaxRegionOffset: any offset beyond the commit log acts alike), got %d", int64(simnet.MaxRegionOffset), c.RegionOffset)
 	}
 	out.ChangeFeed.RegionOffset = c.RegionOffset
 	out.ChangeFeed.On304 = choice(b, cp.key("on_304"), c.On304, simnet.On304Request,

@@ -157,3 +157,40 @@ func TestRUZeroCharge(t *testing.T) {
 		t.Errorf("Validate with a %g RU charge = %v, want it refused (MaxRequestCharge)", cfg.RU[hedging.PointRead], err)
 	}
 }
+
+// TestRegionOffsetBounded is issue 24's "region offsets near the int
+// limit give 7.4 × 10⁶ duplicates per 10⁶ changes": the cursor arithmetic
+// (LSN + offset × region index) overflowed. Every offset beyond the run's
+// commit log has one effect (a cursor resumed in another region lands past
+// its log's end, or before its start), so offsets are bounded by
+// MaxRegionOffset and the largest one allowed gives the figures of any
+// other beyond the log.
+func TestRegionOffsetBounded(t *testing.T) {
+	run := func(off int64) *simnet.FeedStats {
+		cfg := feedAccount(t, 100, 10*time.Second, simnet.MixEntry{Kind: hedging.Upsert, Weight: 1})
+		cfg.Consistency = simnet.Eventual
+		cfg.Episodes = []simnet.Episode{{Target: "a", Start: 0, End: 10 * time.Second, AddMs: 100, Fraction: 0.2, Factor: 1}}
+		cfg.Feed = &simnet.Feed{ItemsPerPage: 20, ChangeFeed: simnet.ChangeFeed{Pollers: 2, PollInterval: 100 * time.Millisecond,
+			Scope: simnet.CursorRegionLocal, RegionOffset: off, Continuation: hedging.Portable}}
+		if off > simnet.MaxRegionOffset {
+			if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "RegionOffset") {
+				t.Errorf("RegionOffset %d: Validate = %v, want it refused", off, err)
+			}
+			return nil
+		}
+		st, err := simnet.Run(cfg, staticPolicy(30), 0, simnet.RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.Feed
+	}
+	run(math.MaxInt64)
+	a, b := run(1e9), run(simnet.MaxRegionOffset)
+	if a.Changes == 0 || a.Delivered == 0 {
+		t.Fatalf("nothing delivered: %+v", *a)
+	}
+	if a.Duplicates != b.Duplicates || a.Skips != b.Skips || a.Delivered != b.Delivered || a.Pages != b.Pages {
+		t.Errorf("offset 1e9: %d delivered, %d duplicates, %d skips, %d pages; offset MaxRegionOffset: %d, %d, %d, %d; want the same",
+			a.Delivered, a.Duplicates, a.Skips, a.Pages, b.Delivered, b.Duplicates, b.Skips, b.Pages)
+	}
+}
