@@ -194,3 +194,33 @@ func TestRegionOffsetBounded(t *testing.T) {
 			a.Delivered, a.Duplicates, a.Skips, a.Pages, b.Delivered, b.Duplicates, b.Skips, b.Pages)
 	}
 }
+
+// TestLagEpisodeNeverUnapplies is issue 24's "a lag episode that moves
+// backwards gives 1126 monotonic-read violations from one replica with
+// hedging disabled": an episode raising a replica's lag made it serve an
+// older prefix than it had served a moment before. A replica never
+// un-applies a write: while its lag rises it stops applying, so one
+// replica's pages never go back in time, and with hedging off (every page
+// from the primary) no read is non-monotonic.
+func TestLagEpisodeNeverUnapplies(t *testing.T) {
+	cfg := feedAccount(t, 100, 10*time.Second, simnet.MixEntry{Kind: hedging.QueryPage, Weight: 1}, simnet.MixEntry{Kind: hedging.Upsert, Weight: 3})
+	cfg.WriteRegion = "B" // the primary, A, lags the hub
+	cfg.ReplicationLagMs = map[string]float64{"A": 20}
+	cfg.Consistency = simnet.Eventual
+	cfg.Lag = &simnet.LagProcess{Episodes: []simnet.LagEpisode{
+		{Target: "a", Start: 2 * time.Second, End: 4 * time.Second, LagMs: 1500},
+		{Target: "a", Start: 6 * time.Second, End: 8 * time.Second, LagMs: 500},
+	}}
+	cfg.Feed = &simnet.Feed{Pages: mustBuild(t, dist.Spec{Family: "constant", ValueMs: f(20)}), FanOut: 2}
+	st, err := simnet.Run(cfg, disabledPolicy(), 0, simnet.RunOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := st.Feed
+	if f.Pages == 0 || f.StalePages == 0 {
+		t.Fatalf("%d pages, %d stale: the case does not exercise the lag", f.Pages, f.StalePages)
+	}
+	if f.MonotonicViolations != 0 {
+		t.Errorf("hedging disabled, every page from one replica: %d monotonic-read violations, want 0", f.MonotonicViolations)
+	}
+}

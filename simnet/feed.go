@@ -204,6 +204,10 @@ type feedSim struct {
 	sigma     float64
 	hubRegion int
 	lagEps    [][]*LagEpisode // per replica
+	// applied is, per replica with lag episodes, the LSN it has applied
+	// on each partition so far: a replica never un-applies a write, so
+	// while an episode raises its lag it applies nothing new (visibleAt).
+	applied [][]int64
 	logs      []feedLog
 	ops       []feedOp
 	freeOps   []int32
@@ -236,11 +240,18 @@ func (s *sim) initFeed() {
 		logs: make([]feedLog, len(s.parts)), lagEps: make([][]*LagEpisode, len(s.reps)), stats: newFeedStats()}
 	if l := cfg.Lag; l != nil {
 		fx.sigma = l.Sigma
+		fx.applied = make([][]int64, len(s.reps))
 		for ri := range s.reps {
 			for j := range l.Episodes {
 				if e := &l.Episodes[j]; s.reps[ri].cfg.Targeted(e.Target) {
 					fx.lagEps[ri] = append(fx.lagEps[ri], e)
 				}
+			}
+			if len(fx.lagEps[ri]) > 0 {
+				fx.applied[ri] = make([]int64, len(s.parts))
+				// What a replica has applied depends on the order of the
+				// reads it serves: arrivals are handled in time order.
+				s.delayLine = false
 			}
 		}
 	}
@@ -332,9 +343,19 @@ func (s *sim) lag(ri int32, part int32, now time.Duration) time.Duration {
 	return l
 }
 
-// visibleAt returns the LSN replica ri has applied on part at now.
+// visibleAt returns the LSN replica ri has applied on part at now: the
+// log's prefix committed before now − its lag, and never less than it
+// applied before (a replica whose lag an episode raises stops applying
+// until the log catches up; it does not un-apply writes).
 func (s *sim) visibleAt(ri int32, part int32) int64 {
-	return s.fx.logs[part].visible(s.now, s.lag(ri, part, s.now))
+	fx := s.fx
+	v := fx.logs[part].visible(s.now, s.lag(ri, part, s.now))
+	if fx.applied != nil && fx.applied[ri] != nil {
+		a := &fx.applied[ri][part]
+		v = max(v, *a)
+		*a = v
+	}
+	return v
 }
 
 // metaVersion returns the metadata version physical region reg shows at
