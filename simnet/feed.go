@@ -207,7 +207,7 @@ type feedSim struct {
 	// applied is, per replica with lag episodes, the LSN it has applied
 	// on each partition so far: a replica never un-applies a write, so
 	// while an episode raises its lag it applies nothing new (visibleAt).
-	applied [][]int64
+	applied   [][]int64
 	logs      []feedLog
 	ops       []feedOp
 	freeOps   []int32
