@@ -8,9 +8,11 @@ import (
 // MaxSimulatedWork bounds the expected work of a whole scenario: the
 // requests one run is expected to send (simnet.Config.ExpectedWork: its
 // point operations, query and ReadMany pages, setup reads, change-feed
-// pages and background requests) × replications × policies. A page is a
-// request as a point read is, so it is the bound MaxSimulatedOps puts on
-// the operations alone.
+// pages and background requests) × replications × policies, × 2 for a
+// scenario with queries or ReadMany calls (hedgesim run's hedge-unit study
+// runs its policies again under the other hedge unit). A page is a request
+// as a point read is, so it is the bound MaxSimulatedOps puts on the
+// operations alone.
 const MaxSimulatedWork = 2e9
 
 // workLimit checks one query's pages against simnet.MaxOperationPages and
@@ -39,7 +41,11 @@ func (b *builder) workLimit(cfg *simnet.Config, reps, pols int) bool {
 		}
 	}
 	w := cfg.ExpectedWork()
-	total := w.Total() * float64(reps) * float64(pols)
+	runs := float64(reps) * float64(pols)
+	if cfg.HasFeedOperations() {
+		runs *= 2 // hedgesim run's hedge-unit study runs the policies again (at most all of them, or one without hedging)
+	}
+	total := w.Total() * runs
 	if total <= MaxSimulatedWork {
 		return true
 	}

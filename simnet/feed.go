@@ -230,6 +230,21 @@ func (c *Config) feedOn() bool {
 	return c.Feed != nil || c.Lag != nil || c.Consistency != Session
 }
 
+// HasFeedOperations reports whether the workload has feed operations
+// that Feed.HedgeUnit applies to: Feed is set and the mix has queries or
+// ReadMany calls.
+func (c *Config) HasFeedOperations() bool {
+	if c.Feed == nil {
+		return false
+	}
+	for _, m := range c.Workload.Mix {
+		if m.Weight > 0 && (m.Kind == hedging.QueryPage || m.Kind == hedging.ReadManyPage) {
+			return true
+		}
+	}
+	return false
+}
+
 // initFeed builds the feed state of a run that needs it.
 func (s *sim) initFeed() {
 	cfg := s.cfg

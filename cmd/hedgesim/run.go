@@ -298,11 +298,25 @@ func runOne(ctx context.Context, s *scenarios.Scenario, f *runFlags, stdout, std
 	if err != nil {
 		return err
 	}
-	res, err := simulate(ctx, []study.Input{{Config: cfg, Policies: pols, Replications: reps}}, f, stderr, s.Name)
+	// A scenario with feed operations also runs its hedging policies under
+	// the other hedge unit, for the hedge-unit chart (spec §17 Q9).
+	inputs := append([]study.Input{{Config: cfg, Policies: pols, Replications: reps}}, study.HedgeUnitInputs(cfg, pols, reps)...)
+	var work float64
+	for _, in := range inputs {
+		work += in.Config.ExpectedWork().Total() * float64(len(in.Policies)*in.Replications)
+	}
+	if work > scenarios.MaxSimulatedWork {
+		return fmt.Errorf("%s: would send %.3g requests with the hedge-unit study's runs; the limit is %.3g: lower --replications", s.Source, work, float64(scenarios.MaxSimulatedWork))
+	}
+	res, err := simulate(ctx, inputs, f, stderr, s.Name)
 	if err != nil {
 		return fmt.Errorf("%s: %w", s.Name, err)
 	}
 	rep := study.Report(s.Name, s.Description, cfg, res[0])
+	rep.HedgeUnits = study.HedgeUnits(cfg, pols, res[0], res[1:])
+	if rep.HedgeUnits != nil {
+		rep.HedgeUnitConfigured = cfg.Feed.HedgeUnit.String()
+	}
 	dir := outDir(f, s.Name)
 	paths, err := report.WriteRun(dir, rep, report.Options{PNG: f.png})
 	if err != nil {
@@ -319,16 +333,26 @@ func runOne(ctx context.Context, s *scenarios.Scenario, f *runFlags, stdout, std
 	return nil
 }
 
-// printTable prints the figures table and the legend of its columns.
+// printTable prints the figures table and the legend of its columns, and
+// for a run with feeds the Phase 2 table and its legend.
 func printTable(w io.Writer, policies []report.PolicyResult, reps int) error {
 	figs := make([]report.Figures, len(policies))
+	feed := false
 	for i, p := range policies {
 		figs[i] = p.Figures
+		feed = feed || p.Feed != nil
 	}
 	if err := report.FormatTable(w, figs); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "%s\n\n", wrap(report.TableLegend(figs, reps, "summary.json"), legendWidth))
+	if !feed {
+		return nil
+	}
+	if err := report.FormatFeedTable(w, figs); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s\n\n", wrap(report.FeedLegend, legendWidth))
 	return nil
 }
 

@@ -33,6 +33,10 @@ type PolicyResult struct {
 	// into Merged as soon as it and its predecessors have finished, so
 	// memory does not grow with the number of replications.
 	PerRep [][]float64
+	// PerRepFeed holds the feed figures whose interval comes from the
+	// replications (feedValues) of the same replications, for runs with
+	// feeds.
+	PerRepFeed [][]float64
 	// EmptyReplications counts the replications in which no operation
 	// arrived (a low rate in a short run): they have no latency or RU
 	// multiplier, so they are left out of PerRep and of the means rather
@@ -65,6 +69,7 @@ type Options struct {
 type merger struct {
 	merged  *simnet.Stats
 	perRep  [][]float64
+	perFeed [][]float64
 	empty   int // replications without an operation
 	next    int
 	pending map[int]*simnet.Stats
@@ -84,6 +89,9 @@ func (m *merger) add(r int, s *simnet.Stats) {
 		m.merged.Merge(s)
 		if s.Ops > 0 {
 			m.perRep = append(m.perRep, figureValues(s))
+			if v := feedValues(s); v != nil {
+				m.perFeed = append(m.perFeed, v)
+			}
 		} else {
 			m.empty++
 		}
@@ -213,7 +221,7 @@ feed:
 				return nil, labelled(in.Label, fmt.Errorf("policy %q: no operation arrived (raise the rate, the duration or max_ops)", pol.Name))
 			}
 			mg := mergers[i][p]
-			res.Policies = append(res.Policies, PolicyResult{Name: pol.Name, Merged: merged, PerRep: mg.perRep, EmptyReplications: mg.empty})
+			res.Policies = append(res.Policies, PolicyResult{Name: pol.Name, Merged: merged, PerRep: mg.perRep, PerRepFeed: mg.perFeed, EmptyReplications: mg.empty})
 		}
 		out[i] = res
 	}
@@ -321,6 +329,7 @@ func Figures(p PolicyResult) report.Figures {
 		f.Counters["answers@"+name] = m.ReplicaAnswers[i]
 	}
 	f.Replicas = replicaFigures(m)
+	f.Feed = feedFigures(p)
 	if len(p.PerRep) > 1 {
 		// Method of independent replications: each figure is the mean of
 		// the per-replication values, with a Student-t 95% interval;
