@@ -765,6 +765,9 @@ func (b *builder) ru(cfg *simnet.Config) {
 	for _, k := range keysByLine(b, up, f.RU) {
 		kind := b.kind(up.key(k), k)
 		b.nonNeg(up.key(k), f.RU[k])
+		if f.RU[k] > simnet.MaxRequestCharge {
+			b.fail(up.key(k), "must be at most %g RU (simnet.MaxRequestCharge), got %g", float64(simnet.MaxRequestCharge), f.RU[k])
+		}
 		if cfg.RU == nil {
 			cfg.RU = map[hedging.OperationKind]float64{}
 		}
@@ -853,7 +856,7 @@ func (b *builder) limits(cfg *simnet.Config, reps int, pols []simnet.Policy) boo
 	if !b.backgroundLimit(cfg, reps, len(pols)) || !b.backgroundOverload(cfg) {
 		return false
 	}
-	if !b.fleetBucketLimit() {
+	if !b.fleetBucketLimit() || !b.workLimit(cfg, reps, len(pols)) {
 		return false
 	}
 	if err := cfg.Validate(); err != nil { // a backstop: every rule above is stricter

@@ -169,6 +169,14 @@ func (b *builder) feed(cfg *simnet.Config, nm *names) {
 	b.intRange(fp.key("items_per_page"), f.ItemsPerPage, 0, simnet.MaxFeedItemsPerPage)
 	b.nonNeg(fp.key("ru_cover"), f.RUCover)
 	b.nonNeg(fp.key("ru_per_item"), f.RUPerItem)
+	if n := out.MaxPageCharge(); n > simnet.MaxRequestCharge {
+		p := fp.key("ru_per_item")
+		if f.RUCover > simnet.MaxRequestCharge {
+			p = fp.key("ru_cover")
+		}
+		b.fail(p, "a page may cost %s RU (ru_cover + ru_per_item × %d items); the limit is %g RU (simnet.MaxRequestCharge): lower ru_cover or ru_per_item",
+			count(n), max(cmp0(f.ItemsPerPage, simnet.DefaultItemsPerPage), cmp0(f.ReadManyItems, simnet.DefaultReadManyItems)), float64(simnet.MaxRequestCharge))
+	}
 	b.intRange(fp.key("max_fan_out"), f.MaxFanOut, 0, simnet.MaxFeedLeaves)
 	capFan := cmp0(f.MaxFanOut, feed.DefaultMaxFanOut)
 	b.intRange(fp.key("fan_out"), f.FanOut, 0, min(max(b.f.Workload.Partitions, 1), capFan))
@@ -205,8 +213,8 @@ func (b *builder) feed(cfg *simnet.Config, nm *names) {
 	}
 	out.ChangeFeed.Scope = choice(b, cp.key("scope"), c.Scope, simnet.CursorGlobal,
 		map[string]simnet.CursorScope{"global": simnet.CursorGlobal, "region_local": simnet.CursorRegionLocal}, `"global" or "region_local"`)
-	if c.RegionOffset < 0 {
-		b.fail(cp.key("region_offset"), "must be >= 0, got %d", c.RegionOffset)
+	if c.RegionOffset < 0 || c.RegionOffset > simnet.MaxRegionOffset {
+		b.fail(cp.key("region_offset"), "must be in 0..%d (simnet.MaxRegionOffset: any offset beyond the commit log acts alike), got %d", int64(simnet.MaxRegionOffset), c.RegionOffset)
 	}
 	out.ChangeFeed.RegionOffset = c.RegionOffset
 	out.ChangeFeed.On304 = choice(b, cp.key("on_304"), c.On304, simnet.On304Request,

@@ -159,6 +159,7 @@ func (s *sim) backgroundRetry(ev event) {
 func (s *sim) bgAdmit(id int32, first time.Duration, try int) {
 	b := &s.capa.bg[id]
 	rep := &s.reps[b.rep]
+	s.bgTries++
 	s.capArrive(rep)
 	if rep.servers == 0 {
 		s.bgServe(id, rep, -1, first)

@@ -668,7 +668,7 @@ func (s *sim) abort(o *opState, st *attemptState, rep *replicaRT) {
 	rs := rep.capr.st
 	rs.AbortedInService++
 	cut, start, end := st.cancelAt, st.cx.start, st.cx.end
-	s.stats.RUCharged -= s.ru[o.op.Kind] * float64(end-cut) / float64(end-start)
+	s.chargeRU(o, -st.res.RequestCharge*float64(end-cut)/float64(end-start))
 	st.cx.end = cut
 	if k := st.cx.server; k >= 0 {
 		s.addBusy(rs, cut, end, -1)

@@ -56,6 +56,10 @@ type opState struct {
 	nparked uint8
 	parkLeg uint8
 	parkSeq uint32
+	// page: the race is a feed page or setup read (feed.go), whose
+	// attempts are charged by the feed model even after the race ended;
+	// poll: a change-feed poll's, whose RU counts apart (ru.go).
+	page, poll bool
 	// tiedStarted: leg tiedLeg started service at tiedStartAt on replica
 	// tiedRep, whose mode is CancelOnStart (tied requests, capacity.go).
 	tiedStarted bool
@@ -160,6 +164,7 @@ func (s *sim) newSlot(idx uint64, client int32) (int32, *opState) {
 		o.altUsed = false
 	}
 	o.pending, o.done, o.nparked, o.tiedStarted = 0, false, 0, false
+	o.page, o.poll = false, false
 	return slot, o
 }
 

@@ -287,7 +287,13 @@ func (c *Config) Validate() error {
 	if err := c.validateFeed(); err != nil {
 		return err
 	}
-	return c.Fleet.validate()
+	if err := c.Fleet.validate(); err != nil {
+		return err
+	}
+	if err := c.validateRU(); err != nil {
+		return err
+	}
+	return c.validateWork()
 }
 
 // ClientEndpoints returns the client's preferred read regions as

@@ -80,8 +80,9 @@ func (s *sim) draw(purpose, a, b, c uint64) *rand.Rand {
 }
 
 // run simulates until the event queue is empty and returns true, or
-// returns false as soon as it sees done closed (checked every
-// cancelCheckEvents events; nil never closes).
+// returns false as soon as it sees done closed or the run over its work
+// limit (s.workErr set), both checked every cancelCheckEvents events
+// (nil never closes).
 func (s *sim) run(done <-chan struct{}) bool {
 	s.initCapacity()
 	s.initFeed()
@@ -97,11 +98,16 @@ func (s *sim) run(done <-chan struct{}) bool {
 		ev := s.q.pop()
 		s.now = ev.at
 		s.stats.Events++
-		if done != nil && s.stats.Events&(cancelCheckEvents-1) == 0 {
-			select {
-			case <-done:
+		if s.stats.Events&(cancelCheckEvents-1) == 0 {
+			if s.overWork() {
 				return false
-			default:
+			}
+			if done != nil {
+				select {
+				case <-done:
+					return false
+				default:
+				}
 			}
 		}
 		switch ev.kind {

@@ -199,7 +199,8 @@ type ChangeFeed struct {
 	// (> 0 with Pollers).
 	PollInterval time.Duration
 	// Scope is what a cursor means to the service; RegionOffset the shift
-	// between two adjacent regions' numbering under CursorRegionLocal.
+	// between two adjacent regions' numbering under CursorRegionLocal
+	// (0..MaxRegionOffset).
 	Scope        CursorScope
 	RegionOffset int64
 	// On304 is what cursor a 304 hands out.
@@ -252,6 +253,12 @@ const (
 	MaxFeedItems        = 100_000
 	MaxPollers          = 1_000
 	MaxMetadataEvents   = 10_000
+	// MaxRegionOffset bounds ChangeFeed.RegionOffset: above any run's
+	// commit log (MaxOpsLimit writes), so every offset the model tells
+	// apart is allowed (a cursor moved past its log's end or before its
+	// start acts alike however far), and an LSN plus the offset × a
+	// region index (< maxCount replicas) cannot overflow int64.
+	MaxRegionOffset = 1 << 40
 )
 
 // Defaults of Feed's zero fields.
@@ -342,8 +349,8 @@ func (c *Config) validateFeed() error {
 		return errors.New("simnet: Feed.ChangeFeed.PollInterval must be >= 1 ms")
 	case cf.Scope > CursorRegionLocal || cf.On304 > On304ServerCurrent:
 		return errors.New("simnet: Feed.ChangeFeed: unknown scope or 304 rule")
-	case cf.RegionOffset < 0:
-		return errors.New("simnet: Feed.ChangeFeed.RegionOffset must be >= 0")
+	case cf.RegionOffset < 0 || cf.RegionOffset > MaxRegionOffset:
+		return fmt.Errorf("simnet: Feed.ChangeFeed.RegionOffset must be in 0..%d, got %d", int64(MaxRegionOffset), cf.RegionOffset)
 	}
 	for _, m := range c.Workload.Mix {
 		if m.Kind == hedging.ChangeFeedPage {

@@ -97,6 +97,16 @@ type FeedStats struct {
 	// PeakLegsInFlight is the most hedge-leg slots held at once in one
 	// instance's gate (Feed.GateCapacity; 0 without a gate).
 	PeakLegsInFlight int64
+	// PollRUCharged and PollRUReturned are the change-feed polls' RU,
+	// charged and returned as Stats.RUCharged and RUReturned are the
+	// operations' (polls are not operations).
+	PollRUCharged, PollRUReturned float64
+}
+
+// PollRUMultiplier is PollRUCharged / PollRUReturned, NaN when no RU was
+// returned (see Stats.RUMultiplier).
+func (f *FeedStats) PollRUMultiplier() float64 {
+	return ruMultiplier(f.PollRUCharged, f.PollRUReturned)
 }
 
 func newFeedStats() *FeedStats {
@@ -143,5 +153,7 @@ func (f *FeedStats) merge(o *FeedStats) *FeedStats {
 		*p[0] += *p[1]
 	}
 	f.PeakLegsInFlight = max(f.PeakLegsInFlight, o.PeakLegsInFlight)
+	f.PollRUCharged += o.PollRUCharged
+	f.PollRUReturned += o.PollRUReturned
 	return f
 }

@@ -334,10 +334,9 @@ func (s *sim) serve(slot int32, o *opState, st *attemptState, rep *replicaRT, k 
 	finish := s.now + msDur(ms)
 	charge := s.ru[kind]
 	var fs *feedSlot
-	if s.fx != nil {
-		if fs = s.fx.slotOf(slot); fs != nil {
-			charge = s.feedCharge(fs, o, st, rep)
-		}
+	if o.page {
+		fs = s.fx.slotOf(slot) // nil: a loser served after its race ended
+		charge = s.feedCharge(fs, o, st, rep)
 	}
 	free, billed := finish, charge
 	if s.capa.on {
@@ -346,7 +345,7 @@ func (s *sim) serve(slot int32, o *opState, st *attemptState, rep *replicaRT, k 
 			s.tieStart(slot, o, st)
 		}
 	}
-	s.stats.RUCharged += billed // charged even if cancelled while in service (§14.2; pro rata when aborted)
+	s.chargeRU(o, billed) // charged even if cancelled while in service (§14.2; pro rata when aborted)
 	res := hedging.Result{Status: hedging.Status{Code: 200}, RequestCharge: charge}
 	log := &s.logs[o.part]
 	switch {

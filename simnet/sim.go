@@ -25,6 +25,11 @@ type RunOptions struct {
 	// cancelCheckEvents events and returns its error (the run's
 	// measurements are discarded).
 	Context context.Context
+	// MaxWork, when in 1..MaxRunWork, is the run's hard cap on requests
+	// sent (attempts and background tries, see [MaxRunWork]) in place of
+	// MaxRunWork: a caller running many generated scenarios bounds each
+	// one tighter. It is checked every cancelCheckEvents events.
+	MaxWork int64
 }
 
 type sim struct {
@@ -93,12 +98,19 @@ type sim struct {
 	capa capSim
 	// fx is the feed model's state (feed.go); nil unless the run needs it.
 	fx *feedSim
+	// bgTries counts background requests' tries (arrivals and retries);
+	// workLimit is the run's hard cap on requests and workErr the error
+	// of a run it ended (work.go).
+	bgTries, workLimit int64
+	workErr            error
 }
 
 // Run simulates cfg under policy p for replication number replication
 // (0-based; the seed is ReplicationSeed(cfg.Seed, replication)) and returns
 // its measurements. Errors: an invalid Config, a policy that fails to
-// build, or opts.Context's error when it is cancelled during the run.
+// build, an error wrapping [ErrWorkLimit] when the run sends more than
+// its hard cap (MaxRunWork, or opts.MaxWork) of requests, or
+// opts.Context's error when it is cancelled during the run.
 func Run(cfg *Config, p Policy, replication int, opts RunOptions) (*Stats, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -118,6 +130,9 @@ func Run(cfg *Config, p Policy, replication int, opts RunOptions) (*Stats, error
 	s.progress = opts.Progress
 	s.onComplete = opts.OnComplete
 	s.onCompleteInstance = opts.OnCompleteInstance
+	if opts.MaxWork > 0 && opts.MaxWork < MaxRunWork {
+		s.workLimit = opts.MaxWork
+	}
 	var done <-chan struct{}
 	if opts.Context != nil {
 		if err := opts.Context.Err(); err != nil {
@@ -126,6 +141,9 @@ func Run(cfg *Config, p Policy, replication int, opts RunOptions) (*Stats, error
 		done = opts.Context.Done()
 	}
 	if !s.run(done) {
+		if s.workErr != nil {
+			return nil, s.workErr
+		}
 		return nil, opts.Context.Err()
 	}
 	if s.fleetErr != nil {
@@ -135,7 +153,7 @@ func Run(cfg *Config, p Policy, replication int, opts RunOptions) (*Stats, error
 }
 
 func newSim(cfg *Config, strategy hedging.AvailabilityStrategy, seed uint64) (*sim, error) {
-	s := &sim{cfg: cfg, seed: seed, repByKey: map[string]int32{}, parking: true}
+	s := &sim{cfg: cfg, seed: seed, repByKey: map[string]int32{}, parking: true, workLimit: MaxRunWork}
 	s.rng = rand.New(&s.pcg)
 	s.arrPCG.Seed(seed, arrivalStream)
 	s.arr = rand.New(&s.arrPCG)

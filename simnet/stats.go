@@ -53,7 +53,10 @@ type Stats struct {
 	// failed when a leaf or setup read failed, hedged when a page was, an
 	// alternate win when a page's alternate won. Change-feed polls are not
 	// operations (see Feed). The attempts and RU of every page, polls'
-	// included, count in Attempts, RUCharged and RUReturned.
+	// included, count in Attempts; their RU counts in RUCharged and
+	// RUReturned, except the polls' (FeedStats.PollRUCharged and
+	// PollRUReturned), so the RU multiplier is over the same operations
+	// as the hedge rate.
 	Ops, Errors int64
 	// Hedged counts operations whose alternate was spawned; AlternateWins
 	// those with terminal state AlternateWon. FailoverHedged counts the
@@ -70,9 +73,11 @@ type Stats struct {
 	// and setup read of a feed operation or poll (Feed.Races of them), so it
 	// sums to Ops - (feed operations) + Feed.Races.
 	Terminal [8]int64
-	// RUCharged is the RU charged by replicas for every attempt that started
-	// service (cancelled ones included, §14.2); RUReturned the RU of the
-	// responses returned to callers (winners only, §17 Q3).
+	// RUCharged is the RU charged by replicas for every attempt of an
+	// operation that started service (cancelled ones included, §14.2);
+	// RUReturned the RU of the responses returned to callers (winners
+	// only, §17 Q3). Change-feed polls are not operations: their RU is
+	// FeedStats.PollRUCharged and PollRUReturned.
 	RUCharged, RUReturned float64
 	// Latency is the end-to-end latency of every operation, failed ones
 	// included, µs; LatencySum is the exact sum of those latencies (for
@@ -192,13 +197,11 @@ func (s *Stats) Merge(o *Stats) {
 	s.ArrivalsEnd = max(s.ArrivalsEnd, o.ArrivalsEnd)
 }
 
-// RUMultiplier is RUCharged / RUReturned (0 when nothing was returned).
-func (s *Stats) RUMultiplier() float64 {
-	if s.RUReturned == 0 {
-		return 0
-	}
-	return s.RUCharged / s.RUReturned
-}
+// RUMultiplier is RUCharged / RUReturned: the RU the operations cost per
+// RU of the responses they returned. It is NaN (undefined) when no RU was
+// returned — every charge 0, or no operation got a response with a
+// charge — since there is then no cost to multiply.
+func (s *Stats) RUMultiplier() float64 { return ruMultiplier(s.RUCharged, s.RUReturned) }
 
 // Failed counts the operations that failed for their caller: Errors (no
 // final response) plus FinalErrorResponses (a final response with status

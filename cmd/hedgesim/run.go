@@ -273,7 +273,8 @@ func (f *runFlags) check(fs *flag.FlagSet) error {
 }
 
 // prepare builds a scenario's simulation input with the flags applied and
-// refuses it when points × its expected operations exceed the limit.
+// refuses it when points × its expected operations or requests exceed the
+// limits.
 func prepare(s *scenarios.Scenario, f *runFlags, points int) (*simnet.Config, []simnet.Policy, int, error) {
 	cfg, pols, err := s.Config()
 	if err != nil {
@@ -294,6 +295,10 @@ func prepare(s *scenarios.Scenario, f *runFlags, points int) (*simnet.Config, []
 	if n := float64(expectedOps(cfg, len(pols), reps)) * float64(points); n > scenarios.MaxSimulatedOps {
 		return nil, nil, 0, fmt.Errorf("%s: would simulate %.3g operations; the limit is %.3g: lower --replications, duration_s, rate_per_s or the number of sweep points",
 			s.Source, n, float64(scenarios.MaxSimulatedOps))
+	}
+	if n := cfg.ExpectedWork().Total() * float64(len(pols)*reps*points); n > scenarios.MaxSimulatedWork {
+		return nil, nil, 0, fmt.Errorf("%s: would send %.3g requests (operations, pages, setup reads, change-feed pages, background requests); the limit is %.3g: lower --replications or the number of sweep points",
+			s.Source, n, float64(scenarios.MaxSimulatedWork))
 	}
 	return cfg, pols, reps, nil
 }
@@ -379,9 +384,23 @@ func runPart(s *scenarios.Scenario, f *runFlags, stdout io.Writer) (*part, error
 	if err != nil {
 		return nil, err
 	}
+	// A scenario with feed operations also runs its hedging policies under
+	// the other hedge unit, for the hedge-unit chart (spec §17 Q9).
+	inputs := append([]study.Input{{Config: cfg, Policies: pols, Replications: reps}}, study.HedgeUnitInputs(cfg, pols, reps)...)
+	var work float64
+	for _, in := range inputs {
+		work += in.Config.ExpectedWork().Total() * float64(len(in.Policies)*in.Replications)
+	}
+	if work > scenarios.MaxSimulatedWork {
+		return nil, fmt.Errorf("%s: would send %.3g requests with the hedge-unit study's runs; the limit is %.3g: lower --replications", s.Source, work, float64(scenarios.MaxSimulatedWork))
+	}
 	dir := outDir(f, s.Name)
 	finish := func(res []*study.Result) error {
 		rep := study.Report(s.Name, s.Description, cfg, res[0])
+		rep.HedgeUnits = study.HedgeUnits(cfg, pols, res[0], res[1:])
+		if rep.HedgeUnits != nil {
+			rep.HedgeUnitConfigured = cfg.Feed.HedgeUnit.String()
+		}
 		paths, err := report.WriteRun(dir, rep, report.Options{PNG: f.png})
 		if err != nil {
 			return err
@@ -396,19 +415,29 @@ func runPart(s *scenarios.Scenario, f *runFlags, stdout io.Writer) (*part, error
 		printPaths(stdout, dir, paths)
 		return nil
 	}
-	return &part{label: s.Name, inputs: []study.Input{{Config: cfg, Policies: pols, Replications: reps}}, dir: dir, finish: finish}, nil
+	return &part{label: s.Name, inputs: inputs, dir: dir, finish: finish}, nil
 }
 
-// printTable prints the figures table and the legend of its columns.
+// printTable prints the figures table and the legend of its columns, and
+// for a run with feeds the Phase 2 table and its legend.
 func printTable(w io.Writer, policies []report.PolicyResult, reps int) error {
 	figs := make([]report.Figures, len(policies))
+	feed := false
 	for i, p := range policies {
 		figs[i] = p.Figures
+		feed = feed || p.Feed != nil
 	}
 	if err := report.FormatTable(w, figs); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "%s\n\n", wrap(report.TableLegend(figs, reps, "summary.json"), legendWidth))
+	if !feed {
+		return nil
+	}
+	if err := report.FormatFeedTable(w, figs); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s\n\n", wrap(report.FeedLegend, legendWidth))
 	return nil
 }
 

@@ -410,12 +410,12 @@ func q9FanOut(d *doc) (fanOut, error) {
 			return out, err
 		}
 		q := &off.res.Policies[0].Merged.Feed.Kinds[simnet.FeedQuery]
-		share, n := q.ShareAtLeast(1000), float64(q.Ops)
-		half := 1.96 * math.Sqrt(share*(1-share)/n)
+		share := q.ShareAtLeast(1000)
+		ci := study.ProportionCI(int64(math.Round(share*float64(q.Ops))), q.Ops)
 		closed := 1 - math.Pow(0.99, k)
 		fo, fn := off.fig("disabled"), on.fig("static-50ms")
 		out.offP99, out.onP99 = fo.P99, fn.P99
-		tab = append(tab, []string{fmt.Sprintf("%g", k), pct(closed), fmt.Sprintf("%s [%s, %s]", pct(share), pct(max(0, share-half)), pct(share+half)),
+		tab = append(tab, []string{fmt.Sprintf("%g", k), pct(closed), fmt.Sprintf("%s [%s, %s]", pct(share), pct(ci[0]), pct(ci[1])),
 			withCI(fo, "p99_ms", fo.P99, ms), withCI(fn, "p99_ms", fn.P99, ms), withCI(fn, "ru_multiplier", fn.RUMultiplier, ru)})
 	}
 	d.table([]string{"K", "closed form 1 − 0.99^K", "queries ≥ 1 s, no hedging [95% CI]", "p99 ms, no hedging", "p99 ms, per-leaf 50 ms", "RU ×, per-leaf"}, tab)

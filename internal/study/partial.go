@@ -143,6 +143,10 @@ func (p *Partial) encode(w io.Writer) error {
 				for _, x := range r.figures {
 					b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
 				}
+				b = binary.AppendUvarint(b, uint64(len(r.feed)))
+				for _, x := range r.feed {
+					b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x))
+				}
 			}
 			if b, err = encodeStats(b, r.floats); err != nil {
 				return err
@@ -225,6 +229,13 @@ func ReadPartial(r io.Reader) (*Partial, error) {
 					figs[i] = d.float()
 				}
 				q.reps[r].figures = figs
+				if n := d.length(); n > 0 {
+					feed := make([]float64, n)
+					for i := range feed {
+						feed[i] = d.float()
+					}
+					q.reps[r].feed = feed
+				}
 			default:
 				d.fail("bad replication flag")
 			}

@@ -57,7 +57,8 @@ func checkInputs(inputs []Input) error {
 type merger struct {
 	merged  *simnet.Stats
 	perRep  [][]float64
-	empty   int // replications without an operation
+	perFeed [][]float64 // feedValues of the same replications, for runs with feeds
+	empty   int         // replications without an operation
 	next    int
 	pending map[int]*simnet.Stats
 	floats  bool
@@ -66,10 +67,12 @@ type merger struct {
 
 // repRecord is what a partial result keeps of one replication besides
 // its share of the fold: whether an operation arrived, its figures
-// ([figureNames] order) and its floating-point fields.
+// ([figureNames] order), its feed figures ([feedValues], nil without
+// feeds) and its floating-point fields.
 type repRecord struct {
 	empty   bool
 	figures []float64
+	feed    []float64
 	floats  *simnet.Stats
 }
 
@@ -99,6 +102,9 @@ func (m *merger) add(r int, s *simnet.Stats) {
 		if s.Ops > 0 {
 			rec.figures = figureValues(s)
 			m.perRep = append(m.perRep, rec.figures)
+			if rec.feed = feedValues(s); rec.feed != nil {
+				m.perFeed = append(m.perFeed, rec.feed)
+			}
 		} else {
 			m.empty++
 		}
@@ -206,7 +212,7 @@ func results(inputs []Input, folds [][]*merger, errs map[run]error) ([]*Result, 
 			if mg.merged.Ops == 0 {
 				return nil, labelled(in.Label, fmt.Errorf("policy %q: no operation arrived (raise the rate, the duration or max_ops)", pol.Name))
 			}
-			res.Policies = append(res.Policies, PolicyResult{Name: pol.Name, Merged: mg.merged, PerRep: mg.perRep, EmptyReplications: mg.empty})
+			res.Policies = append(res.Policies, PolicyResult{Name: pol.Name, Merged: mg.merged, PerRep: mg.perRep, PerRepFeed: mg.perFeed, EmptyReplications: mg.empty})
 		}
 		out[i] = res
 	}

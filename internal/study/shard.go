@@ -166,6 +166,9 @@ func (f *floatFold) add(m *merger, r int, rec *repRecord) {
 			m.empty++
 		} else {
 			m.perRep = append(m.perRep, rec.figures)
+			if rec.feed != nil {
+				m.perFeed = append(m.perFeed, rec.feed)
+			}
 		}
 		f.next++
 	}

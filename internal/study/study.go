@@ -31,6 +31,10 @@ type PolicyResult struct {
 	// into Merged as soon as it and its predecessors have finished, so
 	// memory does not grow with the number of replications.
 	PerRep [][]float64
+	// PerRepFeed holds the feed figures whose interval comes from the
+	// replications (feedValues) of the same replications, for runs with
+	// feeds.
+	PerRepFeed [][]float64
 	// EmptyReplications counts the replications in which no operation
 	// arrived (a low rate in a short run): they have no latency or RU
 	// multiplier, so they are left out of PerRep and of the means rather
@@ -201,6 +205,7 @@ func Figures(p PolicyResult) report.Figures {
 		f.Counters["answers@"+name] = m.ReplicaAnswers[i]
 	}
 	f.Replicas = replicaFigures(m)
+	f.Feed = feedFigures(p)
 	if len(p.PerRep) > 1 {
 		// Method of independent replications: each figure is the mean of
 		// the per-replication values, with a Student-t 95% interval;
