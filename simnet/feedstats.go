@@ -64,8 +64,13 @@ type FeedStats struct {
 	// calls are workload operations (in Stats.Arrivals and Ops too); polls
 	// are background consumers, counted here only.
 	Kinds [3]FeedKindStats
-	// The drivers' diagnostics summed over every operation (feed.Diagnostics).
-	Pages, PagesHedged, AlternateWins, RegionSwitches, PagesPinned, PagesGated, ColdRestarts, SetupContacts int64
+	// The drivers' diagnostics summed over every operation
+	// (feed.Diagnostics): PagesGated counts pages whose alternate was due
+	// but refused by the gate (Feed.GateCapacity); ColdRestarts the
+	// metadata chains restarted cold and Resumes the data-plane chains
+	// (change-feed cursors) resumed by failover after their pinned region
+	// failed.
+	Pages, PagesHedged, AlternateWins, RegionSwitches, PagesPinned, PagesGated, ColdRestarts, Resumes, SetupContacts int64
 	// Races counts the feed operations' races (every page and setup read,
 	// failed ones included); their terminal states count in
 	// Stats.Terminal.
@@ -135,7 +140,7 @@ func (f *FeedStats) merge(o *FeedStats) *FeedStats {
 	for _, p := range [...][2]*int64{
 		{&f.Races, &o.Races}, {&f.Pages, &o.Pages}, {&f.PagesHedged, &o.PagesHedged}, {&f.AlternateWins, &o.AlternateWins},
 		{&f.RegionSwitches, &o.RegionSwitches}, {&f.PagesPinned, &o.PagesPinned}, {&f.PagesGated, &o.PagesGated},
-		{&f.ColdRestarts, &o.ColdRestarts}, {&f.SetupContacts, &o.SetupContacts}, {&f.SetupReads, &o.SetupReads},
+		{&f.ColdRestarts, &o.ColdRestarts}, {&f.Resumes, &o.Resumes}, {&f.SetupContacts, &o.SetupContacts}, {&f.SetupReads, &o.SetupReads},
 		{&f.SetupReadsHedged, &o.SetupReadsHedged}, {&f.SetupErrors, &o.SetupErrors}, {&f.StalePages, &o.StalePages},
 		{&f.MonotonicViolations, &o.MonotonicViolations}, {&f.NotModified, &o.NotModified}, {&f.Changes, &o.Changes},
 		{&f.Delivered, &o.Delivered}, {&f.Duplicates, &o.Duplicates}, {&f.Skips, &o.Skips}, {&f.StaleCacheHits, &o.StaleCacheHits}, {&f.StaleSetupReads, &o.StaleSetupReads},
