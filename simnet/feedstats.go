@@ -36,17 +36,24 @@ func (k *FeedKindStats) QuantileMs(q float64) float64 {
 // ShareAtLeast returns the share of the operations whose latency is at
 // least ms milliseconds (0 without operations; histogram resolution, 0.1%).
 func (k *FeedKindStats) ShareAtLeast(ms float64) float64 {
-	var above, all int64
+	above, all := k.CountAtLeast(ms)
+	if all == 0 {
+		return 0
+	}
+	return float64(above) / float64(all)
+}
+
+// CountAtLeast returns how many operations took at least ms milliseconds
+// (histogram resolution, 0.1%) and how many operations there were: the k
+// and n of ShareAtLeast, for an exact interval (study.ProportionCI).
+func (k *FeedKindStats) CountAtLeast(ms float64) (above, all int64) {
 	for _, b := range k.Latency.Distribution() {
 		all += b.Count
 		if float64(b.From) >= ms*1000 {
 			above += b.Count
 		}
 	}
-	if all == 0 {
-		return 0
-	}
-	return float64(above) / float64(all)
+	return above, all
 }
 
 // Feed operation kinds, the indexes of FeedStats.Kinds.
