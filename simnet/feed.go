@@ -721,7 +721,7 @@ func (s *sim) feedPageDone(slot int32, o *opState) {
 	}
 	fo, p, setup := fs.fo, fs.page, fs.setup
 	var lose loser
-	if setup && fx.choice != nil && out.Err == nil && o.race.AlternateSpawned() {
+	if setup && out.Err == nil && o.race.AlternateSpawned() {
 		l := hedging.Alternate
 		if out.Leg == hedging.Alternate {
 			l = hedging.Primary
@@ -768,6 +768,9 @@ func (s *sim) feedPageDone(slot int32, o *opState) {
 			}
 			if c.stale {
 				st.StaleSetupReads++
+				if !lose.sent || !lose.known || lose.content.applied <= c.applied {
+					st.StaleSetupNoNewer++
+				}
 			}
 			op.setupVer = min(op.setupVer, c.applied)
 		}

@@ -104,8 +104,12 @@ type FeedStats struct {
 	// StaleSetupReads counts the collection and partition-key-range reads
 	// whose chosen answer came from a region that did not yet show every
 	// metadata event when it served it (Setup.MetadataLagMs): the
-	// stale-cache incidence of the metadata choice.
-	StaleCacheHits, StaleSetupReads int64
+	// stale-cache incidence of the metadata choice. StaleSetupNoNewer counts
+	// those of them that no choice between the two legs could have avoided:
+	// the other leg's answer carried no newer version (it was served before
+	// the event too), or the read was not hedged, or the simulator does not
+	// know the other leg's answer (see Setup.Latest).
+	StaleCacheHits, StaleSetupReads, StaleSetupNoNewer int64
 	// PeakLegsInFlight is the most hedge-leg slots held at once in one
 	// instance's gate (Feed.GateCapacity; 0 without a gate).
 	PeakLegsInFlight int64
@@ -150,7 +154,7 @@ func (f *FeedStats) merge(o *FeedStats) *FeedStats {
 		{&f.ColdRestarts, &o.ColdRestarts}, {&f.Resumes, &o.Resumes}, {&f.SetupContacts, &o.SetupContacts}, {&f.SetupReads, &o.SetupReads},
 		{&f.SetupReadsHedged, &o.SetupReadsHedged}, {&f.SetupErrors, &o.SetupErrors}, {&f.StalePages, &o.StalePages},
 		{&f.MonotonicViolations, &o.MonotonicViolations}, {&f.NotModified, &o.NotModified}, {&f.Changes, &o.Changes},
-		{&f.Delivered, &o.Delivered}, {&f.Duplicates, &o.Duplicates}, {&f.Skips, &o.Skips}, {&f.StaleCacheHits, &o.StaleCacheHits}, {&f.StaleSetupReads, &o.StaleSetupReads},
+		{&f.Delivered, &o.Delivered}, {&f.Duplicates, &o.Duplicates}, {&f.Skips, &o.Skips}, {&f.StaleCacheHits, &o.StaleCacheHits}, {&f.StaleSetupReads, &o.StaleSetupReads}, {&f.StaleSetupNoNewer, &o.StaleSetupNoNewer},
 	} {
 		*p[0] += *p[1]
 	}
