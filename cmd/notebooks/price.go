@@ -36,8 +36,8 @@ type boundView struct {
 	// the highest ratio of one row (MaxRow); Faults and Attempts the
 	// attempts answered by a fault rule (charged 0 RU) and all attempts.
 	Hedges, AltAttempts, Faults, Attempts int64
-	PerHedge, MaxPerHedge               float64
-	MaxRow                              string
+	PerHedge, MaxPerHedge                 float64
+	MaxRow                                string
 }
 
 // guidanceView is the operator guidance: the saturation scenario's
