@@ -207,7 +207,7 @@ func TestLegGate(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := p2Cfg(htHedging(50 * ms))
 			cfg.Retry.MaxAttempts = 1
-			if tc.primTo != nil && len(tc.primTo) > 1 {
+			if len(tc.primTo) > 1 {
 				cfg.Retry.MaxAttempts = 3
 			}
 			c := htClient(t, cfg)

@@ -49,7 +49,10 @@ const (
 // ([hedging.Client.Pin]): it is never hedged and never fails over, whatever
 // the settings and the environment (AZURE_COSMOS_HEDGING_ENABLED_OVERRIDE
 // included). When that region fails, the response or error is returned as
-// it is: restart the chain cold (no continuation). Any other page with a
+// it is: resume the chain by addressing the same continuation to another
+// region (the failover of the .NET and Java retry policies, which
+// hedging/feed's Driver performs), or restart a metadata chain cold. Any
+// other page with a
 // continuation is hedged like a read, whichever configured region it
 // addresses. The response, and so the next continuation in its headers, is
 // the winner's alone.

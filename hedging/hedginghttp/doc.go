@@ -46,7 +46,9 @@
 // [feed.Affinity] policy pins it. Address each page to the region of the
 // previous response's Request.URL, the region that served it and issued
 // its continuation; the response and its next continuation are the
-// winner's alone. When a pinned region fails, restart the chain cold.
+// winner's alone. When a pinned region fails, resume the chain by
+// addressing its continuation to another region (as the SDKs fail over),
+// or restart a metadata chain cold.
 //
 // # Connections
 //
