@@ -22,6 +22,7 @@ const (
 	ReasonNoPreferredRegions = reasonNoPreferredRegions
 	ReasonNotInPhase         = reasonNotInPhase
 	ReasonWrite              = reasonWrite
+	ReasonRegionAffineFeed   = reasonRegionAffineFeed
 	ReasonTooFewRegions      = reasonTooFewRegions
 	ReasonEligible           = reasonEligible
 )
@@ -33,6 +34,7 @@ var (
 	Distinct                = distinct
 	ResolveStrategy         = resolveStrategy
 	CanSpawnHedge           = canSpawnHedge
+	IsFinalFor              = isFinalFor
 	ParseBool               = parseBool
 	SwitchOf                = switchOf
 	TerminalStates          = terminalStates

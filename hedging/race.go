@@ -151,13 +151,18 @@ const (
 	SpawnSessionNotAvail                       // "404/1002": ReadSessionNotAvailable
 	SpawnThrottle3092                          // "429/3092": SystemResourceUnavailable
 	SpawnTransportError                        // "transport_error": the primary got no response
+	// SpawnRegionalFailure ("regional_failure"): a metadata read's primary
+	// answered 500, 410/1022 or 403/1008 (spec §16 Phase 2, as .NET's
+	// MetadataHedgingStrategy).
+	SpawnRegionalFailure
 )
 
-var spawnCauseNames = [...]string{"", "threshold", "503", "404/1002", "429/3092", "transport_error"}
+var spawnCauseNames = [...]string{"", "threshold", "503", "404/1002", "429/3092", "transport_error", "regional_failure"}
 
 // String returns the cause as logged in the cause field of
 // cosmos.hedge.alternate_spawned: "threshold", "503", "404/1002",
-// "429/3092" or "transport_error" ("" for the zero value: not spawned).
+// "429/3092", "transport_error" or "regional_failure" ("" for the zero
+// value: not spawned).
 func (c SpawnCause) String() string {
 	if int(c) < len(spawnCauseNames) {
 		return spawnCauseNames[c]
@@ -178,8 +183,10 @@ func spawnCauseOf(res Result) SpawnCause {
 		return Spawn503
 	case res.Status.Code == 404:
 		return SpawnSessionNotAvail
+	case res.Status.Code == 429:
+		return SpawnThrottle3092
 	}
-	return SpawnThrottle3092
+	return SpawnRegionalFailure
 }
 
 // Action is one effect the driver must perform.
@@ -317,6 +324,7 @@ type raceState struct {
 	err                        error
 	tripped                    bool
 	declined                   bool // an OperationPolicy chose not to hedge this operation
+	legHeld                    bool // the alternate holds a slot of op.Legs
 }
 
 // Begin starts the race for op at now into r (which it resets) and writes
@@ -419,9 +427,16 @@ func (c *Client) eligible(op *Operation, regions []Endpoint) (HedgingStrategy, b
 		ApplicableRegions: len(regions),
 		Kind:              op.Kind,
 		Allowed:           c.cfg.Phase,
+		Affinity:          op.Continuation.Affinity,
 	})
 	if ok && !distinct(regions[0], regions[1]) {
 		ok = false // replica aliasing: no distinct alternate (§6.4.1)
+	}
+	if ok && op.Kind.IsMetadata() {
+		// The strategy decided that the read is hedged; its threshold is
+		// the fixed metadata one (spec §16 Phase 2; Rust
+		// evaluate_hedge_eligibility overrides only the threshold).
+		strategy = NewHedgingStrategy(Threshold{MetadataThreshold})
 	}
 	return strategy, ok
 }
@@ -611,8 +626,12 @@ func (r *Race) TimerFired(e *Effects, now time.Duration, t TimerKind) {
 	// ignored.
 	case TimerThreshold:
 		if r.phase == phaseRunning && r.hedged && !r.spawned && !r.noFanOut && now >= r.start+r.threshold.Get() &&
-			(!r.hasDeadline || now < r.deadline) && r.admitHedge(now) {
-			r.spawnAlternate(e, now, SpawnThreshold)
+			(!r.hasDeadline || now < r.deadline) && r.acquireLeg() {
+			if r.admitHedge(now) {
+				r.spawnAlternate(e, now, SpawnThreshold)
+			} else {
+				r.releaseLeg()
+			}
 		}
 	case TimerDeadline:
 		if r.phase == phaseRunning && r.hasDeadline && now >= r.deadline {
@@ -698,7 +717,12 @@ func (r *Race) Responded(e *Effects, now time.Duration, a *Attempt, res *Result)
 		}
 		return
 	}
-	if res.Final() {
+	final := finalFor(r.op.Kind, res)
+	if r.hedged && a.Leg == Alternate && r.op.Kind.IsMetadata() && (!final || res.Status.Code >= 400) {
+		r.discardAlternate(e, now)
+		return
+	}
+	if final {
 		r.legFinal(e, now, a.Leg)
 		return
 	}
@@ -717,9 +741,17 @@ func (r *Race) Responded(e *Effects, now time.Duration, a *Attempt, res *Result)
 	// Upgrade path (§6.5 #9, §7.2.1): a result the non-hedged path would
 	// answer with a region-changing retry — a spawn-eligible status, or a
 	// transport error (no response at all) — sends the alternate now.
-	if r.hedged && a.Leg == Primary && !r.spawned && !r.noFanOut && (res.Err != nil || canSpawnHedge(res.Status)) &&
+	if r.hedged && a.Leg == Primary && !r.spawned && !r.noFanOut && (res.Err != nil || canSpawnHedge(r.op.Kind, res.Status)) &&
 		(!r.hasDeadline || now < r.deadline) {
-		r.spawnAlternate(e, now, spawnCauseOf(*res))
+		if r.acquireLeg() {
+			r.spawnAlternate(e, now, spawnCauseOf(*res))
+		} else {
+			// Refused by the leg gate: fall back to the plain path's
+			// sequential failover (the Rust driver's budget refusal), and
+			// send no alternate later.
+			r.noFanOut = true
+			lg.candidates = r.regions
+		}
 	}
 	if delay, ok := r.retry(now, a.Leg, *res); ok {
 		if delay > 0 {
@@ -751,12 +783,7 @@ func (r *Race) retry(now time.Duration, l Leg, res Result) (time.Duration, bool)
 	var delay time.Duration
 	st := res.Status
 	switch {
-	case res.Err != nil, st.Code == 503:
-		regionChanging = true
-	case st.Code == 404 && st.SubStatus == SubStatusReadSessionNotAvailable:
-		regionChanging = true
-		lg.sessionRetries++
-	case st.Code == 429:
+	case st.Code == 429 && res.Err == nil:
 		regionChanging = st.SubStatus == SubStatusSystemResourceUnavailable && !res.LocalThrottle
 		delay = max(res.RetryAfter, r.c.cfg.Retry.ThrottleBackoff)
 		// A wait beyond the cap, or one that cannot end before the
@@ -764,6 +791,11 @@ func (r *Race) retry(now time.Duration, l Leg, res Result) (time.Duration, bool)
 		// honoured: the leg ends on this 429 now.
 		if delay > r.c.cfg.Retry.MaxRetryAfter || (r.hasDeadline && now+delay >= r.deadline) {
 			return 0, false
+		}
+	case res.Err != nil || canSpawnHedge(r.op.Kind, st):
+		regionChanging = true // 503, 404/1002, a metadata read's regional failure
+		if res.Err == nil && st.Code == 404 {
+			lg.sessionRetries++
 		}
 	case st.Code == 410, st.Code == 408:
 		// local retry (address refresh / timeout) in the same region
@@ -799,7 +831,7 @@ func (r *Race) moveEndpoint(now time.Duration, lg *legState) {
 }
 
 func (r *Race) noteTransient(l Leg, res Result) {
-	if !res.Final() {
+	if !finalFor(r.op.Kind, &res) {
 		r.last, r.lastStatus = l, res.Status
 	}
 }
@@ -850,6 +882,9 @@ func (r *Race) legTransient(e *Effects, now time.Duration, l Leg, res Result) {
 	}
 	other := &r.legs[1-l]
 	if other.started && !other.done {
+		if l == Alternate {
+			r.releaseLeg()
+		}
 		return // a transient keeps the other leg racing
 	}
 	// Both transient (§14.1): fan the 1002 discovery into the parent (§9.6.7).
@@ -864,6 +899,50 @@ func (r *Race) legTransient(e *Effects, now time.Duration, l Leg, res Result) {
 		r.log(slog.LevelWarn, "cosmos.hedge.both_transient", slog.Int("last_status_code", res.Status.Code))
 	}
 	r.finishError(e, now, res.Status, transientCause(res))
+}
+
+// discardAlternate ends a metadata read's alternate leg on an answer that is
+// not a clean success (spec §16 Phase 2, "primary is authoritative": .NET
+// ResolveWinnerAsync, Rust classify_secondary_hedge_result): the answer is
+// discarded, the leg is not retried, and the race waits for the primary;
+// if the primary has already ended transient, the race ends with the
+// primary's answer as BothTransient.
+func (r *Race) discardAlternate(e *Effects, now time.Duration) {
+	alt := &r.legs[Alternate]
+	alt.done, alt.completed = true, true
+	r.releaseLeg()
+	p := &r.legs[Primary]
+	if !p.done {
+		return
+	}
+	r.diag.terminalState = BothTransient
+	if r.logEnabled(slog.LevelWarn) {
+		r.log(slog.LevelWarn, "cosmos.hedge.both_transient", slog.Int("last_status_code", p.last.Status.Code))
+	}
+	r.finishError(e, now, p.last.Status, transientCause(p.last))
+}
+
+// acquireLeg asks op.Legs, if any, for a slot for the alternate about to
+// be sent, and reports whether it may go; a refusal is recorded in the
+// diagnostics (HedgeRefused).
+func (r *Race) acquireLeg() bool {
+	if r.op.Legs == nil {
+		return true
+	}
+	if !r.op.Legs.AcquireLeg() {
+		r.diag.hedgeRefused = true
+		return false
+	}
+	r.legHeld = true
+	return true
+}
+
+// releaseLeg returns the alternate's slot of op.Legs, if it holds one.
+func (r *Race) releaseLeg() {
+	if r.legHeld {
+		r.legHeld = false
+		r.op.Legs.ReleaseLeg()
+	}
 }
 
 func transientCause(res Result) error {
@@ -987,6 +1066,7 @@ func (r *Race) finishError(e *Effects, now time.Duration, st Status, cause error
 func (r *Race) finish(now time.Duration) {
 	r.phase = phaseDone
 	r.doneAt = now
+	r.releaseLeg()
 	if r.hedged {
 		for l := range r.legs {
 			lg := &r.legs[l]

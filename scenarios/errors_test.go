@@ -77,7 +77,7 @@ func TestErrors(t *testing.T) {
 		"wrong-type":               `3: seed: must be an integer, got a string`,
 		"zipf":                     `33: workload.zipf_s: must be 0 (uniform) or > 1, got 0.5`,
 	}
-	if kinds != "read, query, read_many, change_feed, metadata_read, create, replace, upsert, delete, patch, stored_procedure" {
+	if kinds != "read, query, read_many, change_feed, metadata_read, create, replace, upsert, delete, patch, stored_procedure, query_plan" {
 		t.Errorf("kindNames = %q", kindNames)
 	}
 	files, err := filepath.Glob("testdata/errors/*.toml")

@@ -182,10 +182,6 @@ func (b *builder) feed(cfg *simnet.Config, nm *names) {
 	b.intRange(fp.key("fan_out"), f.FanOut, 0, min(max(b.f.Workload.Partitions, 1), capFan))
 	b.intRange(fp.key("max_concurrency"), f.MaxConcurrency, 0, simnet.MaxFeedLeaves)
 	b.intRange(fp.key("read_many_items"), f.ReadManyItems, 0, simnet.MaxFeedItems)
-	if n, parts := cmp0(f.ReadManyItems, simnet.DefaultReadManyItems), max(b.f.Workload.Partitions, 1); min(n, parts)+n/feed.MaxReadManyIDs > capFan {
-		b.fail(fp.key("read_many_items"), "%d ids over %d partitions make up to %d leaves, above max_fan_out = %d",
-			n, parts, min(n, parts)+n/feed.MaxReadManyIDs, capFan)
-	}
 	b.intRange(fp.key("gate_capacity"), f.GateCapacity, 0, simnet.MaxFeedLeaves)
 	out.HedgeUnit = choice(b, fp.key("hedge_unit"), f.HedgeUnit, feed.UnitPage,
 		map[string]feed.Unit{feed.UnitPage.String(): feed.UnitPage, feed.UnitOperation.String(): feed.UnitOperation}, `"page" or "operation"`)

@@ -47,7 +47,8 @@
 // Feeds (Config.Feed, feed.go): queries, ReadMany calls and change-feed
 // polls run page by page through hedging/feed's Driver, driven from the
 // event loop like the race core (each page one race in an op slot); setup
-// stages are metadata reads under feed.MetadataConfig; Config.Lag and
+// stages are metadata reads under feed.MetadataConfig and the query plan
+// a data-plane read under the query's own strategy; Config.Lag and
 // Config.Consistency make replication lag a process per (region,
 // partition) and decide what a lagging replica answers; Stats.Feed holds
 // the feed measurements. A run without them takes none of these paths.

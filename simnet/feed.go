@@ -187,6 +187,7 @@ type feedOp struct {
 	stages   []feed.Resource
 	stage    int
 	md       *feed.Driver
+	tmpl     hedging.Operation // the operation's per-page settings (the query plan's too)
 	setupVer int64
 	failed   bool
 	// hedged: a page or setup read sent its alternate; altWon: one's
@@ -314,7 +315,7 @@ func (s *sim) initFeed() {
 		for p := range s.parts {
 			pl := &fx.pollers[p%cf.Pollers]
 			pl.parts = append(pl.parts, int32(p))
-			pl.cursors = append(pl.cursors, hedging.Continuation{})
+			pl.cursors = append(pl.cursors, hedging.Continuation{Affinity: cf.Continuation})
 			pl.maxSeen = append(pl.maxSeen, 0)
 		}
 		for j := range fx.pollers {
@@ -392,10 +393,11 @@ func (fx *feedSim) metaTruth(now time.Duration) int64 {
 func (s *sim) feedArrive(ev event, o *opState, st *attemptState, ri int32, rep *replicaRT) bool {
 	fx := s.fx
 	kind := o.op.Kind
-	if kind.IsWrite() || kind == hedging.MetadataRead {
-		return false
+	fs := fx.slotOf(ev.id)
+	if kind.IsWrite() || kind == hedging.MetadataRead || fs != nil && fs.setup {
+		return false // a setup read (the query plan too) meets no stale cache nor session check
 	}
-	if fs := fx.slotOf(ev.id); fs != nil && (fx.f.Setup.Collection || fx.f.Setup.PKRanges) {
+	if fs != nil && (fx.f.Setup.Collection || fx.f.Setup.PKRanges) {
 		in := &fx.inst[o.inst]
 		if truth := fx.metaTruth(s.now); in.ver >= 0 && in.ver < truth {
 			sub := 1002
@@ -579,6 +581,7 @@ func (s *sim) openFeedOp(fo int32, leaves []feed.Leaf, tmpl hedging.Operation) {
 	f := fx.f
 	op := &fx.ops[fo]
 	in := &fx.inst[op.inst]
+	op.tmpl = tmpl
 	cfg := feed.Config{Template: tmpl, Affinity: f.Affinity, MaxConcurrency: f.MaxConcurrency, MaxFanOut: f.fanOutCap(), Gate: in.gate}
 	var err error
 	nmax := len(leaves)
@@ -651,7 +654,12 @@ func (s *sim) advance(fo int32) {
 	for op.stage < len(op.stages) {
 		if op.md == nil {
 			leaf := feed.MetadataLeaf(op.stages[op.stage], s.parts[op.part], "", "")
-			op.md, _ = feed.New(s.client(op.inst), []feed.Leaf{leaf}, feed.MetadataConfig(fx.inst[op.inst].mgate))
+			cfg := feed.MetadataConfig(fx.inst[op.inst].mgate)
+			if leaf.Kind == hedging.QueryPlan {
+				// A data-plane read: the query's own strategy and gate.
+				cfg = feed.Config{Template: op.tmpl, Gate: fx.inst[op.inst].gate}
+			}
+			op.md, _ = feed.New(s.client(op.inst), []feed.Leaf{leaf}, cfg)
 		}
 		if !op.md.Done() {
 			s.pump(fo, op.md, true)
@@ -774,7 +782,7 @@ func (s *sim) feedPageDone(slot int32, o *opState) {
 	}
 	fo, p, setup := fs.fo, fs.page, fs.setup
 	var lose loser
-	if setup && fx.choice != nil && out.Err == nil && o.race.AlternateSpawned() {
+	if setup && out.Err == nil && o.race.AlternateSpawned() {
 		l := hedging.Alternate
 		if out.Leg == hedging.Alternate {
 			l = hedging.Primary
@@ -821,6 +829,9 @@ func (s *sim) feedPageDone(slot int32, o *opState) {
 			}
 			if c.stale {
 				st.StaleSetupReads++
+				if !lose.sent || !lose.known || lose.content.applied <= c.applied {
+					st.StaleSetupNoNewer++
+				}
 			}
 			op.setupVer = min(op.setupVer, c.applied)
 		}
@@ -963,6 +974,7 @@ func (s *sim) finishFeedOp(fo int32) {
 		st.PagesPinned += int64(d.PagesPinned)
 		st.PagesGated += int64(d.PagesGated)
 		st.ColdRestarts += int64(d.ColdRestarts)
+		st.Resumes += int64(d.Resumes)
 		st.SetupContacts += int64(d.SetupContacts)
 	}
 	if pi := op.poller; pi >= 0 {
@@ -977,7 +989,7 @@ func (s *sim) finishFeedOp(fo int32) {
 		}
 	}
 	client := op.client
-	op.drv, op.md, op.whole = nil, nil, nil
+	op.drv, op.md, op.whole, op.tmpl = nil, nil, nil, hedging.Operation{}
 	op.gen++ // every event still queued for it is stale
 	fx.freeOps = append(fx.freeOps, fo)
 	if client >= 0 {

@@ -120,7 +120,7 @@ func TestFeedValidate(t *testing.T) {
 	}{
 		{"fan-out above partitions", func(c *simnet.Config) { c.Feed.FanOut = 9 }, "Feed.FanOut"},
 		{"pages cap", func(c *simnet.Config) { c.Feed.MaxPages = simnet.MaxFeedPages + 1 }, "Feed.MaxPages"},
-		{"read-many leaves", func(c *simnet.Config) { c.Feed.ReadManyItems = simnet.MaxFeedItems; c.Feed.MaxFanOut = 10 }, "Feed.ReadManyItems"},
+		{"read-many ids", func(c *simnet.Config) { c.Feed.ReadManyItems = simnet.MaxFeedItems + 1 }, "Feed.ReadManyItems"},
 		{"pollers", func(c *simnet.Config) { c.Feed.ChangeFeed.Pollers = simnet.MaxPollers + 1 }, "Pollers"},
 		{"poll interval", func(c *simnet.Config) { c.Feed.ChangeFeed.Pollers = 1 }, "PollInterval"},
 		{"change feed in the mix", func(c *simnet.Config) {

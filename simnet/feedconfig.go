@@ -159,8 +159,10 @@ type Feed struct {
 	// MaxConcurrency is the leaves of one operation with a page in flight
 	// at once; 0 = all.
 	MaxConcurrency int
-	// MaxFanOut is the driver's fan-out cap (feed.Config.MaxFanOut,
-	// 1..MaxFeedLeaves); 0 = feed.DefaultMaxFanOut.
+	// MaxFanOut is the driver's fan-out cap of a query
+	// (feed.Config.MaxFanOut, 1..MaxFeedLeaves); 0 = feed.DefaultMaxFanOut.
+	// A ReadMany call is not capped (no SDK caps it): MaxConcurrency bounds
+	// its leaves in flight.
 	MaxFanOut int
 	// ReadManyItems is the ids of a ReadMany call, spread round-robin over
 	// the partitions from the operation's own (1..MaxFeedItems); 0 =
@@ -214,9 +216,13 @@ type ChangeFeed struct {
 }
 
 // Setup configures the stages a feed operation runs before its first page
-// (the contacts a page's hedge never sees, .NET PR #5787), each a metadata
-// read raced by its own feed.Driver under feed.MetadataConfig (1.5 s
-// threshold, the metadata budget, primary-authoritative answers).
+// (the contacts a page's hedge never sees, .NET PR #5787), each raced by its
+// own feed.Driver: the collection and partition-key-range reads are
+// metadata reads under feed.MetadataConfig (the race's fixed 1.5 s
+// threshold when the policy hedges at all, the metadata budget,
+// primary-authoritative answers); the query plan is a data-plane read
+// (hedging.QueryPlan: its service time and RU are the query_plan kind's,
+// its hedge the policy's, under the data-plane gate).
 type Setup struct {
 	// Collection and PKRanges read the container and its partition-key
 	// ranges into the instance's cache when it is cold (the instance's
@@ -331,10 +337,6 @@ func (c *Config) validateFeed() error {
 		return fmt.Errorf("simnet: Feed.HedgeUnit: unknown unit %v", f.HedgeUnit)
 	case f.QueryContinuation > hedging.RegionAffine || f.ChangeFeed.Continuation > hedging.RegionAffine:
 		return errors.New("simnet: Feed: unknown continuation affinity")
-	}
-	n := f.readManyItems()
-	if leaves := min(n, nparts) + n/feed.MaxReadManyIDs; leaves > f.fanOutCap() {
-		return fmt.Errorf("simnet: Feed.ReadManyItems %d over %d partitions makes up to %d leaves, above MaxFanOut %d", n, nparts, leaves, f.fanOutCap())
 	}
 	for k, a := range f.Affinity {
 		if _, err := feed.ParseAffinity(a.String()); err != nil {

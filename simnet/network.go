@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"hedgelab/hedging"
-	"hedgelab/hedging/feed"
 	"hedgelab/simnet/dist"
 )
 
@@ -248,9 +247,6 @@ func (s *sim) answer(ev event, st *attemptState, res hedging.Result, after time.
 	defer s.settle(ev.id, &s.ops[ev.id])
 	if res.Status.Code == 404 && res.Status.SubStatus == hedging.SubStatusReadSessionNotAvailable {
 		s.stats.SessionNotAvailable++
-	}
-	if s.fx != nil && s.ops[ev.id].op.Kind == hedging.MetadataRead {
-		res = feed.Authoritative(st.a, res) // metadata answers: primary is authoritative
 	}
 	st.res = res
 	s.queueResponse(ev.id, &s.ops[ev.id], st, s.now+after+st.back)

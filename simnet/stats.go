@@ -65,8 +65,10 @@ type Stats struct {
 	// on the threshold (hedging.SpawnCause.Failover); the latency-triggered
 	// ones are Hedged - FailoverHedged.
 	Hedged, AlternateWins, FailoverHedged int64
-	// Attempts counts transport attempts sent (both legs, retries included).
-	Attempts int64
+	// Attempts counts transport attempts sent (both legs, retries included);
+	// AlternateAttempts the attempts of alternate legs (an alternate retries
+	// locally within its leg, §8.4, so a hedge may add more than one).
+	Attempts, AlternateAttempts int64
 	// Terminal counts terminal states, indexed by hedging.TerminalState; index
 	// 0 counts operations with no hedging strategy active ("none"). In a
 	// run with feeds it counts races: a point operation's, and each page
@@ -150,6 +152,7 @@ func (s *Stats) Merge(o *Stats) {
 	s.FailoverHedged += o.FailoverHedged
 	s.AlternateWins += o.AlternateWins
 	s.Attempts += o.Attempts
+	s.AlternateAttempts += o.AlternateAttempts
 	for i := range s.Terminal {
 		s.Terminal[i] += o.Terminal[i]
 	}
@@ -341,6 +344,7 @@ func (st *Stats) countRace(r *hedging.Race) (*hedging.HedgeDiagnostics, bool) {
 	if c, ok := d.SpawnCause(); ok && c.Failover() {
 		st.FailoverHedged++
 	}
+	st.AlternateAttempts += int64(d.Leg(hedging.Alternate).Attempts)
 	st.Terminal[d.TerminalState()]++
 	return d, true
 }

@@ -23,14 +23,22 @@ const (
 	// HeaderIfNoneMatch carries a change-feed request's continuation (the
 	// ETag of the previous page).
 	HeaderIfNoneMatch = "If-None-Match"
+	// FromNow is the If-None-Match value of a change feed read "from now":
+	// no continuation, so the page is a cold one, never pinned.
+	FromNow = "*"
 )
 
 // ContinuationRules says how [NewRoundTripper] recognises a page request
 // of a feed and where its continuation may go (spec §16 Phase 2, §17 Q9).
 // The zero value is Cosmos DB's rules: a request with "A-IM: Incremental
 // feed" is a change-feed page whose continuation is If-None-Match,
-// region-affine; any other request with x-ms-continuation is a query page
-// whose continuation is portable, not pinned (the .NET and Java data plane).
+// region-affine, so no page of it is hedged (the Rust driver and Java): one
+// with an ETag goes to its issuing region alone, a cold one (no
+// If-None-Match, or "*", [FromNow], which is no cursor) to the first region
+// with the plain path's failover; any other request with x-ms-continuation
+// is a query page whose continuation is portable, not pinned (the .NET and
+// Java data plane). A Classify that calls the change feed's cursor
+// portable hedges every change-feed page, as .NET does.
 //
 // The region that issued a request's continuation is the region the
 // request addresses: address each page to the region that served the
@@ -41,7 +49,10 @@ const (
 // ([hedging.Client.Pin]): it is never hedged and never fails over, whatever
 // the settings and the environment (AZURE_COSMOS_HEDGING_ENABLED_OVERRIDE
 // included). When that region fails, the response or error is returned as
-// it is: restart the chain cold (no continuation). Any other page with a
+// it is: resume the chain by addressing the same continuation to another
+// region (the failover of the .NET and Java retry policies, which
+// hedging/feed's Driver performs), or restart a metadata chain cold. Any
+// other page with a
 // continuation is hedged like a read, whichever configured region it
 // addresses. The response, and so the next continuation in its headers, is
 // the winner's alone.
@@ -118,11 +129,14 @@ func (r *ContinuationRules) classify(req *http.Request, region hedging.Region) (
 		}
 	}
 	tok := headerValue(req.Header, header)
-	if tok == "" {
-		if kind == hedging.QueryPage {
-			kind = hedging.PointRead // no feed page: a plain read
-		}
-		return kind, hedging.Continuation{}
+	switch {
+	case tok == "" && kind == hedging.QueryPage:
+		return hedging.PointRead, hedging.Continuation{} // no feed page: a plain read
+	case tok == "" || kind == hedging.ChangeFeedPage && tok == FromNow:
+		// A cold page, or "from now", which is no cursor (spec §16 Phase
+		// 2): not pinned; its chain's affinity decides whether it is
+		// hedged (a region-affine change feed never is, §5.1 row 4a).
+		return kind, hedging.Continuation{Affinity: r.Classify(req, kind)}
 	}
 	return kind, hedging.Continuation{Token: tok, Affinity: r.Classify(req, kind), IssuedBy: region}
 }

@@ -40,12 +40,15 @@
 // default a Cosmos DB change-feed page ("A-IM: Incremental feed" with an
 // If-None-Match ETag) has a region-affine continuation, pinned to the
 // region the request addresses ([hedging.Client.Pin]: no hedge, no upgrade
-// path, no failover, whatever the settings and the environment), and a
+// path, no failover, whatever the settings and the environment); its cold
+// page (no ETag, or "*") is not hedged either, nor pinned; and a
 // query page (x-ms-continuation) a portable one, hedged unless the rules'
 // [feed.Affinity] policy pins it. Address each page to the region of the
 // previous response's Request.URL, the region that served it and issued
 // its continuation; the response and its next continuation are the
-// winner's alone. When a pinned region fails, restart the chain cold.
+// winner's alone. When a pinned region fails, resume the chain by
+// addressing its continuation to another region (as the SDKs fail over),
+// or restart a metadata chain cold.
 //
 // # Connections
 //
