@@ -119,6 +119,9 @@ type Client struct {
 	// operation that overrides nothing, computed once.
 	defStrategy HedgingStrategy
 	defResolved bool
+	// inline: Config.Transport is [Cancellable] and returns on cancel, so
+	// Do runs the primary's first attempt on the caller's goroutine.
+	inline bool
 }
 
 // NewClient validates cfg and returns a client. Errors: a region listed
@@ -173,6 +176,9 @@ func NewClient(cfg Config) (*Client, error) {
 		store:    newLocationStore(cfg.UnavailableFor),
 		sessions: newSessionTokens(),
 		logger:   cfg.Logger,
+	}
+	if ct, ok := cfg.Transport.(Cancellable); ok {
+		c.inline = ct.ReturnsOnCancel()
 	}
 	c.layers = cfg.HedgingEnabled
 	c.layers.Env = cfg.Env.HedgingEnabled

@@ -176,8 +176,12 @@ func (c *Client) Do(ctx context.Context, op *Operation) (*Response, error) {
 	var e Effects
 	c.begin(ctx, &e, &s.race, now, &s.opr, deadline)
 	if !s.race.Done() {
-		s.perform(e)
-		s.loop()
+		if c.inline {
+			s.runInline(&e)
+		} else {
+			s.perform(e)
+			s.loop()
+		}
 	}
 	s.shutdown()
 	if s.opr.HubRegionProcessingOnly {
@@ -237,7 +241,8 @@ func getDoState(now time.Time) *doState {
 }
 
 func newDoState() *doState {
-	s := &doState{results: make(chan uint8, maxSlots)}
+	s := &doState{results: make(chan uint8, maxSlots), loopDone: make(chan struct{}, 1)}
+	s.wakeFn, s.ctxFn = s.takeByTimer, s.takeByCtx
 	for i := range s.slots {
 		sl := &s.slots[i]
 		sl.s, sl.idx = s, uint8(i)
@@ -313,7 +318,36 @@ type doState struct {
 	abandoned  int                     // attempts still running when the race ended
 
 	bubbled bool // created inside a synctest bubble: never pooled
+
+	// The inline shape (Client.inline, see runInline): while the caller's
+	// goroutine runs the primary's first attempt, a callback — the wake
+	// timer at the earliest pending timer, or ctx's end — may take the
+	// race over and drive it (loop) until it is done. mu serialises that
+	// hand-over; mode says who drives.
+	mu       sync.Mutex
+	mode     uint8
+	taker    uint8         // the callback that took the race over (modeDispatcher)
+	wake     *time.Timer   // AfterFunc timer of the inline phase; nil until first needed
+	wakeOn   bool          // wake was armed for this operation
+	wakeFn   func()        // s.takeByTimer, bound once per engine
+	ctxFn    func()        // s.takeByCtx, bound once per engine
+	stopCtx  func() bool   // unregisters ctxFn from ctx; nil when not registered
+	loopDone chan struct{} // the taker's loop ended (capacity 1)
+	spoiled  bool          // a callback may still touch the engine: never pooled
 }
+
+// Who drives the race of an inline operation.
+const (
+	modeCaller     uint8 = iota // the caller's goroutine (no callback can take over)
+	modeInline                  // the caller is in the primary's Send; a callback may take over
+	modeDispatcher              // a callback took over and runs loop
+)
+
+// Callbacks that may take an inline operation over.
+const (
+	takerTimer uint8 = iota + 1
+	takerCtx
+)
 
 // answer is the part of an operation that Do hands out or that outlives it,
 // allocated fresh for every operation in one object: the Response, its
@@ -402,6 +436,14 @@ func (s *doState) perform(e Effects) {
 
 // start runs attempt a on a new goroutine with a new context.
 func (s *doState) start(a Attempt) {
+	sl := s.claim(a)
+	go sl.runFn()
+}
+
+// claim readies a free slot for attempt a, with a new context, and counts
+// it as running; the caller runs it (start, or runInline on the caller's
+// goroutine).
+func (s *doState) claim(a Attempt) *attemptSlot {
 	i := 0
 	for i < maxSlots && s.slots[i].busy {
 		i++
@@ -421,7 +463,139 @@ func (s *doState) start(a Attempt) {
 		sl.ctx = &deadlineCtx{Context: ctx, deadline: s.dl}
 	}
 	s.running++
-	go sl.runFn()
+	return sl
+}
+
+// runInline drives an operation whose transport returns on cancel
+// ([Cancellable]) from Begin's effects e: the primary's first attempt runs
+// on the caller's goroutine, and nothing else exists unless a timer (the
+// threshold, the deadline) is due or ctx ends while it runs. Then the
+// callback that notices (the wake timer's, or ctx's context.AfterFunc)
+// takes the race over and drives it with loop, exactly as the caller would
+// have (spec §6.5 goal 6: the alternate's goroutine is started only when
+// the threshold fires); the caller, once its Send returns, delivers the
+// result like any attempt and waits for that loop to end. When the Send
+// returns first, the caller stops the callbacks and goes on driving the
+// race itself: on the happy path it feeds the result straight to the race.
+func (s *doState) runInline(e *Effects) {
+	var sl *attemptSlot
+	for i := 0; i < e.Len(); i++ {
+		switch a := e.At(i); a.Kind {
+		case ActSend:
+			if sl == nil {
+				sl = s.claim(a.Attempt)
+			} else {
+				s.start(a.Attempt) // cannot happen: Begin sends the primary only
+			}
+		case ActTimer:
+			s.timers = append(s.timers, pendingTimer{at: a.At, kind: a.Timer})
+		}
+	}
+	if sl == nil {
+		s.loop()
+		return
+	}
+	watch := s.ctx.Done() != nil
+	callbacks := len(s.timers) > 0 || watch
+	if callbacks {
+		// Publishes the engine's state to the callbacks (they take mu).
+		s.mu.Lock()
+		s.mode = modeInline
+		if len(s.timers) > 0 {
+			s.armWake()
+		}
+		if watch {
+			s.stopCtx = context.AfterFunc(s.ctx, s.ctxFn)
+		}
+		s.mu.Unlock()
+	}
+	res := sl.send(s)
+	at := s.clock()
+	took := true
+	if callbacks {
+		s.mu.Lock()
+		took = s.mode == modeInline
+		if took {
+			s.mode = modeCaller
+		}
+		s.mu.Unlock()
+	}
+	sl.res, sl.at = res, at
+	sl.state.Store(slotDelivered)
+	if !took {
+		// A callback drives the race: deliver as an attempt goroutine
+		// does, and wait for its loop to end.
+		s.results <- sl.idx
+		<-s.loopDone
+		s.quiesce()
+		return
+	}
+	s.quiesce()
+	if !s.due(at) && s.ctx.Err() == nil {
+		// Nothing else happened by the time Send returned: the loop would
+		// feed this result alone, at once.
+		s.running--
+		s.respond(sl)
+	} else {
+		s.results <- sl.idx // the loop orders it against timers and ctx
+	}
+	if !s.race.Done() {
+		s.loop()
+	}
+}
+
+// armWake arms the wake timer at the earliest pending timer.
+func (s *doState) armWake() {
+	next := s.timers[0].at
+	for _, t := range s.timers[1:] {
+		next = min(next, t.at)
+	}
+	d := next - s.clock()
+	if s.wake == nil {
+		s.wake = time.AfterFunc(d, s.wakeFn)
+	} else {
+		s.wake.Reset(d)
+	}
+	s.wakeOn = true
+}
+
+func (s *doState) takeByTimer() { s.takeover(takerTimer) }
+func (s *doState) takeByCtx()   { s.takeover(takerCtx) }
+
+// takeover is the wake timer's and ctx's callback during the inline phase:
+// unless the caller's Send has returned (or the other callback took over),
+// it drives the race to its end and signals loopDone, its last touch of the
+// engine.
+func (s *doState) takeover(by uint8) {
+	s.mu.Lock()
+	if s.mode != modeInline {
+		s.mu.Unlock()
+		return
+	}
+	s.mode, s.taker = modeDispatcher, by
+	s.mu.Unlock()
+	s.loop()
+	s.loopDone <- struct{}{}
+}
+
+// quiesce unregisters the inline phase's callbacks once the caller drives
+// the race again (or the taker's loop ended). A callback other than the
+// taker that can no longer be stopped may still run (and find nothing to
+// do): the engine is then never reused.
+func (s *doState) quiesce() {
+	if s.wakeOn {
+		s.wakeOn = false
+		if !s.wake.Stop() && s.taker != takerTimer {
+			s.spoiled = true
+		}
+	}
+	if s.stopCtx != nil {
+		if !s.stopCtx() && s.taker != takerCtx {
+			s.spoiled = true
+		}
+		s.stopCtx = nil
+	}
+	s.mode, s.taker = modeCaller, 0
 }
 
 // run performs the slot's attempt and delivers its result, unless Do
@@ -777,8 +951,8 @@ func (s *doState) outcome() (*Response, error) {
 // release clears every reference the engine holds to this operation and
 // returns it to the pool, unless an abandoned attempt may still touch it.
 func (s *doState) release() {
-	if s.abandoned > 0 || s.bubbled {
-		return // the abandoned goroutines keep it alive; never reused
+	if s.abandoned > 0 || s.bubbled || s.spoiled {
+		return // the abandoned goroutines or callbacks keep it alive; never reused
 	}
 	// Only the parts of the race that refer to this operation (its
 	// context, op, results and their bodies, op's slices) are cleared;

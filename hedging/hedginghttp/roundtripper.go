@@ -203,6 +203,7 @@ type roundTripper struct {
 	timeout   time.Duration
 	partition func(*http.Request) string
 	cont      ContinuationRules // with defaults filled in
+	inline    bool              // next returns on cancel: the client runs the first attempt on the caller's goroutine
 }
 
 // NewRoundTripper returns an http.RoundTripper that hedges requests across
@@ -337,6 +338,7 @@ func NewRoundTripper(next http.RoundTripper, regions []Region, opts ...Option) (
 		return nil, fmt.Errorf("hedginghttp: NewRoundTripper: %w", err)
 	}
 	rt.client = c
+	rt.inline = t.ReturnsOnCancel()
 	return rt, nil
 }
 
@@ -360,15 +362,17 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !read {
 		return rt.next.RoundTrip(req)
 	}
-	// The attempts copy this private copy, never the caller's request: a
-	// losing attempt may still run after RoundTrip returned, when the
-	// caller may reuse req.
-	snap, part := req.Clone(req.Context()), rt.partition(req)
-	op := &hedging.Operation{Kind: kind, Continuation: cont, Method: req.Method, Timeout: rt.timeout, Request: snap, Partition: part}
+	// The attempts read req only until RoundTrip returns (see call): a
+	// losing attempt may still run after that, when the caller may reuse
+	// req.
+	part := rt.partition(req)
+	c := &call{orig: req, shallow: rt.inline}
+	op := &hedging.Operation{Kind: kind, Continuation: cont, Method: req.Method, Timeout: rt.timeout, Request: c, Partition: part}
 	if pin := rt.pin(kind, cont, part); pin != "" {
 		rt.client.Pin(op, pin) // §16: region-affine, or pinned by the policy
 	}
 	resp, err := rt.client.Do(req.Context(), op)
+	c.done()
 	if req.Body != nil {
 		// Attempts read replays (GetBody); the original is closed here, as
 		// a RoundTripper must.
