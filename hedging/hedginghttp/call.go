@@ -25,6 +25,8 @@ type call struct {
 	// client runs it on the caller's goroutine), so it may share orig's
 	// header map.
 	shallow bool
+	// strip: orig carries HeaderHedging, which no attempt sends.
+	strip bool
 
 	mu       sync.Mutex
 	returned bool // RoundTrip returned: orig is the caller's again
@@ -50,6 +52,12 @@ func (c *call) request(t *Transport, ctx context.Context, a hedging.Attempt) (*h
 	c.claimed = true
 	deep := t.Prepare != nil || !(first && c.shallow)
 	req, err := t.attemptRequest(ctx, c.orig, a.Endpoint, deep)
+	if err == nil && c.strip {
+		if !deep {
+			req.Header, deep = req.Header.Clone(), true
+		}
+		delete(req.Header, HeaderHedging)
+	}
 	var body *responseBody
 	if first {
 		body = &c.body

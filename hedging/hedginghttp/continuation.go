@@ -23,6 +23,9 @@ const (
 	// HeaderIfNoneMatch carries a change-feed request's continuation (the
 	// ETag of the previous page).
 	HeaderIfNoneMatch = "If-None-Match"
+	// HeaderETag is the response header that hands out a change-feed
+	// page's next continuation.
+	HeaderETag = "Etag"
 )
 
 // ContinuationRules says how [NewRoundTripper] recognises a page request

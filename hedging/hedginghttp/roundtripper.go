@@ -40,6 +40,9 @@ type settings struct {
 	partition func(*http.Request) string
 	prepare   func(req *http.Request, region string) error
 	cont      ContinuationRules
+	// unavailableAfter and unavailableFor: hedging.Config's.
+	unavailableAfter int
+	unavailableFor   time.Duration
 }
 
 // WithThreshold hedges after a fixed threshold d > 0 (spec §4.1). Without
@@ -194,6 +197,27 @@ func WithTimeout(d time.Duration) Option {
 	}
 }
 
+// WithUnavailable marks a region unavailable for one partition (see
+// [WithPartitionKey]) after `after` consecutive 503s of that region for that
+// partition, for d: while marked, the partition's requests go to the next
+// region first (spec §6.5 #10, §6.2). Any other answer of the region for
+// the partition starts the count again. Without it a single 503 marks the
+// region for 5 s (hedging.DefaultUnavailableAfter,
+// hedging.DefaultUnavailableFor: the spec's rule). A larger after keeps
+// random 503s from benching a healthy region; it costs after 503s per
+// partition, each followed at once by a copy to the next region, before a
+// real outage is routed around (notebook 07 measures both). after must be
+// at least 1 and d positive.
+func WithUnavailable(after int, d time.Duration) Option {
+	return func(s *settings) error {
+		if after < 1 || d <= 0 {
+			return fmt.Errorf("hedginghttp: WithUnavailable(%d, %v): after must be >= 1 and the duration positive", after, d)
+		}
+		s.unavailableAfter, s.unavailableFor = after, d
+		return nil
+	}
+}
+
 // roundTripper is the http.RoundTripper of NewRoundTripper.
 type roundTripper struct {
 	next      http.RoundTripper
@@ -204,6 +228,7 @@ type roundTripper struct {
 	partition func(*http.Request) string
 	cont      ContinuationRules // with defaults filled in
 	inline    bool              // next returns on cancel: the client runs the first attempt on the caller's goroutine
+	cursors   cursors           // the serving region of the continuations handed out
 }
 
 // NewRoundTripper returns an http.RoundTripper that hedges requests across
@@ -299,7 +324,7 @@ func NewRoundTripper(next http.RoundTripper, regions []Region, opts ...Option) (
 	}
 	rt := &roundTripper{next: next, timeout: s.timeout, partition: s.partition, cont: s.cont.withDefaults()}
 	cfg := hedging.Config{Strategy: s.strategy, Logger: s.logger, Observer: s.observer, RequestTimeout: s.timeout,
-		Phase: hedging.Phase2, Env: env}
+		Phase: hedging.Phase2, Env: env, UnavailableAfter: s.unavailableAfter, UnavailableFor: s.unavailableFor}
 	t := &Transport{RoundTripper: next, BaseURLs: make(map[string]string, len(regions)), bases: make([]keyedBase, 0, len(regions))}
 	if s.prepare != nil {
 		prepare := s.prepare
@@ -349,6 +374,13 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		return rt.next.RoundTrip(req)
 	}
 	kind, cont := rt.cont.classify(req, hedging.Region(region))
+	if !cont.Cold() {
+		if served, ok := rt.cursors.servedBy(cont.Token); ok {
+			cont.IssuedBy = served // §16: the cursor is the serving region's
+		}
+	} else if kind == hedging.PointRead && isQuery(req) {
+		kind = hedging.QueryPage // a query's first page
+	}
 	if _, first := rt.first.match(req.URL); !first && cont.Cold() {
 		return rt.next.RoundTrip(req) // only continuations go from another region
 	}
@@ -366,8 +398,12 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	// losing attempt may still run after that, when the caller may reuse
 	// req.
 	part := rt.partition(req)
-	c := &call{orig: req, shallow: rt.inline}
+	off, header := optedOut(req)
+	c := &call{orig: req, shallow: rt.inline, strip: header}
 	op := &hedging.Operation{Kind: kind, Continuation: cont, Method: req.Method, Timeout: rt.timeout, Request: c, Partition: part}
+	if off {
+		op.HedgingEnabled = hedging.SwitchOff // §11.3 operation layer
+	}
 	if pin := rt.pin(kind, cont, part); pin != "" {
 		rt.client.Pin(op, pin) // §16: region-affine, or pinned by the policy
 	}
@@ -395,7 +431,43 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, errors.New("hedginghttp: the winning attempt carried no HTTP response")
 	}
+	switch kind {
+	case hedging.ChangeFeedPage:
+		rt.cursors.record(headerValue(hr.Header, HeaderETag), resp.Region)
+	case hedging.QueryPage:
+		rt.cursors.record(headerValue(hr.Header, rt.cont.Continuation), resp.Region)
+	}
 	return hr, nil
+}
+
+// CloseIdleConnections closes the idle connections of next (the
+// RoundTripper every region's requests go through), when it has a
+// CloseIdleConnections method, as an http.Client's CloseIdleConnections
+// expects of a wrapping RoundTripper.
+func (rt *roundTripper) CloseIdleConnections() { closeIdle(rt.next) }
+
+// closeIdle calls rt's CloseIdleConnections method, if it has one.
+func closeIdle(rt http.RoundTripper) {
+	if c, ok := rt.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// HeaderIsQuery marks a Cosmos DB query request (a POST of the query
+// text) with the value "True": [NewRoundTripper] hedges it as a query
+// page, as the .NET and Java SDKs hedge every query page (issue 26 A4),
+// without an Idempotency-Key.
+const HeaderIsQuery = "X-Ms-Documentdb-Isquery"
+
+// isQuery reports whether req is a Cosmos DB query request (HeaderIsQuery
+// true, compared case-insensitively).
+func isQuery(req *http.Request) bool {
+	for _, v := range req.Header[HeaderIsQuery] {
+		if strings.EqualFold(strings.TrimSpace(v), "true") {
+			return true
+		}
+	}
+	return false
 }
 
 // replayableRead reports whether req is a read whose body can be replayed,
@@ -403,6 +475,11 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 func (rt *roundTripper) replayableRead(req *http.Request) (bool, error) {
 	switch req.Method {
 	case http.MethodGet, http.MethodHead, "":
+	case http.MethodPost:
+		if isQuery(req) {
+			break // a query page reads (§16 Phase 2)
+		}
+		fallthrough
 	default:
 		marked := false
 		for _, k := range [...]string{"Idempotency-Key", "X-Idempotency-Key"} {

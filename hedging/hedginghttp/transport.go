@@ -79,7 +79,8 @@ var (
 // is the HTTP status code; Status.SubStatus x-ms-substatus; RequestCharge
 // x-ms-request-charge (RU, decimal); SessionLSN the largest number after
 // the last ':' or '#' of each comma-separated token of x-ms-session-token;
-// RetryAfter x-ms-retry-after-ms (milliseconds, decimal). A malformed or
+// RetryAfter x-ms-retry-after-ms (milliseconds, decimal) or, without it,
+// the standard Retry-After (seconds, or an HTTP-date). A malformed or
 // absent header reads as zero, and so does a request charge that is not a
 // finite number >= 0 (NaN, ±Inf, negative) and a retry-after that is not a
 // finite number > 0; a retry-after beyond the largest time.Duration (~292
@@ -310,7 +311,7 @@ func resultOf(resp *http.Response, b *responseBody) hedging.Result {
 		Status:        hedging.Status{Code: resp.StatusCode, SubStatus: int(headerInt(h, HeaderSubStatus))},
 		RequestCharge: requestCharge(headerValue(h, HeaderRequestCharge)),
 		SessionLSN:    ParseSessionLSN(headerValue(h, HeaderSessionToken)),
-		RetryAfter:    retryAfter(headerValue(h, HeaderRetryAfterMs)),
+		RetryAfter:    retryAfterOf(h),
 		Body:          b,
 	}
 }
@@ -350,6 +351,47 @@ func retryAfter(v string) time.Duration {
 		return math.MaxInt64
 	}
 	return time.Duration(ns)
+}
+
+// HeaderRetryAfter is the standard Retry-After response header (RFC 9110
+// §10.2.3): a delay in seconds or an HTTP-date. [Transport] reads it when
+// the response carries no [HeaderRetryAfterMs].
+const HeaderRetryAfter = "Retry-After"
+
+// retryAfterOf returns the wait a response asks for: x-ms-retry-after-ms
+// when present (see retryAfter), else the standard Retry-After: decimal
+// seconds, or an HTTP-date less the time now (a date not in the future
+// reads as zero). Malformed values read as zero; a value beyond the
+// largest time.Duration saturates at it.
+func retryAfterOf(h http.Header) time.Duration {
+	if v := headerValue(h, HeaderRetryAfterMs); v != "" {
+		return retryAfter(v)
+	}
+	v := strings.TrimSpace(headerValue(h, HeaderRetryAfter))
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseUint(v, 10, 64); err == nil {
+		if secs > math.MaxInt64/uint64(time.Second) {
+			return math.MaxInt64
+		}
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(time.Until(t), 0)
+	}
+	return 0
+}
+
+// CloseIdleConnections closes the idle connections of RoundTripper
+// (http.DefaultTransport when nil), when it has a CloseIdleConnections
+// method.
+func (t *Transport) CloseIdleConnections() {
+	if t.RoundTripper == nil {
+		closeIdle(http.DefaultTransport)
+		return
+	}
+	closeIdle(t.RoundTripper)
 }
 
 // responseBody is the body of a result [Transport] returns: the response's
