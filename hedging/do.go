@@ -47,8 +47,11 @@ var ErrNoTransport = errors.New("hedging: Config.Transport is nil")
 // Do runs op as one hedged logical operation in real time and returns the
 // final response of the winning leg (spec §6, execute_hedged).
 //
-// The primary attempt is sent at once on its own goroutine through
-// Config.Transport. When hedging is active and no final response has
+// The primary attempt is sent at once through Config.Transport: on the
+// caller's goroutine when the transport is [Cancellable] (then nothing
+// else runs for the operation until a timer is due or ctx ends: no hedge
+// task and no per-hedge state on the happy path, spec §6.5 goal 6), on a
+// goroutine of its own otherwise. When hedging is active and no final response has
 // arrived by the threshold, exactly one alternate attempt is sent, pinned to
 // regions[1]; the first final response wins and the other attempt is
 // cancelled (spec §6.5, §8.3, §12). The operation's deadline is the earlier
@@ -75,7 +78,9 @@ var ErrNoTransport = errors.New("hedging: Config.Transport is nil")
 // context.DeadlineExceeded) or when ctx is cancelled (cause
 // context.Cause(ctx)). Do returns as soon as the race has decided, whatever
 // a losing transport does: an attempt still running then is cancelled and
-// abandoned, and its goroutine closes its result's Body when Send returns.
+// abandoned, and its goroutine closes its result's Body when Send returns;
+// with a [Cancellable] transport the primary's first attempt, which runs on
+// Do's goroutine, is cancelled and Do returns once that Send has returned.
 // Until then an abandoned Send may still read op's slices (Body,
 // ExcludeRegions): do not modify their contents while an attempt may be
 // running; op itself is copied and may be reused at once. A panic in Send is
@@ -123,18 +128,21 @@ var ErrNoTransport = errors.New("hedging: Config.Transport is nil")
 // abandoned attempt can still reach it; nothing handed out points into it.
 //
 // Allocation: on the happy path (the primary answers before the threshold)
-// Do allocates 3 times on top of what the Transport allocates: the answer
-// (the Response, its diagnostics, the body wrapper and the copy of op, one
-// object) and the attempt's context (2); op itself does not escape, so a
-// caller's Operation may live on its stack. An
+// Do allocates 3 times on top of what the Transport allocates, in either
+// shape: the answer (the Response, its diagnostics, the body wrapper and
+// the copy of op, one object) and the attempt's context (2); op itself does
+// not escape, so a caller's Operation may live on its stack. A caller
+// context that can end adds, for a Cancellable transport, its
+// context.AfterFunc registration (the callback that takes the race over
+// when ctx ends). An
 // operation with a deadline adds one per attempt (the context reporting
 // it); a caller context that can end adds context.WithoutCancel's, and then
 // a handed-out body context.AfterFunc's; op.Timeout, when it is the earlier
 // deadline, adds the handed-out body's timer.
 //
 // Observability: Config.Observer, when set, is called once per attempt and
-// once per operation, on Do's goroutine with ctx (see [Observer]); slog
-// events of the race are logged with ctx too.
+// once per operation, with ctx, never concurrently for one operation (see
+// [Observer]); slog events of the race are logged with ctx too.
 func (c *Client) Do(ctx context.Context, op *Operation) (*Response, error) {
 	if c.cfg.Transport == nil {
 		return nil, ErrNoTransport
@@ -527,10 +535,16 @@ func (s *doState) runInline(e *Effects) {
 		// does, and wait for its loop to end.
 		s.results <- sl.idx
 		<-s.loopDone
-		s.quiesce()
+		s.mu.Lock() // a stray callback may be reading mode
+		taker := s.taker
+		s.mode, s.taker = modeCaller, 0
+		s.mu.Unlock()
+		s.quiesce(taker)
 		return
 	}
-	s.quiesce()
+	if callbacks {
+		s.quiesce(0)
+	}
 	if !s.due(at) && s.ctx.Err() == nil {
 		// Nothing else happened by the time Send returned: the loop would
 		// feed this result alone, at once.
@@ -579,23 +593,22 @@ func (s *doState) takeover(by uint8) {
 }
 
 // quiesce unregisters the inline phase's callbacks once the caller drives
-// the race again (or the taker's loop ended). A callback other than the
-// taker that can no longer be stopped may still run (and find nothing to
-// do): the engine is then never reused.
-func (s *doState) quiesce() {
+// the race again (mode is modeCaller), or once taker's loop ended. A
+// callback other than the taker that can no longer be stopped may still
+// run (and find nothing to do): the engine is then never reused.
+func (s *doState) quiesce(taker uint8) {
 	if s.wakeOn {
 		s.wakeOn = false
-		if !s.wake.Stop() && s.taker != takerTimer {
+		if !s.wake.Stop() && taker != takerTimer {
 			s.spoiled = true
 		}
 	}
 	if s.stopCtx != nil {
-		if !s.stopCtx() && s.taker != takerCtx {
+		if !s.stopCtx() && taker != takerCtx {
 			s.spoiled = true
 		}
 		s.stopCtx = nil
 	}
-	s.mode, s.taker = modeCaller, 0
 }
 
 // run performs the slot's attempt and delivers its result, unless Do

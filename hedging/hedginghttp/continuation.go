@@ -35,9 +35,12 @@ const (
 // region-affine; any other request with x-ms-continuation is a query page
 // whose continuation is portable, not pinned (the .NET and Java data plane).
 //
-// The region that issued a request's continuation is the region the
-// request addresses: address each page to the region that served the
-// previous one, the host of that response's Request.URL (NewRoundTripper
+// The region that issued a request's continuation is the region that
+// served the response that handed it out, when the RoundTripper returned
+// that response (it remembers the last 4096: a change feed's ETag, a
+// query's x-ms-continuation), whichever configured region the request
+// addresses; otherwise the region the request addresses, for which the
+// host of the previous response's Request.URL is right (NewRoundTripper
 // rewrites hosts, so the response's Request is the copy that was sent).
 // A page whose continuation is region-affine, or whose portable
 // continuation the Policy pins, goes to that region alone
