@@ -154,7 +154,16 @@ func (c *Client) Do(ctx context.Context, op *Operation) (*Response, error) {
 	}
 	t0 := time.Now()
 	s := getDoState(t0)
-	s.ans = &answer{opc: *op}
+	if c.inline {
+		// The primary's first attempt reads the engine's copy of op (it
+		// ends before Do returns); an attempt that may outlive Do gets a
+		// fresh one (detached).
+		s.ans = &answer{}
+		s.opi = *op
+	} else {
+		ao := &answerOp{opc: *op}
+		s.ans, s.opd = &ao.answer, &ao.opc
+	}
 	s.opr = *op
 	s.c, s.ctx, s.base, s.obs = c, ctx, ctx, c.cfg.Observer
 	defer s.release()
@@ -286,8 +295,14 @@ type doState struct {
 	// opr is the race's copy of the caller's operation: the race may set
 	// its HubRegionProcessingOnly (§9.6.7), which Do copies back to the
 	// caller's. Keeping the race off the caller's pointer lets a caller's
-	// Operation stay on its stack; transports read ans.opc instead.
-	opr   Operation
+	// Operation stay on its stack; transports read opi or opd instead.
+	opr Operation
+	// opi is the copy of op that the inline primary's first attempt reads
+	// (Client.inline); opd the copy every attempt that may outlive Do
+	// reads, made fresh for the operation (with the answer, or by detached
+	// when the first such attempt starts).
+	opi   Operation
+	opd   *Operation
 	ans   *answer // this operation's fresh part
 	ctx   context.Context
 	base  context.Context // the parent of the attempts' contexts: ctx without its cancellation
@@ -357,15 +372,40 @@ const (
 	takerCtx
 )
 
-// answer is the part of an operation that Do hands out or that outlives it,
-// allocated fresh for every operation in one object: the Response, its
-// diagnostics, the body handed to the caller, and the copy of the Operation
-// the transport reads.
+// answer is the part of an operation that Do hands out, allocated fresh
+// for every operation in one object: the Response, its diagnostics and the
+// body handed to the caller.
 type answer struct {
 	resp Response
 	diag HedgeDiagnostics
 	body handedBody
-	opc  Operation
+}
+
+// answerOp is an answer with the copy of the Operation the attempts read,
+// in one object: what Do allocates when every attempt may outlive it (a
+// transport that is not Cancellable).
+type answerOp struct {
+	answer
+	opc Operation
+}
+
+// detached returns the copy of the operation that an attempt which may
+// outlive Do reads, making it on first use (inline operations).
+func (s *doState) detached() *Operation {
+	if s.opd == nil {
+		s.opd = new(Operation)
+		*s.opd = s.opi
+	}
+	return s.opd
+}
+
+// transportOp is the copy of the operation the transport was given (the
+// OperationEvent's): the detached one once made, else the inline one.
+func (s *doState) transportOp() *Operation {
+	if s.opd != nil {
+		return s.opd
+	}
+	return &s.opi
 }
 
 type pendingTimer struct {
@@ -382,6 +422,7 @@ type attemptSlot struct {
 	busy      bool
 	state     atomic.Uint32 // slotRunning, slotDelivered or slotAbandoned
 	a         Attempt
+	op        *Operation              // the copy of the operation the attempt reads
 	ctx       context.Context         // this attempt's context
 	cancel    context.CancelCauseFunc // cancels ctx
 	cancelled bool                    // the race cancelled the attempt
@@ -445,6 +486,7 @@ func (s *doState) perform(e Effects) {
 // start runs attempt a on a new goroutine with a new context.
 func (s *doState) start(a Attempt) {
 	sl := s.claim(a)
+	sl.op = s.detached()
 	go sl.runFn()
 }
 
@@ -492,6 +534,7 @@ func (s *doState) runInline(e *Effects) {
 		case ActSend:
 			if sl == nil {
 				sl = s.claim(a.Attempt)
+				sl.op = &s.opi
 			} else {
 				s.start(a.Attempt) // cannot happen: Begin sends the primary only
 			}
@@ -564,7 +607,7 @@ func (s *doState) armWake() {
 	for _, t := range s.timers[1:] {
 		next = min(next, t.at)
 	}
-	d := next - s.clock()
+	d := next - s.last // the clock of Begin: the wake fires no earlier than next
 	if s.wake == nil {
 		s.wake = time.AfterFunc(d, s.wakeFn)
 	} else {
@@ -634,7 +677,7 @@ func (sl *attemptSlot) send(s *doState) (res Result) {
 			res = Result{Err: fmt.Errorf("hedging: transport panicked on the %s leg (region %q): %v", sl.a.Leg, sl.a.Endpoint.Region, p)}
 		}
 	}()
-	return s.c.cfg.Transport.Send(sl.ctx, &s.ans.opc, sl.a)
+	return s.c.cfg.Transport.Send(sl.ctx, sl.op, sl.a)
 }
 
 func closeBody(b interface{ Close() error }) {
@@ -974,13 +1017,13 @@ func (s *doState) release() {
 	s.race.raceState = raceState{}
 	s.race.legs = [2]legState{}
 	s.c, s.ans, s.ctx, s.base, s.obs = nil, nil, nil, nil, nil
-	s.opr = Operation{}
+	s.opr, s.opi, s.opd = Operation{}, Operation{}, nil
 	s.win, s.lastBody, s.lastCancel = nil, nil, nil
 	s.dl, s.hasDL, s.opDeadline = time.Time{}, false, false
 	s.cancelled = [4]int{}
 	for i := range s.slots[:s.used] {
 		sl := &s.slots[i]
-		sl.a, sl.ctx, sl.cancel, sl.res = Attempt{}, nil, nil, Result{}
+		sl.a, sl.op, sl.ctx, sl.cancel, sl.res = Attempt{}, nil, nil, nil, Result{}
 	}
 	s.used = 0
 	if cap(s.timers) > len(s.tbuf) {

@@ -82,7 +82,7 @@ func (s *doState) observeOperation(err error) {
 	res, _ := r.Result()
 	ev := OperationEvent{
 		Outcome:            outcomeOf(res.Status, err),
-		Operation:          &s.ans.opc,
+		Operation:          s.transportOp(),
 		Err:                err,
 		Elapsed:            r.DoneAt() - s.begin,
 		RequestCharge:      r.RequestCharge(),

@@ -223,6 +223,7 @@ type roundTripper struct {
 	next      http.RoundTripper
 	client    *hedging.Client
 	first     baseURL // the first region's URL: requests addressing it are hedged
+	firstName string  // the first region's name
 	bases     []keyedBase
 	timeout   time.Duration
 	partition func(*http.Request) string
@@ -375,7 +376,7 @@ func NewRoundTripper(next http.RoundTripper, regions []Region, opts ...Option) (
 			}
 		}
 		if i == 0 {
-			rt.first = b
+			rt.first, rt.firstName = b, r.Name
 		}
 		t.BaseURLs[r.Name] = r.URL
 		t.bases = append(t.bases, keyedBase{r.Name, b})
@@ -407,8 +408,13 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	} else if kind == hedging.PointRead && isQuery(req) {
 		kind = hedging.QueryPage // a query's first page
 	}
-	if _, first := rt.first.match(req.URL); !first && cont.Cold() {
-		return rt.next.RoundTrip(req) // only continuations go from another region
+	// Only continuations go from another region. (region is the first
+	// region's name when its base is the longest match; the URL may still
+	// lie under the first region's shorter base.)
+	if cont.Cold() && region != rt.firstName {
+		if _, first := rt.first.match(req.URL); !first {
+			return rt.next.RoundTrip(req)
+		}
 	}
 	read, err := rt.replayableRead(req)
 	if err != nil {
