@@ -636,14 +636,21 @@ func (s *doState) takeover(by uint8) {
 }
 
 // quiesce unregisters the inline phase's callbacks once the caller drives
-// the race again (mode is modeCaller), or once taker's loop ended. A
-// callback other than the taker that can no longer be stopped may still
-// run (and find nothing to do): the engine is then never reused.
+// the race again (mode is modeCaller), or once taker's loop ended. A ctx
+// callback that can no longer be stopped may still run (and find nothing
+// to do): the engine is then never reused. The wake timer is left armed
+// (outside synctest bubbles): stopping it and arming it again for the next
+// operation would re-add it to the runtime's timer heap, which wakes the
+// network poller (a syscall per request), while re-arming an armed timer
+// later does not. A late fire finds no inline operation (nothing to do),
+// or takes the engine's next inline operation over before its timer is
+// due, which only starts its loop early: takeover is correct whenever the
+// caller's Send has not returned.
 func (s *doState) quiesce(taker uint8) {
 	if s.wakeOn {
 		s.wakeOn = false
-		if !s.wake.Stop() && taker != takerTimer {
-			s.spoiled = true
+		if s.bubbled {
+			s.wake.Stop() // a bubbled engine is never reused
 		}
 	}
 	if s.stopCtx != nil {
