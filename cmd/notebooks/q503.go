@@ -144,7 +144,7 @@ type q503View struct {
 	OutageS, MarkS     float64
 	Rows               []q503Random
 	Out, Out1          []q503Outage // 3 attempts per leg, and 1
-	Spec, Best         q503Random // at the rate of the answer
+	Spec, Best         q503Random   // at the rate of the answer
 	SpecOut, BestOut   q503Outage
 	SpecOut1, BestOut1 q503Outage
 	AnswerRate         float64
