@@ -352,6 +352,8 @@ type doState struct {
 	taker    uint8         // the callback that took the race over (modeDispatcher)
 	wake     *time.Timer   // AfterFunc timer of the inline phase; nil until first needed
 	wakeOn   bool          // wake was armed for this operation
+	wakeAt   time.Duration // when wake was armed to fire (core time)
+	woke     time.Duration // > 0: loop starts as if a timer fired at woke
 	wakeFn   func()        // s.takeByTimer, bound once per engine
 	ctxFn    func()        // s.takeByCtx, bound once per engine
 	stopCtx  func() bool   // unregisters ctxFn from ctx; nil when not registered
@@ -613,7 +615,7 @@ func (s *doState) armWake() {
 	} else {
 		s.wake.Reset(d)
 	}
-	s.wakeOn = true
+	s.wakeOn, s.wakeAt = true, next
 }
 
 func (s *doState) takeByTimer() { s.takeover(takerTimer) }
@@ -630,6 +632,9 @@ func (s *doState) takeover(by uint8) {
 		return
 	}
 	s.mode, s.taker = modeDispatcher, by
+	if by == takerTimer && s.clock() >= s.wakeAt {
+		s.woke = s.wakeAt // not a late fire armed for an earlier operation
+	}
 	s.mu.Unlock()
 	s.loop()
 	s.loopDone <- struct{}{}
@@ -698,24 +703,30 @@ func closeBody(b interface{ Close() error }) {
 func (s *doState) loop() {
 	done := s.ctx.Done()
 	for !s.race.Done() {
-		s.arm()
-		var timerC <-chan time.Time
-		if s.armed {
-			timerC = s.timer.C
-		}
 		// now is a lower bound of the current time known without reading
 		// the clock: the due time of the timer that fired, or the latest
 		// stamp of a delivered result. A timer due after it fires on the
 		// next round.
 		var now time.Duration
 		cancelled := false
-		select {
-		case i := <-s.results:
-			s.deliverLater(i)
-		case <-timerC:
-			s.armed, now = false, s.armedAt
-		case <-done:
-			cancelled = true
+		if s.woke > 0 {
+			// The wake timer, due at woke, took the race over (takeover):
+			// it stands for the first round's timer.
+			now, s.woke = s.woke, 0
+		} else {
+			s.arm()
+			var timerC <-chan time.Time
+			if s.armed {
+				timerC = s.timer.C
+			}
+			select {
+			case i := <-s.results:
+				s.deliverLater(i)
+			case <-timerC:
+				s.armed, now = false, s.armedAt
+			case <-done:
+				cancelled = true
+			}
 		}
 		s.drain()
 		now = max(now, s.latestResult())
