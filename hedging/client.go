@@ -91,6 +91,13 @@ type Config struct {
 	// UnavailableFor is how long a 503 marks a (partition, endpoint); 0 =
 	// DefaultUnavailableFor.
 	UnavailableFor time.Duration
+	// UnavailableAfter is how many consecutive 503s of a (partition,
+	// endpoint) mark it unavailable (§6.5 #10); any other status of that
+	// pair starts the count again. 0 = DefaultUnavailableAfter (1: every
+	// 503 marks, the spec's rule). A larger value keeps random 503s from
+	// benching a healthy region, at the price of that many more 503s per
+	// partition before an outage is routed around (notebook 07).
+	UnavailableAfter int
 	// Logger receives the reserved cosmos.hedge.* events (§10.4); nil
 	// disables logging.
 	Logger *slog.Logger
@@ -119,6 +126,9 @@ type Client struct {
 	// operation that overrides nothing, computed once.
 	defStrategy HedgingStrategy
 	defResolved bool
+	// inline: Config.Transport is [Cancellable] and returns on cancel, so
+	// Do runs the primary's first attempt on the caller's goroutine.
+	inline bool
 }
 
 // NewClient validates cfg and returns a client. Errors: a region listed
@@ -155,7 +165,7 @@ func NewClient(cfg Config) (*Client, error) {
 		cfg.Retry.MaxRetryAfter < 0 {
 		return nil, errors.New("hedging: durations must not be negative")
 	}
-	if cfg.Retry.MaxAttempts < 0 || cfg.ConsecutiveHedgeWinThreshold < 0 {
+	if cfg.Retry.MaxAttempts < 0 || cfg.ConsecutiveHedgeWinThreshold < 0 || cfg.UnavailableAfter < 0 {
 		return nil, errors.New("hedging: counts must not be negative")
 	}
 	cfg.Retry.setDefaults()
@@ -170,9 +180,12 @@ func NewClient(cfg Config) (*Client, error) {
 	c := &Client{
 		cfg:      cfg,
 		tracker:  newHedgeWinTracker(n, cfg.ProbeInterval, max(span, 0)),
-		store:    newLocationStore(cfg.UnavailableFor),
+		store:    newLocationStore(cfg.UnavailableFor, cfg.UnavailableAfter),
 		sessions: newSessionTokens(),
 		logger:   cfg.Logger,
+	}
+	if ct, ok := cfg.Transport.(Cancellable); ok {
+		c.inline = ct.ReturnsOnCancel()
 	}
 	c.layers = cfg.HedgingEnabled
 	c.layers.Env = cfg.Env.HedgingEnabled

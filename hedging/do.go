@@ -47,8 +47,11 @@ var ErrNoTransport = errors.New("hedging: Config.Transport is nil")
 // Do runs op as one hedged logical operation in real time and returns the
 // final response of the winning leg (spec §6, execute_hedged).
 //
-// The primary attempt is sent at once on its own goroutine through
-// Config.Transport. When hedging is active and no final response has
+// The primary attempt is sent at once through Config.Transport: on the
+// caller's goroutine when the transport is [Cancellable] (then nothing
+// else runs for the operation until a timer is due or ctx ends: no hedge
+// task and no per-hedge state on the happy path, spec §6.5 goal 6), on a
+// goroutine of its own otherwise. When hedging is active and no final response has
 // arrived by the threshold, exactly one alternate attempt is sent, pinned to
 // regions[1]; the first final response wins and the other attempt is
 // cancelled (spec §6.5, §8.3, §12). The operation's deadline is the earlier
@@ -75,7 +78,9 @@ var ErrNoTransport = errors.New("hedging: Config.Transport is nil")
 // context.DeadlineExceeded) or when ctx is cancelled (cause
 // context.Cause(ctx)). Do returns as soon as the race has decided, whatever
 // a losing transport does: an attempt still running then is cancelled and
-// abandoned, and its goroutine closes its result's Body when Send returns.
+// abandoned, and its goroutine closes its result's Body when Send returns;
+// with a [Cancellable] transport the primary's first attempt, which runs on
+// Do's goroutine, is cancelled and Do returns once that Send has returned.
 // Until then an abandoned Send may still read op's slices (Body,
 // ExcludeRegions): do not modify their contents while an attempt may be
 // running; op itself is copied and may be reused at once. A panic in Send is
@@ -123,18 +128,21 @@ var ErrNoTransport = errors.New("hedging: Config.Transport is nil")
 // abandoned attempt can still reach it; nothing handed out points into it.
 //
 // Allocation: on the happy path (the primary answers before the threshold)
-// Do allocates 3 times on top of what the Transport allocates: the answer
-// (the Response, its diagnostics, the body wrapper and the copy of op, one
-// object) and the attempt's context (2); op itself does not escape, so a
-// caller's Operation may live on its stack. An
+// Do allocates 3 times on top of what the Transport allocates, in either
+// shape: the answer (the Response, its diagnostics, the body wrapper and
+// the copy of op, one object) and the attempt's context (2); op itself does
+// not escape, so a caller's Operation may live on its stack. A caller
+// context that can end adds, for a Cancellable transport, its
+// context.AfterFunc registration (the callback that takes the race over
+// when ctx ends). An
 // operation with a deadline adds one per attempt (the context reporting
 // it); a caller context that can end adds context.WithoutCancel's, and then
 // a handed-out body context.AfterFunc's; op.Timeout, when it is the earlier
 // deadline, adds the handed-out body's timer.
 //
 // Observability: Config.Observer, when set, is called once per attempt and
-// once per operation, on Do's goroutine with ctx (see [Observer]); slog
-// events of the race are logged with ctx too.
+// once per operation, with ctx, never concurrently for one operation (see
+// [Observer]); slog events of the race are logged with ctx too.
 func (c *Client) Do(ctx context.Context, op *Operation) (*Response, error) {
 	if c.cfg.Transport == nil {
 		return nil, ErrNoTransport
@@ -146,7 +154,16 @@ func (c *Client) Do(ctx context.Context, op *Operation) (*Response, error) {
 	}
 	t0 := time.Now()
 	s := getDoState(t0)
-	s.ans = &answer{opc: *op}
+	if c.inline {
+		// The primary's first attempt reads the engine's copy of op (it
+		// ends before Do returns); an attempt that may outlive Do gets a
+		// fresh one (detached).
+		s.ans = &answer{}
+		s.opi = *op
+	} else {
+		ao := &answerOp{opc: *op}
+		s.ans, s.opd = &ao.answer, &ao.opc
+	}
 	s.opr = *op
 	s.c, s.ctx, s.base, s.obs = c, ctx, ctx, c.cfg.Observer
 	defer s.release()
@@ -176,8 +193,12 @@ func (c *Client) Do(ctx context.Context, op *Operation) (*Response, error) {
 	var e Effects
 	c.begin(ctx, &e, &s.race, now, &s.opr, deadline)
 	if !s.race.Done() {
-		s.perform(e)
-		s.loop()
+		if c.inline {
+			s.runInline(&e)
+		} else {
+			s.perform(e)
+			s.loop()
+		}
 	}
 	s.shutdown()
 	if s.opr.HubRegionProcessingOnly {
@@ -237,7 +258,8 @@ func getDoState(now time.Time) *doState {
 }
 
 func newDoState() *doState {
-	s := &doState{results: make(chan uint8, maxSlots)}
+	s := &doState{results: make(chan uint8, maxSlots), loopDone: make(chan struct{}, 1)}
+	s.wakeFn, s.ctxFn = s.takeByTimer, s.takeByCtx
 	for i := range s.slots {
 		sl := &s.slots[i]
 		sl.s, sl.idx = s, uint8(i)
@@ -273,8 +295,14 @@ type doState struct {
 	// opr is the race's copy of the caller's operation: the race may set
 	// its HubRegionProcessingOnly (§9.6.7), which Do copies back to the
 	// caller's. Keeping the race off the caller's pointer lets a caller's
-	// Operation stay on its stack; transports read ans.opc instead.
-	opr   Operation
+	// Operation stay on its stack; transports read opi or opd instead.
+	opr Operation
+	// opi is the copy of op that the inline primary's first attempt reads
+	// (Client.inline); opd the copy every attempt that may outlive Do
+	// reads, made fresh for the operation (with the answer, or by detached
+	// when the first such attempt starts).
+	opi   Operation
+	opd   *Operation
 	ans   *answer // this operation's fresh part
 	ctx   context.Context
 	base  context.Context // the parent of the attempts' contexts: ctx without its cancellation
@@ -313,17 +341,73 @@ type doState struct {
 	abandoned  int                     // attempts still running when the race ended
 
 	bubbled bool // created inside a synctest bubble: never pooled
+
+	// The inline shape (Client.inline, see runInline): while the caller's
+	// goroutine runs the primary's first attempt, a callback — the wake
+	// timer at the earliest pending timer, or ctx's end — may take the
+	// race over and drive it (loop) until it is done. mu serialises that
+	// hand-over; mode says who drives.
+	mu       sync.Mutex
+	mode     uint8
+	taker    uint8         // the callback that took the race over (modeDispatcher)
+	wake     *time.Timer   // AfterFunc timer of the inline phase; nil until first needed
+	wakeOn   bool          // wake was armed for this operation
+	wakeAt   time.Duration // when wake was armed to fire (core time)
+	woke     time.Duration // > 0: loop starts as if a timer fired at woke
+	wakeFn   func()        // s.takeByTimer, bound once per engine
+	ctxFn    func()        // s.takeByCtx, bound once per engine
+	stopCtx  func() bool   // unregisters ctxFn from ctx; nil when not registered
+	loopDone chan struct{} // the taker's loop ended (capacity 1)
+	spoiled  bool          // a callback may still touch the engine: never pooled
 }
 
-// answer is the part of an operation that Do hands out or that outlives it,
-// allocated fresh for every operation in one object: the Response, its
-// diagnostics, the body handed to the caller, and the copy of the Operation
-// the transport reads.
+// Who drives the race of an inline operation.
+const (
+	modeCaller     uint8 = iota // the caller's goroutine (no callback can take over)
+	modeInline                  // the caller is in the primary's Send; a callback may take over
+	modeDispatcher              // a callback took over and runs loop
+)
+
+// Callbacks that may take an inline operation over.
+const (
+	takerTimer uint8 = iota + 1
+	takerCtx
+)
+
+// answer is the part of an operation that Do hands out, allocated fresh
+// for every operation in one object: the Response, its diagnostics and the
+// body handed to the caller.
 type answer struct {
 	resp Response
 	diag HedgeDiagnostics
 	body handedBody
-	opc  Operation
+}
+
+// answerOp is an answer with the copy of the Operation the attempts read,
+// in one object: what Do allocates when every attempt may outlive it (a
+// transport that is not Cancellable).
+type answerOp struct {
+	answer
+	opc Operation
+}
+
+// detached returns the copy of the operation that an attempt which may
+// outlive Do reads, making it on first use (inline operations).
+func (s *doState) detached() *Operation {
+	if s.opd == nil {
+		s.opd = new(Operation)
+		*s.opd = s.opi
+	}
+	return s.opd
+}
+
+// transportOp is the copy of the operation the transport was given (the
+// OperationEvent's): the detached one once made, else the inline one.
+func (s *doState) transportOp() *Operation {
+	if s.opd != nil {
+		return s.opd
+	}
+	return &s.opi
 }
 
 type pendingTimer struct {
@@ -340,6 +424,7 @@ type attemptSlot struct {
 	busy      bool
 	state     atomic.Uint32 // slotRunning, slotDelivered or slotAbandoned
 	a         Attempt
+	op        *Operation              // the copy of the operation the attempt reads
 	ctx       context.Context         // this attempt's context
 	cancel    context.CancelCauseFunc // cancels ctx
 	cancelled bool                    // the race cancelled the attempt
@@ -402,6 +487,15 @@ func (s *doState) perform(e Effects) {
 
 // start runs attempt a on a new goroutine with a new context.
 func (s *doState) start(a Attempt) {
+	sl := s.claim(a)
+	sl.op = s.detached()
+	go sl.runFn()
+}
+
+// claim readies a free slot for attempt a, with a new context, and counts
+// it as running; the caller runs it (start, or runInline on the caller's
+// goroutine).
+func (s *doState) claim(a Attempt) *attemptSlot {
 	i := 0
 	for i < maxSlots && s.slots[i].busy {
 		i++
@@ -421,7 +515,155 @@ func (s *doState) start(a Attempt) {
 		sl.ctx = &deadlineCtx{Context: ctx, deadline: s.dl}
 	}
 	s.running++
-	go sl.runFn()
+	return sl
+}
+
+// runInline drives an operation whose transport returns on cancel
+// ([Cancellable]) from Begin's effects e: the primary's first attempt runs
+// on the caller's goroutine, and nothing else exists unless a timer (the
+// threshold, the deadline) is due or ctx ends while it runs. Then the
+// callback that notices (the wake timer's, or ctx's context.AfterFunc)
+// takes the race over and drives it with loop, exactly as the caller would
+// have (spec §6.5 goal 6: the alternate's goroutine is started only when
+// the threshold fires); the caller, once its Send returns, delivers the
+// result like any attempt and waits for that loop to end. When the Send
+// returns first, the caller stops the callbacks and goes on driving the
+// race itself: on the happy path it feeds the result straight to the race.
+func (s *doState) runInline(e *Effects) {
+	var sl *attemptSlot
+	for i := 0; i < e.Len(); i++ {
+		switch a := e.At(i); a.Kind {
+		case ActSend:
+			if sl == nil {
+				sl = s.claim(a.Attempt)
+				sl.op = &s.opi
+			} else {
+				s.start(a.Attempt) // cannot happen: Begin sends the primary only
+			}
+		case ActTimer:
+			s.timers = append(s.timers, pendingTimer{at: a.At, kind: a.Timer})
+		}
+	}
+	if sl == nil {
+		s.loop()
+		return
+	}
+	watch := s.ctx.Done() != nil
+	callbacks := len(s.timers) > 0 || watch
+	if callbacks {
+		// Publishes the engine's state to the callbacks (they take mu).
+		s.mu.Lock()
+		s.mode = modeInline
+		if len(s.timers) > 0 {
+			s.armWake()
+		}
+		if watch {
+			s.stopCtx = context.AfterFunc(s.ctx, s.ctxFn)
+		}
+		s.mu.Unlock()
+	}
+	res := sl.send(s)
+	at := s.clock()
+	took := true
+	if callbacks {
+		s.mu.Lock()
+		took = s.mode == modeInline
+		if took {
+			s.mode = modeCaller
+		}
+		s.mu.Unlock()
+	}
+	sl.res, sl.at = res, at
+	sl.state.Store(slotDelivered)
+	if !took {
+		// A callback drives the race: deliver as an attempt goroutine
+		// does, and wait for its loop to end.
+		s.results <- sl.idx
+		<-s.loopDone
+		s.mu.Lock() // a stray callback may be reading mode
+		taker := s.taker
+		s.mode, s.taker = modeCaller, 0
+		s.mu.Unlock()
+		s.quiesce(taker)
+		return
+	}
+	if callbacks {
+		s.quiesce(0)
+	}
+	if !s.due(at) && s.ctx.Err() == nil {
+		// Nothing else happened by the time Send returned: the loop would
+		// feed this result alone, at once.
+		s.running--
+		s.respond(sl)
+	} else {
+		s.results <- sl.idx // the loop orders it against timers and ctx
+	}
+	if !s.race.Done() {
+		s.loop()
+	}
+}
+
+// armWake arms the wake timer at the earliest pending timer.
+func (s *doState) armWake() {
+	next := s.timers[0].at
+	for _, t := range s.timers[1:] {
+		next = min(next, t.at)
+	}
+	d := next - s.last // the clock of Begin: the wake fires no earlier than next
+	if s.wake == nil {
+		s.wake = time.AfterFunc(d, s.wakeFn)
+	} else {
+		s.wake.Reset(d)
+	}
+	s.wakeOn, s.wakeAt = true, next
+}
+
+func (s *doState) takeByTimer() { s.takeover(takerTimer) }
+func (s *doState) takeByCtx()   { s.takeover(takerCtx) }
+
+// takeover is the wake timer's and ctx's callback during the inline phase:
+// unless the caller's Send has returned (or the other callback took over),
+// it drives the race to its end and signals loopDone, its last touch of the
+// engine.
+func (s *doState) takeover(by uint8) {
+	s.mu.Lock()
+	if s.mode != modeInline {
+		s.mu.Unlock()
+		return
+	}
+	s.mode, s.taker = modeDispatcher, by
+	if by == takerTimer && s.clock() >= s.wakeAt {
+		s.woke = s.wakeAt // not a late fire armed for an earlier operation
+	}
+	s.mu.Unlock()
+	s.loop()
+	s.loopDone <- struct{}{}
+}
+
+// quiesce unregisters the inline phase's callbacks once the caller drives
+// the race again (mode is modeCaller), or once taker's loop ended. A ctx
+// callback that can no longer be stopped may still run (and find nothing
+// to do): the engine is then never reused. The wake timer is left armed
+// (outside synctest bubbles): stopping it and arming it again for the next
+// operation would re-add it to the runtime's timer heap, which wakes the
+// network poller (a syscall per request), while re-arming an armed timer
+// later does not. A late fire finds no inline operation (nothing to do),
+// or takes the engine's next inline operation over before its timer is
+// due, which only starts its loop early: takeover is correct whenever the
+// caller's Send has not returned.
+func (s *doState) quiesce(taker uint8) {
+	if s.wakeOn {
+		s.wakeOn = false
+		if s.bubbled {
+			s.wake.Stop() // a bubbled engine is never reused
+		}
+	}
+	if s.stopCtx != nil {
+		if !s.stopCtx() && taker != takerCtx {
+			s.spoiled = true
+		}
+		s.stopCtx = nil
+	}
 }
 
 // run performs the slot's attempt and delivers its result, unless Do
@@ -447,7 +689,7 @@ func (sl *attemptSlot) send(s *doState) (res Result) {
 			res = Result{Err: fmt.Errorf("hedging: transport panicked on the %s leg (region %q): %v", sl.a.Leg, sl.a.Endpoint.Region, p)}
 		}
 	}()
-	return s.c.cfg.Transport.Send(sl.ctx, &s.ans.opc, sl.a)
+	return s.c.cfg.Transport.Send(sl.ctx, sl.op, sl.a)
 }
 
 func closeBody(b interface{ Close() error }) {
@@ -461,24 +703,30 @@ func closeBody(b interface{ Close() error }) {
 func (s *doState) loop() {
 	done := s.ctx.Done()
 	for !s.race.Done() {
-		s.arm()
-		var timerC <-chan time.Time
-		if s.armed {
-			timerC = s.timer.C
-		}
 		// now is a lower bound of the current time known without reading
 		// the clock: the due time of the timer that fired, or the latest
 		// stamp of a delivered result. A timer due after it fires on the
 		// next round.
 		var now time.Duration
 		cancelled := false
-		select {
-		case i := <-s.results:
-			s.deliverLater(i)
-		case <-timerC:
-			s.armed, now = false, s.armedAt
-		case <-done:
-			cancelled = true
+		if s.woke > 0 {
+			// The wake timer, due at woke, took the race over (takeover):
+			// it stands for the first round's timer.
+			now, s.woke = s.woke, 0
+		} else {
+			s.arm()
+			var timerC <-chan time.Time
+			if s.armed {
+				timerC = s.timer.C
+			}
+			select {
+			case i := <-s.results:
+				s.deliverLater(i)
+			case <-timerC:
+				s.armed, now = false, s.armedAt
+			case <-done:
+				cancelled = true
+			}
 		}
 		s.drain()
 		now = max(now, s.latestResult())
@@ -777,8 +1025,8 @@ func (s *doState) outcome() (*Response, error) {
 // release clears every reference the engine holds to this operation and
 // returns it to the pool, unless an abandoned attempt may still touch it.
 func (s *doState) release() {
-	if s.abandoned > 0 || s.bubbled {
-		return // the abandoned goroutines keep it alive; never reused
+	if s.abandoned > 0 || s.bubbled || s.spoiled {
+		return // the abandoned goroutines or callbacks keep it alive; never reused
 	}
 	// Only the parts of the race that refer to this operation (its
 	// context, op, results and their bodies, op's slices) are cleared;
@@ -787,13 +1035,13 @@ func (s *doState) release() {
 	s.race.raceState = raceState{}
 	s.race.legs = [2]legState{}
 	s.c, s.ans, s.ctx, s.base, s.obs = nil, nil, nil, nil, nil
-	s.opr = Operation{}
+	s.opr, s.opi, s.opd = Operation{}, Operation{}, nil
 	s.win, s.lastBody, s.lastCancel = nil, nil, nil
 	s.dl, s.hasDL, s.opDeadline = time.Time{}, false, false
 	s.cancelled = [4]int{}
 	for i := range s.slots[:s.used] {
 		sl := &s.slots[i]
-		sl.a, sl.ctx, sl.cancel, sl.res = Attempt{}, nil, nil, Result{}
+		sl.a, sl.op, sl.ctx, sl.cancel, sl.res = Attempt{}, nil, nil, nil, Result{}
 	}
 	s.used = 0
 	if cap(s.timers) > len(s.tbuf) {

@@ -96,8 +96,21 @@ func dtLegs(pLat time.Duration, p hedging.Result, aLat time.Duration, a hedging.
 	}
 }
 
+// dtInline makes dtClient declare its transport [hedging.Cancellable], so
+// that Client.Do runs the primary's first attempt on the caller's
+// goroutine (TestDoInlineShape reruns the driver's tests so).
+var dtInline bool
+
+// dtPrompt declares a transport that returns on cancel.
+type dtPrompt struct{ hedging.Transport }
+
+func (dtPrompt) ReturnsOnCancel() bool { return true }
+
 func dtClient(t testing.TB, cfg hedging.Config, tr hedging.Transport) *hedging.Client {
 	t.Helper()
+	if dtInline {
+		tr = dtPrompt{tr}
+	}
 	cfg.Transport = tr
 	c, err := hedging.NewClient(cfg)
 	if err != nil {

@@ -41,7 +41,8 @@ var (
 	ParseTerminalState      = parseTerminalState
 	NewHedgeWinTracker      = func(n int, probe time.Duration) *HedgeWinTracker { return newHedgeWinTracker(n, probe, 0) }
 	NewHedgeWinTrackerSpan  = newHedgeWinTracker
-	NewLocationStore        = newLocationStore
+	NewLocationStore        = func(d time.Duration) *LocationStore { return newLocationStore(d, 0) }
+	NewLocationStoreAfter   = newLocationStore
 	NewSessionTokens        = newSessionTokens
 )
 

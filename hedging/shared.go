@@ -278,49 +278,83 @@ type markKey struct {
 // pair marked unavailable.
 const DefaultUnavailableFor = 5 * time.Second
 
+// DefaultUnavailableAfter is how many consecutive 503s of one (partition,
+// endpoint) pair mark it unavailable ([Config.UnavailableAfter]): 1, the
+// spec's rule (§6.5 #10: a 503 marks the pair).
+const DefaultUnavailableAfter = 1
+
 // locationStore is the location state shared by every operation and by both
-// legs of a race (spec §6.5 #10, §9.1): a 503 marks the (partition,
-// endpoint) pair unavailable for a while, which routing then avoids; a
-// 403/3 (WriteForbidden) requests an account-properties refresh. Safe for
-// concurrent use; takes the current time as a parameter.
+// legs of a race (spec §6.5 #10, §9.1): after `after` consecutive 503s (1:
+// every 503) the (partition, endpoint) pair is marked unavailable for a
+// while, which routing then avoids; any other status of that pair ends its
+// run of 503s. A 403/3 (WriteForbidden) requests an account-properties
+// refresh. Safe for concurrent use; takes the current time as a parameter.
 type locationStore struct {
 	unavailableFor time.Duration
+	after          int
 	mu             sync.Mutex
 	marks          map[markKey]time.Duration
-	refreshes      int
-	nmarks         atomic.Int64 // mirrors len(marks): no lock when nothing is marked
+	// runs counts the consecutive 503s of pairs that have some and are
+	// not marked yet (after > 1 only).
+	runs      map[markKey]int
+	refreshes int
+	nmarks    atomic.Int64 // mirrors len(marks): no lock when nothing is marked
+	nruns     atomic.Int64 // mirrors len(runs): a success takes no lock when no pair has a run
 }
 
 // newLocationStore returns a store whose marks last unavailableFor
-// (DefaultUnavailableFor when <= 0).
-func newLocationStore(unavailableFor time.Duration) *locationStore {
+// (DefaultUnavailableFor when <= 0) and are set after `after` consecutive
+// 503s (DefaultUnavailableAfter when <= 0).
+func newLocationStore(unavailableFor time.Duration, after int) *locationStore {
 	if unavailableFor <= 0 {
 		unavailableFor = DefaultUnavailableFor
 	}
-	return &locationStore{unavailableFor: unavailableFor, marks: make(map[markKey]time.Duration)}
+	if after <= 0 {
+		after = DefaultUnavailableAfter
+	}
+	return &locationStore{unavailableFor: unavailableFor, after: after, marks: make(map[markKey]time.Duration), runs: make(map[markKey]int)}
 }
 
-// Observe applies the LocationEffects of one attempt's status: 503 marks
-// (partition, endpoint) unavailable until now+unavailableFor; 403/3 counts
-// an account refresh request. Other statuses have no effect.
+// Observe applies the LocationEffects of one attempt's status: the
+// `after`-th consecutive 503 of (partition, endpoint) marks it unavailable
+// until now+unavailableFor, any other status ends its run of 503s; 403/3
+// counts an account refresh request. Other statuses have no effect.
 func (s *locationStore) observe(now time.Duration, partition string, endpoint Endpoint, st Status) {
-	if st.Code == 503 || st.Code == 403 { // small enough to inline: most statuses end here
+	// Small enough to inline: most statuses (2xx, 3xx) end here.
+	if st.Code >= 403 || s.nruns.Load() != 0 {
 		s.observeMarking(now, partition, endpoint, st)
 	}
 }
 
 // observeMarking is observe for the statuses that may have an effect.
 func (s *locationStore) observeMarking(now time.Duration, partition string, endpoint Endpoint, st Status) {
-	switch {
-	case st.Code == 503:
-		s.mu.Lock()
-		s.marks[markKey{partition, endpoint.Key}] = now + s.unavailableFor
+	forbidden := st.Code == 403 && st.SubStatus == SubStatusWriteForbidden
+	if st.Code != 503 && !forbidden && s.nruns.Load() == 0 {
+		return // no effect: a 404, 409, 429, ... while no pair has a run of 503s
+	}
+	k := markKey{partition, endpoint.Key}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st.Code == 503 {
+		if s.after > 1 {
+			if n := s.runs[k] + 1; n < s.after {
+				s.runs[k] = n
+				s.nruns.Store(int64(len(s.runs)))
+				return
+			}
+			delete(s.runs, k)
+			s.nruns.Store(int64(len(s.runs)))
+		}
+		s.marks[k] = now + s.unavailableFor
 		s.nmarks.Store(int64(len(s.marks)))
-		s.mu.Unlock()
-	case st.Code == 403 && st.SubStatus == SubStatusWriteForbidden:
-		s.mu.Lock()
+		return
+	}
+	if _, ok := s.runs[k]; ok {
+		delete(s.runs, k) // any other answer ends the pair's run of 503s
+		s.nruns.Store(int64(len(s.runs)))
+	}
+	if forbidden {
 		s.refreshes++
-		s.mu.Unlock()
 	}
 }
 

@@ -315,6 +315,45 @@ func TestLocationStore(t *testing.T) {
 			t.Errorf("403/3 marked the endpoint")
 		}
 	})
+	// Config.UnavailableAfter (issue 27, Azure/azure-sdk-for-python PR
+	// #39883): the n-th consecutive 503 of a (partition, endpoint) marks it;
+	// any other status of that pair starts the count again; other pairs'
+	// answers do not.
+	for _, tc := range []struct {
+		name   string
+		after  int
+		seq    []int // statuses of (p, epA), one per millisecond
+		marked bool  // after the sequence
+	}{
+		{"after 1: one 503", 1, []int{503}, true},
+		{"after 0 is the default 1", 0, []int{503}, true},
+		{"after 2: one 503", 2, []int{503}, false},
+		{"after 2: two 503s", 2, []int{503, 503}, true},
+		{"after 2: 503 200 503", 2, []int{503, 200, 503}, false},
+		{"after 2: 503 429 503", 2, []int{503, 429, 503}, false},
+		{"after 3: 503 503 404 503 503", 3, []int{503, 503, 404, 503, 503}, false},
+		{"after 3: 200 503 503 503", 3, []int{200, 503, 503, 503}, true},
+		{"after 5: four 503s", 5, []int{503, 503, 503, 503}, false},
+		{"after 5: five 503s", 5, []int{503, 503, 503, 503, 503}, true},
+	} {
+		t.Run("consecutive/"+tc.name, func(t *testing.T) {
+			s := hedging.NewLocationStoreAfter(time.Second, tc.after)
+			epB := hedging.Endpoint{Region: "B", Key: "kB"}
+			for i, code := range tc.seq {
+				now := time.Duration(i) * htMillisecond
+				s.Observe(now, "p", epA, htSt(code, 0))
+				s.Observe(now, "q", epA, htSt(200, 0)) // another partition's answers
+				s.Observe(now, "p", epB, htSt(200, 0)) // another endpoint's
+			}
+			now := time.Duration(len(tc.seq)) * htMillisecond
+			if got := s.Unavailable(now, "p", epA); got != tc.marked {
+				t.Errorf("marked %v, want %v", got, tc.marked)
+			}
+			if s.Unavailable(now, "q", epA) || s.Unavailable(now, "p", epB) {
+				t.Errorf("another pair was marked")
+			}
+		})
+	}
 	t.Run("default_duration", func(t *testing.T) {
 		s := hedging.NewLocationStore(-1)
 		s.Observe(0, "p", epA, htSt(503, 0))

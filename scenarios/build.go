@@ -363,6 +363,8 @@ func (b *builder) client(cfg *simnet.Config) {
 		cfg.Client.HedgeWinMinSpan = b.dur(cp.key("hedge_win_min_span_ms"), c.HedgeWinMinSpanMs, time.Millisecond)
 	}
 	cfg.Client.UnavailableFor = b.dur(cp.key("unavailable_for_s"), c.UnavailableForS, time.Second)
+	b.intRange(cp.key("unavailable_after"), c.UnavailableAfter, 0, 1000)
+	cfg.Client.UnavailableAfter = c.UnavailableAfter
 	switch c.Phase {
 	case 0, 1:
 		cfg.Client.Phase = hedging.Phase1

@@ -26,6 +26,9 @@ const (
 	// FromNow is the If-None-Match value of a change feed read "from now":
 	// no continuation, so the page is a cold one, never pinned.
 	FromNow = "*"
+	// HeaderETag is the response header that hands out a change-feed
+	// page's next continuation.
+	HeaderETag = "Etag"
 )
 
 // ContinuationRules says how [NewRoundTripper] recognises a page request
@@ -40,9 +43,12 @@ const (
 // Java data plane). A Classify that calls the change feed's cursor
 // portable hedges every change-feed page, as .NET does.
 //
-// The region that issued a request's continuation is the region the
-// request addresses: address each page to the region that served the
-// previous one, the host of that response's Request.URL (NewRoundTripper
+// The region that issued a request's continuation is the region that
+// served the response that handed it out, when the RoundTripper returned
+// that response (it remembers the last 4096: a change feed's ETag, a
+// query's x-ms-continuation), whichever configured region the request
+// addresses; otherwise the region the request addresses, for which the
+// host of the previous response's Request.URL is right (NewRoundTripper
 // rewrites hosts, so the response's Request is the copy that was sent).
 // A page whose continuation is region-affine, or whose portable
 // continuation the Policy pins, goes to that region alone

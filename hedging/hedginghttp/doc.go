@@ -39,16 +39,20 @@
 // Phase 2, §17 Q9), and [ContinuationRules] decide where it may go: by
 // default a Cosmos DB change-feed page ("A-IM: Incremental feed" with an
 // If-None-Match ETag) has a region-affine continuation, pinned to the
-// region the request addresses ([hedging.Client.Pin]: no hedge, no upgrade
-// path, no failover, whatever the settings and the environment); its cold
-// page (no ETag, or "*") is not hedged either, nor pinned; and a
+// region that issued it ([hedging.Client.Pin]: no hedge, no upgrade path,
+// no failover, whatever the settings and the environment); its cold page
+// (no ETag, or "*", [FromNow]) is not hedged either, nor pinned; and a
 // query page (x-ms-continuation) a portable one, hedged unless the rules'
-// [feed.Affinity] policy pins it. Address each page to the region of the
-// previous response's Request.URL, the region that served it and issued
-// its continuation; the response and its next continuation are the
-// winner's alone. When a pinned region fails, resume the chain by
-// addressing its continuation to another region (as the SDKs fail over),
-// or restart a metadata chain cold.
+// [feed.Affinity] policy pins it. The issuing region is the one that
+// served the response that handed the continuation out (the RoundTripper
+// remembers it for the last 4096 it returned), whichever region's URL the
+// next page addresses: an http.Client that sends every page to the first
+// region still sends the second region's cursor to the second region. A
+// continuation it does not remember belongs to the region the request
+// addresses (that of the previous response's Request.URL is right). The
+// response and its next continuation are the winner's alone. When a
+// pinned region fails, resume the chain as the SDKs fail over (see
+// [ContinuationRules]), or restart a metadata chain cold.
 //
 // # Connections
 //
