@@ -307,9 +307,11 @@ func TestReportQueryPostHedged(t *testing.T) {
 }
 
 // Issue 26 A3: a change-feed cursor belongs to the region that served the
-// page. The cold page is hedged and region B serves it (ETag "b-1"); an
-// ordinary http.Client sends the next page to the first region's URL with
-// that ETag: it goes to B, pinned there, and A never sees B's cursor.
+// page. Region A answers the cold page 503, so it fails over (a cold
+// change-feed page is not hedged, issue 26 A7) and region B serves it
+// (ETag "b-1"); an ordinary http.Client sends the next page to the first
+// region's URL with that ETag: it goes to B, pinned there, and A never sees
+// B's cursor.
 func TestReportChangeFeedCursorFollowsServingRegion(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		n := newStNet(t)
@@ -317,10 +319,10 @@ func TestReportChangeFeedCursorFollowsServingRegion(t *testing.T) {
 		urlA := n.serve("a.test:80", func(w http.ResponseWriter, r *http.Request) {
 			if r.Header.Get(hedginghttp.HeaderIfNoneMatch) != "" {
 				cursorAtA.Add(1)
-			}
-			if stWait(r, time.Second) {
 				w.Header().Set("Etag", "a-1")
+				return
 			}
+			w.WriteHeader(http.StatusServiceUnavailable)
 		})
 		var pageB atomic.Int32
 		urlB := n.serve("b.test:80", func(w http.ResponseWriter, r *http.Request) {
@@ -330,7 +332,7 @@ func TestReportChangeFeedCursorFollowsServingRegion(t *testing.T) {
 		cf := []string{hedginghttp.HeaderAIM, hedginghttp.IncrementalFeed}
 		r1 := rpGet(t, hc, context.Background(), urlA+"/feed", cf...)
 		if r1.Header.Get("Etag") != "b-1" {
-			t.Fatalf("cold page ETag %q, want b-1 (hedged, B serves)", r1.Header.Get("Etag"))
+			t.Fatalf("cold page ETag %q, want b-1 (A failed, B serves)", r1.Header.Get("Etag"))
 		}
 		r2 := rpGet(t, hc, context.Background(), urlA+"/feed", append(cf, hedginghttp.HeaderIfNoneMatch, "b-1")...)
 		synctest.Wait()
