@@ -63,12 +63,13 @@ func (a *event) less(b *event) bool {
 	return a.at < b.at || a.at == b.at && a.ord < b.ord
 }
 
-// eventQueue orders events by (at, responses first, tie order, seq). Four
+// eventQueue orders events by (at, responses first, tie order, seq). Five
 // stores hold the pending events, and pop takes the smallest of their
 // heads:
 //
+//   - The next open-loop arrival, in a slot of its own.
 //   - FIFO lanes, one per kind of event that is mostly pushed in time
-//     order: open-loop arrivals, threshold timers (a static threshold),
+//     order: closed-loop arrivals, threshold timers (a static threshold),
 //     deadline timers (a fixed timeout), and one for the other kinds but
 //     responses. An event no earlier than its lane's tail joins it in
 //     O(1); one that is earlier goes to the stores below. Separate lanes
@@ -100,9 +101,13 @@ type eventQueue struct {
 	// empty); bit i of lbusy is set while lane i is not empty.
 	lfirst int
 	lbusy  uint8
-	run    []event // the sorted run, read from rhead
-	rhead  int
-	ev     []event // the near heap
+	// arrival is the next open-loop arrival (the only one pending: each
+	// arrival schedules the next), while hasArrival.
+	arrival    event
+	hasArrival bool
+	run        []event // the sorted run, read from rhead
+	rhead      int
+	ev         []event // the near heap
 
 	horizon time.Duration // a multiple of the bucket width
 	// first[i] is 1 + the pool slot of the first event of bucket i of the
@@ -167,18 +172,23 @@ func (q *eventQueue) stamp(e *event) {
 	}
 }
 
-func (q *eventQueue) push(e event) {
-	q.stamp(&e)
-	q.add(&e)
-}
+func (q *eventQueue) push(e event) { q.add(&e, true) }
 
 // pushStamped queues an event stamped earlier by stamp.
-func (q *eventQueue) pushStamped(e event) { q.add(&e) }
+func (q *eventQueue) pushStamped(e event) { q.add(&e, false) }
 
-// add queues stamped event e: in its lane if it comes no earlier than
-// the lane's tail, elsewhere by pushLater.
-func (q *eventQueue) add(e *event) {
+// add queues e, stamping it first if fresh: in the arrival slot, in its
+// lane if it comes no earlier than the lane's tail, elsewhere by
+// pushLater.
+func (q *eventQueue) add(e *event, fresh bool) {
+	if fresh {
+		q.stamp(e)
+	}
 	q.n++
+	if e.kind == evArrival && e.id < 0 && !q.hasArrival {
+		q.arrival, q.hasArrival = *e, true
+		return
+	}
 	if e.kind != evResponse {
 		i := laneOf(e)
 		l := &q.lanes[i]
@@ -322,26 +332,44 @@ func (q *eventQueue) pop() event {
 	if q.rhead == len(q.run) && q.inRing+len(q.overflow) > 0 {
 		q.refill()
 	}
-	// The smallest head: of a lane, the run or the near heap.
+	// The smallest head: the open-loop arrival's, a lane's, the run's or
+	// the near heap's.
 	var best *event
-	if q.lfirst > 0 {
-		best = q.laneHead(q.lfirst - 1)
+	src := srcNone
+	if q.hasArrival {
+		best, src = &q.arrival, srcArrival
 	}
-	fromRun := q.rhead < len(q.run) && (best == nil || q.run[q.rhead].less(best))
-	if fromRun {
-		best = &q.run[q.rhead]
+	if q.lfirst > 0 {
+		if h := q.laneHead(q.lfirst - 1); best == nil || h.less(best) {
+			best, src = h, srcLane
+		}
+	}
+	if q.rhead < len(q.run) && (best == nil || q.run[q.rhead].less(best)) {
+		best, src = &q.run[q.rhead], srcRun
 	}
 	if len(q.ev) > 0 && (best == nil || q.ev[0].less(best)) {
 		var e event
 		q.ev, e = popHeap4(q.ev)
 		return e
 	}
-	if fromRun {
+	switch src {
+	case srcArrival:
+		q.hasArrival = false
+		return q.arrival
+	case srcRun:
 		q.rhead++
 		return *best
 	}
 	return q.popLane()
 }
+
+// Where pop finds the smallest head.
+const (
+	srcNone = iota
+	srcArrival
+	srcLane
+	srcRun
+)
 
 // refill sorts the calendar's next bucket into the (read) run when it
 // starts no later than the lanes' and the near heap's heads, unless the
@@ -355,6 +383,9 @@ func (q *eventQueue) refill() {
 		}
 		if q.lfirst > 0 {
 			next = min(next, q.laneHead(q.lfirst-1).at)
+		}
+		if q.hasArrival {
+			next = min(next, q.arrival.at)
 		}
 		if next < q.horizon || !q.advance(next) {
 			return

@@ -50,6 +50,9 @@ func TestEventQueueOrder(t *testing.T) {
 			k := r.IntN(len(mono))
 			mono[k] = max(mono[k], now) + time.Duration(r.IntN(3))
 			e = event{at: mono[k], kind: []evKind{evArrival, evTimer, evTimer}[k], sub: []uint8{0, uint8(hedging.TimerThreshold), uint8(hedging.TimerDeadline)}[k]}
+			if k == 0 && r.IntN(2) == 0 {
+				e.id = -1 // an open-loop arrival: the queue's arrival slot, if free
+			}
 			if r.IntN(20) == 0 {
 				e.at = max(now, e.at-time.Duration(r.IntN(5))) // now and then out of its lane's order
 			}
