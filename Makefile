@@ -1,17 +1,27 @@
 GO ?= go
 
-.PHONY: all build test race bench bench-sim lint run results notebooks clean
+.PHONY: all build test race test-long ci bench bench-sim lint run results notebooks clean
 
 all: lint test build
 
 build:
 	$(GO) build -buildvcs=true -o bin/hedgesim ./cmd/hedgesim
 
+# The test steps of .ci/run (README, Testing): test is the README's test
+# command (go test ./...), race the race detector on the packages where
+# goroutines meet, test-long the long tests (TestLong…) without -race;
+# ci runs lint and all three, as CI does.
 test:
 	$(GO) test ./...
 
 race:
-	$(GO) test -race -timeout 45m ./...
+	./.ci/run race
+
+test-long:
+	./.ci/run long
+
+ci:
+	./.ci/run
 
 # Benchmarks: hot paths (race core, simulator, distributions, HTTP driver)
 # and the default scenario's wall time and peak memory (BenchmarkDefaultScenario).
@@ -23,12 +33,9 @@ bench:
 bench-sim:
 	./scripts/bench-sim.sh
 
-# Lint as CI does (.ci/run): tidy go.mod, gofmt, vet, staticcheck (pinned).
+# Lint as CI does: tidy go.mod, gofmt, vet, staticcheck (pinned).
 lint:
-	$(GO) mod tidy -diff
-	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
-	$(GO) vet ./...
-	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+	./.ci/run lint
 
 # Charts are written as SVG; PNG=1 also writes PNG copies (for slides; not
 # committed, see .gitignore): `make results PNG=1`, `make notebooks PNG=1`.
