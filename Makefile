@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: all build test race test-long ci bench bench-sim lint run results notebooks clean
+.PHONY: all build test race test-long ci bench bench-sim pgo lint run results notebooks clean
 
 all: lint test build
 
@@ -29,9 +29,15 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 # The simulator against the bare reference model ../shared/bench/simref,
-# alternately three times, side by side: prints the best ratio.
+# alternately three times, side by side: prints the best ratios (and the
+# fleet-of-1000 ratio); the simulator is built with hedgesim's profile.
 bench-sim:
 	./scripts/bench-sim.sh
+
+# Regenerate cmd/hedgesim/default.pgo, the CPU profile go build optimises
+# hedgesim with (profile-guided optimisation; results do not depend on it).
+pgo:
+	./scripts/pgo.sh
 
 # Lint as CI does: tidy go.mod, gofmt, vet, staticcheck (pinned).
 lint:
