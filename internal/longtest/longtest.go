@@ -21,32 +21,32 @@ import (
 // non-empty value.
 const Env = "HEDGELAB_LONG"
 
-// Prefix starts the name of every long test, so that -run '^TestLong'
+// prefix starts the name of every long test, so that -run '^TestLong'
 // selects the long step.
-const Prefix = "TestLong"
+const prefix = "TestLong"
 
-// ProgressEvery is how often [Progress] logs.
-const ProgressEvery = 10 * time.Second
+// progressEvery is how often [Progress] logs.
+const progressEvery = 10 * time.Second
 
-// Enabled reports whether the long tests run ($HEDGELAB_LONG is set).
-func Enabled() bool { return os.Getenv(Env) != "" }
+// enabled reports whether the long tests run ($HEDGELAB_LONG is set).
+func enabled() bool { return os.Getenv(Env) != "" }
 
 // Skip marks t as a long test: it skips t unless $HEDGELAB_LONG is set, and
 // fails t at once if its name does not start with TestLong (the long step
 // selects long tests by name).
 func Skip(t testing.TB) {
 	t.Helper()
-	if !strings.HasPrefix(t.Name(), Prefix) {
-		t.Fatalf("longtest: %s calls longtest.Skip but is not named %s…: the long step (-run '^%s') would not run it", t.Name(), Prefix, Prefix)
+	if !strings.HasPrefix(t.Name(), prefix) {
+		t.Fatalf("longtest: %s calls longtest.Skip but is not named %s…: the long step (-run '^%s') would not run it", t.Name(), prefix, prefix)
 	}
-	if !Enabled() {
-		t.Skipf("long test: %s=1 go test -run '^%s' runs it (README, Testing)", Env, Prefix)
+	if !enabled() {
+		t.Skipf("long test: %s=1 go test -run '^%s' runs it (README, Testing)", Env, prefix)
 	}
 }
 
 // Progress returns a counter for study.Options.Progress or
 // simnet.RunOptions.Progress (one per finished operation) and logs it
-// every ProgressEvery until t ends, so that a long simulation run under
+// every progressEvery until t ends, so that a long simulation run under
 // -v prints something at least that often.
 func Progress(t testing.TB) *atomic.Int64 {
 	var n atomic.Int64
@@ -56,7 +56,7 @@ func Progress(t testing.TB) *atomic.Int64 {
 	start := time.Now()
 	go func() {
 		defer wg.Done()
-		tick := time.NewTicker(ProgressEvery)
+		tick := time.NewTicker(progressEvery)
 		defer tick.Stop()
 		for {
 			select {
