@@ -154,3 +154,10 @@ func (r *Race) TotalRequestCharge() float64 { return r.totalCharge }
 
 // WasHedge is d.TerminalState().WasHedge().
 func (d *HedgeDiagnostics) WasHedge() bool { return d.TerminalState().WasHedge() }
+
+// Pairs is the number of (partition, region) pairs the tracker holds.
+func (t *HedgeWinTracker) Pairs() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.pairs)
+}

@@ -46,6 +46,11 @@ type winState struct {
 	trips          int
 }
 
+// streak reports whether a primary final changes s: it holds a streak or
+// a trip. A pair without either (its streak reset while its run of wins
+// goes on) only keeps runStart and lastWin for the next win.
+func (s *winState) streak() bool { return s.consecutive > 0 || s.unhealthyUntil != 0 }
+
 // HedgeWinTracker is the consecutive-hedge-win feedback loop into the
 // partition circuit breaker (PPCB) of spec §9.5: one counter per
 // (partition, primary region), incremented on every AlternateWon and reset
@@ -70,15 +75,22 @@ type HedgeWinTracker struct {
 	mu        sync.Mutex
 	pairs     map[winKey]*winState
 	trips     int
-	// npairs mirrors len(pairs) and ntripped counts the pairs holding a
-	// trip, so the common cases (no streak, no trip anywhere) take no lock.
-	npairs, ntripped atomic.Int64
-	// nkeyed[pairBucket(k)] counts the pairs with key k, so that
-	// recordPrimaryFinal takes no lock for a pair that has no entry — the
-	// common case when other pairs hold a streak or a trip — just as it
-	// takes none when there are no pairs at all. Updated under mu with the
-	// map; only a hint: a non-zero count takes the lock and looks.
+	// nstreaks counts the pairs holding a streak or a trip
+	// (winState.streak) and ntripped those holding a trip, so the common
+	// cases (no streak, no trip anywhere) take no lock.
+	nstreaks, ntripped atomic.Int64
+	// nkeyed[pairBucket(k)] counts the pairs with key k that hold a streak
+	// or a trip, so that recordPrimaryFinal takes no lock for a pair that
+	// holds neither — the common case when other pairs do, and when a
+	// pair's streak was reset while its run of wins goes on (the minimum
+	// span keeps the pair, for its run) — just as it takes none when no
+	// pair holds one. Updated under mu with the map; only a hint: a
+	// non-zero count takes the lock and looks.
 	nkeyed [64]atomic.Int32
+	// sweepAt is when recordHedgeWin next deletes the pairs that hold
+	// neither and whose run has ended (no win for more than minSpan): a
+	// primary final no longer looks them up.
+	sweepAt time.Duration
 	// tripped indexes the pairs holding a trip by partition, so routing
 	// checks every region of a partition with one lookup.
 	tripped map[string][]Region
@@ -143,12 +155,18 @@ func newHedgeWinTracker(threshold int, probe, minSpan time.Duration) *HedgeWinTr
 func (t *HedgeWinTracker) recordHedgeWin(now time.Duration, partition string, primary Region) (tripped bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.minSpan > 0 && now >= t.sweepAt {
+		t.sweep(now)
+		t.sweepAt = now + t.minSpan
+	}
 	k := winKey{partition, primary}
 	s := t.pairs[k]
 	if s == nil {
 		s = &winState{}
 		t.pairs[k] = s
-		t.npairs.Store(int64(len(t.pairs)))
+	}
+	if !s.streak() {
+		t.nstreaks.Add(1)
 		t.nkeyed[pairBucket(partition, primary)].Add(1)
 	}
 	if s.consecutive == 0 {
@@ -178,18 +196,20 @@ func (t *HedgeWinTracker) recordHedgeWin(now time.Duration, partition string, pr
 // final result of the primary leg and clears a trip whose probe interval
 // has passed (spec §9.5 #2).
 func (t *HedgeWinTracker) recordPrimaryFinal(now time.Duration, partition string, primary Region) {
-	if t.npairs.Load() == 0 {
+	if t.nstreaks.Load() == 0 {
 		return
 	}
 	b := pairBucket(partition, primary)
 	if t.nkeyed[b].Load() == 0 {
-		return // no entry for this pair: nothing to reset
+		return // this pair holds no streak or trip: nothing to reset
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	k := winKey{partition, primary}
 	s := t.pairs[k]
-	if s == nil {
+	if s == nil || !s.streak() {
+		// No entry, or one that holds neither: resetting its count changes
+		// nothing, and deleting it (its run ended) is the sweep's.
 		return
 	}
 	if s.unhealthyUntil != 0 && now < s.unhealthyUntil {
@@ -207,18 +227,29 @@ func (t *HedgeWinTracker) recordPrimaryFinal(now time.Duration, partition string
 			t.tripped[partition] = rs
 		}
 		delete(t.pairs, k)
-		t.npairs.Store(int64(len(t.pairs)))
+		t.nstreaks.Add(-1)
 		t.nkeyed[b].Add(-1)
 		t.publish()
 		return
 	}
+	t.nstreaks.Add(-1)
+	t.nkeyed[b].Add(-1)
 	if t.minSpan > 0 && now-s.lastWin <= t.minSpan {
 		s.consecutive = 0 // the run goes on: keep its start
 		return
 	}
 	delete(t.pairs, k)
-	t.npairs.Store(int64(len(t.pairs)))
-	t.nkeyed[b].Add(-1)
+}
+
+// sweep deletes the pairs that hold no streak or trip and whose run of
+// wins has ended at now (no win for more than minSpan): such a pair and a
+// missing one behave alike at the next win. t.mu must be held.
+func (t *HedgeWinTracker) sweep(now time.Duration) {
+	for k, s := range t.pairs {
+		if !s.streak() && now-s.lastWin > t.minSpan {
+			delete(t.pairs, k)
+		}
+	}
 }
 
 // Consecutive returns the current counter of (partition, primary), the

@@ -94,16 +94,28 @@ func (s *sim) queueResponse(slot int32, o *opState, st *attemptState, at time.Du
 	s.q.push(event{at: at, kind: evResponse, id: slot, gen: o.gen, aseq: st.a.Seq, sub: uint8(st.a.Leg)})
 }
 
-// episodeEffect returns the slow-down factor, added ms and fail rate of rep
-// at now for a request whose episode draw is u.
-func (s *sim) episodeEffect(rep *replicaRT, u float64) (factor, addMs, failRate float64, fail hedging.Status) {
-	if len(rep.episodes) == 0 { // small enough to inline: no episode, no call
-		return 1, 0, 0, hedging.Status{}
+// episodeSlowdown returns the slow-down factor and added ms of rep at now
+// for a request whose episode draw is u, and episodeFailure its fail rate
+// and status (both small enough to inline: no episode, no call).
+func (s *sim) episodeSlowdown(rep *replicaRT, u float64) (factor, addMs float64) {
+	if len(rep.episodes) == 0 {
+		return 1, 0
 	}
-	return s.episodesAt(rep, u)
+	factor, addMs, _, _ = s.episodesAt(rep, u)
+	return factor, addMs
 }
 
-// episodesAt is episodeEffect for a replica with episodes.
+func (s *sim) episodeFailure(rep *replicaRT, u float64) (failRate float64, fail hedging.Status) {
+	if len(rep.episodes) == 0 {
+		return 0, hedging.Status{}
+	}
+	_, _, failRate, fail = s.episodesAt(rep, u)
+	return failRate, fail
+}
+
+// episodesAt returns the slow-down factor, added ms, fail rate and fail
+// status of rep (with episodes) at now for a request whose episode draw
+// is u.
 func (s *sim) episodesAt(rep *replicaRT, u float64) (factor, addMs, failRate float64, fail hedging.Status) {
 	factor = 1
 	for _, ep := range rep.episodes {
@@ -195,7 +207,7 @@ func (s *sim) replicaArrive(ev event) {
 		}
 		uFault = (uFault - f.Probability) / (1 - f.Probability) // reuse the draw for the next rule
 	}
-	if _, _, failRate, fail := s.episodeEffect(rep, uEpisode); failRate > 0 {
+	if failRate, fail := s.episodeFailure(rep, uEpisode); failRate > 0 {
 		if u := s.draw(purposeEpisode, o.idx, uint64(ri), uint64(st.n)).Float64(); u < failRate {
 			if fail.Code == 0 {
 				fail = hedging.Status{Code: 503}
@@ -322,7 +334,7 @@ func (s *sim) serveOn(slot int32, o *opState, st *attemptState, rep *replicaRT, 
 func (s *sim) serve(slot int32, o *opState, st *attemptState, rep *replicaRT, k int, uEpisode float64) time.Duration {
 	kind := o.op.Kind
 	base := rep.service[kind].Sample(s.draw(purposeService, o.idx, uint64(st.rep), uint64(st.n)))
-	factor, addMs, _, _ := s.episodeEffect(rep, uEpisode)
+	factor, addMs := s.episodeSlowdown(rep, uEpisode)
 	ms := base*factor + addMs
 	if st.a.HubRegionProcessingOnly && !kind.IsWrite() {
 		ms += rep.hubRTTMs
