@@ -313,8 +313,8 @@ func (c *Config) validateCapacity() error {
 		if r.Cancel > CancelOnStart {
 			return fmt.Errorf("simnet: replica %q: unknown Cancel mode %d", r.Name, r.Cancel)
 		}
-		if s := r.OverflowStatus; s.Code != 0 && (s.Code < 400 || s.Code > 599) {
-			return fmt.Errorf("simnet: replica %q: OverflowStatus %d is not an error status (400..599)", r.Name, s.Code)
+		if s := r.OverflowStatus; s.Code != 0 && (s.Code < MinErrorStatus || s.Code > MaxErrorStatus) {
+			return fmt.Errorf("simnet: replica %q: OverflowStatus %d is not an error status (%d..%d)", r.Name, s.Code, MinErrorStatus, MaxErrorStatus)
 		}
 		targets[r.Name], targets[r.Region] = true, true
 	}

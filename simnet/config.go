@@ -219,6 +219,13 @@ type Config struct {
 	Lag *LagProcess
 }
 
+// MinErrorStatus and MaxErrorStatus bound the statuses an injected fault,
+// an episode's failure or a full queue may answer with: error statuses.
+const (
+	MinErrorStatus = 400
+	MaxErrorStatus = 599
+)
+
 // MaxOpsLimit is the largest number of operations one run may simulate
 // (resource guard); a Config asking for more, directly or through
 // Duration × rate, is refused.

@@ -242,6 +242,10 @@ type Setup struct {
 	Grace  time.Duration
 }
 
+// MaxLagSigma bounds LagProcess.Sigma: exp(10·Z) already spans 26 orders
+// of magnitude at |Z| = 3.
+const MaxLagSigma = 10
+
 // Resource limits of feed workloads: one operation's leaves, pages and ids,
 // and the pollers, so a feed workload cannot exhaust memory.
 const (
@@ -285,8 +289,8 @@ func (c *Config) validateFeed() error {
 		return fmt.Errorf("simnet: with Feed, Lag or a consistency level set, Workload.Partitions must be <= %d, got %d", MaxFeedPartitions, nparts)
 	}
 	if l := c.Lag; l != nil {
-		if !(l.Sigma >= 0) || l.Sigma > 10 {
-			return fmt.Errorf("simnet: Lag.Sigma must be in [0, 10], got %g", l.Sigma)
+		if !(l.Sigma >= 0) || l.Sigma > MaxLagSigma {
+			return fmt.Errorf("simnet: Lag.Sigma must be in [0, %g], got %g", float64(MaxLagSigma), l.Sigma)
 		}
 		for i, e := range l.Episodes {
 			if !(e.LagMs >= 0) || e.End < e.Start {
