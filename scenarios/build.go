@@ -668,6 +668,12 @@ func (b *builder) rateChanges(wp fpath, w Workload) []simnet.RateChange {
 		end = at + ramp
 		out = append(out, simnet.RateChange{At: at, Ramp: ramp, RatePerSec: c.RatePerS})
 	}
+	if n := len(w.RateChanges); n > 0 && w.RateChanges[n-1].RatePerS == 0 && b.f.DurationS == 0 {
+		// Found by hedgesim fuzz: the arrivals stop for good before
+		// max_ops is reached, and the run never ends.
+		b.fail(wp.key("rate_changes").elem(n-1, "").key("rate_per_s"),
+			"the rate stays 0 from this change on and there is no duration_s: max_ops is never reached, so the run would not end; set duration_s")
+	}
 	return out
 }
 
@@ -790,26 +796,11 @@ func (b *builder) limits(cfg *simnet.Config, reps int, pols []simnet.Policy) boo
 	f := b.f
 	var root fpath
 	wp := root.key("workload")
-	w := f.Workload
 	wl := cfg.Workload
-	var ops float64
-	var what, lower string
-	if f.MaxOps > 0 {
-		ops, what, lower = float64(f.MaxOps), "max_ops", "max_ops or replications"
-	}
-	switch {
-	case w.RatePerS > 0 && f.DurationS > 0:
-		if byRate := w.RatePerS * f.DurationS; ops == 0 || byRate < ops {
-			ops, what, lower = byRate, "rate_per_s × duration_s", "duration_s, rate_per_s or replications"
-		}
-	case w.Clients > 0 && f.DurationS > 0 && f.MaxOps == 0:
-		mean := wl.Think.Mean()
-		if !(mean > 0) {
-			b.fail(wp.key("think"), "a closed loop without max_ops needs a think time with a mean > 0 ms, got %g", mean)
-			return false
-		}
-		ops, what, lower = float64(w.Clients)*f.DurationS*1000/mean, "clients × duration_s / mean think time",
-			"duration_s, clients or replications, or raise the think time"
+	ops, what, lower := countedOps(f, cfg)
+	if math.IsNaN(ops) {
+		b.fail(wp.key("think"), "a closed loop without max_ops needs a think time with a mean > 0 ms, got %g", wl.Think.Mean())
+		return false
 	}
 	if f.TimelineWindowS == nil {
 		think := 0.0
@@ -838,6 +829,77 @@ func (b *builder) limits(cfg *simnet.Config, reps int, pols []simnet.Policy) boo
 		return false
 	}
 	return b.checkArrivals(cfg, reps)
+}
+
+// countedOps returns the operations per run the resource limit counts
+// (min(rate_per_s × duration_s, max_ops), or a closed loop's clients ×
+// duration_s / mean think time), what the count is, and what to lower; NaN
+// for a closed loop without max_ops whose think time has no positive mean.
+func countedOps(f *File, cfg *simnet.Config) (ops float64, what, lower string) {
+	w := f.Workload
+	if f.MaxOps > 0 {
+		ops, what, lower = float64(f.MaxOps), "max_ops", "max_ops or replications"
+	}
+	switch {
+	case w.RatePerS > 0 && f.DurationS > 0:
+		if byRate := w.RatePerS * f.DurationS; ops == 0 || byRate < ops {
+			ops, what, lower = byRate, "rate_per_s × duration_s", "duration_s, rate_per_s or replications"
+		}
+	case w.Clients > 0 && f.DurationS > 0 && f.MaxOps == 0:
+		mean := cfg.Workload.Think.Mean()
+		if !(mean > 0) {
+			return math.NaN(), "", ""
+		}
+		ops, what, lower = float64(w.Clients)*f.DurationS*1000/mean, "clients × duration_s / mean think time",
+			"duration_s, clients or replications, or raise the think time"
+	}
+	return ops, what, lower
+}
+
+// LimitedWork returns the units of work of one run (one policy, one
+// replication) that the scenario's resource limit ([MaxSimulatedOps])
+// counts: its expected operations and background requests. The fuzzer
+// compares it with what a run does (simnet.Config.ExpectedWork): a limit
+// that leaves units of work out lets a small file hang a run.
+func (s *Scenario) LimitedWork() float64 {
+	cfg, _, err := s.Config()
+	if err != nil {
+		return 0
+	}
+	ops, _, _ := countedOps(&s.File, cfg)
+	return ops + backgroundCount(&s.File, cfg)
+}
+
+// backgroundCount returns the background requests per run the resource
+// limit counts: each source's rate_per_s × its arrival window (start_s to
+// end_s, or to the end of the client's arrivals) × the replicas it
+// targets.
+func backgroundCount(f *File, cfg *simnet.Config) float64 {
+	think := 0.0
+	if cfg.Workload.Think != nil {
+		think = cfg.Workload.Think.Mean()
+	}
+	length := runLength(f, think).Seconds()
+	total := 0.0
+	for _, g := range f.Background {
+		total += backgroundSource(g, cfg, length)
+	}
+	return total
+}
+
+// backgroundSource is one source's count for backgroundCount.
+func backgroundSource(g Background, cfg *simnet.Config, length float64) float64 {
+	end := length
+	if g.EndS != nil && *g.EndS < end {
+		end = *g.EndS
+	}
+	n := 0
+	for _, r := range cfg.Replicas {
+		if r.Targeted(g.Target) {
+			n++
+		}
+	}
+	return g.RatePerS * max(end-g.StartS, 0) * float64(n)
 }
 
 // policyType is one row of [policyTypes]: a scenario policy `type`, the
@@ -1317,17 +1379,7 @@ func (b *builder) backgroundLimit(cfg *simnet.Config, reps, pols int) bool {
 	length := runLength(f, think).Seconds()
 	total, worst, worstOps := 0.0, -1, 0.0
 	for i, g := range f.Background {
-		end := length
-		if g.EndS != nil && *g.EndS < end {
-			end = *g.EndS
-		}
-		n := 0
-		for _, r := range cfg.Replicas {
-			if r.Targeted(g.Target) {
-				n++
-			}
-		}
-		ops := g.RatePerS * max(end-g.StartS, 0) * float64(n) * float64(reps) * float64(pols)
+		ops := backgroundSource(g, cfg, length) * float64(reps) * float64(pols)
 		total += ops
 		if ops > worstOps {
 			worst, worstOps = i, ops

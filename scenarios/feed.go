@@ -190,6 +190,12 @@ func (b *builder) feed(cfg *simnet.Config, nm *names) {
 	c := f.ChangeFeed
 	b.integer(cp.key("pollers"), "feed.change_feed.pollers", int64(c.Pollers))
 	out.ChangeFeed.Pollers = c.Pollers
+	if parts := max(b.f.Workload.Partitions, 1); c.Pollers > 0 && c.Pollers <= simnet.MaxPollers && (parts+c.Pollers-1)/c.Pollers > capFan {
+		// Found by hedgesim fuzz: the driver refuses such a plan, so every
+		// poll failed.
+		b.fail(cp.key("pollers"), "%d partitions over %d pollers make %d leaves per poll, above max_fan_out = %d: raise pollers or max_fan_out",
+			parts, c.Pollers, (parts+c.Pollers-1)/c.Pollers, capFan)
+	}
 	out.ChangeFeed.PollInterval = b.time(cp.key("poll_interval_ms"), "feed.change_feed.poll_interval_ms", c.PollIntervalMs)
 	if c.Pollers > 0 && c.PollIntervalMs < 1 {
 		b.fail(cp.key("poll_interval_ms"), "must be >= 1 with pollers > 0, got %g", c.PollIntervalMs)

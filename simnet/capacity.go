@@ -382,7 +382,10 @@ type capReplica struct {
 	// peakQueue is the largest physical queue (live and lazily removed
 	// entries), for tests of memory under overload.
 	peakQueue int
-	st        *ReplicaStats
+	// peakWaiting is the most live waiting requests at once (the memory
+	// invariant: at most QueueLimit when set).
+	peakWaiting int
+	st          *ReplicaStats
 }
 
 // capSim is the run's capacity state.
@@ -547,6 +550,7 @@ func overflowStatus(rep *replicaRT) hedging.Status {
 func (s *sim) capQueued(rep *replicaRT, slot int32, st *attemptState) {
 	c := &rep.capr
 	c.waiting++
+	c.peakWaiting = max(c.peakWaiting, c.waiting)
 	c.peakQueue = max(c.peakQueue, len(rep.queue)-rep.qhead)
 	if st == nil {
 		return

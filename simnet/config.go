@@ -277,6 +277,9 @@ func (c *Config) Validate() error {
 	if err := w.validateRateChanges(); err != nil {
 		return err
 	}
+	if c.endless() {
+		return errors.New("simnet: Workload.RateChanges end at rate 0 and there is no Duration: MaxOps is never reached")
+	}
 	if w.RatePerSec > 0 && c.Duration > 0 && c.MaxOps <= 0 {
 		if n := w.maxRate() * c.Duration.Seconds(); n > MaxOpsLimit {
 			return fmt.Errorf("simnet: %.3g operations (rate × duration) exceeds the limit of %d", n, int64(MaxOpsLimit))

@@ -97,11 +97,17 @@ func (s *sim) run(done <-chan struct{}) bool {
 		ev := s.q.pop()
 		s.now = ev.at
 		s.stats.Events++
-		if done != nil && s.stats.Events&(cancelCheckEvents-1) == 0 {
-			select {
-			case <-done:
+		if s.stats.Events&(cancelCheckEvents-1) == 0 {
+			if s.stats.Events > s.eventCap {
+				s.overrun = true // the work invariant (invariants.go)
 				return false
-			default:
+			}
+			if done != nil {
+				select {
+				case <-done:
+					return false
+				default:
+				}
 			}
 		}
 		switch ev.kind {

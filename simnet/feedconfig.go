@@ -342,6 +342,8 @@ func (c *Config) validateFeed() error {
 	switch {
 	case cf.Pollers < 0 || cf.Pollers > MaxPollers:
 		return fmt.Errorf("simnet: Feed.ChangeFeed.Pollers must be in 0..%d, got %d", MaxPollers, cf.Pollers)
+	case cf.Pollers > 0 && (nparts+cf.Pollers-1)/cf.Pollers > f.fanOutCap():
+		return fmt.Errorf("simnet: Feed.ChangeFeed: %d partitions over %d pollers make more leaves per poll than MaxFanOut %d", nparts, cf.Pollers, f.fanOutCap())
 	case cf.Pollers > 0 && cf.PollInterval < time.Millisecond:
 		return errors.New("simnet: Feed.ChangeFeed.PollInterval must be >= 1 ms")
 	case cf.Scope > CursorRegionLocal || cf.On304 > On304ServerCurrent:

@@ -37,6 +37,13 @@ func (w *Workload) validateRateChanges() error {
 	return nil
 }
 
+// endless reports whether c's arrivals can never end: no Duration, and a
+// rate that falls to 0 for good, so MaxOps is never reached.
+func (c *Config) endless() bool {
+	rc := c.Workload.RateChanges
+	return c.Duration <= 0 && len(rc) > 0 && rc[len(rc)-1].RatePerSec == 0
+}
+
 // maxRate returns the largest arrival rate the workload reaches.
 func (w *Workload) maxRate() float64 {
 	m := w.RatePerSec

@@ -8,6 +8,7 @@
 //	hedgesim run FILE|NAME...         run scenario files or embedded scenarios
 //	hedgesim sweep FILE|NAME --param PATH=FROM:TO:STEP
 //	hedgesim validate FILE|NAME...    check scenarios without running them
+//	hedgesim fuzz --n N --seed S      generate, run and check scenarios; shrink failures
 //	hedgesim list                     list the embedded scenarios
 //	hedgesim version                  print the version (also --version)
 //
@@ -42,6 +43,7 @@ Usage:
   hedgesim sweep [flags] FILE|NAME --param PATH=FROM:TO:STEP
                                                 vary one numeric parameter and draw curves
   hedgesim validate FILE|NAME...                check scenarios without running them
+  hedgesim fuzz --n N --seed S                  generate, run and check N scenarios; shrink what fails
   hedgesim list                                 list the embedded scenarios
   hedgesim version                              print the version (also: --version)
 
@@ -85,6 +87,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdSweep(ctx, args[1:], stdout, stderr)
 	case "validate":
 		return cmdValidate(args[1:], stdout, stderr)
+	case "fuzz":
+		return cmdFuzz(ctx, args[1:], stdout, stderr)
 	case "list":
 		return cmdList(args[1:], stdout, stderr)
 	case "version":
@@ -123,10 +127,11 @@ func wantsHelp(args []string) bool {
 // version returns the module version and VCS revision the binary was
 // built from, as far as the Go toolchain recorded them.
 var usageLines = map[string]string{
-	"":         "Usage: hedgesim [COMMAND] [flags] [FILE|NAME...]  (commands: run, sweep, validate, list, version, help)",
+	"":         "Usage: hedgesim [COMMAND] [flags] [FILE|NAME...]  (commands: run, sweep, validate, fuzz, list, version, help)",
 	"run":      firstLine(runUsage),
 	"sweep":    firstLine(sweepUsage),
 	"validate": firstLine(validateUsage),
+	"fuzz":     firstLine(fuzzUsage),
 	"list":     firstLine(listUsage),
 	"version":  firstLine(versionUsage),
 }
