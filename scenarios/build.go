@@ -1167,13 +1167,15 @@ func (b *builder) budgeted(pp fpath, p *Policy, requestTimeout time.Duration, ne
 	if b.n > n0 {
 		return nil
 	}
+	if _, err := threshold.NewBudget(bc); err != nil { // a backstop: the run builds one per instance
+		b.fail(pp.key("hedge_budget"), "%v", err)
+		return nil
+	}
 	return budgetedNew(newPol, &bc)
 }
 
 // budgetedNew returns a constructor of a fresh policy strategy, gated by a
-// fresh budget (hedging.HedgingStrategy.Gate) when bc is not nil. It builds
-// one value first as a backstop, so a configuration hedging rejects is
-// reported by the builder.
+// fresh budget (hedging.HedgingStrategy.Gate) when bc is not nil.
 func budgetedNew(newPol func() (hedging.ThresholdPolicy, error), bc *threshold.BudgetConfig) func() (hedging.AvailabilityStrategy, error) {
 	return func() (hedging.AvailabilityStrategy, error) {
 		pol, err := newPol()

@@ -182,7 +182,7 @@ var fields = map[string]field{
 	"policies.max_tokens":                         {kind: kFloat, lo: 2, hi: 1000, style: sayInterval},
 	"policies.token_ratio":                        {kind: kFloat, lo: 0, hi: 1, loOpen: true, style: sayInterval},
 	"policies.hedge_budget":                       {kind: kFloat, lo: 0, hi: 1, loOpen: true, style: sayInterval},
-	"policies.hedge_budget_burst":                 {kind: kFloat, lo: 0, hi: 1e9, loOpen: true, style: sayInterval},
+	"policies.hedge_budget_burst":                 {kind: kFloat, lo: 1, hi: 1e9, style: sayInterval}, // a hedge needs a whole token (found by hedgesim fuzz: 0.5 failed every run)
 	"policies.hedge_budget_burst_s":               {kind: kFloat, lo: 0, hi: 86400, loOpen: true, style: sayInterval, unit: " s"},
 	"policies.backup_requests.hedge_budget_burst": {kind: kFloat, lo: 1, hi: 1e9, style: sayInterval},
 	"policies.hedge_budget_charge_failover":       fBool,

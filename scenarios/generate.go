@@ -8,9 +8,11 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"hedgelab/hedging"
 	"hedgelab/internal/tomltree"
+	"hedgelab/simnet"
 	"hedgelab/simnet/dist"
 )
 
@@ -676,6 +678,20 @@ func (g *gen) workload(w *tomltree.Table) {
 			g.rate = math.Max(g.rate, r)
 			at = a + ramp
 		}
+		// Rate changes that cut the arrivals under 40 expected go, last
+		// first (the validator would draw whether any arrives).
+		for {
+			v, ok := w.Get("rate_changes")
+			list, _ := v.([]*tomltree.Table)
+			if !ok || g.meanArrivals(w) >= 40 {
+				break
+			}
+			if len(list) == 1 {
+				w.Delete("rate_changes")
+			} else {
+				w.Set("rate_changes", list[:len(list)-1])
+			}
+		}
 	}
 	// The mix: reads (queries and ReadMany run as feeds with [feed]),
 	// and writes sometimes.
@@ -723,6 +739,23 @@ func (g *gen) workload(w *tomltree.Table) {
 	if g.p("workload.disabled_fraction") {
 		w.Set("disabled_fraction", g.f("workload.disabled_fraction"))
 	}
+}
+
+// meanArrivals is the expected arrivals of the open loop in w over the
+// run (simnet's integral of the rate).
+func (g *gen) meanArrivals(w *tomltree.Table) float64 {
+	rate, _ := w.Get("rate_per_s")
+	wl := simnet.Workload{RatePerSec: rate.(float64)}
+	v, _ := w.Get("rate_changes")
+	list, _ := v.([]*tomltree.Table)
+	for _, c := range list {
+		at, _ := c.Get("at_s")
+		ramp, _ := c.Get("ramp_s")
+		r, _ := c.Get("rate_per_s")
+		wl.RateChanges = append(wl.RateChanges, simnet.RateChange{At: time.Duration(at.(float64) * 1e9),
+			Ramp: time.Duration(ramp.(float64) * 1e9), RatePerSec: r.(float64)})
+	}
+	return wl.MeanArrivals(time.Duration(g.duration * 1e9))
 }
 
 // ru writes [ru], [ru_budget] and [throughput_control].

@@ -241,7 +241,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		}
 		f.Original, f.Path, f.Lines = orig, orig, lines(docs[inv].Marshal())+1
 		if ctx.Err() == nil {
-			small, detail := e.shrink(ctx, docs[inv], inv)
+			small, detail := e.shrink(ctx, docs[inv], inv, f.Detail)
 			if ctx.Err() == nil && small != nil {
 				if detail != "" {
 					f.Detail = detail

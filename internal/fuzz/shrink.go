@@ -18,7 +18,7 @@ import (
 // smaller numbers — keeping every edit after which the scenario still
 // validates and still breaks inv, until a whole pass keeps none or
 // ShrinkBudget candidates were checked.
-func (e *engine) shrink(ctx context.Context, doc *tomltree.Table, inv string) (*tomltree.Table, string) {
+func (e *engine) shrink(ctx context.Context, doc *tomltree.Table, inv, want string) (*tomltree.Table, string) {
 	budget := e.opt.ShrinkBudget
 	if inv == "hang" {
 		return nil, "" // each check would last the whole timeout: the generated file is reported as it is
@@ -33,7 +33,7 @@ func (e *engine) shrink(ctx context.Context, doc *tomltree.Table, inv string) (*
 		}
 		evals++
 		for _, f := range e.check(ctx, c.Marshal(), deep) {
-			if f.invariant == inv {
+			if f.invariant == inv && (inv != "invalid" || shape(f.detail) == shape(want)) {
 				detail = f.detail
 				return true
 			}
@@ -64,6 +64,40 @@ func (e *engine) shrink(ctx context.Context, doc *tomltree.Table, inv string) (*
 		return nil, ""
 	}
 	return cur, detail
+}
+
+// shape is a validation error without its file, line, numbers and
+// element names: two errors of one rule have the same shape, so an
+// "invalid" failure shrinks to a file refused for the same reason.
+func shape(msg string) string {
+	first, _, _ := strings.Cut(msg, "\n")
+	if _, rest, ok := strings.Cut(first, ": "); ok { // the file:line prefix
+		first = rest
+	}
+	field, text, _ := strings.Cut(first, ": ")
+	parts := strings.Split(field, ".")
+	for i, p := range parts {
+		if strings.ContainsAny(p, "0123456789 ") || i > 0 && parts[i-1] != "" && !fieldPart(p) {
+			parts[i] = "*"
+		}
+	}
+	return strings.Join(parts, ".") + ": " + strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' || r == '.' || r == '+' || r == 'e' {
+			return -1
+		}
+		return r
+	}, text)
+}
+
+// fieldPart reports whether p looks like a schema key (lower case words
+// joined by underscores), not an element name.
+func fieldPart(p string) bool {
+	for _, r := range p {
+		if !(r >= 'a' && r <= 'z' || r == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // editor returns candidate edits of a document, each a modified clone.

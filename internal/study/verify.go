@@ -70,7 +70,9 @@ func verifyFigures(f *report.Figures, m *simnet.Stats) error {
 			return fail("figures", "%s = %g is below %s = %g", lat[i].name, lat[i].v, lat[i-1].name, lat[i-1].v)
 		}
 	}
-	if f.Mean > f.Max*(1+eps)+eps {
+	// Latencies are recorded to the nearest µs with 3 significant digits:
+	// the exact mean may pass the histogram's maximum by that much.
+	if f.Mean > f.Max*(1+1e-3)+0.0005 {
 		return fail("figures", "mean_ms = %g is above max_ms = %g", f.Mean, f.Max)
 	}
 	for _, r := range []struct {
