@@ -218,8 +218,8 @@ func (g *gen) scenario(name string, seed uint64, index int) *tomltree.Table {
 	g.duration = g.f("duration_s")
 	t.Set("duration_s", g.duration)
 	reps := int64(1)
-	if g.p("replications_2") {
-		reps = 2
+	if g.p("replications") {
+		reps = g.i("replications")
 	}
 	t.Set("replications", reps)
 	if g.p("timeline_window_s") {

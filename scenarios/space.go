@@ -123,7 +123,13 @@ func parseSpace(src string, data []byte, base *Space) (*Space, error) {
 		return nil, &Error{File: src, Line: line, Field: strings.Join(key, "."), Msg: msg}
 	}
 	e := &spaceErrs{src: src, loc: locate(data)}
+	var reported []string
 	for _, k := range md.Undecoded() {
+		key := strings.Join(k, ".")
+		if slices.ContainsFunc(reported, func(r string) bool { return strings.HasPrefix(key, r+".") }) {
+			continue // inside an unknown table already reported
+		}
+		reported = append(reported, key)
 		e.fail([]string(k), "unknown field")
 	}
 	if len(e.errs) > 0 {
@@ -312,8 +318,8 @@ func (sp *Space) dist(e *spaceErrs, k string, v []any, layered bool) {
 		var fams []string
 		for i, x := range v {
 			s, _ := x.(string)
-			if _, err := (dist.Spec{Family: s}).Build(); err != nil && strings.Contains(err.Error(), "family") && !strings.Contains(err.Error(), "needs") {
-				e.fail(append(path, strconv.Itoa(i)), "%v", err)
+			if !slices.Contains(dist.Families(), s) {
+				e.fail(append(path, strconv.Itoa(i)), "unknown family %v (want one of %s)", x, strings.Join(dist.Families(), ", "))
 				continue
 			}
 			fams = append(fams, s)

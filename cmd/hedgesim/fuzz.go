@@ -70,6 +70,10 @@ func cmdFuzz(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&opt.Sample, "sample", 10, "check every Nth scenario for determinism and --parallel invariance (0: none)")
 	fs.IntVar(&opt.ShrinkBudget, "shrink-budget", 300, "most candidate scenarios one shrink checks")
 	fs.DurationVar(&opt.Timeout, "timeout", time.Minute, "a scenario whose simulation runs longer hangs")
+	fs.Func("only", "check only these invariants (comma-separated names, as printed)", func(s string) error {
+		opt.Only = append(opt.Only, strings.Split(s, ",")...)
+		return nil
+	})
 	fs.BoolVar(&quiet, "q", false, "quiet: no progress bar and no line per failure, only the summary")
 	printUsage := func(w io.Writer) {
 		_, _ = io.WriteString(w, fuzzUsage)

@@ -9,7 +9,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"hedgelab/internal/report"
@@ -29,21 +31,34 @@ type failure struct {
 // for hours instead of being refused.
 const workSlack = 4
 
+// limitedWork is what the resource limit counts of s (a variable so that
+// a test can plant a limit that leaves work out).
+var limitedWork = func(s *scenarios.Scenario) float64 { return s.LimitedWork() }
+
 // shrinkTimeout bounds a shrink candidate's simulation: candidates are
 // smaller than the scenario they come from, and one that hangs only
 // costs this long.
 const shrinkTimeout = 15 * time.Second
 
 // check checks one scenario's text and returns what it breaks (nil when
-// nothing): deep adds the determinism and --parallel checks.
+// nothing) among Options.Only (all when empty): deep adds the determinism
+// and --parallel checks.
 func (e *engine) check(ctx context.Context, doc []byte, deep bool) []failure {
+	fs := e.checkAll(ctx, doc, deep)
+	if len(e.opt.Only) == 0 {
+		return fs
+	}
+	return slices.DeleteFunc(fs, func(f failure) bool { return !slices.Contains(e.opt.Only, f.invariant) })
+}
+
+func (e *engine) checkAll(ctx context.Context, doc []byte, deep bool) []failure {
 	s, err := scenarios.Parse("generated.toml", doc)
 	if err != nil {
 		return []failure{{"invalid", err.Error()}}
 	}
 	var out []failure
 	cfg, _, _ := s.Config()
-	if exp, lim := cfg.ExpectedWork(), s.LimitedWork(); exp > workSlack*lim+1000 {
+	if exp, lim := cfg.ExpectedWork(), limitedWork(s); exp > workSlack*lim+1000 {
 		out = append(out, failure{"limit-counts-work", fmt.Sprintf(
 			"a run does about %.3g units of work (races: operations, pages, setup reads, polls; background requests) but the resource limit counts %.3g of them", exp, lim)})
 	}
@@ -140,9 +155,41 @@ func classify(ctx, rctx context.Context, err error, timeout interface{ String() 
 	case errors.As(err, &fe):
 		return &failure{fe.Invariant, err.Error()}
 	case errors.As(err, &pe):
-		return &failure{"crash", fmt.Sprintf("%v", pe.Value) + "\n" + string(pe.Stack)}
+		return &failure{"crash", fmt.Sprintf("%v at %s", pe.Value, panicSite(pe.Stack))}
 	}
 	return &failure{"run-error", err.Error()}
+}
+
+// panicSite returns the function and file:line where a panic's stack
+// leaves the runtime: the same for every goroutine and run, so verdicts
+// repeat.
+func panicSite(stack []byte) string {
+	lines := strings.Split(string(stack), "\n")
+	for i := 0; i+1 < len(lines); i++ {
+		fn := lines[i]
+		if strings.HasPrefix(fn, "panic(") {
+			for j := i + 1; j+1 < len(lines); j += 2 {
+				f := lines[j]
+				if strings.HasPrefix(f, "runtime.") {
+					continue
+				}
+				if k := strings.LastIndex(f, "("); k > 0 {
+					f = f[:k]
+				}
+				loc := strings.TrimSpace(lines[j+1])
+				if k := strings.LastIndex(loc, " +"); k > 0 {
+					loc = loc[:k]
+				}
+				if k := strings.Index(loc, "hedgelab/"); k >= 0 {
+					loc = loc[k:]
+				} else if k := strings.LastIndex(loc, "/"); k >= 0 {
+					loc = loc[k+1:]
+				}
+				return f + " (" + loc + ")"
+			}
+		}
+	}
+	return "an unknown place"
 }
 
 // renderDigest writes rep's files, as `hedgesim run` does, into a

@@ -61,6 +61,10 @@ type Options struct {
 	// whole timeout). A run stuck inside one event cannot be stopped; it
 	// is left to the end of the process.
 	Timeout time.Duration
+	// Only, when set, limits the check to these invariants: a scenario
+	// fails only by breaking one of them (to hunt one defect while others
+	// are open).
+	Only []string
 	// Progress, when set, is called with the number of scenarios checked
 	// so far, from any goroutine.
 	Progress func(checked int)
@@ -141,11 +145,15 @@ type finding struct {
 // is cancelled (no file is left half-written), or an error for a space
 // that cannot generate or an output directory it cannot write.
 func Run(ctx context.Context, opt Options) (*Result, error) {
-	opt.defaults()
+	return run(ctx, &engine{opt: opt})
+}
+
+func run(ctx context.Context, e *engine) (*Result, error) {
+	e.opt.defaults()
+	opt := e.opt
 	if opt.Space == nil {
 		return nil, fmt.Errorf("fuzz: no scenario space")
 	}
-	e := &engine{opt: opt}
 	var (
 		next    atomic.Int64
 		checked atomic.Int64
@@ -173,6 +181,9 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 					mu.Unlock()
 					stopAt.Store(-1)
 					return
+				}
+				if e.plantDoc != nil {
+					e.plantDoc(doc)
 				}
 				isDeep := opt.Sample > 0 && i%opt.Sample == 0
 				fs := e.check(ctx, doc.Marshal(), isDeep)
@@ -264,7 +275,10 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 // engine is one Run's state.
 type engine struct {
 	opt Options
-	mu  sync.Mutex // serialises writes
+	// plantDoc, set only by tests, edits each generated document before it
+	// is checked (to plant an invalid scenario).
+	plantDoc func(*tomltree.Table)
+	mu       sync.Mutex // serialises writes
 	// shrinking: the checks are of shrink candidates (shorter timeout).
 	shrinking bool
 }

@@ -3,10 +3,12 @@ package fuzz
 import (
 	"context"
 	"math"
+	"regexp"
 	"slices"
 	"strings"
 
 	"hedgelab/internal/tomltree"
+	"hedgelab/scenarios"
 )
 
 // shrink returns a smaller scenario than doc that still breaks invariant
@@ -17,7 +19,8 @@ import (
 // sections and keys (back to their defaults), simpler distributions,
 // smaller numbers — keeping every edit after which the scenario still
 // validates and still breaks inv, until a whole pass keeps none or
-// ShrinkBudget candidates were checked.
+// ShrinkBudget candidates were simulated (candidates the validator refuses
+// cost little and count apart, up to 20 times as many).
 func (e *engine) shrink(ctx context.Context, doc *tomltree.Table, inv, want string) (*tomltree.Table, string) {
 	budget := e.opt.ShrinkBudget
 	if inv == "hang" {
@@ -26,13 +29,20 @@ func (e *engine) shrink(ctx context.Context, doc *tomltree.Table, inv, want stri
 	deep := inv == "determinism" || inv == "parallel"
 	cur, detail := doc.Clone(), ""
 	found := false
-	evals := 0
+	evals, refused := 0, 0 // candidates simulated, and refused by the validator (cheap)
 	try := func(c *tomltree.Table) bool {
-		if evals >= budget || ctx.Err() != nil {
+		if evals >= budget || refused >= 20*budget || ctx.Err() != nil {
 			return false
 		}
+		text := c.Marshal()
+		if inv != "invalid" {
+			if _, err := scenarios.Parse("candidate.toml", text); err != nil {
+				refused++
+				return false
+			}
+		}
 		evals++
-		for _, f := range e.check(ctx, c.Marshal(), deep) {
+		for _, f := range e.check(ctx, text, deep) {
 			if f.invariant == inv && (inv != "invalid" || shape(f.detail) == shape(want)) {
 				detail = f.detail
 				return true
@@ -76,29 +86,21 @@ func shape(msg string) string {
 	}
 	field, text, _ := strings.Cut(first, ": ")
 	parts := strings.Split(field, ".")
-	for i, p := range parts {
-		if strings.ContainsAny(p, "0123456789 ") || i > 0 && parts[i-1] != "" && !fieldPart(p) {
-			parts[i] = "*"
+	for i := range parts {
+		if i > 0 && arrayKeys[parts[i-1]] {
+			parts[i] = "*" // an element, by index or name
 		}
 	}
-	return strings.Join(parts, ".") + ": " + strings.Map(func(r rune) rune {
-		if r >= '0' && r <= '9' || r == '.' || r == '+' || r == 'e' {
-			return -1
-		}
-		return r
-	}, text)
+	return strings.Join(parts, ".") + ": " + reNumber.ReplaceAllString(text, "#")
 }
 
-// fieldPart reports whether p looks like a schema key (lower case words
-// joined by underscores), not an element name.
-func fieldPart(p string) bool {
-	for _, r := range p {
-		if !(r >= 'a' && r <= 'z' || r == '_') {
-			return false
-		}
-	}
-	return true
-}
+// arrayKeys are the schema's arrays of tables (and of values) whose
+// elements errors name.
+var arrayKeys = map[string]bool{"replicas": true, "endpoints": true, "policies": true, "episodes": true, "faults": true,
+	"background": true, "rate_changes": true, "components": true, "events": true, "targets": true, "operations": true,
+	"exclude_regions": true, "partitions": true, "rtt_ms": true, "replication_lag_ms": true, "mix": true, "ru": true}
+
+var reNumber = regexp.MustCompile(`[-+]?[0-9][0-9.]*(e[-+]?[0-9]+)?`)
 
 // editor returns candidate edits of a document, each a modified clone.
 type editor func(*tomltree.Table) []*tomltree.Table
@@ -219,6 +221,7 @@ func fewerEntries(name string, keep int) editor {
 				}
 				out = append(out, c)
 			}
+			cut(0, n) // the whole array first
 			if n >= 4 {
 				cut(0, n/2)
 				cut(n/2, n)
@@ -343,24 +346,39 @@ func leaves(t *tomltree.Table) (owners []*tomltree.Table, keys []string) {
 	return owners, keys
 }
 
-// dropKeys removes one plain key (back to its default).
+// dropKeys removes plain keys (back to their defaults): the whole set,
+// then halves, quarters, ... and one at a time (delta debugging's
+// granularity).
 func dropKeys(t *tomltree.Table) []*tomltree.Table {
 	var out []*tomltree.Table
 	owners, keys := leaves(t)
+	var idx []int
 	for i := range owners {
-		if keys[i] == "name" && owners[i] == t || keys[i] == "family" {
-			continue
+		if !(keys[i] == "name" && owners[i] == t || keys[i] == "family") {
+			idx = append(idx, i)
 		}
+	}
+	drop := func(set []int) {
 		c := t.Clone()
 		co, ck := leaves(c)
-		co[i].Delete(ck[i])
+		for _, i := range set {
+			co[i].Delete(ck[i])
+		}
 		out = append(out, c)
+	}
+	for size := len(idx); size >= 1; size /= 2 {
+		for lo := 0; lo < len(idx); lo += size {
+			drop(idx[lo:min(lo+size, len(idx))])
+		}
+		if size == 1 {
+			break
+		}
 	}
 	return out
 }
 
 // simplerDists replaces a distribution (a table with a family) by a
-// constant of 1 ms, or a mixture by its first component.
+// constant of 1 ms, or a mixture by one of its components.
 func simplerDists(t *tomltree.Table) []*tomltree.Table {
 	var out []*tomltree.Table
 	owners, keys := tables(t)
@@ -374,6 +392,19 @@ func simplerDists(t *tomltree.Table) []*tomltree.Table {
 		co, ck := tables(c)
 		co[i].Set(ck[i], tomltree.New().Set("family", "constant").Set("value_ms", 1.0))
 		out = append(out, c)
+		// A mixture becomes one of its components.
+		comps, _ := v.(*tomltree.Table).Get("components")
+		list, _ := comps.([]*tomltree.Table)
+		for j := range list {
+			c := t.Clone()
+			co, ck := tables(c)
+			cv, _ := co[i].Get(ck[i])
+			cc, _ := cv.(*tomltree.Table).Get("components")
+			one := cc.([]*tomltree.Table)[j].Clone()
+			one.Delete("weight")
+			co[i].Set(ck[i], one)
+			out = append(out, c)
+		}
 	}
 	return out
 }

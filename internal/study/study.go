@@ -219,7 +219,7 @@ feed:
 			mg := mergers[i][p]
 			res.Policies = append(res.Policies, PolicyResult{Name: pol.Name, Merged: merged, PerRep: mg.perRep, EmptyReplications: mg.empty})
 		}
-		if err := verify(in.Config, res); err != nil { // before anything is reported
+		if err := verify(in.Config, res, workers); err != nil { // before anything is reported
 			return nil, labelled(in.Label, err)
 		}
 		out[i] = res

@@ -26,17 +26,19 @@ func (e *FigureError) Error() string {
 	return fmt.Sprintf("study: policy %q: invariant %s broken: %s", e.Policy, e.Invariant, e.Detail)
 }
 
-// plantFigures, set only by tests (export_test.go), changes a policy's
-// figures before they are checked, to show that each check fails.
-var plantFigures func(f *report.Figures)
+// plantFigures, set only by tests (export_test.go), changes policy i's
+// figures (or its merged measurements, which the report is made of) of a
+// simulation on workers workers before they are checked, to show that
+// each check fails.
+var plantFigures func(i, workers int, f *report.Figures, m *simnet.Stats)
 
-// verify checks the figures of every policy of res (a simulation of cfg)
-// and returns the first broken invariant.
-func verify(cfg *simnet.Config, res *Result) error {
+// verify checks the figures of every policy of res (a simulation of cfg on
+// workers workers) and returns the first broken invariant.
+func verify(cfg *simnet.Config, res *Result, workers int) error {
 	for i, p := range res.Policies {
 		f := Figures(p)
 		if plantFigures != nil {
-			plantFigures(&f)
+			plantFigures(i, workers, &f, p.Merged)
 		}
 		if err := verifyFigures(&f, p.Merged); err != nil {
 			return err
