@@ -22,7 +22,7 @@ import (
 const (
 	// MaxSimulatedOps bounds the expected number of simulated operations of
 	// a whole scenario: per-run operations × replications × policies.
-	MaxSimulatedOps = 2e9
+	MaxSimulatedOps = simnet.MaxOpsLimit
 	// MaxTimelineWindows bounds the number of timeline windows of one run.
 	MaxTimelineWindows = 100_000
 	// maxSeconds bounds every time value in seconds, far below the
@@ -84,18 +84,6 @@ func (b *builder) failAt(p fpath, line int, format string, args ...any) {
 	}
 	if len(b.errs) < MaxErrors && !slices.ContainsFunc(b.errs, func(x *Error) bool { return *x == *e }) {
 		b.errs = append(b.errs, e)
-	}
-}
-
-func (b *builder) nonNeg(p fpath, v float64) {
-	if v < 0 {
-		b.fail(p, "must be >= 0, got %g", v)
-	}
-}
-
-func (b *builder) unit(p fpath, v float64) {
-	if v < 0 || v > 1 {
-		b.fail(p, "must be between 0 and 1, got %g", v)
 	}
 }
 
@@ -1262,21 +1250,23 @@ func (b *builder) p99(pp fpath, p *Policy, base threshold.P99DynamicConfig) (thr
 		pc.Buckets = *p.Buckets
 	}
 	if p.Buckets != nil || p.WindowS != nil {
-		window, buckets := cmp0(pc.Window, 60*time.Second), cmp0(pc.Buckets, 6)
+		d := pc.WithDefaults() // hedging/threshold's defaults, stated once there
+		window, buckets := d.Window, d.Buckets
 		if b.n == n0 && window/time.Duration(buckets) < time.Millisecond {
 			b.fail(pp.key("window_s"), "window_s / buckets must be at least 1 ms, got %g s / %d", window.Seconds(), buckets)
 		}
 	}
 	pc.Min = pos("min_ms", p.MinMs, pc.Min)
 	pc.Max = pos("max_ms", p.MaxMs, pc.Max)
-	if lo, hi := cmp0(pc.Min, 50*time.Millisecond), cmp0(pc.Max, 4000*time.Millisecond); b.n == n0 && hi < lo {
+	if d := pc.WithDefaults(); b.n == n0 && d.Max < d.Min {
+		lo := d.Min
 		switch {
 		case p.MaxMs != nil:
 			b.fail(pp.key("max_ms"), "must be >= min_ms (%g), got %g", float64(lo)/1e6, *p.MaxMs)
 		case p.CapMs != nil:
 			b.fail(pp.key("cap_ms"), "must be >= min_ms (%g), got %g", float64(lo)/1e6, *p.CapMs)
 		default:
-			b.fail(pp.key("min_ms"), "must be <= max_ms (4000 by default), got %g", *p.MinMs)
+			b.fail(pp.key("min_ms"), "must be <= max_ms (%g by default), got %g", float64(d.Max)/1e6, *p.MinMs)
 		}
 	}
 	pc.Initial = pos("initial_ms", p.InitialMs, pc.Initial)
