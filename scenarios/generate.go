@@ -281,8 +281,40 @@ func (g *gen) scenario(name string, seed uint64, index int) *tomltree.Table {
 	if account.Len() == 0 {
 		t.Delete("account")
 	}
+	g.boundQueues(t)
 	g.size(t, npol*int(reps))
 	return t
+}
+
+// boundQueues gives a queue_limit to every replica with servers and no
+// limit that the open loop's largest rate (all of it, at worst) and its
+// background load could fill past 70%: its queue, and the run's memory,
+// would otherwise grow for as long as the run lasts (the validator only
+// warns; 2750 reads/s into one server held 5.8 GB).
+func (g *gen) boundQueues(t *tomltree.Table) {
+	if g.closed {
+		return // at most clients requests wait
+	}
+	reps, _ := t.Get("replicas")
+	bs, _ := t.Get("background")
+	bgs, _ := bs.([]*tomltree.Table)
+	for i, rt := range reps.([]*tomltree.Table) {
+		r := &g.replicas[i]
+		if r.servers == 0 || r.queueLimit > 0 {
+			continue
+		}
+		load := g.rate * r.meanMs / 1000
+		for _, b := range bgs {
+			if tg, _ := b.Get("target"); tg == r.name || tg == r.region {
+				rate, _ := b.Get("rate_per_s")
+				load += rate.(float64) * r.meanMs / 1000
+			}
+		}
+		if load > 0.7*float64(r.servers) {
+			r.queueLimit = g.i("replicas.queue_limit")
+			rt.Set("queue_limit", r.queueLimit)
+		}
+	}
 }
 
 // slug turns a region name into a replica name: "East US 2" -> "eastus2".

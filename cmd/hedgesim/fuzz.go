@@ -56,6 +56,7 @@ func cmdFuzz(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	)
 	fs.StringVar(&space, "space", "", "scenario space file, layered over the embedded default (default: the embedded space)")
 	fs.IntVar(&opt.N, "n", 100, "number of scenarios to generate and check")
+	fs.IntVar(&opt.First, "first", 0, "index of the first scenario (--first I --n 1 checks scenario I alone)")
 	fs.Func("seed", "the generator's seed, 0 to 18446744073709551615 (default 1)", func(s string) error {
 		v, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
@@ -96,6 +97,8 @@ func cmdFuzz(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return usageError(stderr, "fuzz", fmt.Sprintf("--n must be >= 1, got %d", opt.N))
 	case opt.Parallel < 1:
 		return usageError(stderr, "fuzz", fmt.Sprintf("--parallel must be >= 1, got %d", opt.Parallel))
+	case opt.First < 0:
+		return usageError(stderr, "fuzz", fmt.Sprintf("--first must be >= 0, got %d", opt.First))
 	case opt.Sample < 0:
 		return usageError(stderr, "fuzz", fmt.Sprintf("--sample must be >= 0, got %d", opt.Sample))
 	case opt.Out == "":

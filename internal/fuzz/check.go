@@ -168,7 +168,7 @@ func panicSite(stack []byte) string {
 	for i := 0; i+1 < len(lines); i++ {
 		fn := lines[i]
 		if strings.HasPrefix(fn, "panic(") {
-			for j := i + 1; j+1 < len(lines); j += 2 {
+			for j := i + 2; j+1 < len(lines); j += 2 { // the frames below panic(...), each a function and its file:line
 				f := lines[j]
 				if strings.HasPrefix(f, "runtime.") {
 					continue

@@ -30,10 +30,10 @@ import (
 type Options struct {
 	// Space is the scenario space (scenarios.DefaultSpace()); required.
 	Space *scenarios.Space
-	// N is the number of scenarios (indexes 0..N-1) and Seed the
-	// generator's seed: scenario i of seed S is always the same.
-	N    int
-	Seed uint64
+	// N is the number of scenarios (indexes First..First+N-1) and Seed
+	// the generator's seed: scenario i of seed S is always the same.
+	N, First int
+	Seed     uint64
 	// Parallel is how many scenarios are checked at once (default
 	// GOMAXPROCS); each runs on one worker, and the verdicts do not
 	// depend on it.
@@ -174,6 +174,7 @@ func run(ctx context.Context, e *engine) (*Result, error) {
 				if i >= opt.N || int64(i) > stopAt.Load() {
 					return
 				}
+				i += opt.First
 				doc, err := opt.Space.Generate(opt.Seed, i)
 				if err != nil {
 					mu.Lock()
@@ -196,8 +197,8 @@ func run(ctx context.Context, e *engine) (*Result, error) {
 				if len(fs) > 0 {
 					mu.Lock()
 					found = append(found, finding{index: i, doc: doc, failures: fs})
-					if !opt.All && int64(i) < stopAt.Load() {
-						stopAt.Store(int64(i))
+					if !opt.All && int64(i-opt.First) < stopAt.Load() {
+						stopAt.Store(int64(i - opt.First))
 					}
 					mu.Unlock()
 					if opt.Found != nil {
@@ -226,7 +227,7 @@ func run(ctx context.Context, e *engine) (*Result, error) {
 		found = found[:1]
 		// Scenarios above the first failure that finished are not part of
 		// the verdict (they were started only for speed).
-		res.Checked = min(res.Checked, found[0].index+1)
+		res.Checked = min(res.Checked, found[0].index-opt.First+1)
 	}
 	// One failure per invariant: its lowest index, shrunk.
 	var order []string
@@ -257,7 +258,7 @@ func run(ctx context.Context, e *engine) (*Result, error) {
 				if detail != "" {
 					f.Detail = detail
 				}
-				path, err := e.write(f.Name+"-shrunk", small, f)
+				path, err := e.write(f.Name+"-"+inv, small, f)
 				if err != nil {
 					return nil, err
 				}
