@@ -2,9 +2,9 @@ package fuzz
 
 import (
 	"context"
-	"math"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"hedgelab/internal/tomltree"
@@ -167,11 +167,8 @@ func scaleSeconds(t *tomltree.Table, f float64) {
 
 // roundSig rounds v to 3 significant digits.
 func roundSig(v float64) float64 {
-	if v == 0 {
-		return 0
-	}
-	e := math.Pow(10, math.Floor(math.Log10(math.Abs(v)))-2)
-	return math.Round(v/e) * e
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 3, 64), 64)
+	return r
 }
 
 // arrays returns every array of tables in t, as (owner, key) pairs, in
