@@ -409,6 +409,9 @@ func (g *gen) endpointsAndReplicas(t *tomltree.Table) {
 	g.hubRegion = g.endpoints[0]
 	if g.p("account.write_region") {
 		w := pick(g, g.endpoints)
+		if len(g.endpoints) > 1 {
+			w = pick(g, g.endpoints[1:]) // a write region away from the primary: the primary lags
+		}
 		t.Table("account").Set("write_region", w)
 		g.hubRegion = w
 	}
@@ -906,12 +909,27 @@ func (g *gen) feedTable(f *tomltree.Table) {
 	}
 }
 
+// primaryReplica is the replica of the first endpoint (what reads see
+// first).
+func (g *gen) primaryReplica(*tomltree.Table) string {
+	for _, r := range g.replicas {
+		if r.region == g.endpoints[0] {
+			return r.name
+		}
+	}
+	return g.replicas[0].name
+}
+
 // lag fills [lag].
 func (g *gen) lag(l *tomltree.Table) {
 	l.Set("sigma", g.f("lag.sigma"))
 	for range g.count("lag_episodes") {
 		e := l.Append("episodes")
-		e.Set("target", g.target("episodes.target_region"))
+		if g.p("lag.episodes.target_primary") {
+			e.Set("target", g.primaryReplica(l))
+		} else {
+			e.Set("target", g.target("episodes.target_region"))
+		}
 		if g.rng.IntN(2) == 0 {
 			e.Set("partitions", g.partitionList())
 		}

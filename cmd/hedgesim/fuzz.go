@@ -142,7 +142,11 @@ func cmdFuzz(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if !quiet {
 		opt.Found = func(f fuzz.Failure) {
-			say("fuzz: scenario %d breaks invariant %s (%s); shrinking it\n", f.Index, f.Invariant, f.Path)
+			detail := firstLineOf(f.Detail)
+			if len(detail) > 160 {
+				detail = detail[:157] + "..."
+			}
+			say("fuzz: scenario %d breaks invariant %s: %s (%s)\n", f.Index, f.Invariant, detail, f.Path)
 		}
 	}
 	res, err := fuzz.Run(ctx, opt)
