@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"sync/atomic"
 
 	"hedgelab/hedging"
 )
@@ -41,15 +42,16 @@ func (e *InvariantError) Error() string {
 }
 
 // plantHook, set only by tests (export_test.go), changes a run's
-// measurements before they are checked, to show that each check fails.
-var plantHook func(cfg *Config, st *Stats)
+// measurements before they are checked, to show that each check fails
+// (atomic: a run a test gave up on may still be going).
+var plantHook atomic.Pointer[func(cfg *Config, st *Stats)]
 
 // check verifies the invariants of the finished run s of a policy whose
 // strategy is disabled (or not) and returns the first broken one.
 func (s *sim) check(disabled bool) error {
 	st, cfg := s.stats, s.cfg
-	if plantHook != nil {
-		plantHook(cfg, st)
+	if h := plantHook.Load(); h != nil {
+		(*h)(cfg, st)
 	}
 	fail := func(name, format string, args ...any) error {
 		return &InvariantError{Invariant: name, Policy: st.Policy, Detail: fmt.Sprintf(format, args...)}

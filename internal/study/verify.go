@@ -3,6 +3,7 @@ package study
 import (
 	"fmt"
 	"math"
+	"sync/atomic"
 
 	"hedgelab/internal/report"
 	"hedgelab/simnet"
@@ -30,15 +31,15 @@ func (e *FigureError) Error() string {
 // figures (or its merged measurements, which the report is made of) of a
 // simulation on workers workers before they are checked, to show that
 // each check fails.
-var plantFigures func(i, workers int, f *report.Figures, m *simnet.Stats)
+var plantFigures atomic.Pointer[func(i, workers int, f *report.Figures, m *simnet.Stats)]
 
 // verify checks the figures of every policy of res (a simulation of cfg on
 // workers workers) and returns the first broken invariant.
 func verify(cfg *simnet.Config, res *Result, workers int) error {
 	for i, p := range res.Policies {
 		f := Figures(p)
-		if plantFigures != nil {
-			plantFigures(i, workers, &f, p.Merged)
+		if h := plantFigures.Load(); h != nil {
+			(*h)(i, workers, &f, p.Merged)
 		}
 		if err := verifyFigures(&f, p.Merged); err != nil {
 			return err
