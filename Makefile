@@ -1,6 +1,6 @@
 GO ?= go
 
-.PHONY: all build test race test-long ci bench bench-sim pgo lint run results notebooks slurm-check clean
+.PHONY: all build test race test-long ci bench bench-sim pgo lint run results notebooks fuzz slurm-check clean
 
 all: lint test build
 
@@ -57,6 +57,16 @@ results:
 	rm -rf results
 	./bin/hedgesim run -q $(PNGFLAG) $$(./bin/hedgesim list | awk '{print $$1}')
 	$(GO) run ./cmd/notebooks -index results
+
+# The adversary (hedgesim fuzz): N generated scenarios (default 300) at a new
+# seed (the time) unless SEED is given, every one checked and each failure
+# shrunk into fuzz-failures/ (OUT=). `make fuzz N=2000`, `make fuzz SEED=7`;
+# SPACE=FILE layers a space file over the default, ARGS= adds flags (--all).
+N ?= 300
+OUT ?= fuzz-failures
+fuzz:
+	$(GO) build -buildvcs=true -o bin/hedgesim ./cmd/hedgesim
+	./bin/hedgesim fuzz --n $(N) --seed $(if $(SEED),$(SEED),$$(date +%s)) --out $(OUT) $(if $(SPACE),--space $(SPACE),) $(ARGS)
 
 # Regenerate the design-review notebooks in notebooks/.
 notebooks:

@@ -313,8 +313,8 @@ func (c *Config) validateCapacity() error {
 		if r.Cancel > CancelOnStart {
 			return fmt.Errorf("simnet: replica %q: unknown Cancel mode %d", r.Name, r.Cancel)
 		}
-		if s := r.OverflowStatus; s.Code != 0 && (s.Code < 400 || s.Code > 599) {
-			return fmt.Errorf("simnet: replica %q: OverflowStatus %d is not an error status (400..599)", r.Name, s.Code)
+		if s := r.OverflowStatus; s.Code != 0 && (s.Code < MinErrorStatus || s.Code > MaxErrorStatus) {
+			return fmt.Errorf("simnet: replica %q: OverflowStatus %d is not an error status (%d..%d)", r.Name, s.Code, MinErrorStatus, MaxErrorStatus)
 		}
 		targets[r.Name], targets[r.Region] = true, true
 	}
@@ -382,7 +382,10 @@ type capReplica struct {
 	// peakQueue is the largest physical queue (live and lazily removed
 	// entries), for tests of memory under overload.
 	peakQueue int
-	st        *ReplicaStats
+	// peakWaiting is the most live waiting requests at once (the memory
+	// invariant: at most QueueLimit when set).
+	peakWaiting int
+	st          *ReplicaStats
 }
 
 // capSim is the run's capacity state.
@@ -547,6 +550,7 @@ func overflowStatus(rep *replicaRT) hedging.Status {
 func (s *sim) capQueued(rep *replicaRT, slot int32, st *attemptState) {
 	c := &rep.capr
 	c.waiting++
+	c.peakWaiting = max(c.peakWaiting, c.waiting)
 	c.peakQueue = max(c.peakQueue, len(rep.queue)-rep.qhead)
 	if st == nil {
 		return

@@ -243,6 +243,9 @@ func (s *sim) send(slot int32, o *opState, a *hedging.Attempt) {
 	st.respQueued = false
 	st.cx = capAttempt{}
 	st.n++
+	if st.n == 1 {
+		s.stats.legs++
+	}
 	s.stats.Attempts++
 	if a.HubRegionProcessingOnly {
 		s.stats.HubHeaderAttempts++

@@ -102,6 +102,10 @@ func (s *sim) run(done <-chan struct{}) bool {
 			if s.overWork() {
 				return false
 			}
+			if s.stats.Events > s.eventCap {
+				s.overrun = true // the work invariant (invariants.go)
+				return false
+			}
 			if done != nil {
 				select {
 				case <-done:

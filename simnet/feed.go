@@ -224,6 +224,13 @@ type feedSim struct {
 	// (Setup.Latest); nil: the race's winner (feed.Fastest).
 	choice *feed.Choice
 	stats  *FeedStats
+	// pageServers has bit i set when replica i served a data page that was
+	// delivered (manyServers: a replica past the 64th did); peakLeaves and
+	// peakPages are the most leaves one operation planned and the most
+	// pages one query leaf ran (invariants.go).
+	pageServers           uint64
+	manyServers           bool
+	peakLeaves, peakPages int
 }
 
 // feedOn reports whether cfg needs the feed model.
@@ -594,6 +601,7 @@ func (s *sim) openFeedOp(fo int32, leaves []feed.Leaf, tmpl hedging.Operation) {
 	if err != nil {
 		op.failed = true
 	}
+	fx.peakLeaves = max(fx.peakLeaves, nmax)
 	op.leafMax = slices.Grow(op.leafMax[:0], nmax)[:nmax]
 	clear(op.leafMax)
 	if in.ver < 0 {
@@ -851,6 +859,16 @@ func (s *sim) feedPageDone(slot int32, o *opState) {
 	}
 	_ = st.PageLatency.RecordValue(us)
 	if err == nil && del.OK {
+		if ri, ok := s.replicaOf(o.race.Endpoint(out.Leg).Key); ok {
+			if ri < 64 {
+				fx.pageServers |= 1 << ri
+			} else {
+				fx.manyServers = true
+			}
+		}
+		if op.kind == hedging.QueryPage {
+			fx.peakPages = max(fx.peakPages, p.Seq+1)
+		}
 		if c.stale {
 			st.StalePages++
 		}

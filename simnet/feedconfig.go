@@ -249,6 +249,10 @@ type Setup struct {
 	Grace  time.Duration
 }
 
+// MaxLagSigma bounds LagProcess.Sigma: exp(10·Z) already spans 26 orders
+// of magnitude at |Z| = 3.
+const MaxLagSigma = 10
+
 // Resource limits of feed workloads: one operation's leaves, pages and ids,
 // and the pollers, so a feed workload cannot exhaust memory.
 const (
@@ -298,8 +302,8 @@ func (c *Config) validateFeed() error {
 		return fmt.Errorf("simnet: with Feed, Lag or a consistency level set, Workload.Partitions must be <= %d, got %d", MaxFeedPartitions, nparts)
 	}
 	if l := c.Lag; l != nil {
-		if !(l.Sigma >= 0) || l.Sigma > 10 {
-			return fmt.Errorf("simnet: Lag.Sigma must be in [0, 10], got %g", l.Sigma)
+		if !(l.Sigma >= 0) || l.Sigma > MaxLagSigma {
+			return fmt.Errorf("simnet: Lag.Sigma must be in [0, %g], got %g", float64(MaxLagSigma), l.Sigma)
 		}
 		for i, e := range l.Episodes {
 			if !(e.LagMs >= 0) || e.End < e.Start {
@@ -347,6 +351,8 @@ func (c *Config) validateFeed() error {
 	switch {
 	case cf.Pollers < 0 || cf.Pollers > MaxPollers:
 		return fmt.Errorf("simnet: Feed.ChangeFeed.Pollers must be in 0..%d, got %d", MaxPollers, cf.Pollers)
+	case cf.Pollers > 0 && (nparts+cf.Pollers-1)/cf.Pollers > f.fanOutCap():
+		return fmt.Errorf("simnet: Feed.ChangeFeed: %d partitions over %d pollers make more leaves per poll than MaxFanOut %d", nparts, cf.Pollers, f.fanOutCap())
 	case cf.Pollers > 0 && cf.PollInterval < time.Millisecond:
 		return errors.New("simnet: Feed.ChangeFeed.PollInterval must be >= 1 ms")
 	case cf.Scope > CursorRegionLocal || cf.On304 > On304ServerCurrent:

@@ -103,6 +103,10 @@ type sim struct {
 	// of a run it ended (work.go).
 	bgTries, workLimit int64
 	workErr            error
+	// eventCap is the most events the run may process (the work
+	// invariant, invariants.go); overrun: the run stopped there.
+	eventCap int64
+	overrun  bool
 }
 
 // Run simulates cfg under policy p for replication number replication
@@ -144,10 +148,17 @@ func Run(cfg *Config, p Policy, replication int, opts RunOptions) (*Stats, error
 		if s.workErr != nil {
 			return nil, s.workErr
 		}
+		if s.overrun {
+			return nil, &InvariantError{Invariant: "work", Policy: p.Name, Detail: fmt.Sprintf(
+				"stopped after %d events, the most its configuration allows (%.3g units of work expected): something loops", s.stats.Events, cfg.ExpectedWork().Total())}
+		}
 		return nil, opts.Context.Err()
 	}
 	if s.fleetErr != nil {
 		return nil, s.fleetErr
+	}
+	if err := s.check(strategy.String() == hedging.Disabled.String()); err != nil {
+		return nil, err
 	}
 	return s.stats, nil
 }
@@ -173,5 +184,6 @@ func newSim(cfg *Config, strategy hedging.AvailabilityStrategy, seed uint64) (*s
 	s.clients, s.clientCfg = []*hedging.Client{client}, hc
 
 	s.stats, s.maxWindows = newStats(cfg)
+	s.eventCap = cfg.eventBound()
 	return s, nil
 }

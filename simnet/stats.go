@@ -124,6 +124,12 @@ type Stats struct {
 
 	// Events is the number of events processed.
 	Events int64
+	// legs counts the legs sent (a race's primary, and its alternate when
+	// spawned: the first attempt of each); altRaces the races that sent
+	// their alternate; unsent the races that ended without sending
+	// anything (no applicable region). The legs invariant compares them
+	// (invariants.go).
+	legs, altRaces, unsent int64
 	// End is the virtual time the run ended.
 	End time.Duration
 	// ArrivalsEnd is the virtual time at which the run stopped admitting
@@ -196,6 +202,9 @@ func (s *Stats) Merge(o *Stats) {
 	s.Capacity = s.Capacity.merge(o.Capacity)
 	s.Feed = s.Feed.merge(o.Feed)
 	s.Events += o.Events
+	s.legs += o.legs
+	s.altRaces += o.altRaces
+	s.unsent += o.unsent
 	s.End = max(s.End, o.End)
 	s.ArrivalsEnd = max(s.ArrivalsEnd, o.ArrivalsEnd)
 }
@@ -335,6 +344,12 @@ func (s *sim) recordOp(start, lat time.Duration) *Window {
 func (st *Stats) countRace(r *hedging.Race) (*hedging.HedgeDiagnostics, bool) {
 	if r.TrippedBreaker() {
 		st.BreakerTrips++
+	}
+	if r.AlternateSpawned() {
+		st.altRaces++
+	}
+	if r.Attempts() == 0 {
+		st.unsent++
 	}
 	d, ok := r.Diagnostics()
 	if !ok {

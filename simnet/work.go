@@ -11,6 +11,7 @@ package simnet
 // units, not one.
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -220,4 +221,17 @@ func (s *sim) overWork() bool {
 	s.workErr = fmt.Errorf("%w: %d requests sent (attempts and background tries) by virtual time %v, above the limit of %d; the scenario asks for more work than its configuration predicted (%.3g requests)",
 		ErrWorkLimit, n, s.now, s.workLimit, s.cfg.ExpectedWork().Total())
 	return true
+}
+
+// eventBound is the most events a run of c may process before its work
+// invariant fails: a wide margin (8 events an attempt, every attempt a
+// leg may make on both legs, 4 times the expected work, plus 2^20) over
+// what its configuration leads one to expect.
+func (c *Config) eventBound() int64 {
+	attempts := float64(cmp.Or(c.Client.Retry.MaxAttempts, 3))
+	b := 4*c.ExpectedWork().Total()*8*2*attempts + (1 << 20)
+	if b > math.MaxInt64/2 || math.IsNaN(b) {
+		return math.MaxInt64 / 2
+	}
+	return int64(b)
 }

@@ -9,6 +9,7 @@
 //	hedgesim sweep FILE|NAME --param PATH=FROM:TO:STEP
 //	hedgesim merge DIR...             merge the shards of a run or sweep (--shard I/N)
 //	hedgesim validate FILE|NAME...    check scenarios without running them
+//	hedgesim fuzz --n N --seed S      generate, run and check scenarios; shrink failures
 //	hedgesim list                     list the embedded scenarios
 //	hedgesim version                  print the version (also --version)
 //
@@ -45,6 +46,7 @@ Usage:
   hedgesim merge [flags] DIR...                 merge the partial results of a run or sweep
                                                 run as shards (--shard I/N) on several machines
   hedgesim validate FILE|NAME...                check scenarios without running them
+  hedgesim fuzz --n N --seed S                  generate, run and check N scenarios; shrink what fails
   hedgesim list                                 list the embedded scenarios
   hedgesim version                              print the version (also: --version)
 
@@ -92,6 +94,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdMerge(ctx, args[1:], stdout, stderr)
 	case "validate":
 		return cmdValidate(args[1:], stdout, stderr)
+	case "fuzz":
+		return cmdFuzz(ctx, args[1:], stdout, stderr)
 	case "list":
 		return cmdList(args[1:], stdout, stderr)
 	case "version":
@@ -130,11 +134,12 @@ func wantsHelp(args []string) bool {
 // version returns the module version and VCS revision the binary was
 // built from, as far as the Go toolchain recorded them.
 var usageLines = map[string]string{
-	"":         "Usage: hedgesim [COMMAND] [flags] [FILE|NAME...]  (commands: run, sweep, merge, validate, list, version, help)",
+	"":         "Usage: hedgesim [COMMAND] [flags] [FILE|NAME...]  (commands: run, sweep, merge, validate, fuzz, list, version, help)",
 	"run":      firstLine(runUsage),
 	"sweep":    firstLine(sweepUsage),
 	"merge":    firstLine(mergeUsage),
 	"validate": firstLine(validateUsage),
+	"fuzz":     firstLine(fuzzUsage),
 	"list":     firstLine(listUsage),
 	"version":  firstLine(versionUsage),
 }

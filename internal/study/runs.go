@@ -151,7 +151,7 @@ func simulateRuns(inputs []Input, runs []run, opts Options, floats bool) ([][]*m
 			defer wg.Done()
 			for j := range jobs {
 				in := &inputs[j.in]
-				st, err := simnet.Run(in.Config, in.Policies[j.p], j.r, simnet.RunOptions{Progress: opts.Progress, Context: ctx})
+				st, err := runOne(in.Config, in.Policies[j.p], j.r, simnet.RunOptions{Progress: opts.Progress, Context: ctx})
 				mu.Lock()
 				if err != nil {
 					errs[j] = err
@@ -197,8 +197,10 @@ func firstError(inputs []Input, errs map[run]error) error {
 // results turns complete folds (every pair of every input folded over
 // all its replications) into one Result per input. Errors, the first in
 // (input, policy) order: a run's error (errs, the first replication's),
-// or a policy in which no operation arrived in any replication.
-func results(inputs []Input, folds [][]*merger, errs map[run]error) ([]*Result, error) {
+// or a policy in which no operation arrived in any replication, or a
+// broken figure invariant ([verify]; workers is the simulation's worker
+// count, which only the tests' planted violations read).
+func results(inputs []Input, folds [][]*merger, errs map[run]error, workers int) ([]*Result, error) {
 	out := make([]*Result, len(inputs))
 	for i, in := range inputs {
 		res := &Result{Replications: in.Replications}
@@ -213,6 +215,9 @@ func results(inputs []Input, folds [][]*merger, errs map[run]error) ([]*Result, 
 				return nil, labelled(in.Label, fmt.Errorf("policy %q: no operation arrived (raise the rate, the duration or max_ops)", pol.Name))
 			}
 			res.Policies = append(res.Policies, PolicyResult{Name: pol.Name, Merged: mg.merged, PerRep: mg.perRep, PerRepFeed: mg.perFeed, EmptyReplications: mg.empty})
+		}
+		if err := verify(in.Config, res, workers); err != nil { // before anything is reported
+			return nil, labelled(in.Label, err)
 		}
 		out[i] = res
 	}

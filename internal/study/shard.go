@@ -306,7 +306,7 @@ func (m *ShardMerge) Results() ([]*Result, error) {
 			}
 		}
 	}
-	return results(m.inputs, m.folds, nil)
+	return results(m.inputs, m.folds, nil, 1)
 }
 
 // runGroup is the consecutive replications of one (input, policy) pair

@@ -221,7 +221,7 @@ func TestMergeSemantics(t *testing.T) {
 		for r, s := range stats {
 			seq.add(r, s)
 		}
-		want, err := results(inputs, [][]*merger{{seq}}, nil)
+		want, err := results(inputs, [][]*merger{{seq}}, nil, 1)
 
 		m, err2 := NewShardMerge(inputs)
 		if err2 != nil {

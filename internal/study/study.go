@@ -8,6 +8,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
+	"runtime/debug"
 	"sort"
 	"sync/atomic"
 	"time"
@@ -93,6 +95,9 @@ type Input struct {
 // Simulate returns for that input, and the first error in (input, policy,
 // replication) order, or the context's error when opts.Context is
 // cancelled. Replications are merged as they finish (see Simulate).
+// Every run's measurements pass simnet's invariants (simnet.Run) and
+// every policy's figures pass this package's (a *FigureError otherwise)
+// before a result is returned.
 func SimulateAll(inputs []Input, opts Options) ([]*Result, error) {
 	if err := checkInputs(inputs); err != nil {
 		return nil, err
@@ -101,7 +106,38 @@ func SimulateAll(inputs []Input, opts Options) ([]*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return results(inputs, folds, errs)
+	workers := opts.Parallel
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	return results(inputs, folds, errs, workers)
+}
+
+// PanicError is a run that panicked (a defect of the simulator or the
+// hedging package, never of the input): the run fails with it instead of
+// taking the process down, so the other runs' workers stop cleanly and
+// hedgesim fuzz can shrink the input that provokes it.
+type PanicError struct {
+	Policy      string
+	Replication int
+	Value       any
+	Stack       []byte
+}
+
+// Error returns "policy "p", replication r: internal error: panic: V" and
+// the goroutine's stack.
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("policy %q, replication %d: internal error (a defect, please report it): panic: %v\n%s", e.Policy, e.Replication, e.Value, e.Stack)
+}
+
+// runOne is simnet.Run with a panic turned into a *PanicError.
+func runOne(cfg *simnet.Config, p simnet.Policy, r int, opts simnet.RunOptions) (st *simnet.Stats, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			st, err = nil, &PanicError{Policy: p.Name, Replication: r, Value: v, Stack: debug.Stack()}
+		}
+	}()
+	return simnet.Run(cfg, p, r, opts)
 }
 
 func labelled(label string, err error) error {
