@@ -158,9 +158,9 @@ func (b *builder) feed(cfg *simnet.Config, nm *names) {
 		out.Pages = b.dist(fp.key("pages_dist"), *f.PagesDist)
 	}
 	b.integer(fp.key("items_per_page"), "feed.items_per_page", int64(f.ItemsPerPage))
-	b.num(fp.key("ru_cover"), "feed.ru_cover", f.RUCover)
-	b.num(fp.key("ru_per_item"), "feed.ru_per_item", f.RUPerItem)
-	if n := out.MaxPageCharge(); n > simnet.MaxRequestCharge {
+	coverOK := b.num(fp.key("ru_cover"), "feed.ru_cover", f.RUCover)
+	perItemOK := b.num(fp.key("ru_per_item"), "feed.ru_per_item", f.RUPerItem)
+	if n := out.MaxPageCharge(); coverOK && perItemOK && n > simnet.MaxRequestCharge {
 		p := fp.key("ru_per_item")
 		if f.RUCover > simnet.MaxRequestCharge {
 			p = fp.key("ru_cover")

@@ -344,6 +344,9 @@ func (g *gen) client(c *tomltree.Table) {
 			c.Set(strings.TrimPrefix(k, "client."), g.f(k))
 		}
 	}
+	if g.p("client.unavailable_after") {
+		c.Set("unavailable_after", g.i("client.unavailable_after"))
+	}
 	if g.p("client.consecutive_hedge_win_threshold") {
 		c.Set("consecutive_hedge_win_threshold", g.i("client.consecutive_hedge_win_threshold"))
 	}

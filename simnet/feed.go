@@ -190,9 +190,10 @@ type feedOp struct {
 	tmpl     hedging.Operation // the operation's per-page settings (the query plan's too)
 	setupVer int64
 	failed   bool
-	// hedged: a page or setup read sent its alternate; altWon: one's
-	// alternate won.
-	hedged, altWon bool
+	// hedged: a page or setup read sent its alternate; onThreshold: one
+	// sent it on the threshold (else every hedge was a failover, counted
+	// in Stats.FailoverHedged); altWon: one's alternate won.
+	hedged, onThreshold, altWon bool
 }
 
 // feedSim is the run's feed state; nil unless Config.Feed, Config.Lag or a
@@ -801,7 +802,7 @@ func (s *sim) feedPageDone(slot int32, o *opState) {
 	fs.live = false
 	st := fx.stats
 	us := latencyMicros(o.race.DoneAt() - o.race.Start())
-	s.stats.countRace(&o.race)
+	d, hedgingOn := s.stats.countRace(&o.race)
 	st.Races++
 	op := &fx.ops[fo]
 	switch {
@@ -819,11 +820,15 @@ func (s *sim) feedPageDone(slot int32, o *opState) {
 	o.done = true
 	s.maybeFree(slot, o)
 	op.hedged = op.hedged || out.Legs > 1
+	op.onThreshold = op.onThreshold || out.Legs > 1 && !(hedgingOn && failoverSpawn(d))
 	op.altWon = op.altWon || out.Err == nil && out.Leg == hedging.Alternate
 	if setup {
 		st.SetupReads++
 		if out.Legs > 1 {
 			st.SetupReadsHedged++
+			if hedgingOn && failoverSpawn(d) {
+				st.SetupReadsFailover++
+			}
 		}
 		if op.whole != nil {
 			op.whole.NoteSetup(out)
@@ -940,6 +945,7 @@ func (s *sim) finishFeedOp(fo int32) {
 		drvs = [2]*feed.Driver{w.Copy(hedging.Primary), w.Copy(hedging.Alternate)}
 		opErr = w.Err()
 		op.hedged = w.Spawned()
+		op.onThreshold = op.hedged // the second copy starts at the threshold
 		if leg, ok := w.Winner(); ok {
 			op.altWon = leg == hedging.Alternate
 			s.stats.RUReturned += op.copyRU[leg]
@@ -965,6 +971,9 @@ func (s *sim) finishFeedOp(fo int32) {
 		if op.hedged {
 			s.stats.Hedged++
 			win.Hedged++
+			if !op.onThreshold {
+				s.stats.FailoverHedged++
+			}
 		}
 		if op.altWon {
 			s.stats.AlternateWins++

@@ -85,9 +85,11 @@ type FeedStats struct {
 	// PageLatency is the latency of each data page's race, µs.
 	PageLatency *hdr.Histogram
 	// SetupReads counts the setup stages' metadata races; SetupReadsHedged
-	// those that sent the alternate; SetupErrors the stages that failed
-	// (and failed their operation).
-	SetupReads, SetupReadsHedged, SetupErrors int64
+	// those that sent the alternate, SetupReadsFailover those of them whose
+	// alternate went on a region-changing result of the primary rather
+	// than on the threshold; SetupErrors the stages that failed (and failed
+	// their operation).
+	SetupReads, SetupReadsHedged, SetupReadsFailover, SetupErrors int64
 	// StalePages counts returned pages whose replica had not applied every
 	// committed write; MonotonicViolations the returned pages whose applied
 	// LSN is below an earlier page of the same leaf (of the same query, or
@@ -162,7 +164,7 @@ func (f *FeedStats) merge(o *FeedStats) *FeedStats {
 		{&f.Races, &o.Races}, {&f.Pages, &o.Pages}, {&f.PagesHedged, &o.PagesHedged}, {&f.AlternateWins, &o.AlternateWins},
 		{&f.RegionSwitches, &o.RegionSwitches}, {&f.PagesPinned, &o.PagesPinned}, {&f.PagesGated, &o.PagesGated},
 		{&f.ColdRestarts, &o.ColdRestarts}, {&f.Resumes, &o.Resumes}, {&f.SetupContacts, &o.SetupContacts}, {&f.SetupReads, &o.SetupReads},
-		{&f.SetupReadsHedged, &o.SetupReadsHedged}, {&f.SetupErrors, &o.SetupErrors}, {&f.StalePages, &o.StalePages},
+		{&f.SetupReadsHedged, &o.SetupReadsHedged}, {&f.SetupReadsFailover, &o.SetupReadsFailover}, {&f.SetupErrors, &o.SetupErrors}, {&f.StalePages, &o.StalePages},
 		{&f.MonotonicViolations, &o.MonotonicViolations}, {&f.NotModified, &o.NotModified}, {&f.Changes, &o.Changes},
 		{&f.Delivered, &o.Delivered}, {&f.Duplicates, &o.Duplicates}, {&f.Skips, &o.Skips}, {&f.StaleCacheHits, &o.StaleCacheHits}, {&f.StaleSetupReads, &o.StaleSetupReads}, {&f.StaleSetupNoNewer, &o.StaleSetupNoNewer},
 	} {

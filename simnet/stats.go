@@ -128,7 +128,8 @@ type Stats struct {
 	// spawned: the first attempt of each); altRaces the races that sent
 	// their alternate; unsent the races that ended without sending
 	// anything (no applicable region). The legs invariant compares them
-	// (invariants.go).
+	// (invariants.go) at the end of each run; no figure reads them, and a
+	// shard's partial result does not carry them (internal/study).
 	legs, altRaces, unsent int64
 	// End is the virtual time the run ended.
 	End time.Duration
@@ -300,6 +301,9 @@ func (s *sim) record(r *hedging.Race) {
 		win.Hedged++
 	}
 	if d, ok := st.countRace(r); ok {
+		if failoverSpawn(d) {
+			st.FailoverHedged++
+		}
 		if d.TerminalState() == hedging.AlternateWon {
 			st.AlternateWins++
 		}
@@ -338,9 +342,18 @@ func (s *sim) recordOp(start, lat time.Duration) *Window {
 	return win
 }
 
-// countRace adds race r's terminal state, failover spawn and breaker trip
-// to st (for every race: an operation's, or a feed page's) and returns its
-// hedge diagnostics, when hedging was active.
+// failoverSpawn reports whether the race of d sent its alternate on a
+// region-changing result of the primary (hedging.SpawnCause.Failover)
+// rather than on the threshold.
+func failoverSpawn(d *hedging.HedgeDiagnostics) bool {
+	c, ok := d.SpawnCause()
+	return ok && c.Failover()
+}
+
+// countRace adds race r's terminal state and breaker trip to st (for
+// every race: an operation's, or a feed page's) and returns its hedge
+// diagnostics, when hedging was active. Hedged and FailoverHedged count
+// operations, not races: their callers count them.
 func (st *Stats) countRace(r *hedging.Race) (*hedging.HedgeDiagnostics, bool) {
 	if r.TrippedBreaker() {
 		st.BreakerTrips++
@@ -355,9 +368,6 @@ func (st *Stats) countRace(r *hedging.Race) (*hedging.HedgeDiagnostics, bool) {
 	if !ok {
 		st.Terminal[0]++
 		return nil, false
-	}
-	if c, ok := d.SpawnCause(); ok && c.Failover() {
-		st.FailoverHedged++
 	}
 	st.AlternateAttempts += int64(d.Leg(hedging.Alternate).Attempts)
 	st.Terminal[d.TerminalState()]++

@@ -155,7 +155,8 @@ func (o *Outcome) served() hedging.Region {
 type Diagnostics struct {
 	// Pages is the pages delivered with a response, every leaf and epoch.
 	Pages int
-	// PagesHedged is the pages whose race sent the alternate.
+	// PagesHedged is the pages whose race sent the alternate, delivered or
+	// not (a failed page's race counts).
 	PagesHedged int
 	// AlternateWins is the pages the alternate answered.
 	AlternateWins int

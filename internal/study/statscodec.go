@@ -69,6 +69,9 @@ func describe(b *strings.Builder, t reflect.Type, seen map[reflect.Type]bool) {
 		b.WriteString(t.String() + "{")
 		for i := 0; i < t.NumField(); i++ {
 			f := t.Field(i)
+			if !f.IsExported() {
+				continue // a run's own bookkeeping: not carried (checkEncodable)
+			}
 			b.WriteString(f.Name + " ")
 			describe(b, f.Type, seen)
 			b.WriteString(";")
@@ -111,7 +114,11 @@ func checkEncodable(t reflect.Type, path string, seen map[reflect.Type]bool) err
 		for i := 0; i < t.NumField(); i++ {
 			f := t.Field(i)
 			if !f.IsExported() {
-				return fmt.Errorf("study: %s.%s is unexported: partial results cannot carry it", path, f.Name)
+				// An unexported field of the measurements is the run's own
+				// bookkeeping for its invariants (simnet checks them at the
+				// end of each run): no figure reads it, so a partial result
+				// does not carry it.
+				continue
 			}
 			if err := checkEncodable(f.Type, path+"."+f.Name, seen); err != nil {
 				return err
@@ -171,7 +178,9 @@ func encodeValue(b []byte, v reflect.Value) ([]byte, error) {
 	case reflect.Struct:
 		var err error
 		for i := 0; i < t.NumField() && err == nil; i++ {
-			b, err = encodeValue(b, v.Field(i))
+			if t.Field(i).IsExported() {
+				b, err = encodeValue(b, v.Field(i))
+			}
 		}
 		return b, err
 	}
@@ -374,7 +383,9 @@ func (d *decoder) value(v reflect.Value) {
 		v.Set(m)
 	case reflect.Struct:
 		for i := 0; i < t.NumField() && d.err == nil; i++ {
-			d.value(v.Field(i))
+			if t.Field(i).IsExported() {
+				d.value(v.Field(i))
+			}
 		}
 	default:
 		d.fail("cannot decode a %s", t)

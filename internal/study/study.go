@@ -246,17 +246,26 @@ func Figures(p PolicyResult) report.Figures {
 		// Method of independent replications: each figure is the mean of
 		// the per-replication values, with a Student-t 95% interval;
 		// latencies cannot be negative, so their lower bound is clamped at 0.
+		// A figure undefined in a replication (NaN: an RU multiplier with no
+		// RU returned) is left out of its mean, as empty replications are;
+		// undefined in every one, it stays NaN with no interval.
 		f.CI95 = map[string][2]float64{}
 		per := make([][]float64, len(figureNames))
 		for _, v := range p.PerRep {
 			for i, x := range v {
-				per[i] = append(per[i], x)
+				if !math.IsNaN(x) {
+					per[i] = append(per[i], x)
+				}
 			}
 		}
 		means := make([]float64, len(figureNames))
 		for i, name := range figureNames {
 			if name == "max_ms" {
 				continue // the true maximum over all replications, from Merged
+			}
+			if len(per[i]) == 0 {
+				means[i] = math.NaN()
+				continue
 			}
 			ci := CI95(per[i])
 			means[i] = (ci[0] + ci[1]) / 2

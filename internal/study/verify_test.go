@@ -104,8 +104,8 @@ func TestPlantedFigureInvariantsAreFoundAndShrunk(t *testing.T) {
 			}
 		}},
 		{"parallel", 1, func(i, workers int, f *report.Figures, m *simnet.Stats) {
-			if m.BreakerTrips > 0 && workers > 1 {
-				m.Attempts++
+			if m.Hedged > 0 && workers > 1 {
+				m.Attempts++ // the output depends on --parallel
 			}
 		}},
 	} {
