@@ -1,0 +1,127 @@
+package calibrate_test
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"hedgelab/hedging"
+	"hedgelab/internal/calibrate"
+	"hedgelab/scenarios"
+	"hedgelab/simnet"
+)
+
+// regionLatency records each region's answered attempts' latencies (µs).
+type regionLatency map[hedging.Region]*hdr.Histogram
+
+func (r regionLatency) add(ev hedging.AttemptEvent) {
+	if ev.Abandoned || ev.Result.Err != nil || ev.Result.Status.Code >= 400 {
+		return
+	}
+	h := r[ev.Attempt.Endpoint.Region]
+	if h == nil {
+		h = simnet.NewLatencyHistogram()
+		r[ev.Attempt.Endpoint.Region] = h
+	}
+	_ = h.RecordValue(max(int64(ev.Latency/time.Microsecond), 1))
+}
+
+// policiesTOML renders a scenario's [[policies]] back as TOML.
+func policiesTOML(t testing.TB, s *scenarios.Scenario) string {
+	var b strings.Builder
+	for _, p := range s.File.Policies {
+		fmt.Fprintf(&b, "[[policies]]\nname = %q\ntype = %q\n", p.Name, p.Type)
+		opt := func(k string, v *float64) {
+			if v != nil {
+				fmt.Fprintf(&b, "%s = %v\n", k, *v)
+			}
+		}
+		opt("threshold_ms", p.ThresholdMs)
+		opt("min_ms", p.MinMs)
+		opt("max_ms", p.MaxMs)
+		opt("window_s", p.WindowS)
+		opt("quantile", p.Quantile)
+		opt("cap_ms", p.CapMs)
+		if p.Preset != nil {
+			fmt.Fprintf(&b, "preset = %q\n", *p.Preset)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func TestRoundTripExplore(t *testing.T) {
+	name := os.Getenv("RT_SCENARIO")
+	if name == "" {
+		t.Skip("RT_SCENARIO")
+	}
+	s, err := scenarios.Get(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, pols, err := s.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p0 := os.Getenv("RT_POLICY")
+	i := slices.IndexFunc(pols, func(p simnet.Policy) bool { return p.Name == p0 })
+	if i < 0 {
+		t.Fatalf("no policy %q", p0)
+	}
+	orig := regionLatency{}
+	data, _ := simulateTelemetry(t, cfg, pols[i], 10*time.Second, orig.add)
+	t.Logf("%d bytes of OTLP JSON", len(data))
+	tel, err := calibrate.ReadOTLP("sim.json", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := calibrate.Fit(tel, calibrate.Options{Name: "rt", Policies: policiesTOML(t, s), Seed: int64(cfg.Seed)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := m.TOML("rt.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile("/tmp/rt.toml", out, 0o644)
+	cs, err := scenarios.Parse("rt.toml", out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ccfg, cpols, err := cs.Config()
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := slices.IndexFunc(cpols, func(p simnet.Policy) bool { return p.Name == p0 })
+	cal := regionLatency{}
+	_, _ = simulateTelemetry(t, ccfg, cpols[j], 10*time.Second, cal.add)
+	for reg, h := range orig {
+		c := cal[reg]
+		if c == nil {
+			t.Errorf("%s: no answers in the calibrated run", reg)
+			continue
+		}
+		for _, q := range []float64{50, 99, 99.9} {
+			a, b := float64(h.ValueAtQuantile(q)), float64(c.ValueAtQuantile(q))
+			t.Logf("%s p%v: %d answers %.0f µs, calibrated %d answers %.0f µs (%+.2f%%)", reg, q, h.TotalCount(), a, c.TotalCount(), b, 100*(b/a-1))
+		}
+	}
+	for k := range pols {
+		a, err := simnet.Run(cfg, pols[k], 0, simnet.RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := slices.IndexFunc(cpols, func(p simnet.Policy) bool { return p.Name == pols[k].Name })
+		b, err := simnet.Run(ccfg, cpols[c], 0, simnet.RunOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%-16s p99 %.3f -> %.3f (%+.2f%%)  RU %.4f -> %.4f (%+.2f%%)", pols[k].Name, a.QuantileMs(0.99), b.QuantileMs(0.99), 100*(b.QuantileMs(0.99)/a.QuantileMs(0.99)-1),
+			a.RUMultiplier(), b.RUMultiplier(), 100*(b.RUMultiplier()/a.RUMultiplier()-1))
+	}
+}
