@@ -46,8 +46,16 @@ func (m *Model) TOML(source string) ([]byte, error) {
 	var b bytes.Buffer
 	w := func(format string, a ...any) { fmt.Fprintf(&b, format, a...) }
 	comment := func(prefix, text string) {
-		for _, line := range wrapText(text, 96-len(prefix)) {
-			w("%s%s\n", prefix, line)
+		cont := prefix
+		if strings.HasSuffix(prefix, "- ") {
+			cont = strings.TrimSuffix(prefix, "- ") + "  "
+		}
+		for i, line := range wrapText(text, 96-len(prefix)) {
+			if i == 0 {
+				w("%s%s\n", prefix, line)
+			} else {
+				w("%s%s\n", cont, line)
+			}
 		}
 	}
 	w("# Calibrated by `hedgesim calibrate` from %s.\n", strings.Join(m.Sources, ", "))
@@ -57,7 +65,7 @@ func (m *Model) TOML(source string) ([]byte, error) {
 	}
 	for _, r := range m.Regions {
 		if r.Answered == 0 {
-			comment("#   - ", fmt.Sprintf("%s: no answered attempt; its service time is the primary's", r.Name))
+			comment("#   - ", fmt.Sprintf("%s: no answered attempt; its service time is borrowed from another region", r.Name))
 		}
 	}
 	if len(m.Warnings) > 0 {
@@ -80,13 +88,22 @@ func (m *Model) TOML(source string) ([]byte, error) {
 		}
 		w("\n[[endpoints]]   # %s\nregion = %q\nreplica = %q\n", role, r.Name, r.Replica)
 	}
-	primary := m.Regions[0]
+	primary := m.Regions[0] // the region borrowed from: the first with answers
+	for _, r := range m.Regions {
+		if r.Service.Family != "" {
+			primary = r
+			break
+		}
+	}
+	if primary.Service.Family == "" {
+		return nil, fmt.Errorf("%s: no region answered a single attempt with a status below 400: no service time to fit", strings.Join(m.Sources, ", "))
+	}
 	for _, r := range m.Regions {
 		w("\n[[replicas]]   # %.0f answered, %.0f abandoned, %.0f other attempts\nname = %q\nregion = %q\n", r.Answered, r.Abandoned, r.Other, r.Replica, r.Physical)
 		sf := r.Service
 		if sf.Family == "" {
 			sf = primary.Service
-			sf.Why = fmt.Sprintf("borrowed: no answered attempt of %s; the primary's (%s) service time", r.Name, primary.Name)
+			sf.Why = fmt.Sprintf("borrowed: no answered attempt of %s; the service time of %s", r.Name, primary.Name)
 		}
 		comment("# service: ", sf.Why)
 		w("[replicas.service]\n")
