@@ -27,7 +27,7 @@ type attemptState struct {
 	cancelled  bool
 	respQueued bool
 	sentAt     time.Duration // when the attempt was sent (for the Observer)
-	cx         capAttempt // state at a replica with capacity (capacity.go)
+	cx         capAttempt    // state at a replica with capacity (capacity.go)
 }
 
 type opState struct {

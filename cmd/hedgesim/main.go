@@ -8,6 +8,8 @@
 //	hedgesim run FILE|NAME...         run scenario files or embedded scenarios
 //	hedgesim sweep FILE|NAME --param PATH=FROM:TO:STEP
 //	hedgesim validate FILE|NAME...    check scenarios without running them
+//	hedgesim calibrate FILE...        write a scenario from OTLP JSON or CSV telemetry
+//	hedgesim whatif TELEMETRY...      calibrate, run the policy roster, print a verdict
 //	hedgesim list                     list the embedded scenarios
 //	hedgesim version                  print the version (also --version)
 //
@@ -42,6 +44,8 @@ Usage:
   hedgesim sweep [flags] FILE|NAME --param PATH=FROM:TO:STEP
                                                 vary one numeric parameter and draw curves
   hedgesim validate FILE|NAME...                check scenarios without running them
+  hedgesim calibrate [flags] FILE...            write a scenario from OTLP JSON or CSV telemetry
+  hedgesim whatif [flags] TELEMETRY...          calibrate, run the policy roster, print a verdict
   hedgesim list                                 list the embedded scenarios
   hedgesim version                              print the version (also: --version)
 
@@ -85,6 +89,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdSweep(ctx, args[1:], stdout, stderr)
 	case "validate":
 		return cmdValidate(args[1:], stdout, stderr)
+	case "calibrate":
+		return cmdCalibrate(args[1:], stdout, stderr)
+	case "whatif":
+		return cmdWhatif(ctx, args[1:], stdout, stderr)
 	case "list":
 		return cmdList(args[1:], stdout, stderr)
 	case "version":
@@ -123,12 +131,14 @@ func wantsHelp(args []string) bool {
 // version returns the module version and VCS revision the binary was
 // built from, as far as the Go toolchain recorded them.
 var usageLines = map[string]string{
-	"":         "Usage: hedgesim [COMMAND] [flags] [FILE|NAME...]  (commands: run, sweep, validate, list, version, help)",
-	"run":      firstLine(runUsage),
-	"sweep":    firstLine(sweepUsage),
-	"validate": firstLine(validateUsage),
-	"list":     firstLine(listUsage),
-	"version":  firstLine(versionUsage),
+	"":          "Usage: hedgesim [COMMAND] [flags] [FILE|NAME...]  (commands: run, sweep, validate, calibrate, whatif, list, version, help)",
+	"run":       firstLine(runUsage),
+	"sweep":     firstLine(sweepUsage),
+	"validate":  firstLine(validateUsage),
+	"calibrate": firstLine(calibrateUsage),
+	"whatif":    firstLine(whatifUsage),
+	"list":      firstLine(listUsage),
+	"version":   firstLine(versionUsage),
 }
 
 func firstLine(s string) string {
