@@ -210,7 +210,7 @@ func (m *Model) fitRegions(t *Telemetry, opt Options) error {
 	}
 	m.ClientRegion = phys
 	used := map[string]bool{}
-	for i, name := range names {
+	for _, name := range names {
 		r := &RegionFit{Name: name, Replica: replicaName(name, used), Physical: name}
 		if p, ok := publishedRegion(name); ok {
 			r.Physical = p
@@ -228,7 +228,6 @@ func (m *Model) fitRegions(t *Telemetry, opt Options) error {
 				r.RTTNote = fmt.Sprintf("%q is not in the published matrix: RTT 0, the whole attempt latency is service time", name)
 			}
 		}
-		_ = i
 		m.Regions = append(m.Regions, r)
 	}
 	return nil
@@ -286,9 +285,8 @@ func (m *Model) fitRate(t *Telemetry) {
 		m.Warnings = append(m.Warnings, "no "+metricOperations+": the request rate is the primary's attempts per second")
 	}
 	type seg struct {
-		start     time.Duration
-		n, dur    float64
-		firstRate float64
+		start  time.Duration
+		n, dur float64
 	}
 	var segs []seg
 	for i, w := range t.Windows {
