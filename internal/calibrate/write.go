@@ -6,6 +6,7 @@ package calibrate
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 
 	"hedgelab/scenarios"
@@ -119,17 +120,14 @@ func (m *Model) TOML(source string) ([]byte, error) {
 		}
 	}
 	w("\n[network]\nsame_region_rtt_ms = 0.0   # inside the service time (telemetry cannot separate it)\n")
-	var rtts []string
-	for _, r := range m.Regions {
-		if r.Physical != m.ClientRegion && r.RTTMs > 0 {
-			rtts = append(rtts, fmt.Sprintf("%q = %s", r.Physical, fmtG(r.RTTMs)))
-		}
-	}
 	for _, r := range m.Regions {
 		comment("# RTT to "+r.Name+": ", r.RTTNote)
 	}
-	if len(rtts) > 0 {
-		w("[network.rtt_ms]\n%q = { %s }\n", m.ClientRegion, strings.Join(rtts, ", "))
+	if rows := m.rttRows(); len(rows) > 0 {
+		w("[network.rtt_ms]\n")
+		for _, row := range rows {
+			w("%s\n", row)
+		}
 	}
 	for i, e := range m.Episodes {
 		w("\n[[episodes]]\n")
@@ -211,4 +209,44 @@ func wrapText(text string, width int) []string {
 		lines = append(lines, cur.String())
 	}
 	return lines
+}
+
+// rttRows are the [network.rtt_ms] rows the scenario needs: the client's
+// round trip to every other replica region (the fitted RTTMs) and, for
+// the hub forwarding of writes, the write region's (the primary's) to
+// every other replica region: the published P50 when both regions are in
+// the matrix, else 0 (a region outside the matrix, such as a loopback
+// test's, has its whole latency in its service time).
+func (m *Model) rttRows() []string {
+	var rows []string
+	var client []string
+	for _, r := range m.Regions {
+		if r.Physical != m.ClientRegion && !slices.Contains(client, fmt.Sprintf("%q = %s", r.Physical, fmtG(r.RTTMs))) {
+			client = append(client, fmt.Sprintf("%q = %s", r.Physical, fmtG(r.RTTMs)))
+		}
+	}
+	if len(client) > 0 {
+		rows = append(rows, fmt.Sprintf("%q = { %s }", m.ClientRegion, strings.Join(client, ", ")))
+	}
+	hub := m.Regions[0].Physical
+	if hub == m.ClientRegion {
+		return rows // the client's row holds the hub's
+	}
+	var hubs []string
+	seen := map[string]bool{hub: true, m.ClientRegion: true}
+	for _, r := range m.Regions[1:] {
+		if seen[r.Physical] {
+			continue
+		}
+		seen[r.Physical] = true
+		v, ok := publishedRTT(hub, r.Physical)
+		if !ok {
+			v = 0
+		}
+		hubs = append(hubs, fmt.Sprintf("%q = %s", r.Physical, fmtG(v)))
+	}
+	if len(hubs) > 0 {
+		rows = append(rows, fmt.Sprintf("%q = { %s }", hub, strings.Join(hubs, ", ")))
+	}
+	return rows
 }
