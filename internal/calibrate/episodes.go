@@ -25,13 +25,6 @@ type regionWindow struct {
 
 // fitRegion fits region r's service time, episodes and faults.
 func (m *Model) fitRegion(t *Telemetry, r *RegionFit) {
-	rws := regionWindows(t, r)
-	m.fitRegionWindows(t, r, rws)
-}
-
-// regionWindows splits region r's attempts by window and outcome, and
-// counts them into r.Answered, r.Abandoned and r.Other.
-func regionWindows(t *Telemetry, r *RegionFit) []regionWindow {
 	rws := make([]regionWindow, len(t.Windows))
 	for i, w := range t.Windows {
 		rw := &rws[i]
@@ -57,11 +50,6 @@ func regionWindows(t *Telemetry, r *RegionFit) []regionWindow {
 			}
 		}
 	}
-	return rws
-}
-
-// fitRegionWindows fits r from its windows rws.
-func (m *Model) fitRegionWindows(t *Telemetry, r *RegionFit, rws []regionWindow) {
 	if r.Other > 0 {
 		var other float64
 		for _, w := range t.Windows {

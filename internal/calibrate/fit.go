@@ -43,10 +43,6 @@ type Model struct {
 	WindowS           float64
 	ClientRegion      string
 	ClientNote        string
-	// SameRegionRTTMs is the round trip to a replica in the client's
-	// region (ms): 0 unless slow episodes tell it (fitSameRegionRTT).
-	SameRegionRTTMs   float64
-	SameRegionRTTNote string
 	Regions           []*RegionFit
 	RatePerS          float64
 	RateChanges       [][2]float64 // [at_s, rate_per_s]
@@ -126,7 +122,6 @@ func Fit(t *Telemetry, opt Options) (*Model, error) {
 	}
 	m.fitRate(t)
 	m.fitRU(t)
-	m.fitSameRegionRTT(t)
 	for _, r := range m.Regions {
 		m.fitRegion(t, r)
 	}

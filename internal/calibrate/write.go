@@ -119,13 +119,7 @@ func (m *Model) TOML(source string) ([]byte, error) {
 			w("]\n")
 		}
 	}
-	if m.SameRegionRTTNote != "" {
-		w("\n[network]\n")
-		comment("# same_region_rtt_ms: ", m.SameRegionRTTNote)
-		w("same_region_rtt_ms = %s\n", fmtG(m.SameRegionRTTMs))
-	} else {
-		w("\n[network]\nsame_region_rtt_ms = 0.0   # inside the service time (telemetry cannot separate it)\n")
-	}
+	w("\n[network]\nsame_region_rtt_ms = 0.0   # inside the service time (telemetry cannot separate it)\n")
 	for _, r := range m.Regions {
 		comment("# RTT to "+r.Name+": ", r.RTTNote)
 	}
