@@ -45,8 +45,9 @@
 // is the attempt's region, leg primary or alternate, and status the
 // answer's status as
 // "200" or "404/1002", transport_error (no response), local_throttle (the
-// client's own throughput-control 429) or abandoned (the race ended while
-// the attempt was still running: its latency is only a lower bound, a
+// client's own throughput-control 429) or abandoned (cancelled before it
+// answered: the race ended while it was still running, or its transport
+// returned the context's error; its latency is only a lower bound, a
 // censored observation). Its explicit bucket boundaries are 2^(i/32) ms
 // from 1/16 ms to 2^17 ms (~131 s), the boundaries of an exponential
 // histogram of scale 5: each bucket is 2.2% wide, so a quantile read from
@@ -195,7 +196,10 @@ func (o *Observer) ObserveAttempt(ctx context.Context, ev hedging.AttemptEvent) 
 	}
 	k := attemptKey{region: ev.Attempt.Endpoint.Region, leg: ev.Attempt.Leg}
 	switch {
-	case ev.Abandoned:
+	case ev.Abandoned, errors.Is(ev.Result.Err, context.Canceled), errors.Is(ev.Result.Err, context.DeadlineExceeded):
+		// Cancelled before it answered, whether Do stopped waiting first
+		// (Abandoned) or the transport returned the context's error first:
+		// either way its latency is only a lower bound.
 		k.status = "abandoned"
 	case ev.Result.LocalThrottle:
 		k.status = "local_throttle"
