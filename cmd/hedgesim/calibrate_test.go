@@ -48,3 +48,36 @@ func TestCLICalibrateAndWhatif(t *testing.T) {
 		t.Error("a scenario was written for bad telemetry")
 	}
 }
+
+// The README's path without a service: telemetry exports a simulation's
+// OTLP JSON, calibrate fits it, run charts the calibrated scenario; an
+// unknown policy is refused by name and writes nothing.
+func TestCLITelemetryCalibrateRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: three simulated runs")
+	}
+	dir := t.TempDir()
+	tel, toml := filepath.Join(dir, "tel.json"), filepath.Join(dir, "my.toml")
+	var stdout, stderr bytes.Buffer
+	ctx := context.Background()
+	if code := run(ctx, []string{"telemetry", "healthy", "--policy", "static-20ms", "--out", tel}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("telemetry: exit %d: %s", code, stderr.String())
+	}
+	if code := run(ctx, []string{"calibrate", tel, "--out", toml}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("calibrate: exit %d: %s", code, stderr.String())
+	}
+	if code := run(ctx, []string{"run", toml, "--out", filepath.Join(dir, "res"), "-q", "--parallel", "1"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("run: exit %d: %s", code, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "res", "ccdf.svg")); err != nil {
+		t.Error(err)
+	}
+	stderr.Reset()
+	x := filepath.Join(dir, "x.json")
+	if code := run(ctx, []string{"telemetry", "healthy", "--policy", "nope", "--out", x}, &stdout, &stderr); code != exitError || !strings.Contains(stderr.String(), `no policy "nope"`) {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+	if _, err := os.Stat(x); err == nil {
+		t.Error("telemetry was written for an unknown policy")
+	}
+}

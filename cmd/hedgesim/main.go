@@ -10,6 +10,7 @@
 //	hedgesim validate FILE|NAME...    check scenarios without running them
 //	hedgesim calibrate FILE...        write a scenario from OTLP JSON or CSV telemetry
 //	hedgesim whatif TELEMETRY...      calibrate, run the policy roster, print a verdict
+//	hedgesim telemetry FILE|NAME      export a simulation's telemetry as OTLP JSON
 //	hedgesim list                     list the embedded scenarios
 //	hedgesim version                  print the version (also --version)
 //
@@ -46,6 +47,7 @@ Usage:
   hedgesim validate FILE|NAME...                check scenarios without running them
   hedgesim calibrate [flags] FILE...            write a scenario from OTLP JSON or CSV telemetry
   hedgesim whatif [flags] TELEMETRY...          calibrate, run the policy roster, print a verdict
+  hedgesim telemetry [flags] FILE|NAME --out F  export a simulation's telemetry as OTLP JSON
   hedgesim list                                 list the embedded scenarios
   hedgesim version                              print the version (also: --version)
 
@@ -93,6 +95,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdCalibrate(args[1:], stdout, stderr)
 	case "whatif":
 		return cmdWhatif(ctx, args[1:], stdout, stderr)
+	case "telemetry":
+		return cmdTelemetry(args[1:], stdout, stderr)
 	case "list":
 		return cmdList(args[1:], stdout, stderr)
 	case "version":
@@ -131,12 +135,13 @@ func wantsHelp(args []string) bool {
 // version returns the module version and VCS revision the binary was
 // built from, as far as the Go toolchain recorded them.
 var usageLines = map[string]string{
-	"":          "Usage: hedgesim [COMMAND] [flags] [FILE|NAME...]  (commands: run, sweep, validate, calibrate, whatif, list, version, help)",
+	"":          "Usage: hedgesim [COMMAND] [flags] [FILE|NAME...]  (commands: run, sweep, validate, calibrate, whatif, telemetry, list, version, help)",
 	"run":       firstLine(runUsage),
 	"sweep":     firstLine(sweepUsage),
 	"validate":  firstLine(validateUsage),
 	"calibrate": firstLine(calibrateUsage),
 	"whatif":    firstLine(whatifUsage),
+	"telemetry": firstLine(telemetryUsage),
 	"list":      firstLine(listUsage),
 	"version":   firstLine(versionUsage),
 }
