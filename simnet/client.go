@@ -26,7 +26,8 @@ type attemptState struct {
 	n          uint16 // attempt number within the leg (CRN key)
 	cancelled  bool
 	respQueued bool
-	cx         capAttempt // state at a replica with capacity (capacity.go)
+	sentAt     time.Duration // when the attempt was sent (for the Observer)
+	cx         capAttempt    // state at a replica with capacity (capacity.go)
 }
 
 type opState struct {
@@ -66,6 +67,9 @@ type opState struct {
 	tiedLeg     uint8
 	tiedRep     int32
 	tiedStartAt time.Duration
+	// cancelled counts the op's attempts cancelled, by
+	// hedging.CancelReason, when the run has an Observer.
+	cancelled [4]uint8
 }
 
 func (s *sim) interarrival() time.Duration {
@@ -165,6 +169,7 @@ func (s *sim) newSlot(idx uint64, client int32) (int32, *opState) {
 	}
 	o.pending, o.done, o.nparked, o.tiedStarted = 0, false, 0, false
 	o.page, o.poll = false, false
+	o.cancelled = [4]uint8{}
 	return slot, o
 }
 
@@ -177,6 +182,9 @@ func (s *sim) perform(slot int32, e *hedging.Effects) {
 			s.send(slot, o, &a.Attempt)
 		case hedging.ActCancel:
 			s.cancel(slot, o, a.Leg)
+			if s.obs != nil {
+				s.observeCancel(o, &o.att[a.Leg], a.Reason)
+			}
 		case hedging.ActTimer:
 			if ev := (event{at: a.At, kind: evTimer, id: slot, gen: o.gen, sub: uint8(a.Timer)}); !s.park(o, &ev) {
 				s.q.push(ev)
@@ -242,6 +250,7 @@ func (s *sim) send(slot int32, o *opState, a *hedging.Attempt) {
 	st.cancelled = false
 	st.respQueued = false
 	st.cx = capAttempt{}
+	st.sentAt = s.now
 	st.n++
 	if st.n == 1 {
 		s.stats.legs++
@@ -331,6 +340,9 @@ func (s *sim) complete(slot int32, o *opState) {
 	}
 	if s.onComplete != nil {
 		s.onComplete(r, &o.op)
+	}
+	if s.obs != nil {
+		s.observeOperation(o)
 	}
 	if s.onCompleteInstance != nil {
 		s.onCompleteInstance(int(o.inst), r, &o.op)

@@ -124,6 +124,9 @@ func (s *sim) run(done <-chan struct{}) bool {
 				if st := &o.att[ev.sub]; st.a.Seq == ev.aseq {
 					st.respQueued = false
 					if !st.cancelled {
+						if s.obs != nil {
+							s.observeAnswer(st)
+						}
 						o.race.Responded(&s.eff, s.now, &st.a, &st.res)
 						s.perform(ev.id, &s.eff)
 					}

@@ -2,6 +2,7 @@ package simnet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync/atomic"
@@ -21,6 +22,16 @@ type RunOptions struct {
 	// fleet instance (0 .. Config.Fleet.Instances-1) that ran the
 	// operation.
 	OnCompleteInstance func(instance int, r *hedging.Race, op *hedging.Operation)
+	// Observer, when set, receives what hedging.Client.Do would report to
+	// its Observer for every point operation and its attempts (not feed
+	// pages: a run with Config.Feed and an Observer is refused), each in
+	// virtual-time order, with a context whose
+	// [VirtualNow] is the virtual time of the event: an attempt when its
+	// answer reaches the race, or when the race ends without it
+	// (Abandoned, as a cancelled attempt is: its answer never reaches the
+	// caller), the operation when its race is done. The Observer must not
+	// keep the events' pointers beyond the call.
+	Observer hedging.Observer
 	// Context, when set, cancels the run: Run checks it every
 	// cancelCheckEvents events and returns its error (the run's
 	// measurements are discarded).
@@ -107,6 +118,10 @@ type sim struct {
 	// invariant, invariants.go); overrun: the run stopped there.
 	eventCap int64
 	overrun  bool
+	// obs is RunOptions.Observer, obsCtx the context of its calls
+	// (observe.go).
+	obs    hedging.Observer
+	obsCtx context.Context
 }
 
 // Run simulates cfg under policy p for replication number replication
@@ -136,6 +151,12 @@ func Run(cfg *Config, p Policy, replication int, opts RunOptions) (*Stats, error
 	s.onCompleteInstance = opts.OnCompleteInstance
 	if opts.MaxWork > 0 && opts.MaxWork < MaxRunWork {
 		s.workLimit = opts.MaxWork
+	}
+	if opts.Observer != nil {
+		if cfg.Feed != nil {
+			return nil, errors.New("simnet: RunOptions.Observer does not observe feed runs (Config.Feed)")
+		}
+		s.obs, s.obsCtx = opts.Observer, &clockCtx{Context: context.Background(), s: s}
 	}
 	var done <-chan struct{}
 	if opts.Context != nil {

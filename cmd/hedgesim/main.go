@@ -10,6 +10,9 @@
 //	hedgesim merge DIR...             merge the shards of a run or sweep (--shard I/N)
 //	hedgesim validate FILE|NAME...    check scenarios without running them
 //	hedgesim fuzz --n N --seed S      generate, run and check scenarios; shrink failures
+//	hedgesim calibrate FILE...        write a scenario from OTLP JSON or CSV telemetry
+//	hedgesim whatif TELEMETRY...      calibrate, run the policy roster, print a verdict
+//	hedgesim telemetry FILE|NAME      export a simulation's telemetry as OTLP JSON
 //	hedgesim list                     list the embedded scenarios
 //	hedgesim version                  print the version (also --version)
 //
@@ -47,6 +50,9 @@ Usage:
                                                 run as shards (--shard I/N) on several machines
   hedgesim validate FILE|NAME...                check scenarios without running them
   hedgesim fuzz --n N --seed S                  generate, run and check N scenarios; shrink what fails
+  hedgesim calibrate [flags] FILE...            write a scenario from OTLP JSON or CSV telemetry
+  hedgesim whatif [flags] TELEMETRY...          calibrate, run the policy roster, print a verdict
+  hedgesim telemetry [flags] FILE|NAME --out F  export a simulation's telemetry as OTLP JSON
   hedgesim list                                 list the embedded scenarios
   hedgesim version                              print the version (also: --version)
 
@@ -96,6 +102,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdValidate(args[1:], stdout, stderr)
 	case "fuzz":
 		return cmdFuzz(ctx, args[1:], stdout, stderr)
+	case "calibrate":
+		return cmdCalibrate(args[1:], stdout, stderr)
+	case "whatif":
+		return cmdWhatif(ctx, args[1:], stdout, stderr)
+	case "telemetry":
+		return cmdTelemetry(args[1:], stdout, stderr)
 	case "list":
 		return cmdList(args[1:], stdout, stderr)
 	case "version":
@@ -134,14 +146,17 @@ func wantsHelp(args []string) bool {
 // version returns the module version and VCS revision the binary was
 // built from, as far as the Go toolchain recorded them.
 var usageLines = map[string]string{
-	"":         "Usage: hedgesim [COMMAND] [flags] [FILE|NAME...]  (commands: run, sweep, merge, validate, fuzz, list, version, help)",
-	"run":      firstLine(runUsage),
-	"sweep":    firstLine(sweepUsage),
-	"merge":    firstLine(mergeUsage),
-	"validate": firstLine(validateUsage),
-	"fuzz":     firstLine(fuzzUsage),
-	"list":     firstLine(listUsage),
-	"version":  firstLine(versionUsage),
+	"":          "Usage: hedgesim [COMMAND] [flags] [FILE|NAME...]  (commands: run, sweep, merge, validate, fuzz, calibrate, whatif, telemetry, list, version, help",
+	"run":       firstLine(runUsage),
+	"sweep":     firstLine(sweepUsage),
+	"merge":     firstLine(mergeUsage),
+	"validate":  firstLine(validateUsage),
+	"fuzz":      firstLine(fuzzUsage),
+	"calibrate": firstLine(calibrateUsage),
+	"whatif":    firstLine(whatifUsage),
+	"telemetry": firstLine(telemetryUsage),
+	"list":      firstLine(listUsage),
+	"version":   firstLine(versionUsage),
 }
 
 func firstLine(s string) string {

@@ -91,8 +91,8 @@ func TestObserverRecordsReservedMetrics(t *testing.T) {
 		synctest.Wait()
 
 		got := collect(t, reader)
-		if len(got) != 8 {
-			t.Errorf("%d metrics, want the 7 of §10.4 and attempts_total: %v", len(got), got)
+		if len(got) != 9 {
+			t.Errorf("%d metrics, want the 7 of §10.4, attempts_total and attempt_latency_ms: %v", len(got), got)
 		}
 		counter := func(name string) map[string]int64 { t.Helper(); return counterOf(t, got, name) }
 		hist := func(name string) map[string][2]float64 { t.Helper(); return histOf(t, got, name) }

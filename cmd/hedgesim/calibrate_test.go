@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"hedgelab/scenarios"
+)
+
+const sampleTelemetry = "../../internal/calibrate/testdata/sample.otlp.json"
+
+// The README's two commands: calibrate the sample into a file that run
+// accepts; whatif prints the table and a verdict naming both policies.
+func TestCLICalibrateAndWhatif(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "my.toml")
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"calibrate", sampleTelemetry, "--out", out}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("calibrate: exit %d: %s", code, stderr.String())
+	}
+	if _, err := scenarios.Load(out); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Reset()
+	if code := run(context.Background(), []string{"whatif", sampleTelemetry, "--out", filepath.Join(dir, "res"), "--parallel", "1"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("whatif: exit %d: %s", code, stderr.String())
+	}
+	if s := stdout.String(); !strings.Contains(s, "Verdict: recommended against current") || !strings.Contains(s, "p99") {
+		t.Errorf("whatif output: %s", s)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "res", "ccdf.svg")); err != nil {
+		t.Error(err)
+	}
+	// Bad telemetry: exit 1, the file and line named, nothing written.
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte("{\"resourceMetrics\": 3}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stderr.Reset()
+	if code := run(context.Background(), []string{"calibrate", bad, "--out", filepath.Join(dir, "x.toml")}, &stdout, &stderr); code != exitError || !strings.Contains(stderr.String(), bad+":1: resourceMetrics") {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x.toml")); err == nil {
+		t.Error("a scenario was written for bad telemetry")
+	}
+}
+
+// The README's path without a service: telemetry exports a simulation's
+// OTLP JSON, calibrate fits it, run charts the calibrated scenario; an
+// unknown policy is refused by name and writes nothing.
+func TestCLITelemetryCalibrateRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: three simulated runs")
+	}
+	dir := t.TempDir()
+	tel, toml := filepath.Join(dir, "tel.json"), filepath.Join(dir, "my.toml")
+	var stdout, stderr bytes.Buffer
+	ctx := context.Background()
+	if code := run(ctx, []string{"telemetry", "healthy", "--policy", "static-20ms", "--out", tel}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("telemetry: exit %d: %s", code, stderr.String())
+	}
+	if code := run(ctx, []string{"calibrate", tel, "--out", toml}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("calibrate: exit %d: %s", code, stderr.String())
+	}
+	if code := run(ctx, []string{"run", toml, "--out", filepath.Join(dir, "res"), "-q", "--parallel", "1"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("run: exit %d: %s", code, stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(dir, "res", "ccdf.svg")); err != nil {
+		t.Error(err)
+	}
+	stderr.Reset()
+	x := filepath.Join(dir, "x.json")
+	if code := run(ctx, []string{"telemetry", "healthy", "--policy", "nope", "--out", x}, &stdout, &stderr); code != exitError || !strings.Contains(stderr.String(), `no policy "nope"`) {
+		t.Errorf("exit %d, stderr %q", code, stderr.String())
+	}
+	if _, err := os.Stat(x); err == nil {
+		t.Error("telemetry was written for an unknown policy")
+	}
+}

@@ -1,0 +1,124 @@
+package calibrate_test
+
+import (
+	"strings"
+	"testing"
+
+	"hedgelab/internal/calibrate"
+)
+
+// A collector file-exporter line (protobuf JSON) and the same data as
+// stdoutmetric writes it read to the same windows.
+const collectorLine = `{"resourceMetrics":[{"resource":{"attributes":[{"key":"cloud.region","value":{"stringValue":"westus"}}]},"scopeMetrics":[{"scope":{"name":"hedgelab/hedging"},"metrics":[` +
+	`{"name":"cosmos.hedge.attempt_latency_ms","unit":"ms","histogram":{"aggregationTemporality":"AGGREGATION_TEMPORALITY_DELTA","dataPoints":[{"attributes":[{"key":"region","value":{"stringValue":"westus"}},{"key":"leg","value":{"stringValue":"primary"}},{"key":"status","value":{"stringValue":"200"}}],"startTimeUnixNano":"1000000000","timeUnixNano":"11000000000","count":"3","sum":6,"bucketCounts":["0","2","1"],"explicitBounds":[1,2]}]}},` +
+	`{"name":"cosmos.hedge.operations_total","sum":{"aggregationTemporality":1,"isMonotonic":true,"dataPoints":[{"startTimeUnixNano":"1000000000","timeUnixNano":"11000000000","asInt":"3"}]}}]}]}]}`
+
+const stdoutValue = `{"Resource":[{"Key":"cloud.region","Value":{"Type":"STRING","Value":"westus"}}],"ScopeMetrics":[{"Scope":{"Name":"hedgelab/hedging"},"Metrics":[` +
+	`{"Name":"cosmos.hedge.attempt_latency_ms","Data":{"DataPoints":[{"Attributes":[{"Key":"leg","Value":{"Type":"STRING","Value":"primary"}},{"Key":"region","Value":{"Type":"STRING","Value":"westus"}},{"Key":"status","Value":{"Type":"STRING","Value":"200"}}],"StartTime":"1970-01-01T00:00:01Z","Time":"1970-01-01T00:00:11Z","Count":3,"Bounds":[1,2],"BucketCounts":[0,2,1],"Sum":6}],"Temporality":"DeltaTemporality"}},` +
+	`{"Name":"cosmos.hedge.operations_total","Data":{"DataPoints":[{"StartTime":"1970-01-01T00:00:01Z","Time":"1970-01-01T00:00:11Z","Value":3}],"Temporality":"DeltaTemporality","IsMonotonic":true}}]}]}`
+
+func TestReadOTLPShapes(t *testing.T) {
+	for name, data := range map[string]string{"collector": collectorLine, "stdoutmetric": stdoutValue} {
+		tel, err := calibrate.ReadOTLP(name, []byte(data))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if tel.ClientRegion != "westus" || len(tel.Windows) != 1 {
+			t.Fatalf("%s: client %q, %d windows", name, tel.ClientRegion, len(tel.Windows))
+		}
+		w := tel.Windows[0]
+		bins := w.Attempts[calibrate.Series{Region: "westus", Leg: "primary", Status: "200"}]
+		if w.Ops != 3 || w.End-w.Start != 10e9 || len(bins) != 2 || bins[0] != (calibrate.Bin{Lo: 1, Hi: 2, N: 2}) || bins[1] != (calibrate.Bin{Lo: 2, Hi: 2, N: 1}) {
+			t.Errorf("%s: window %+v", name, w)
+		}
+	}
+}
+
+// Bad telemetry is an error naming the file, the line and the metric.
+func TestReadErrors(t *testing.T) {
+	cases := []struct{ name, data, want string }{
+		{"otlp", "\n\n{\"resourceMetrics\": [", "otlp:3: not JSON"},
+		{"otlp", `{"foo": 1}`, "otlp:1: export: neither an OTLP"},
+		{"otlp", strings.Replace(collectorLine, `"bucketCounts":["0","2","1"]`, `"bucketCounts":["0","2"]`, 1), "otlp:1: metric cosmos.hedge.attempt_latency_ms"},
+		{"otlp", strings.Replace(collectorLine, `"count":"3"`, `"count":"4"`, 1), "bucketCounts add up to 3, count is 4"},
+		{"otlp", strings.Replace(collectorLine, "cosmos.hedge.attempt_latency_ms", "other", 1), "no cosmos.hedge.attempt_latency_ms metric (found: cosmos.hedge.operations_total)"},
+		{"csv", "time,region,latency_ms\n", "csv:1: no status column"},
+		{"csv", "time,region,latency_ms,status\n0,eastus,1.5,200\n1,eastus,x,200\n", "csv:3: latency_ms: want a latency in ms >= 0, got \"x\""},
+		{"csv", "time,region,latency_ms,status\n0,eastus,1.5,20\n", "csv:2: status"},
+		{"csv", "time,region,latency_ms,status\n", "csv: no records"},
+	}
+	for _, c := range cases {
+		var err error
+		if c.name == "otlp" {
+			_, err = calibrate.ReadOTLP(c.name, []byte(c.data))
+		} else {
+			_, err = calibrate.ReadCSV(c.name, []byte(c.data))
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: err = %v, want %q", c.data, err, c.want)
+		}
+	}
+}
+
+// CSV records: the region with most requests is the primary, operations
+// are grouped by operation_id, latencies kept in 0.54%-wide bins.
+func TestReadCSV(t *testing.T) {
+	data := "time,region,latency_ms,status,ru,operation_id\n" +
+		"0,eastus,1.0,200,1,a\n0.5,eastus,30,abandoned,,b\n0.52,westus,9,200,2,b\n1,eastus,2.0,200,1,c\n"
+	tel, err := calibrate.ReadCSV("r.csv", []byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops, hedges, ru, rucount float64
+	for _, w := range tel.Windows {
+		ops += w.Ops
+		hedges += w.LatencyHedges
+		ru += w.RUSum
+		rucount += w.RUCount
+		for s, bins := range w.Attempts {
+			for _, b := range bins {
+				if b.Hi/b.Lo > 1.0055 {
+					t.Errorf("%v: bin %v wider than 2^(1/128)", s, b)
+				}
+			}
+		}
+	}
+	if ops != 3 || hedges != 1 || ru != 4 || rucount != 3 {
+		t.Errorf("ops %g hedges %g ru %g/%g, want 3, 1, 4/3", ops, hedges, ru, rucount)
+	}
+}
+
+func FuzzReadOTLP(f *testing.F) {
+	f.Add([]byte(collectorLine))
+	f.Add([]byte(stdoutValue))
+	f.Add([]byte(`{"resourceMetrics":[{"scopeMetrics":[{"metrics":[{"name":"cosmos.hedge.attempt_latency_ms","exponentialHistogram":{"aggregationTemporality":2,"dataPoints":[{"startTimeUnixNano":"1","timeUnixNano":"2","count":"2","scale":3,"zeroCount":"1","positive":{"offset":-2,"bucketCounts":["1"]}}]}}]}]}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tel, err := calibrate.ReadOTLP("f.json", data)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "f.json") {
+				t.Fatalf("error without the file name: %v", err)
+			}
+			return
+		}
+		if m, err := calibrate.Fit(tel, calibrate.Options{}); err == nil {
+			_, _ = m.TOML("f.toml") // may refuse, must not panic
+		}
+	})
+}
+
+func FuzzReadCSV(f *testing.F) {
+	f.Add([]byte("time,region,latency_ms,status,ru\n0,eastus,1.5,200,1\n0.1,westus,9,503,\n"))
+	f.Add([]byte("time,region,latency_ms,status\n2026-07-01T00:00:00Z,a,1,abandoned\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tel, err := calibrate.ReadCSV("f.csv", data)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "f.csv") {
+				t.Fatalf("error without the file name: %v", err)
+			}
+			return
+		}
+		if m, err := calibrate.Fit(tel, calibrate.Options{}); err == nil {
+			_, _ = m.TOML("f.toml")
+		}
+	})
+}
