@@ -146,7 +146,7 @@ func wantsHelp(args []string) bool {
 // version returns the module version and VCS revision the binary was
 // built from, as far as the Go toolchain recorded them.
 var usageLines = map[string]string{
-	"":          "Usage: hedgesim [COMMAND] [flags] [FILE|NAME...]  (commands: run, sweep, merge, validate, fuzz, calibrate, whatif, telemetry, list, version, help",
+	"":          "Usage: hedgesim [COMMAND] [flags] [FILE|NAME...]  (commands: run, sweep, merge, validate, fuzz, calibrate, whatif, telemetry, list, version, help)",
 	"run":       firstLine(runUsage),
 	"sweep":     firstLine(sweepUsage),
 	"merge":     firstLine(mergeUsage),
