@@ -56,8 +56,9 @@ const (
 // the settings and the environment (AZURE_COSMOS_HEDGING_ENABLED_OVERRIDE
 // included). When that region fails the page (no final response by
 // [hedging.IsFinal]'s classification, as [hedging.Client.Do] reports it: a
-// transport error, a 503, 5xx, 408, 410, 429, a metadata read's 403/1008),
-// the response or error is returned as it is, the RoundTripper does not
+// transport error, 408, 410, most 429s, 404/1002, a 5xx but 501 and 505,
+// a metadata read's 403/1008), the response or error is returned as it
+// is, the RoundTripper does not
 // retry it elsewhere, and it forgets that continuation's serving region
 // (not when the request's own context ended). The caller's retry of the
 // same continuation then goes to the region it addresses, pinned there: to
