@@ -885,14 +885,16 @@ func (s *doState) respond(sl *attemptSlot) {
 	sl.busy, sl.res = false, Result{}
 	keep := false
 	if !s.race.Done() {
+		noted := s.race.transients
 		s.perform(s.race.responded(s.at(at), a, res))
 		if w, ok := s.race.Winner(); s.race.Done() && ok {
 			if w == a.Leg {
 				keep, s.win = true, cancel
 			}
-		} else if seen && !res.Final() {
-			// The most recent transient response: returned with the
-			// error if the race ends without a final one.
+		} else if seen && s.race.transients != noted {
+			// The race's most recent transient response (its status is
+			// the one an error reports): returned with the error if the
+			// race ends without a final one.
 			s.dropLast()
 			if res.Body != nil {
 				s.lastBody, s.lastCancel, keep = res.Body, cancel, true

@@ -314,6 +314,7 @@ type raceState struct {
 	seq                        uint32
 	last                       Leg           // leg of the most recent transient result
 	lastStatus                 Status        // the most recent transient status (zero when none)
+	transients                 uint32        // how many transient results noteTransient recorded
 	pending                    TerminalState // terminal state decided when the deadline fired
 	harvestAt                  time.Duration // end of the harvest window
 	cause                      error         // deadline or cancellation cause
@@ -830,9 +831,15 @@ func (r *Race) moveEndpoint(now time.Duration, lg *legState) {
 	}
 }
 
+// noteTransient records res, leg l's result, as the race's most recent
+// transient one when it is not final for the operation's kind (the one
+// classification, finalFor): its status is the one an error reports, and a
+// driver that keeps a body keeps the one of the result that moved
+// transients (a metadata alternate's discarded answer never does).
 func (r *Race) noteTransient(l Leg, res Result) {
 	if !finalFor(r.op.Kind, &res) {
 		r.last, r.lastStatus = l, res.Status
+		r.transients++
 	}
 }
 

@@ -54,13 +54,19 @@ const (
 // continuation the Policy pins, goes to that region alone
 // ([hedging.Client.Pin]): it is never hedged and never fails over, whatever
 // the settings and the environment (AZURE_COSMOS_HEDGING_ENABLED_OVERRIDE
-// included). When that region fails, the response or error is returned as
-// it is: resume the chain by addressing the same continuation to another
-// region (the failover of the .NET and Java retry policies, which
-// hedging/feed's Driver performs), or restart a metadata chain cold. Any
-// other page with a
-// continuation is hedged like a read, whichever configured region it
-// addresses. The response, and so the next continuation in its headers, is
+// included). When that region fails the page (no final response by
+// [hedging.IsFinal]'s classification, as [hedging.Client.Do] reports it: a
+// transport error, 408, 410, most 429s, 404/1002, a 5xx but 501 and 505,
+// a metadata read's 403/1008), the response or error is returned as it
+// is, the RoundTripper does not
+// retry it elsewhere, and it forgets that continuation's serving region
+// (not when the request's own context ended). The caller's retry of the
+// same continuation then goes to the region it addresses, pinned there: to
+// resume the chain, address it to another region (the failover of the
+// .NET and Java retry policies, which hedging/feed's Driver performs), or
+// restart a metadata chain cold; the response of the resumed page is
+// remembered as that region's. Any other page with a continuation is
+// hedged like a read, whichever configured region it addresses. The response, and so the next continuation in its headers, is
 // the winner's alone.
 type ContinuationRules struct {
 	// Continuation is the request header of a page's continuation; ""

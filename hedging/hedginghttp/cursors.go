@@ -17,13 +17,22 @@ const cursorMemory = 4096
 // sends one back belongs to that region, whichever region's URL the
 // caller addressed: an http.Client that sends every page to the first
 // region's URL still sends the alternate's cursor to the alternate. Older
-// continuations fall back to the addressed region. Safe for concurrent
-// use.
+// continuations, and those forgotten because their region failed the page
+// that sent them back, fall back to the addressed region. Safe for
+// concurrent use.
 type cursors struct {
 	mu   sync.Mutex
-	by   map[string]hedging.Region
+	by   map[string]cursorEntry
 	ring [cursorMemory]string // insertion order, for eviction
 	next int
+}
+
+// cursorEntry is a remembered continuation's serving region and its slot
+// in the eviction ring (a forgotten and re-recorded token has a newer slot;
+// evicting its old slot leaves it).
+type cursorEntry struct {
+	region hedging.Region
+	slot   int
 }
 
 // record notes that tok was handed out by a response region served.
@@ -34,16 +43,21 @@ func (c *cursors) record(tok string, region hedging.Region) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.by == nil {
-		c.by = make(map[string]hedging.Region)
+		c.by = make(map[string]cursorEntry)
 	}
-	if _, ok := c.by[tok]; !ok {
-		if old := c.ring[c.next]; old != "" {
+	if e, ok := c.by[tok]; ok {
+		e.region = region
+		c.by[tok] = e
+		return
+	}
+	if old := c.ring[c.next]; old != "" {
+		if e, ok := c.by[old]; ok && e.slot == c.next {
 			delete(c.by, old)
 		}
-		c.ring[c.next] = tok
-		c.next = (c.next + 1) % cursorMemory
 	}
-	c.by[tok] = region
+	c.ring[c.next] = tok
+	c.by[tok] = cursorEntry{region: region, slot: c.next}
+	c.next = (c.next + 1) % cursorMemory
 }
 
 // servedBy returns the region that served the response that handed out
@@ -51,6 +65,17 @@ func (c *cursors) record(tok string, region hedging.Region) {
 func (c *cursors) servedBy(tok string) (hedging.Region, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	r, ok := c.by[tok]
-	return r, ok
+	e, ok := c.by[tok]
+	return e.region, ok
+}
+
+// forget drops tok when it is still remembered as region's: region failed
+// the page that sent tok back, so the next page with tok goes to the
+// region it addresses (the SDKs' failover of a pinned page, issue 26 A1).
+func (c *cursors) forget(tok string, region hedging.Region) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e, ok := c.by[tok]; ok && e.region == region {
+		delete(c.by, tok)
+	}
 }

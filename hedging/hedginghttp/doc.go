@@ -51,7 +51,10 @@
 // continuation it does not remember belongs to the region the request
 // addresses (that of the previous response's Request.URL is right). The
 // response and its next continuation are the winner's alone. When a
-// pinned region fails, resume the chain as the SDKs fail over (see
+// pinned region fails the page (a transport error or a non-final status),
+// the failure is returned and the RoundTripper forgets which region served
+// that continuation: retry the same continuation addressed to another
+// region to resume the chain there, as the SDKs fail over (see
 // [ContinuationRules]), or restart a metadata chain cold.
 //
 // # Connections

@@ -343,4 +343,102 @@ func TestReportChangeFeedCursorFollowsServingRegion(t *testing.T) {
 	})
 }
 
+// Issue 26 A1 with A3: when the region that served a cursor fails the page
+// that sends it back (503, or a dropped connection: no final response),
+// the RoundTripper forgets the cursor's serving region, so the caller's
+// retry of the same cursor, addressed to the other region, resumes the
+// chain there, pinned to it. A serves the cold page (ETag "a-1") and then
+// fails; page 2 addressed to B's URL is pinned to A (remembered) and fails;
+// its retry goes to B alone with "a-1" (A is not tried again), and B's
+// cursor "b-1" then follows B even when addressed to A.
+func TestReportFailedPinnedCursorResumesElsewhere(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		fail func(http.ResponseWriter)
+	}{
+		{"503", func(w http.ResponseWriter) { w.WriteHeader(http.StatusServiceUnavailable) }},
+		{"dropped connection", func(http.ResponseWriter) { panic(http.ErrAbortHandler) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				n := newStNet(t)
+				var down atomic.Bool
+				var cursorsAtA atomic.Int32
+				urlA := n.serve("a.test:80", func(w http.ResponseWriter, r *http.Request) {
+					if r.Header.Get(hedginghttp.HeaderIfNoneMatch) != "" {
+						cursorsAtA.Add(1)
+					}
+					if down.Load() {
+						tc.fail(w)
+						return
+					}
+					w.Header().Set("Etag", "a-1")
+				})
+				var mu sync.Mutex
+				var atB []string // the cursors B received
+				urlB := n.serve("b.test:80", func(w http.ResponseWriter, r *http.Request) {
+					mu.Lock()
+					atB = append(atB, r.Header.Get(hedginghttp.HeaderIfNoneMatch))
+					mu.Unlock()
+					w.Header().Set("Etag", "b-1")
+				})
+				hc := stRoundTripper(t, n, urlA, urlB, hedginghttp.WithThreshold(10*time.Millisecond))
+				page := func(url, cursor string) (*http.Response, error) {
+					req, err := http.NewRequest(http.MethodGet, url+"/feed", nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					req.Header.Set(hedginghttp.HeaderAIM, hedginghttp.IncrementalFeed)
+					if cursor != "" {
+						req.Header.Set(hedginghttp.HeaderIfNoneMatch, cursor)
+					}
+					resp, err := hc.Do(req)
+					if err == nil {
+						_, _ = io.Copy(io.Discard, resp.Body)
+						_ = resp.Body.Close()
+					}
+					return resp, err
+				}
+				r1, err := page(urlA, "")
+				if err != nil || r1.Header.Get("Etag") != "a-1" {
+					t.Fatalf("cold page: %v, ETag %q; want A's a-1", err, r1.Header.Get("Etag"))
+				}
+				down.Store(true)
+				r2, err := page(urlB, "a-1")
+				synctest.Wait()
+				if err == nil && r2.StatusCode != http.StatusServiceUnavailable {
+					t.Fatalf("page 2 (pinned to A, which fails): status %d, want A's failure", r2.StatusCode)
+				}
+				mu.Lock()
+				if len(atB) != 0 {
+					t.Fatalf("page 2 reached B with %q; want A alone (pinned)", atB)
+				}
+				mu.Unlock()
+				hitsA := n.hitCount("a.test:80")
+				r3, err := page(urlB, "a-1")
+				synctest.Wait()
+				if err != nil {
+					t.Fatalf("retry addressed to B: %v", err)
+				}
+				mu.Lock()
+				gotB := append([]string(nil), atB...)
+				mu.Unlock()
+				if r3.Request.URL.Host != "b.test:80" || r3.Header.Get("Etag") != "b-1" || len(gotB) != 1 || gotB[0] != "a-1" ||
+					n.hitCount("a.test:80") != hitsA {
+					t.Errorf("retry served by %s (ETag %q), B saw cursors %q, A hit %d more times; want b.test:80, b-1, [a-1], 0",
+						r3.Request.URL.Host, r3.Header.Get("Etag"), gotB, n.hitCount("a.test:80")-hitsA)
+				}
+				r4, err := page(urlA, "b-1")
+				synctest.Wait()
+				if err != nil || r4.Request.URL.Host != "b.test:80" {
+					t.Errorf("page 4 (B's cursor addressed to A): %v, served by %v; want b.test:80", err, r4)
+				}
+				if cursorsAtA.Load() < 1 {
+					t.Errorf("A saw no cursor; want page 2 pinned there")
+				}
+			})
+		})
+	}
+}
+
 var _ = hedging.Primary

@@ -401,9 +401,10 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		return rt.next.RoundTrip(req)
 	}
 	kind, cont := rt.cont.classify(req, hedging.Region(region))
+	var remembered hedging.Region // the serving region the cursor memory gave
 	if !cont.Cold() {
 		if served, ok := rt.cursors.servedBy(cont.Token); ok {
-			cont.IssuedBy = served // §16: the cursor is the serving region's
+			cont.IssuedBy, remembered = served, served // §16: the cursor is the serving region's
 		}
 	} else if kind == hedging.PointRead && isQuery(req) {
 		kind = hedging.QueryPage // a query's first page
@@ -436,11 +437,18 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if off {
 		op.HedgingEnabled = hedging.SwitchOff // §11.3 operation layer
 	}
-	if pin := rt.pin(kind, cont, part); pin != "" {
+	pin := rt.pin(kind, cont, part)
+	if pin != "" {
 		rt.client.Pin(op, pin) // §16: region-affine, or pinned by the policy
 	}
 	resp, err := rt.client.Do(req.Context(), op)
 	c.done()
+	if err != nil && pin != "" && pin == remembered && req.Context().Err() == nil {
+		// The remembered serving region failed the page (no final
+		// response): forget it, so the caller's retry resumes the chain in
+		// the region it addresses (issue 26 A1, the SDKs' failover).
+		rt.cursors.forget(cont.Token, pin)
+	}
 	if req.Body != nil {
 		// Attempts read replays (GetBody); the original is closed here, as
 		// a RoundTripper must.
