@@ -158,6 +158,24 @@ func TestRUZeroCharge(t *testing.T) {
 	}
 }
 
+// TestRUErrorDeterministic: with several charges out of range, Validate
+// names the first kind in kind order every time, whatever the map's order.
+func TestRUErrorDeterministic(t *testing.T) {
+	cfg := feedAccount(t, 100, 5*time.Second)
+	cfg.RU = map[hedging.OperationKind]float64{
+		hedging.PointRead: -1, hedging.QueryPage: -1, hedging.ReadManyPage: -1, hedging.ChangeFeedPage: -1,
+	}
+	want := cfg.Validate()
+	if want == nil || !strings.Contains(want.Error(), "RU["+hedging.PointRead.String()+"]") {
+		t.Fatalf("Validate = %v, want the point read's charge named", want)
+	}
+	for range 50 {
+		if err := cfg.Validate(); err == nil || err.Error() != want.Error() {
+			t.Fatalf("Validate = %v, then %v", want, err)
+		}
+	}
+}
+
 // TestRegionOffsetBounded is issue 24's "region offsets near the int
 // limit give 7.4 × 10⁶ duplicates per 10⁶ changes": the cursor arithmetic
 // (LSN + offset × region index) overflowed. Every offset beyond the run's

@@ -9,7 +9,9 @@ package simnet
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 )
 
 // MaxRequestCharge bounds the RU charge of one request: every Config.RU
@@ -19,10 +21,11 @@ import (
 // float64's overflow and exact to a thousandth of an RU.
 const MaxRequestCharge = 1e6
 
-// validateRU checks every charge against [0, MaxRequestCharge].
+// validateRU checks every charge against [0, MaxRequestCharge], in kind
+// order, so the error names the same kind whatever the map's order.
 func (c *Config) validateRU() error {
-	for k, v := range c.RU {
-		if !(v >= 0 && v <= MaxRequestCharge) {
+	for _, k := range slices.Sorted(maps.Keys(c.RU)) {
+		if v := c.RU[k]; !(v >= 0 && v <= MaxRequestCharge) {
 			return fmt.Errorf("simnet: RU[%v] must be in [0, %g] RU, got %g", k, float64(MaxRequestCharge), v)
 		}
 	}

@@ -43,21 +43,19 @@ func (s Shard) check() error {
 }
 
 // ExpectedOps estimates the operations one run of cfg finishes (one
-// policy, one replication): the open-loop rate × Duration, or MaxOps
-// when that is fewer; 100 per closed-loop client and virtual second; or
-// MaxOps alone. It is an estimate (a closed loop's true rate depends on
-// its latencies), used to bound a study and to balance shards.
+// policy, one replication): simnet.Config.ExpectedWork's Operations, the
+// one estimate the scenario limits use too (the open-loop rate over the
+// run's length, or clients × length / mean think time, at most MaxOps),
+// bounded to [0, 2^40] (beyond any scenario the limits accept, so the
+// shard arithmetic over the runs cannot overflow). It is an estimate (a
+// closed loop's true rate depends on its latencies), used to bound a
+// study and to balance shards.
 func ExpectedOps(cfg *simnet.Config) int64 {
-	n := float64(cfg.MaxOps)
-	if w := cfg.Workload; w.RatePerSec > 0 && cfg.Duration > 0 {
-		byRate := w.RatePerSec * cfg.Duration.Seconds()
-		if n == 0 || byRate < n {
-			n = byRate
-		}
-	} else if w.Clients > 0 && n == 0 {
-		n = float64(w.Clients) * cfg.Duration.Seconds() * 100
+	n := cfg.ExpectedWork().Operations
+	if !(n >= 0) {
+		return 0
 	}
-	return int64(n)
+	return int64(min(n, 1<<40))
 }
 
 // shardOf returns the shard (0..count-1) of each run of runs, cut as
