@@ -860,24 +860,9 @@ func (s *Scenario) LimitedWork() float64 {
 	return cfg.ExpectedWork().Total()
 }
 
-// backgroundCount returns the background requests per run the resource
-// limit counts: each source's rate_per_s × its arrival window (start_s to
-// end_s, or to the end of the client's arrivals) × the replicas it
-// targets.
-func backgroundCount(f *File, cfg *simnet.Config) float64 {
-	think := 0.0
-	if cfg.Workload.Think != nil {
-		think = cfg.Workload.Think.Mean()
-	}
-	length := runLength(f, think).Seconds()
-	total := 0.0
-	for _, g := range f.Background {
-		total += backgroundSource(g, cfg, length)
-	}
-	return total
-}
-
-// backgroundSource is one source's count for backgroundCount.
+// backgroundSource returns one background source's requests per run:
+// its rate_per_s × its arrival window (start_s to end_s, or to the end
+// of the client's arrivals, length s) × the replicas it targets.
 func backgroundSource(g Background, cfg *simnet.Config, length float64) float64 {
 	end := length
 	if g.EndS != nil && *g.EndS < end {
