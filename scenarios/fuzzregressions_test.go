@@ -106,6 +106,16 @@ var fuzzRegressions = map[string]func(t *testing.T, r fuzzRun){
 			t.Errorf("%d duplicates of %d changes with a region_affine cursor, want 0 (of some)", f.Duplicates.N, f.Duplicates.Of)
 		}
 	},
+	// Alternate wins 1 of 0 hedged: with hedge_unit = "operation" each
+	// query's query-plan read races on its own, and a hedged one is the
+	// operation's hedge (as for page hedging), so the operations hedged
+	// count at least the setup reads hedged, and alternate wins stay
+	// within the operations hedged.
+	"whole-setup-hedge-lost": func(t *testing.T, r fuzzRun) {
+		if r.m.AlternateWins > r.m.Hedged || r.m.Hedged < r.m.Feed.SetupReadsHedged || r.m.Feed.SetupReadsHedged == 0 {
+			t.Errorf("%d alternate wins, %d operations hedged, %d setup reads hedged: want wins <= hedged, setup reads hedged (some) <= hedged", r.m.AlternateWins, r.m.Hedged, r.m.Feed.SetupReadsHedged)
+		}
+	},
 	// RU × printed as 0 when no RU was returned: it is undefined (NaN).
 	"ru-multiplier-zero": func(t *testing.T, r fuzzRun) {
 		if !math.IsNaN(r.fig.RUMultiplier) {
