@@ -116,6 +116,16 @@ var fuzzRegressions = map[string]func(t *testing.T, r fuzzRun){
 			t.Errorf("%d alternate wins, %d operations hedged, %d setup reads hedged: want wins <= hedged, setup reads hedged (some) <= hedged", r.m.AlternateWins, r.m.Hedged, r.m.Feed.SetupReadsHedged)
 		}
 	},
+	// Skips with a region_local cursor refused as impossible: the pinned
+	// chain in Australia East (region index 1, region_offset 1) resumes
+	// in Southeast Asia (index 0) when the full queue refuses its page,
+	// and reads the cursor one change ahead: each resume skips at most
+	// one change, and skips come only with resumes.
+	"resume-local-skips": func(t *testing.T, r fuzzRun) {
+		if f := r.m.Feed; f.Skips == 0 || f.Skips > f.Resumes {
+			t.Errorf("%d skips after %d resumes, want some, at most 1 each (region_offset 1, regions 1 apart)", f.Skips, f.Resumes)
+		}
+	},
 	// RU × printed as 0 when no RU was returned: it is undefined (NaN).
 	"ru-multiplier-zero": func(t *testing.T, r fuzzRun) {
 		if !math.IsNaN(r.fig.RUMultiplier) {
