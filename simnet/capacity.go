@@ -93,7 +93,9 @@ func ParseCancelMode(s string) (CancelMode, error) {
 type CapacityStats struct {
 	// Span is the measured time, summed over the merged runs: for each run
 	// min(Config.Duration, Stats.End) (the run end when there is no
-	// Duration). Busy time is counted only within [0, Duration).
+	// Duration). Busy time is counted only within each run's span, so a
+	// service still running when the run ends (background requests have no
+	// event at their end) counts up to the span: utilisation is at most 1.
 	Span time.Duration
 	// Runs is the number of merged runs.
 	Runs int
@@ -107,7 +109,8 @@ type ReplicaStats struct {
 	// Servers and QueueLimit are the replica's configuration.
 	Servers, QueueLimit int
 	// Busy is the busy server-time (client attempts and background
-	// requests in service) within [0, Duration); BusyByWindow splits it by
+	// requests in service) within the run's span (CapacityStats.Span);
+	// BusyByWindow splits it by
 	// timeline window (Stats.WindowWidth wide, as Stats.Timeline; work
 	// past the last window counts in it). Both are 0/nil when Servers is 0.
 	Busy         time.Duration
@@ -426,10 +429,25 @@ func (s *sim) initCapacity() {
 	s.initBackground()
 }
 
-// finishCapacity records the measured span once the run has ended.
+// finishCapacity records the measured span once the run has ended, and
+// removes from the busy time what lies past it: a service (a background
+// request's, or a cancelled attempt's whose answer is never awaited) may
+// have started before the run's last event and end after it, with no
+// event of its own. Services on one server follow one another, so only
+// each server's last one, ending at rep.busy[k], can reach past the span.
 func (s *sim) finishCapacity() {
-	if s.capa.on {
-		s.stats.Capacity.Span = min(s.capa.horizon, s.stats.End)
+	if !s.capa.on {
+		return
+	}
+	span := min(s.capa.horizon, s.stats.End)
+	s.stats.Capacity.Span = span
+	for i := range s.reps {
+		rep := &s.reps[i]
+		for _, free := range rep.busy {
+			if free > span {
+				s.addBusy(rep.capr.st, span, free, -1)
+			}
+		}
 	}
 }
 
@@ -679,8 +697,7 @@ func (s *sim) abort(o *opState, st *attemptState, rep *replicaRT) {
 		rep.busy[k] = cut
 		if rep.qhead < len(rep.queue) {
 			// A wake may be due later: wake the queue when this server frees.
-			rep.wake = true
-			s.q.push(event{at: cut, kind: evServerFree, id: st.rep})
+			s.wakeAt(st.rep, rep, cut)
 		}
 	}
 }

@@ -141,8 +141,7 @@ func (s *sim) run(done <-chan struct{}) bool {
 				s.perform(ev.id, &s.eff)
 			}
 		case evServerFree:
-			s.reps[ev.id].wake = false
-			s.drain(ev.id)
+			s.serverFree(ev)
 		case evBackground:
 			s.backgroundArrive(ev)
 		case evBackgroundRetry:

@@ -944,10 +944,12 @@ func (s *sim) finishFeedOp(fo int32) {
 	case w != nil:
 		drvs = [2]*feed.Driver{w.Copy(hedging.Primary), w.Copy(hedging.Alternate)}
 		opErr = w.Err()
-		op.hedged = w.Spawned()
-		op.onThreshold = op.hedged // the second copy starts at the threshold
+		// The operation's setup reads raced on their own (feedPageDone):
+		// what they did is kept, and the copies' hedge added to it.
+		op.hedged = op.hedged || w.Spawned()
+		op.onThreshold = op.onThreshold || w.Spawned() // the second copy starts at the threshold
 		if leg, ok := w.Winner(); ok {
-			op.altWon = leg == hedging.Alternate
+			op.altWon = op.altWon || leg == hedging.Alternate
 			s.stats.RUReturned += op.copyRU[leg]
 		}
 	case op.drv != nil:

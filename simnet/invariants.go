@@ -239,9 +239,17 @@ func (s *sim) checkFeed(fail func(name, format string, args ...any) error) error
 	}
 	portableLocal := cf.Scope == CursorRegionLocal && cf.Continuation == hedging.Portable
 	// A pinned chain whose region failed resumes its region-local cursor in
-	// another region (issue 26 A1, as the SDKs fail over), which re-delivers
-	// up to the regions' offset: duplicates, never skips.
+	// another region (issue 26 A1, as the SDKs fail over), which reads it
+	// region_offset × (the regions' index difference) changes off: behind
+	// (duplicates) in a region of a higher index, ahead (skips) in one of
+	// a lower index, so each resume skips at most region_offset × (the
+	// largest index difference) changes.
 	resumedLocal := cf.Scope == CursorRegionLocal && f.Resumes > 0
+	maxRegion := 0
+	for i := range s.reps {
+		maxRegion = max(maxRegion, s.reps[i].region)
+	}
+	resumeSkips := float64(f.Resumes) * float64(cf.RegionOffset) * float64(maxRegion)
 	switch {
 	case f.StalePages > 0 && (cfg.Consistency == Strong || !lags):
 		return fail("feed-consistency", "%d stale pages under %s consistency with %s", f.StalePages, cfg.Consistency, map[bool]string{false: "no replication lag", true: "lag"}[lags])
@@ -252,9 +260,12 @@ func (s *sim) checkFeed(fail func(name, format string, args ...any) error) error
 	case f.Duplicates > 0 && !portableLocal && !resumedLocal && cf.On304 != On304ServerCurrent:
 		return fail("feed-consistency", "%d duplicates with a %s cursor the client takes for %s (on_304 = %s): every change is delivered once",
 			f.Duplicates, scopeName(cf.Scope), affinityName(cf.Continuation), on304Name(cf.On304))
-	case f.Skips > 0 && !portableLocal:
+	case f.Skips > 0 && !portableLocal && !resumedLocal:
 		return fail("feed-consistency", "%d skips with a %s cursor the client takes for %s: no change is skipped",
 			f.Skips, scopeName(cf.Scope), affinityName(cf.Continuation))
+	case f.Skips > 0 && !portableLocal && float64(f.Skips) > resumeSkips:
+		return fail("feed-consistency", "%d skips with a %s cursor the client takes for %s, above %d resumes × region_offset %d × %d regions apart",
+			f.Skips, scopeName(cf.Scope), affinityName(cf.Continuation), f.Resumes, cf.RegionOffset, maxRegion)
 	}
 	if fx := s.fx; fx != nil {
 		for p, d := range fx.delivered {

@@ -22,13 +22,16 @@ type queued struct {
 }
 
 type replicaRT struct {
-	cfg      *Replica
-	region   int
-	servers  int
-	busy     []time.Duration
-	queue    []queued
-	qhead    int
+	cfg     *Replica
+	region  int
+	servers int
+	busy    []time.Duration
+	queue   []queued
+	qhead   int
+	// wake: a server-free event is pending, at wakeAt (at most one per
+	// replica; scheduleWake, wakeAt).
 	wake     bool
+	wakeAt   time.Duration
 	service  [16]dist.Sampler
 	rttMs    float64
 	hubRTTMs float64
@@ -264,16 +267,39 @@ func (s *sim) answer(ev event, st *attemptState, res hedging.Result, after time.
 	s.queueResponse(ev.id, &s.ops[ev.id], st, s.now+after+st.back)
 }
 
+// scheduleWake makes sure a server-free event wakes rep's queue when its
+// first server frees up.
 func (s *sim) scheduleWake(ri int32, rep *replicaRT) {
-	if rep.wake {
-		return
-	}
 	next := rep.busy[0]
 	for _, b := range rep.busy[1:] {
 		next = min(next, b)
 	}
-	rep.wake = true
-	s.q.push(event{at: max(next, s.now), kind: evServerFree, id: ri})
+	s.wakeAt(ri, rep, max(next, s.now))
+}
+
+// wakeAt makes sure a server-free event wakes rep's queue at or before
+// at: a replica keeps at most one pending wake, so one already due by at
+// suffices, and an earlier one replaces (makes stale) a later one.
+// Several pending wakes would each, on firing with the queue still
+// held, schedule the next: chains that never merge (the fuzzer's
+// fuzz-serverfree-storm, issue 24).
+func (s *sim) wakeAt(ri int32, rep *replicaRT, at time.Duration) {
+	if rep.wake && rep.wakeAt <= at {
+		return
+	}
+	rep.wake, rep.wakeAt = true, at
+	s.q.push(event{at: at, kind: evServerFree, id: ri})
+}
+
+// serverFree handles a server-free event of replica ri: a stale one (a
+// later wake replaced by an earlier one) is dropped.
+func (s *sim) serverFree(ev event) {
+	rep := &s.reps[ev.id]
+	if !rep.wake || rep.wakeAt != ev.at {
+		return
+	}
+	rep.wake = false
+	s.drain(ev.id)
 }
 
 // drain starts queued requests on every free server of rep.
