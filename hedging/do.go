@@ -334,11 +334,11 @@ type doState struct {
 	nrdy  int
 
 	obs        Observer
-	win        context.CancelCauseFunc // cancels the winner's attempt context
-	lastBody   io.ReadCloser           // body of the latest transient result the race saw
-	lastCancel context.CancelCauseFunc // cancels lastBody's attempt context
-	cancelled  [4]int                  // cancellations by CancelReason
-	abandoned  int                     // attempts still running when the race ended
+	win        canceller     // cancels the winner's attempt context
+	lastBody   io.ReadCloser // body of the latest transient result the race saw
+	lastCancel canceller     // cancels lastBody's attempt context
+	cancelled  [4]int        // cancellations by CancelReason
+	abandoned  int           // attempts still running when the race ended
 
 	bubbled bool // created inside a synctest bubble: never pooled
 
@@ -381,6 +381,9 @@ type answer struct {
 	resp Response
 	diag HedgeDiagnostics
 	body handedBody
+	// actx is the context of the primary's first attempt when it runs on
+	// the caller's goroutine (Client.inline).
+	actx inlineCtx
 }
 
 // answerOp is an answer with the copy of the Operation the attempts read,
@@ -424,10 +427,10 @@ type attemptSlot struct {
 	busy      bool
 	state     atomic.Uint32 // slotRunning, slotDelivered or slotAbandoned
 	a         Attempt
-	op        *Operation              // the copy of the operation the attempt reads
-	ctx       context.Context         // this attempt's context
-	cancel    context.CancelCauseFunc // cancels ctx
-	cancelled bool                    // the race cancelled the attempt
+	op        *Operation      // the copy of the operation the attempt reads
+	ctx       context.Context // this attempt's context
+	cancel    canceller       // cancels ctx
+	cancelled bool            // the race cancelled the attempt
 	res       Result
 	sent      time.Duration // core time at which the attempt was started
 	at        time.Duration // core time at which Send returned
@@ -437,7 +440,7 @@ type attemptSlot struct {
 func (sl *attemptSlot) stop(cause error) {
 	if !sl.cancelled {
 		sl.cancelled = true
-		sl.cancel(cause)
+		sl.cancel.cancel(cause)
 	}
 }
 
@@ -487,15 +490,16 @@ func (s *doState) perform(e Effects) {
 
 // start runs attempt a on a new goroutine with a new context.
 func (s *doState) start(a Attempt) {
-	sl := s.claim(a)
+	sl := s.claim(a, false)
 	sl.op = s.detached()
 	go sl.runFn()
 }
 
 // claim readies a free slot for attempt a, with a new context, and counts
 // it as running; the caller runs it (start, or runInline on the caller's
-// goroutine).
-func (s *doState) claim(a Attempt) *attemptSlot {
+// goroutine). inline: the attempt is the inline primary's, whose context is
+// the answer's inlineCtx.
+func (s *doState) claim(a Attempt, inline bool) *attemptSlot {
 	i := 0
 	for i < maxSlots && s.slots[i].busy {
 		i++
@@ -509,10 +513,17 @@ func (s *doState) claim(a Attempt) *attemptSlot {
 	s.used = max(s.used, i+1)
 	sl.busy, sl.a, sl.sent = true, a, s.last
 	sl.state.Store(slotRunning)
-	ctx, cancel := context.WithCancelCause(s.base)
-	sl.ctx, sl.cancel, sl.cancelled = ctx, cancel, false
-	if s.hasDL {
-		sl.ctx = &deadlineCtx{Context: ctx, deadline: s.dl}
+	sl.cancelled = false
+	if inline {
+		x := &s.ans.actx
+		x.parent, x.deadline, x.hasDL = s.base, s.dl, s.hasDL
+		sl.ctx, sl.cancel = x, canceller{x: x}
+	} else {
+		ctx, cancel := context.WithCancelCause(s.base)
+		sl.ctx, sl.cancel = ctx, canceller{f: cancel}
+		if s.hasDL {
+			sl.ctx = &deadlineCtx{Context: ctx, deadline: s.dl}
+		}
 	}
 	s.running++
 	return sl
@@ -535,7 +546,7 @@ func (s *doState) runInline(e *Effects) {
 		switch a := e.At(i); a.Kind {
 		case ActSend:
 			if sl == nil {
-				sl = s.claim(a.Attempt)
+				sl = s.claim(a.Attempt, true)
 				sl.op = &s.opi
 			} else {
 				s.start(a.Attempt) // cannot happen: Begin sends the primary only
@@ -910,7 +921,7 @@ func (s *doState) respond(sl *attemptSlot) {
 	}
 	if !keep {
 		closeBody(res.Body)
-		cancel(context.Canceled)
+		cancel.cancel(context.Canceled)
 	}
 }
 
@@ -919,8 +930,8 @@ func (s *doState) respond(sl *attemptSlot) {
 func (s *doState) dropLast() {
 	if s.lastBody != nil {
 		closeBody(s.lastBody)
-		s.lastCancel(context.Canceled)
-		s.lastBody, s.lastCancel = nil, nil
+		s.lastCancel.cancel(context.Canceled)
+		s.lastBody, s.lastCancel = nil, canceller{}
 	}
 }
 
@@ -1000,7 +1011,7 @@ func (s *doState) outcome() (*Response, error) {
 		var he *Error
 		if s.lastBody != nil && errors.As(err, &he) && he.Status != (Status{}) {
 			he.Body = s.hand(s.lastBody, s.lastCancel)
-			s.lastBody, s.lastCancel = nil, nil
+			s.lastBody, s.lastCancel = nil, canceller{}
 		}
 		s.dropLast()
 		return nil, err
@@ -1038,12 +1049,12 @@ func (s *doState) release() {
 	s.race.legs = [2]legState{}
 	s.c, s.ans, s.ctx, s.base, s.obs = nil, nil, nil, nil, nil
 	s.opr, s.opi, s.opd = Operation{}, Operation{}, nil
-	s.win, s.lastBody, s.lastCancel = nil, nil, nil
+	s.win, s.lastBody, s.lastCancel = canceller{}, nil, canceller{}
 	s.dl, s.hasDL, s.opDeadline = time.Time{}, false, false
 	s.cancelled = [4]int{}
 	for i := range s.slots[:s.used] {
 		sl := &s.slots[i]
-		sl.a, sl.op, sl.ctx, sl.cancel, sl.res = Attempt{}, nil, nil, nil, Result{}
+		sl.a, sl.op, sl.ctx, sl.cancel, sl.res = Attempt{}, nil, nil, canceller{}, Result{}
 	}
 	s.used = 0
 	if cap(s.timers) > len(s.tbuf) {
@@ -1056,21 +1067,21 @@ func (s *doState) release() {
 // cancels, as the caller receives it: tied to ctx and to the operation's
 // deadline, and released on Close (see [handedBody]). Without a body the
 // attempt's context is cancelled at once.
-func (s *doState) hand(body io.ReadCloser, cancel context.CancelCauseFunc) io.ReadCloser {
-	if cancel == nil {
+func (s *doState) hand(body io.ReadCloser, cancel canceller) io.ReadCloser {
+	if !cancel.set() {
 		return body // not an attempt's result (cannot happen)
 	}
 	if body == nil {
-		cancel(context.Canceled)
+		cancel.cancel(context.Canceled)
 		return nil
 	}
 	b := &s.ans.body
 	b.rc, b.cancel = body, cancel
 	if ctx := s.ctx; ctx.Done() != nil {
-		b.stopCtx = context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+		b.stopCtx = context.AfterFunc(ctx, func() { cancel.cancel(context.Cause(ctx)) })
 	}
 	if s.opDeadline {
-		b.timer = time.AfterFunc(time.Until(s.dl), func() { cancel(context.DeadlineExceeded) })
+		b.timer = time.AfterFunc(time.Until(s.dl), func() { cancel.cancel(context.DeadlineExceeded) })
 	}
 	return b
 }
@@ -1081,9 +1092,9 @@ func (s *doState) hand(body io.ReadCloser, cancel context.CancelCauseFunc) io.Re
 // Close.
 type handedBody struct {
 	rc      io.ReadCloser
-	cancel  context.CancelCauseFunc // cancels the attempt's context
-	stopCtx func() bool             // unregisters from ctx; nil when ctx never ends
-	timer   *time.Timer             // the operation's deadline from op.Timeout; nil when none
+	cancel  canceller   // cancels the attempt's context
+	stopCtx func() bool // unregisters from ctx; nil when ctx never ends
+	timer   *time.Timer // the operation's deadline from op.Timeout; nil when none
 }
 
 // Read reads the transport's body.
@@ -1098,7 +1109,7 @@ func (b *handedBody) Close() error {
 	if b.timer != nil {
 		b.timer.Stop()
 	}
-	b.cancel(context.Canceled)
+	b.cancel.cancel(context.Canceled)
 	return err
 }
 
