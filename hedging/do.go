@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"hedgelab/hedging/internal/answer"
 )
 
 // Response is the answer of [Client.Do]: the final response of the leg that
@@ -154,15 +156,24 @@ func (c *Client) Do(ctx context.Context, op *Operation) (*Response, error) {
 	}
 	t0 := time.Now()
 	s := getDoState(t0)
-	if c.inline {
+	h, held := op.Request.(answerHolder)
+	switch {
+	case c.inline:
 		// The primary's first attempt reads the engine's copy of op (it
 		// ends before Do returns); an attempt that may outlive Do gets a
 		// fresh one (detached).
-		s.ans = &answer{}
+		if held {
+			s.ans = h.AnswerStorage()
+		} else {
+			s.ans = new(opAnswer)
+		}
 		s.opi = *op
-	} else {
+	case held:
+		s.ans = h.AnswerStorage()
+		s.opi = *op // copied by detached for the first attempt
+	default:
 		ao := &answerOp{opc: *op}
-		s.ans, s.opd = &ao.answer, &ao.opc
+		s.ans, s.opd = &ao.opAnswer, &ao.opc
 	}
 	s.opr = *op
 	s.c, s.ctx, s.base, s.obs = c, ctx, ctx, c.cfg.Observer
@@ -303,7 +314,7 @@ type doState struct {
 	// when the first such attempt starts).
 	opi   Operation
 	opd   *Operation
-	ans   *answer // this operation's fresh part
+	ans   *opAnswer // this operation's fresh part
 	ctx   context.Context
 	base  context.Context // the parent of the attempts' contexts: ctx without its cancellation
 	dl    time.Time       // the operation's deadline, seen by attempts
@@ -334,11 +345,11 @@ type doState struct {
 	nrdy  int
 
 	obs        Observer
-	win        canceller     // cancels the winner's attempt context
-	lastBody   io.ReadCloser // body of the latest transient result the race saw
-	lastCancel canceller     // cancels lastBody's attempt context
-	cancelled  [4]int        // cancellations by CancelReason
-	abandoned  int           // attempts still running when the race ended
+	win        answer.Canceller // cancels the winner's attempt context
+	lastBody   io.ReadCloser    // body of the latest transient result the race saw
+	lastCancel answer.Canceller // cancels lastBody's attempt context
+	cancelled  [4]int           // cancellations by CancelReason
+	abandoned  int              // attempts still running when the race ended
 
 	bubbled bool // created inside a synctest bubble: never pooled
 
@@ -374,23 +385,21 @@ const (
 	takerCtx
 )
 
-// answer is the part of an operation that Do hands out, allocated fresh
-// for every operation in one object: the Response, its diagnostics and the
-// body handed to the caller.
-type answer struct {
-	resp Response
-	diag HedgeDiagnostics
-	body handedBody
-	// actx is the context of the primary's first attempt when it runs on
-	// the caller's goroutine (Client.inline).
-	actx inlineCtx
-}
+// opAnswer is the part of an operation that Do hands out, fresh for every
+// operation in one object: the Response, its diagnostics, the body handed
+// to the caller and the context of the primary's first attempt when it
+// runs on the caller's goroutine (Client.inline). Do allocates it, unless
+// op.Request holds one (answerHolder).
+type opAnswer = answer.Storage[Response, HedgeDiagnostics]
+
+// answerHolder is an op.Request that carries the operation's opAnswer.
+type answerHolder = answer.Holder[Response, HedgeDiagnostics]
 
 // answerOp is an answer with the copy of the Operation the attempts read,
 // in one object: what Do allocates when every attempt may outlive it (a
 // transport that is not Cancellable).
 type answerOp struct {
-	answer
+	opAnswer
 	opc Operation
 }
 
@@ -427,10 +436,10 @@ type attemptSlot struct {
 	busy      bool
 	state     atomic.Uint32 // slotRunning, slotDelivered or slotAbandoned
 	a         Attempt
-	op        *Operation      // the copy of the operation the attempt reads
-	ctx       context.Context // this attempt's context
-	cancel    canceller       // cancels ctx
-	cancelled bool            // the race cancelled the attempt
+	op        *Operation       // the copy of the operation the attempt reads
+	ctx       context.Context  // this attempt's context
+	cancel    answer.Canceller // cancels ctx
+	cancelled bool             // the race cancelled the attempt
 	res       Result
 	sent      time.Duration // core time at which the attempt was started
 	at        time.Duration // core time at which Send returned
@@ -440,7 +449,7 @@ type attemptSlot struct {
 func (sl *attemptSlot) stop(cause error) {
 	if !sl.cancelled {
 		sl.cancelled = true
-		sl.cancel.cancel(cause)
+		sl.cancel.Cancel(cause)
 	}
 }
 
@@ -515,12 +524,12 @@ func (s *doState) claim(a Attempt, inline bool) *attemptSlot {
 	sl.state.Store(slotRunning)
 	sl.cancelled = false
 	if inline {
-		x := &s.ans.actx
-		x.parent, x.deadline, x.hasDL = s.base, s.dl, s.hasDL
-		sl.ctx, sl.cancel = x, canceller{x: x}
+		x := &s.ans.Ctx
+		x.Init(s.base, s.dl, s.hasDL)
+		sl.ctx, sl.cancel = x, answer.Canceller{X: x}
 	} else {
 		ctx, cancel := context.WithCancelCause(s.base)
-		sl.ctx, sl.cancel = ctx, canceller{f: cancel}
+		sl.ctx, sl.cancel = ctx, answer.Canceller{F: cancel}
 		if s.hasDL {
 			sl.ctx = &deadlineCtx{Context: ctx, deadline: s.dl}
 		}
@@ -921,7 +930,7 @@ func (s *doState) respond(sl *attemptSlot) {
 	}
 	if !keep {
 		closeBody(res.Body)
-		cancel.cancel(context.Canceled)
+		cancel.Cancel(context.Canceled)
 	}
 }
 
@@ -930,8 +939,8 @@ func (s *doState) respond(sl *attemptSlot) {
 func (s *doState) dropLast() {
 	if s.lastBody != nil {
 		closeBody(s.lastBody)
-		s.lastCancel.cancel(context.Canceled)
-		s.lastBody, s.lastCancel = nil, canceller{}
+		s.lastCancel.Cancel(context.Canceled)
+		s.lastBody, s.lastCancel = nil, answer.Canceller{}
 	}
 }
 
@@ -1011,7 +1020,7 @@ func (s *doState) outcome() (*Response, error) {
 		var he *Error
 		if s.lastBody != nil && errors.As(err, &he) && he.Status != (Status{}) {
 			he.Body = s.hand(s.lastBody, s.lastCancel)
-			s.lastBody, s.lastCancel = nil, canceller{}
+			s.lastBody, s.lastCancel = nil, answer.Canceller{}
 		}
 		s.dropLast()
 		return nil, err
@@ -1019,7 +1028,7 @@ func (s *doState) outcome() (*Response, error) {
 	s.dropLast()
 	w, _ := r.Winner()
 	ans := s.ans
-	ans.resp = Response{
+	ans.Resp = Response{
 		Result:        res,
 		Leg:           w,
 		Endpoint:      r.Endpoint(w),
@@ -1027,12 +1036,12 @@ func (s *doState) outcome() (*Response, error) {
 		RequestCharge: r.RequestCharge(),
 		Elapsed:       r.DoneAt() - s.begin,
 	}
-	ans.resp.Result.Body = s.hand(res.Body, s.win)
+	ans.Resp.Result.Body = s.hand(res.Body, s.win)
 	if d, ok := r.Diagnostics(); ok {
-		ans.diag = *d
-		ans.resp.Diagnostics = &ans.diag
+		ans.Diag = *d
+		ans.Resp.Diagnostics = &ans.Diag
 	}
-	return &ans.resp, nil
+	return &ans.Resp, nil
 }
 
 // release clears every reference the engine holds to this operation and
@@ -1049,12 +1058,12 @@ func (s *doState) release() {
 	s.race.legs = [2]legState{}
 	s.c, s.ans, s.ctx, s.base, s.obs = nil, nil, nil, nil, nil
 	s.opr, s.opi, s.opd = Operation{}, Operation{}, nil
-	s.win, s.lastBody, s.lastCancel = canceller{}, nil, canceller{}
+	s.win, s.lastBody, s.lastCancel = answer.Canceller{}, nil, answer.Canceller{}
 	s.dl, s.hasDL, s.opDeadline = time.Time{}, false, false
 	s.cancelled = [4]int{}
 	for i := range s.slots[:s.used] {
 		sl := &s.slots[i]
-		sl.a, sl.op, sl.ctx, sl.cancel, sl.res = Attempt{}, nil, nil, canceller{}, Result{}
+		sl.a, sl.op, sl.ctx, sl.cancel, sl.res = Attempt{}, nil, nil, answer.Canceller{}, Result{}
 	}
 	s.used = 0
 	if cap(s.timers) > len(s.tbuf) {
@@ -1065,57 +1074,26 @@ func (s *doState) release() {
 
 // hand returns body, the result of the attempt whose context cancel
 // cancels, as the caller receives it: tied to ctx and to the operation's
-// deadline, and released on Close (see [handedBody]). Without a body the
+// deadline, and released on Close (see answer.Body). Without a body the
 // attempt's context is cancelled at once.
-func (s *doState) hand(body io.ReadCloser, cancel canceller) io.ReadCloser {
-	if !cancel.set() {
+func (s *doState) hand(body io.ReadCloser, cancel answer.Canceller) io.ReadCloser {
+	if !cancel.Set() {
 		return body // not an attempt's result (cannot happen)
 	}
 	if body == nil {
-		cancel.cancel(context.Canceled)
+		cancel.Cancel(context.Canceled)
 		return nil
 	}
-	b := &s.ans.body
-	b.rc, b.cancel = body, cancel
+	b := &s.ans.Body
+	b.RC, b.Cancel = body, cancel
 	if ctx := s.ctx; ctx.Done() != nil {
-		b.stopCtx = context.AfterFunc(ctx, func() { cancel.cancel(context.Cause(ctx)) })
+		b.StopCtx = context.AfterFunc(ctx, func() { cancel.Cancel(context.Cause(ctx)) })
 	}
 	if s.opDeadline {
-		b.timer = time.AfterFunc(time.Until(s.dl), func() { cancel.cancel(context.DeadlineExceeded) })
+		b.Timer = time.AfterFunc(time.Until(s.dl), func() { cancel.Cancel(context.DeadlineExceeded) })
 	}
 	return b
 }
-
-// handedBody is a body [Client.Do] hands to its caller (Response.Result.Body,
-// Error.Body): the transport's body, whose attempt's context is cancelled
-// when the caller's ctx ends or the operation's deadline passes, and on
-// Close.
-type handedBody struct {
-	rc      io.ReadCloser
-	cancel  canceller   // cancels the attempt's context
-	stopCtx func() bool // unregisters from ctx; nil when ctx never ends
-	timer   *time.Timer // the operation's deadline from op.Timeout; nil when none
-}
-
-// Read reads the transport's body.
-func (b *handedBody) Read(p []byte) (int, error) { return b.rc.Read(p) }
-
-// Close closes the transport's body, then releases the attempt's context.
-func (b *handedBody) Close() error {
-	err := b.rc.Close()
-	if b.stopCtx != nil {
-		b.stopCtx()
-	}
-	if b.timer != nil {
-		b.timer.Stop()
-	}
-	b.cancel.cancel(context.Canceled)
-	return err
-}
-
-// Unwrap returns the transport's body (for example the one
-// hedginghttp.HTTPResponse looks for).
-func (b *handedBody) Unwrap() io.ReadCloser { return b.rc }
 
 // deadlineCtx is an attempt's context when the operation has a deadline:
 // the attempt's cancellable context, reporting that deadline. The race, not

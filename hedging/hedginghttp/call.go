@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"hedgelab/hedging"
+	"hedgelab/hedging/internal/answer"
 )
 
 // call is one hedged request of [NewRoundTripper]'s RoundTrip, the
@@ -36,6 +37,16 @@ type call struct {
 	// req is the first attempt's shallow copy of orig (made in place: one
 	// allocation fewer on the happy path).
 	req http.Request
+	// ans is the storage of what hedging.Client.Do hands out for the
+	// request (the Response, the handed body, the first attempt's
+	// context), carried here so that the request's state is one object.
+	ans answer.Storage[hedging.Response, hedging.HedgeDiagnostics]
+}
+
+// AnswerStorage gives hedging.Client.Do the request's answer storage (see
+// the internal answer package): fresh for this call, used by no other.
+func (c *call) AnswerStorage() *answer.Storage[hedging.Response, hedging.HedgeDiagnostics] {
+	return &c.ans
 }
 
 // errDecided is the result of an attempt that starts after its RoundTrip

@@ -1,4 +1,4 @@
-package hedging
+package answer
 
 import (
 	"context"
@@ -8,37 +8,39 @@ import (
 	"time"
 )
 
-// canceller cancels one attempt's context: the context.CancelCauseFunc of
-// a context.WithCancelCause context, or the inline primary's inlineCtx
-// (held as a pointer, so that passing it around allocates nothing).
-type canceller struct {
-	f context.CancelCauseFunc
-	x *inlineCtx
+// Canceller cancels one attempt's context: F, the context.CancelCauseFunc
+// of a context.WithCancelCause context, or X, the inline primary's Ctx
+// (held as a pointer, so that passing it around allocates nothing). The
+// zero Canceller cancels nothing.
+type Canceller struct {
+	F context.CancelCauseFunc
+	X *Ctx
 }
 
-// cancel cancels the attempt's context with cause.
-func (c canceller) cancel(cause error) {
-	if c.x != nil {
-		c.x.cancel(cause)
-	} else if c.f != nil {
-		c.f(cause)
+// Cancel cancels the attempt's context with cause.
+func (c Canceller) Cancel(cause error) {
+	if c.X != nil {
+		c.X.Cancel(cause)
+	} else if c.F != nil {
+		c.F(cause)
 	}
 }
 
-// set reports whether c cancels a context.
-func (c canceller) set() bool { return c.f != nil || c.x != nil }
+// Set reports whether c cancels a context.
+func (c Canceller) Set() bool { return c.F != nil || c.X != nil }
 
-// inlineCtx is the context of the primary's first attempt when it runs on
-// the caller's goroutine ([Cancellable] transports). It behaves as the
+// Ctx is the context of the primary's first attempt when hedging.Client.Do
+// runs it on the caller's goroutine (hedging.Cancellable transports); Init
+// readies it. It behaves as the
 // context.WithCancelCause context of every other attempt, with the
 // operation's deadline as its Deadline (the race, not the context, enforces
-// it; see deadlineCtx), but is part of the operation's answer, so it costs
+// it), but is part of the operation's answer, so it costs
 // no allocation of its own; and it implements the AfterFunc method that
 // the context package looks for in a parent, so a context derived from it
 // (net/http derives one per request) registers with it without a children
 // map. Err reports context.Canceled, or context.DeadlineExceeded when the
 // cause is one; context.Cause reports the cause it was cancelled with.
-type inlineCtx struct {
+type Ctx struct {
 	parent   context.Context // the operation's base: ctx's values, not its cancellation
 	deadline time.Time
 	hasDL    bool
@@ -54,7 +56,7 @@ type inlineCtx struct {
 	inner atomic.Pointer[context.Context]
 }
 
-// afterReg is one registration of inlineCtx.AfterFunc.
+// afterReg is one registration of Ctx.AfterFunc.
 type afterReg struct {
 	f    func()
 	live bool // registered, neither run nor stopped
@@ -71,15 +73,21 @@ func (r *afterReg) take() func() {
 	return f
 }
 
-// closedDone is the Done channel of an inlineCtx cancelled before Done was
+// closedDone is the Done channel of an Ctx cancelled before Done was
 // first called.
 var closedDone = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
 
+// Init readies c for one attempt: parent gives its values (not its
+// cancellation), deadline its Deadline when hasDL.
+func (c *Ctx) Init(parent context.Context, deadline time.Time, hasDL bool) {
+	c.parent, c.deadline, c.hasDL = parent, deadline, hasDL
+}
+
 // Deadline reports the operation's deadline, if it has one.
-func (c *inlineCtx) Deadline() (time.Time, bool) { return c.deadline, c.hasDL }
+func (c *Ctx) Deadline() (time.Time, bool) { return c.deadline, c.hasDL }
 
 // Done returns a channel closed when the attempt is cancelled.
-func (c *inlineCtx) Done() <-chan struct{} {
+func (c *Ctx) Done() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.done == nil {
@@ -93,7 +101,7 @@ func (c *inlineCtx) Done() <-chan struct{} {
 
 // Err returns nil until the attempt is cancelled; then
 // context.DeadlineExceeded if the deadline ended it, else context.Canceled.
-func (c *inlineCtx) Err() error {
+func (c *Ctx) Err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.err
@@ -101,7 +109,7 @@ func (c *inlineCtx) Err() error {
 
 // Value returns the value of key in the operation's context (and, once
 // cancelled with a cause of its own, what context.Cause needs to find it).
-func (c *inlineCtx) Value(key any) any {
+func (c *Ctx) Value(key any) any {
 	if in := c.inner.Load(); in != nil {
 		if v := (*in).Value(key); v != nil {
 			return v
@@ -116,7 +124,7 @@ func (c *inlineCtx) Value(key any) any {
 // own when it is already cancelled. stop unregisters f; it reports whether
 // it stopped f from running. The context package calls it for a context
 // derived from c.
-func (c *inlineCtx) AfterFunc(f func()) (stop func() bool) {
+func (c *Ctx) AfterFunc(f func()) (stop func() bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err != nil {
@@ -136,9 +144,9 @@ func (c *inlineCtx) AfterFunc(f func()) (stop func() bool) {
 	}
 }
 
-// cancel cancels the attempt with cause (context.Canceled when nil) and
+// Cancel cancels the attempt with cause (context.Canceled when nil) and
 // runs the functions registered with AfterFunc; later calls do nothing.
-func (c *inlineCtx) cancel(cause error) {
+func (c *Ctx) Cancel(cause error) {
 	if cause == nil {
 		cause = context.Canceled
 	}

@@ -1,4 +1,4 @@
-package hedging
+package answer
 
 import (
 	"context"
@@ -10,8 +10,10 @@ import (
 
 type ctxKey struct{}
 
-func newInlineCtx(dl time.Time) *inlineCtx {
-	return &inlineCtx{parent: context.WithValue(context.Background(), ctxKey{}, "v"), deadline: dl, hasDL: !dl.IsZero()}
+func newInlineCtx(dl time.Time) *Ctx {
+	c := new(Ctx)
+	c.Init(context.WithValue(context.Background(), ctxKey{}, "v"), dl, !dl.IsZero())
+	return c
 }
 
 // The inline primary's context behaves as the context.WithCancelCause
@@ -47,7 +49,7 @@ func TestInlineCtxCancel(t *testing.T) {
 			if x.Err() != nil || child.Err() != nil {
 				t.Fatal("cancelled before cancel")
 			}
-			x.cancel(tc.cause)
+			x.Cancel(tc.cause)
 			<-done
 			<-child.Done()
 			<-ran
@@ -69,7 +71,7 @@ func TestInlineCtxCancel(t *testing.T) {
 			if got := context.Cause(late); got != tc.wantCause {
 				t.Fatalf("late child's Cause = %v, want %v", got, tc.wantCause)
 			}
-			x.cancel(custom) // a second cancel changes nothing
+			x.Cancel(custom) // a second cancel changes nothing
 			if x.Err() != tc.err {
 				t.Fatalf("Err after a second cancel = %v", x.Err())
 			}
@@ -104,7 +106,7 @@ func TestInlineCtxAfterFuncStop(t *testing.T) {
 	if !stop() || stop() {
 		t.Fatal("stop: want true, then false")
 	}
-	x.cancel(context.Canceled)
+	x.Cancel(context.Canceled)
 	for i, c := range ctxs {
 		if c.Err() == nil {
 			t.Fatalf("derived context %d not cancelled", i)
