@@ -130,17 +130,21 @@ var ErrNoTransport = errors.New("hedging: Config.Transport is nil")
 // abandoned attempt can still reach it; nothing handed out points into it.
 //
 // Allocation: on the happy path (the primary answers before the threshold)
-// Do allocates 3 times on top of what the Transport allocates, in either
-// shape: the answer (the Response, its diagnostics, the body wrapper and
-// the copy of op, one object) and the attempt's context (2); op itself does
+// Do allocates, on top of what the Transport allocates, once for a
+// Cancellable transport: the answer (the Response, its diagnostics, the
+// body wrapper and the primary's attempt context, one object; the context
+// also spares a context derived from it, as net/http derives one per
+// request, the children map of context.WithCancelCause: it registers
+// through the context's AfterFunc method); and 3 times otherwise: the
+// answer with the copy of op, and the attempt's context (2). op itself does
 // not escape, so a caller's Operation may live on its stack. A caller
 // context that can end adds, for a Cancellable transport, its
 // context.AfterFunc registration (the callback that takes the race over
-// when ctx ends). An
-// operation with a deadline adds one per attempt (the context reporting
-// it); a caller context that can end adds context.WithoutCancel's, and then
-// a handed-out body context.AfterFunc's; op.Timeout, when it is the earlier
-// deadline, adds the handed-out body's timer.
+// when ctx ends). An operation with a deadline adds one per attempt that
+// runs on a goroutine of its own (the context reporting it); a caller
+// context that can end adds context.WithoutCancel's, and then a handed-out
+// body context.AfterFunc's; op.Timeout, when it is the earlier deadline,
+// adds the handed-out body's timer.
 //
 // Observability: Config.Observer, when set, is called once per attempt and
 // once per operation, with ctx, never concurrently for one operation (see
