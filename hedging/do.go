@@ -71,7 +71,9 @@ var ErrNoTransport = errors.New("hedging: Config.Transport is nil")
 // returned when Config.Transport is nil.
 //
 // Attempt contexts: each attempt gets a fresh context, made by
-// context.WithCancelCause from context.WithoutCancel(ctx): it carries ctx's
+// context.WithCancelCause from context.WithoutCancel(ctx) (the inline
+// primary's, see Allocation, is one of hedging's own that behaves the
+// same, Err and context.Cause included): it carries ctx's
 // values, its Deadline reports the operation's deadline (so a transport can
 // propagate the remaining budget), and only the race cancels it — ctx's own
 // end reaches attempts through the race, after the harvest window when a
