@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"hedgelab/hedging/internal/answer"
 )
 
 // Response is the answer of [Client.Do]: the final response of the leg that
@@ -69,7 +71,9 @@ var ErrNoTransport = errors.New("hedging: Config.Transport is nil")
 // returned when Config.Transport is nil.
 //
 // Attempt contexts: each attempt gets a fresh context, made by
-// context.WithCancelCause from context.WithoutCancel(ctx): it carries ctx's
+// context.WithCancelCause from context.WithoutCancel(ctx) (the inline
+// primary's, see Allocation, is one of hedging's own that behaves the
+// same, Err and context.Cause included): it carries ctx's
 // values, its Deadline reports the operation's deadline (so a transport can
 // propagate the remaining budget), and only the race cancels it — ctx's own
 // end reaches attempts through the race, after the harvest window when a
@@ -128,17 +132,21 @@ var ErrNoTransport = errors.New("hedging: Config.Transport is nil")
 // abandoned attempt can still reach it; nothing handed out points into it.
 //
 // Allocation: on the happy path (the primary answers before the threshold)
-// Do allocates 3 times on top of what the Transport allocates, in either
-// shape: the answer (the Response, its diagnostics, the body wrapper and
-// the copy of op, one object) and the attempt's context (2); op itself does
+// Do allocates, on top of what the Transport allocates, once for a
+// Cancellable transport: the answer (the Response, its diagnostics, the
+// body wrapper and the primary's attempt context, one object; the context
+// also spares a context derived from it, as net/http derives one per
+// request, the children map of context.WithCancelCause: it registers
+// through the context's AfterFunc method); and 3 times otherwise: the
+// answer with the copy of op, and the attempt's context (2). op itself does
 // not escape, so a caller's Operation may live on its stack. A caller
 // context that can end adds, for a Cancellable transport, its
 // context.AfterFunc registration (the callback that takes the race over
-// when ctx ends). An
-// operation with a deadline adds one per attempt (the context reporting
-// it); a caller context that can end adds context.WithoutCancel's, and then
-// a handed-out body context.AfterFunc's; op.Timeout, when it is the earlier
-// deadline, adds the handed-out body's timer.
+// when ctx ends). An operation with a deadline adds one per attempt that
+// runs on a goroutine of its own (the context reporting it); a caller
+// context that can end adds context.WithoutCancel's, and then a handed-out
+// body context.AfterFunc's; op.Timeout, when it is the earlier deadline,
+// adds the handed-out body's timer.
 //
 // Observability: Config.Observer, when set, is called once per attempt and
 // once per operation, with ctx, never concurrently for one operation (see
@@ -154,15 +162,24 @@ func (c *Client) Do(ctx context.Context, op *Operation) (*Response, error) {
 	}
 	t0 := time.Now()
 	s := getDoState(t0)
-	if c.inline {
+	h, held := op.Request.(answerHolder)
+	switch {
+	case c.inline:
 		// The primary's first attempt reads the engine's copy of op (it
 		// ends before Do returns); an attempt that may outlive Do gets a
 		// fresh one (detached).
-		s.ans = &answer{}
+		if held {
+			s.ans = h.AnswerStorage()
+		} else {
+			s.ans = new(opAnswer)
+		}
 		s.opi = *op
-	} else {
+	case held:
+		s.ans = h.AnswerStorage()
+		s.opi = *op // copied by detached for the first attempt
+	default:
 		ao := &answerOp{opc: *op}
-		s.ans, s.opd = &ao.answer, &ao.opc
+		s.ans, s.opd = &ao.opAnswer, &ao.opc
 	}
 	s.opr = *op
 	s.c, s.ctx, s.base, s.obs = c, ctx, ctx, c.cfg.Observer
@@ -303,7 +320,7 @@ type doState struct {
 	// when the first such attempt starts).
 	opi   Operation
 	opd   *Operation
-	ans   *answer // this operation's fresh part
+	ans   *opAnswer // this operation's fresh part
 	ctx   context.Context
 	base  context.Context // the parent of the attempts' contexts: ctx without its cancellation
 	dl    time.Time       // the operation's deadline, seen by attempts
@@ -334,11 +351,11 @@ type doState struct {
 	nrdy  int
 
 	obs        Observer
-	win        context.CancelCauseFunc // cancels the winner's attempt context
-	lastBody   io.ReadCloser           // body of the latest transient result the race saw
-	lastCancel context.CancelCauseFunc // cancels lastBody's attempt context
-	cancelled  [4]int                  // cancellations by CancelReason
-	abandoned  int                     // attempts still running when the race ended
+	win        answer.Canceller // cancels the winner's attempt context
+	lastBody   io.ReadCloser    // body of the latest transient result the race saw
+	lastCancel answer.Canceller // cancels lastBody's attempt context
+	cancelled  [4]int           // cancellations by CancelReason
+	abandoned  int              // attempts still running when the race ended
 
 	bubbled bool // created inside a synctest bubble: never pooled
 
@@ -374,20 +391,21 @@ const (
 	takerCtx
 )
 
-// answer is the part of an operation that Do hands out, allocated fresh
-// for every operation in one object: the Response, its diagnostics and the
-// body handed to the caller.
-type answer struct {
-	resp Response
-	diag HedgeDiagnostics
-	body handedBody
-}
+// opAnswer is the part of an operation that Do hands out, fresh for every
+// operation in one object: the Response, its diagnostics, the body handed
+// to the caller and the context of the primary's first attempt when it
+// runs on the caller's goroutine (Client.inline). Do allocates it, unless
+// op.Request holds one (answerHolder).
+type opAnswer = answer.Storage[Response, HedgeDiagnostics]
+
+// answerHolder is an op.Request that carries the operation's opAnswer.
+type answerHolder = answer.Holder[Response, HedgeDiagnostics]
 
 // answerOp is an answer with the copy of the Operation the attempts read,
 // in one object: what Do allocates when every attempt may outlive it (a
 // transport that is not Cancellable).
 type answerOp struct {
-	answer
+	opAnswer
 	opc Operation
 }
 
@@ -424,10 +442,10 @@ type attemptSlot struct {
 	busy      bool
 	state     atomic.Uint32 // slotRunning, slotDelivered or slotAbandoned
 	a         Attempt
-	op        *Operation              // the copy of the operation the attempt reads
-	ctx       context.Context         // this attempt's context
-	cancel    context.CancelCauseFunc // cancels ctx
-	cancelled bool                    // the race cancelled the attempt
+	op        *Operation       // the copy of the operation the attempt reads
+	ctx       context.Context  // this attempt's context
+	cancel    answer.Canceller // cancels ctx
+	cancelled bool             // the race cancelled the attempt
 	res       Result
 	sent      time.Duration // core time at which the attempt was started
 	at        time.Duration // core time at which Send returned
@@ -437,7 +455,7 @@ type attemptSlot struct {
 func (sl *attemptSlot) stop(cause error) {
 	if !sl.cancelled {
 		sl.cancelled = true
-		sl.cancel(cause)
+		sl.cancel.Cancel(cause)
 	}
 }
 
@@ -487,15 +505,16 @@ func (s *doState) perform(e Effects) {
 
 // start runs attempt a on a new goroutine with a new context.
 func (s *doState) start(a Attempt) {
-	sl := s.claim(a)
+	sl := s.claim(a, false)
 	sl.op = s.detached()
 	go sl.runFn()
 }
 
 // claim readies a free slot for attempt a, with a new context, and counts
 // it as running; the caller runs it (start, or runInline on the caller's
-// goroutine).
-func (s *doState) claim(a Attempt) *attemptSlot {
+// goroutine). inline: the attempt is the inline primary's, whose context is
+// the answer's inlineCtx.
+func (s *doState) claim(a Attempt, inline bool) *attemptSlot {
 	i := 0
 	for i < maxSlots && s.slots[i].busy {
 		i++
@@ -509,10 +528,17 @@ func (s *doState) claim(a Attempt) *attemptSlot {
 	s.used = max(s.used, i+1)
 	sl.busy, sl.a, sl.sent = true, a, s.last
 	sl.state.Store(slotRunning)
-	ctx, cancel := context.WithCancelCause(s.base)
-	sl.ctx, sl.cancel, sl.cancelled = ctx, cancel, false
-	if s.hasDL {
-		sl.ctx = &deadlineCtx{Context: ctx, deadline: s.dl}
+	sl.cancelled = false
+	if inline {
+		x := &s.ans.Ctx
+		x.Init(s.base, s.dl, s.hasDL)
+		sl.ctx, sl.cancel = x, answer.Canceller{X: x}
+	} else {
+		ctx, cancel := context.WithCancelCause(s.base)
+		sl.ctx, sl.cancel = ctx, answer.Canceller{F: cancel}
+		if s.hasDL {
+			sl.ctx = &deadlineCtx{Context: ctx, deadline: s.dl}
+		}
 	}
 	s.running++
 	return sl
@@ -535,7 +561,7 @@ func (s *doState) runInline(e *Effects) {
 		switch a := e.At(i); a.Kind {
 		case ActSend:
 			if sl == nil {
-				sl = s.claim(a.Attempt)
+				sl = s.claim(a.Attempt, true)
 				sl.op = &s.opi
 			} else {
 				s.start(a.Attempt) // cannot happen: Begin sends the primary only
@@ -910,7 +936,7 @@ func (s *doState) respond(sl *attemptSlot) {
 	}
 	if !keep {
 		closeBody(res.Body)
-		cancel(context.Canceled)
+		cancel.Cancel(context.Canceled)
 	}
 }
 
@@ -919,8 +945,8 @@ func (s *doState) respond(sl *attemptSlot) {
 func (s *doState) dropLast() {
 	if s.lastBody != nil {
 		closeBody(s.lastBody)
-		s.lastCancel(context.Canceled)
-		s.lastBody, s.lastCancel = nil, nil
+		s.lastCancel.Cancel(context.Canceled)
+		s.lastBody, s.lastCancel = nil, answer.Canceller{}
 	}
 }
 
@@ -1000,7 +1026,7 @@ func (s *doState) outcome() (*Response, error) {
 		var he *Error
 		if s.lastBody != nil && errors.As(err, &he) && he.Status != (Status{}) {
 			he.Body = s.hand(s.lastBody, s.lastCancel)
-			s.lastBody, s.lastCancel = nil, nil
+			s.lastBody, s.lastCancel = nil, answer.Canceller{}
 		}
 		s.dropLast()
 		return nil, err
@@ -1008,7 +1034,7 @@ func (s *doState) outcome() (*Response, error) {
 	s.dropLast()
 	w, _ := r.Winner()
 	ans := s.ans
-	ans.resp = Response{
+	ans.Resp = Response{
 		Result:        res,
 		Leg:           w,
 		Endpoint:      r.Endpoint(w),
@@ -1016,12 +1042,12 @@ func (s *doState) outcome() (*Response, error) {
 		RequestCharge: r.RequestCharge(),
 		Elapsed:       r.DoneAt() - s.begin,
 	}
-	ans.resp.Result.Body = s.hand(res.Body, s.win)
+	ans.Resp.Result.Body = s.hand(res.Body, s.win)
 	if d, ok := r.Diagnostics(); ok {
-		ans.diag = *d
-		ans.resp.Diagnostics = &ans.diag
+		ans.Diag = *d
+		ans.Resp.Diagnostics = &ans.Diag
 	}
-	return &ans.resp, nil
+	return &ans.Resp, nil
 }
 
 // release clears every reference the engine holds to this operation and
@@ -1038,12 +1064,12 @@ func (s *doState) release() {
 	s.race.legs = [2]legState{}
 	s.c, s.ans, s.ctx, s.base, s.obs = nil, nil, nil, nil, nil
 	s.opr, s.opi, s.opd = Operation{}, Operation{}, nil
-	s.win, s.lastBody, s.lastCancel = nil, nil, nil
+	s.win, s.lastBody, s.lastCancel = answer.Canceller{}, nil, answer.Canceller{}
 	s.dl, s.hasDL, s.opDeadline = time.Time{}, false, false
 	s.cancelled = [4]int{}
 	for i := range s.slots[:s.used] {
 		sl := &s.slots[i]
-		sl.a, sl.op, sl.ctx, sl.cancel, sl.res = Attempt{}, nil, nil, nil, Result{}
+		sl.a, sl.op, sl.ctx, sl.cancel, sl.res = Attempt{}, nil, nil, answer.Canceller{}, Result{}
 	}
 	s.used = 0
 	if cap(s.timers) > len(s.tbuf) {
@@ -1054,57 +1080,26 @@ func (s *doState) release() {
 
 // hand returns body, the result of the attempt whose context cancel
 // cancels, as the caller receives it: tied to ctx and to the operation's
-// deadline, and released on Close (see [handedBody]). Without a body the
+// deadline, and released on Close (see answer.Body). Without a body the
 // attempt's context is cancelled at once.
-func (s *doState) hand(body io.ReadCloser, cancel context.CancelCauseFunc) io.ReadCloser {
-	if cancel == nil {
+func (s *doState) hand(body io.ReadCloser, cancel answer.Canceller) io.ReadCloser {
+	if !cancel.Set() {
 		return body // not an attempt's result (cannot happen)
 	}
 	if body == nil {
-		cancel(context.Canceled)
+		cancel.Cancel(context.Canceled)
 		return nil
 	}
-	b := &s.ans.body
-	b.rc, b.cancel = body, cancel
+	b := &s.ans.Body
+	b.RC, b.Cancel = body, cancel
 	if ctx := s.ctx; ctx.Done() != nil {
-		b.stopCtx = context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+		b.StopCtx = context.AfterFunc(ctx, func() { cancel.Cancel(context.Cause(ctx)) })
 	}
 	if s.opDeadline {
-		b.timer = time.AfterFunc(time.Until(s.dl), func() { cancel(context.DeadlineExceeded) })
+		b.Timer = time.AfterFunc(time.Until(s.dl), func() { cancel.Cancel(context.DeadlineExceeded) })
 	}
 	return b
 }
-
-// handedBody is a body [Client.Do] hands to its caller (Response.Result.Body,
-// Error.Body): the transport's body, whose attempt's context is cancelled
-// when the caller's ctx ends or the operation's deadline passes, and on
-// Close.
-type handedBody struct {
-	rc      io.ReadCloser
-	cancel  context.CancelCauseFunc // cancels the attempt's context
-	stopCtx func() bool             // unregisters from ctx; nil when ctx never ends
-	timer   *time.Timer             // the operation's deadline from op.Timeout; nil when none
-}
-
-// Read reads the transport's body.
-func (b *handedBody) Read(p []byte) (int, error) { return b.rc.Read(p) }
-
-// Close closes the transport's body, then releases the attempt's context.
-func (b *handedBody) Close() error {
-	err := b.rc.Close()
-	if b.stopCtx != nil {
-		b.stopCtx()
-	}
-	if b.timer != nil {
-		b.timer.Stop()
-	}
-	b.cancel(context.Canceled)
-	return err
-}
-
-// Unwrap returns the transport's body (for example the one
-// hedginghttp.HTTPResponse looks for).
-func (b *handedBody) Unwrap() io.ReadCloser { return b.rc }
 
 // deadlineCtx is an attempt's context when the operation has a deadline:
 // the attempt's cancellable context, reporting that deadline. The race, not

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"hedgelab/hedging"
+	"hedgelab/hedging/internal/answer"
 )
 
 // call is one hedged request of [NewRoundTripper]'s RoundTrip, the
@@ -33,6 +34,19 @@ type call struct {
 	claimed  bool // the first attempt has started
 	// body is the first attempt's result body (the happy path's only one).
 	body responseBody
+	// req is the first attempt's shallow copy of orig (made in place: one
+	// allocation fewer on the happy path).
+	req http.Request
+	// ans is the storage of what hedging.Client.Do hands out for the
+	// request (the Response, the handed body, the first attempt's
+	// context), carried here so that the request's state is one object.
+	ans answer.Storage[hedging.Response, hedging.HedgeDiagnostics]
+}
+
+// AnswerStorage gives hedging.Client.Do the request's answer storage (see
+// the internal answer package): fresh for this call, used by no other.
+func (c *call) AnswerStorage() *answer.Storage[hedging.Response, hedging.HedgeDiagnostics] {
+	return &c.ans
 }
 
 // errDecided is the result of an attempt that starts after its RoundTrip
@@ -51,7 +65,11 @@ func (c *call) request(t *Transport, ctx context.Context, a hedging.Attempt) (*h
 	first := !c.claimed
 	c.claimed = true
 	deep := t.Prepare != nil || !(first && c.shallow)
-	req, err := t.attemptRequest(ctx, c.orig, a.Endpoint, deep)
+	var dst *http.Request
+	if !deep {
+		dst = &c.req
+	}
+	req, err := t.attemptRequest(ctx, c.orig, a.Endpoint, deep, dst)
 	if err == nil && c.strip {
 		if !deep {
 			req.Header, deep = req.Header.Clone(), true

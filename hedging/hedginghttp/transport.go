@@ -143,7 +143,7 @@ func (t *Transport) Send(ctx context.Context, op *hedging.Operation, a hedging.A
 	case *call:
 		req, body, shared, err = orig.request(t, ctx, a)
 	case *http.Request:
-		req, err = t.attemptRequest(ctx, orig, a.Endpoint, t.Prepare != nil)
+		req, err = t.attemptRequest(ctx, orig, a.Endpoint, t.Prepare != nil, nil)
 		shared = t.Prepare == nil
 	default:
 		base, ok := t.BaseURLs[a.Endpoint.Key]
@@ -209,8 +209,9 @@ func newRequest(ctx context.Context, op *hedging.Operation, base string) (*http.
 // copy of orig with the attempt's context, rewritten for the endpoint (see
 // [Transport]) and its body replayed. The copy is deep (http.Request.Clone)
 // when deep is set; otherwise it shares orig's header map, which the
-// caller must copy before writing to it.
-func (t *Transport) attemptRequest(ctx context.Context, orig *http.Request, ep hedging.Endpoint, deep bool) (*http.Request, error) {
+// caller must copy before writing to it, and is made in dst when dst is not
+// nil (a new request otherwise).
+func (t *Transport) attemptRequest(ctx context.Context, orig *http.Request, ep hedging.Endpoint, deep bool, dst *http.Request) (*http.Request, error) {
 	key := ep.Key
 	bases := t.bases
 	if bases == nil {
@@ -224,9 +225,13 @@ func (t *Transport) attemptRequest(ctx context.Context, orig *http.Request, ep h
 		return nil, fmt.Errorf("hedginghttp: the base URL of endpoint %q does not parse", key)
 	}
 	var req *http.Request
-	if deep {
+	switch {
+	case deep:
 		req = orig.Clone(ctx)
-	} else {
+	case dst != nil:
+		*dst = *orig.WithContext(ctx) // the inlined copy stays on the stack
+		req = dst
+	default:
 		req = orig.WithContext(ctx)
 	}
 	if fromKey, rest, ok := addressed(bases, orig.URL); ok {
