@@ -115,20 +115,34 @@ type Config struct {
 // single operation with [Client.Do] (real time) or [Client.Begin] and the
 // [Race] methods (any clock, e.g. a simulator).
 type Client struct {
-	cfg      Config
-	layers   HedgingEnabledLayers
-	tracker  *HedgeWinTracker
-	store    *locationStore
-	sessions *sessionTokens
-	write    Endpoint
-	logger   *slog.Logger
-	// defStrategy and defResolved are resolveStrategy's answer for an
+	// The fields every operation reads come first and together, so that a
+	// read on the happy path touches few of a client's cache lines (spec
+	// §6.5 #6: no per-hedge state on the happy path) — what counts in a
+	// fleet of many clients, whose states do not all stay in cache.
+	//
+	// regions, phase and multiMaster are cfg's Regions, Phase and
+	// MultiMaster, copied here once.
+	regions     []Endpoint
+	logger      *slog.Logger
+	phase       PhaseSet
+	multiMaster bool
+	// defResolved and defStrategy are resolveStrategy's answer for an
 	// operation that overrides nothing, computed once.
-	defStrategy HedgingStrategy
 	defResolved bool
 	// inline: Config.Transport is [Cancellable] and returns on cancel, so
 	// Do runs the primary's first attempt on the caller's goroutine.
-	inline bool
+	inline      bool
+	defStrategy HedgingStrategy
+	// The shared stores, held by value right after: each one's lock-free
+	// fast-path counters come first in it, and what a failed region or a
+	// won hedge needs (locks, maps) after them, off the happy path.
+	sessions sessionTokens
+	store    locationStore
+	tracker  HedgeWinTracker
+	// Cold: read by writes, overrides and retries only.
+	write  Endpoint
+	layers HedgingEnabledLayers
+	cfg    Config
 }
 
 // NewClient validates cfg and returns a client. Errors: a region listed
@@ -178,12 +192,15 @@ func NewClient(cfg Config) (*Client, error) {
 	}
 	span := cmp.Or(cfg.HedgeWinMinSpan, DefaultHedgeWinMinSpan)
 	c := &Client{
-		cfg:      cfg,
-		tracker:  newHedgeWinTracker(n, cfg.ProbeInterval, max(span, 0)),
-		store:    newLocationStore(cfg.UnavailableFor, cfg.UnavailableAfter),
-		sessions: newSessionTokens(),
-		logger:   cfg.Logger,
+		cfg:         cfg,
+		regions:     cfg.Regions,
+		phase:       cfg.Phase,
+		multiMaster: cfg.MultiMaster,
+		logger:      cfg.Logger,
 	}
+	c.tracker.init(n, cfg.ProbeInterval, max(span, 0))
+	c.store.init(cfg.UnavailableFor, cfg.UnavailableAfter)
+	c.sessions.init()
 	if ct, ok := cfg.Transport.(Cancellable); ok {
 		c.inline = ct.ReturnsOnCancel()
 	}
@@ -203,7 +220,7 @@ func NewClient(cfg Config) (*Client, error) {
 }
 
 // HedgeWinTracker returns the client's consecutive-hedge-win tracker (§9.5).
-func (c *Client) HedgeWinTracker() *HedgeWinTracker { return c.tracker }
+func (c *Client) HedgeWinTracker() *HedgeWinTracker { return &c.tracker }
 
 // HarvestWindow bounds how long a race waits, after the deadline fired
 // mid-race, for in-flight legs to report for diagnostics (spec §6.5 #7).

@@ -368,13 +368,13 @@ func (c *Client) begin(ctx context.Context, e *Effects, r *Race, now time.Durati
 	if deadline > 0 && (!r.hasDeadline || deadline < r.deadline) {
 		r.deadline, r.hasDeadline = deadline, true
 	}
-	applicable := applicableRegions(c.cfg.Regions, op.ExcludeRegions)
+	applicable := applicableRegions(c.regions, op.ExcludeRegions)
 	r.regions = c.orderRegions(r, now, op.Partition, applicable, true)
 	strategy, ok := c.eligible(op, r.regions)
 	if ok && len(applicable) > 0 && r.regions[0] != applicable[0] && !c.admitRedirect(now, op, strategy, applicable[0]) {
 		r.regions = c.orderRegions(r, now, op.Partition, applicable, false)
 	}
-	r.hubEligible = !op.Kind.IsMetadata() && !c.cfg.MultiMaster
+	r.hubEligible = !op.Kind.IsMetadata() && !c.multiMaster
 	p := &r.legs[Primary]
 	p.started, p.startAt, p.excluded = true, now, op.ExcludeRegions
 	switch {
@@ -423,10 +423,10 @@ func (c *Client) eligible(op *Operation, regions []Endpoint) (HedgingStrategy, b
 	}
 	ok, _ := shouldHedge(eligibility{
 		StrategyResolved:  resolved,
-		PreferredRegions:  len(c.cfg.Regions),
+		PreferredRegions:  len(c.regions),
 		ApplicableRegions: len(regions),
 		Kind:              op.Kind,
-		Allowed:           c.cfg.Phase,
+		Allowed:           c.phase,
 		Affinity:          op.Continuation.Affinity,
 	})
 	if ok && !distinct(regions[0], regions[1]) {
@@ -471,7 +471,7 @@ func (c *Client) PlanHedge(now time.Duration, op *Operation) HedgePlan {
 		return p
 	}
 	var r Race
-	regions := c.orderRegions(&r, now, op.Partition, applicableRegions(c.cfg.Regions, op.ExcludeRegions), true)
+	regions := c.orderRegions(&r, now, op.Partition, applicableRegions(c.regions, op.ExcludeRegions), true)
 	if len(regions) == 0 {
 		return p
 	}
@@ -503,7 +503,7 @@ func (c *Client) PrimaryEndpoint(kind OperationKind, excluded []Region) (e Endpo
 	if c.writesToHub(kind) {
 		return c.write, true
 	}
-	regions := applicableRegions(c.cfg.Regions, excluded)
+	regions := applicableRegions(c.regions, excluded)
 	if len(regions) == 0 {
 		return Endpoint{}, false
 	}
@@ -594,7 +594,7 @@ func (r *Race) spawnAlternate(e *Effects, now time.Duration, cause SpawnCause) {
 	alt.candidates = r.regions[1:2]
 	alt.endpoint = r.regions[1]
 	alt.tried = 1
-	alt.excluded = alternateExcludeRegions(r.op.ExcludeRegions, r.c.cfg.Regions, alt.endpoint.Region)
+	alt.excluded = alternateExcludeRegions(r.op.ExcludeRegions, r.c.regions, alt.endpoint.Region)
 	if r.hubEligible {
 		r.hubLatch = new(atomic.Bool)
 		r.hubLatch.Store(r.legs[Primary].hub || r.op.HubRegionProcessingOnly)

@@ -69,24 +69,26 @@ func (s *winState) streak() bool { return s.consecutive > 0 || s.unhealthyUntil 
 // Safe for concurrent use; all methods take the current time as a
 // parameter and never read a clock.
 type HedgeWinTracker struct {
-	threshold int
-	probe     time.Duration
-	minSpan   time.Duration // least duration of a tripping streak; 0 = none
-	mu        sync.Mutex
-	pairs     map[winKey]*winState
-	trips     int
+	// The lock-free fast path first, on one cache line: every read's
+	// routing (unhealthyMask) and primary final (recordPrimaryFinal) reads
+	// only these fields while no pair holds a streak or a trip.
+	//
 	// nstreaks counts the pairs holding a streak or a trip
 	// (winState.streak) and ntripped those holding a trip, so the common
 	// cases (no streak, no trip anywhere) take no lock.
 	nstreaks, ntripped atomic.Int64
-	// nkeyed[pairBucket(k)] counts the pairs with key k that hold a streak
-	// or a trip, so that recordPrimaryFinal takes no lock for a pair that
-	// holds neither — the common case when other pairs do, and when a
-	// pair's streak was reset while its run of wins goes on (the minimum
-	// span keeps the pair, for its run) — just as it takes none when no
-	// pair holds one. Updated under mu with the map; only a hint: a
-	// non-zero count takes the lock and looks.
-	nkeyed [64]atomic.Int32
+	// demoted is a copy of tripped with each pair's end of demotion,
+	// replaced (never modified) under mu whenever a trip starts, is renewed
+	// or ends, so that routing (unhealthyMask, on every Begin) reads it
+	// without taking the lock.
+	demoted   atomic.Pointer[map[string][]demotion]
+	threshold int
+	probe     time.Duration
+	minSpan   time.Duration // least duration of a tripping streak; 0 = none
+	// The state read once a hedge has won: under mu.
+	mu    sync.Mutex
+	pairs map[winKey]*winState
+	trips int
 	// sweepAt is when recordHedgeWin next deletes the pairs that hold
 	// neither and whose run has ended (no win for more than minSpan): a
 	// primary final no longer looks them up.
@@ -94,11 +96,15 @@ type HedgeWinTracker struct {
 	// tripped indexes the pairs holding a trip by partition, so routing
 	// checks every region of a partition with one lookup.
 	tripped map[string][]Region
-	// demoted is a copy of tripped with each pair's end of demotion,
-	// replaced (never modified) under mu whenever a trip starts, is renewed
-	// or ends, so that routing (unhealthyMask, on every Begin) reads it
-	// without taking the lock.
-	demoted atomic.Pointer[map[string][]demotion]
+	// nkeyed[pairBucket(k)] counts the pairs with key k that hold a streak
+	// or a trip, so that recordPrimaryFinal takes no lock for a pair that
+	// holds neither — the common case when other pairs do, and when a
+	// pair's streak was reset while its run of wins goes on (the minimum
+	// span keeps the pair, for its run) — just as it takes none when no
+	// pair holds one. Updated under mu with the map; only a hint: a
+	// non-zero count takes the lock and looks. Last: read only while some
+	// pair holds a streak (four cache lines off the fast path).
+	nkeyed [64]atomic.Int32
 }
 
 // demotion is one tripped region of a partition and when its demotion
@@ -140,13 +146,22 @@ func pairBucket(partition string, region Region) int {
 // (DefaultProbeInterval when probe <= 0); a streak trips only once it
 // spans minSpan (0 = at once, the spec's rule; see [HedgeWinTracker]).
 func newHedgeWinTracker(threshold int, probe, minSpan time.Duration) *HedgeWinTracker {
+	t := new(HedgeWinTracker)
+	t.init(threshold, probe, minSpan)
+	return t
+}
+
+// init is newHedgeWinTracker in place, for a tracker held by value (as a
+// [Client] holds its own, beside its other per-operation state).
+func (t *HedgeWinTracker) init(threshold int, probe, minSpan time.Duration) {
 	if threshold < 1 {
 		threshold = DefaultConsecutiveHedgeWinThreshold
 	}
 	if probe <= 0 {
 		probe = DefaultProbeInterval
 	}
-	return &HedgeWinTracker{threshold: threshold, probe: probe, minSpan: minSpan, pairs: make(map[winKey]*winState), tripped: make(map[string][]Region)}
+	t.threshold, t.probe, t.minSpan = threshold, probe, minSpan
+	t.pairs, t.tripped = make(map[winKey]*winState), make(map[string][]Region)
 }
 
 // recordHedgeWin records one alternate win for (partition, primary) at now
@@ -321,29 +336,40 @@ const DefaultUnavailableAfter = 1
 // run of 503s. A 403/3 (WriteForbidden) requests an account-properties
 // refresh. Safe for concurrent use; takes the current time as a parameter.
 type locationStore struct {
+	// The lock-free fast path first: a read with no mark anywhere reads
+	// only these two.
+	nmarks         atomic.Int64 // mirrors len(marks): no lock when nothing is marked
+	nruns          atomic.Int64 // mirrors len(runs): a success takes no lock when no pair has a run
 	unavailableFor time.Duration
 	after          int
-	mu             sync.Mutex
-	marks          map[markKey]time.Duration
+	// The state read once a region failed: under mu.
+	mu    sync.Mutex
+	marks map[markKey]time.Duration
 	// runs counts the consecutive 503s of pairs that have some and are
 	// not marked yet (after > 1 only).
 	runs      map[markKey]int
 	refreshes int
-	nmarks    atomic.Int64 // mirrors len(marks): no lock when nothing is marked
-	nruns     atomic.Int64 // mirrors len(runs): a success takes no lock when no pair has a run
 }
 
 // newLocationStore returns a store whose marks last unavailableFor
 // (DefaultUnavailableFor when <= 0) and are set after `after` consecutive
 // 503s (DefaultUnavailableAfter when <= 0).
 func newLocationStore(unavailableFor time.Duration, after int) *locationStore {
+	s := new(locationStore)
+	s.init(unavailableFor, after)
+	return s
+}
+
+// init is newLocationStore in place, for a store held by value.
+func (s *locationStore) init(unavailableFor time.Duration, after int) {
 	if unavailableFor <= 0 {
 		unavailableFor = DefaultUnavailableFor
 	}
 	if after <= 0 {
 		after = DefaultUnavailableAfter
 	}
-	return &locationStore{unavailableFor: unavailableFor, after: after, marks: make(map[markKey]time.Duration), runs: make(map[markKey]int)}
+	s.unavailableFor, s.after = unavailableFor, after
+	s.marks, s.runs = make(map[markKey]time.Duration), make(map[markKey]int)
 }
 
 // Observe applies the LocationEffects of one attempt's status: the
@@ -418,13 +444,16 @@ func (s *locationStore) RefreshRequests() int {
 // partition. Updates merge by maximum, so they commute: a losing leg's late
 // response can never regress a token (spec §9.2). Safe for concurrent use.
 type sessionTokens struct {
+	any  atomic.Bool // set once a token is stored: reads of an empty store take no lock
 	mu   sync.Mutex
 	lsns map[string]int64
-	any  atomic.Bool // set once a token is stored: reads of an empty store take no lock
 }
 
 // newSessionTokens returns an empty store.
 func newSessionTokens() *sessionTokens { return &sessionTokens{lsns: make(map[string]int64)} }
+
+// init makes s an empty store in place, for a store held by value.
+func (s *sessionTokens) init() { s.lsns = make(map[string]int64) }
 
 // Merge records lsn for partition, keeping the maximum; lsn <= 0 is ignored.
 func (s *sessionTokens) merge(partition string, lsn int64) {
