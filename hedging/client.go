@@ -139,8 +139,10 @@ type Client struct {
 	sessions sessionTokens
 	store    locationStore
 	tracker  HedgeWinTracker
-	// Cold: read by writes, overrides and retries only.
-	write  Endpoint
+	// Cold: read by writes, overrides and retries only. write[0] is the
+	// hub (write region) endpoint; as a slice it is a write's one
+	// candidate, which no race modifies.
+	write  [1]Endpoint
 	layers HedgingEnabledLayers
 	cfg    Config
 }
@@ -209,10 +211,10 @@ func NewClient(cfg Config) (*Client, error) {
 	c.layers.EnvOverride = cfg.Env.HedgingEnabledOverride
 	c.defStrategy, c.defResolved = resolveStrategy(c.layers.effective(), AvailabilityStrategy{}, cfg.Strategy, cfg.RequestTimeout)
 	if !cfg.MultiMaster && cfg.WriteRegion != "" {
-		c.write = Endpoint{Region: cfg.WriteRegion, Key: string(cfg.WriteRegion)}
+		c.write[0] = Endpoint{Region: cfg.WriteRegion, Key: string(cfg.WriteRegion)}
 		for _, e := range cfg.Regions {
 			if e.Region == cfg.WriteRegion {
-				c.write = e
+				c.write[0] = e
 			}
 		}
 	}

@@ -236,27 +236,29 @@ const (
 )
 
 type legState struct {
-	started        bool
-	inFlight       bool
-	backingOff     bool
-	backoffAt      time.Duration // when the retry backoff ends
-	done           bool          // the leg will make no more attempts
-	completed      bool          // the leg produced a result before the race ended
-	seq            uint32
-	attempts       int
-	sessionRetries int
-	hub            bool // per-state hub-region latch (§9.6.1)
-	candidates     []Endpoint
-	tried          uint64
-	cur            int
-	endpoint       Endpoint
-	excluded       []Region
+	// Flags and counters first, packed: what every response reads.
+	started    bool
+	inFlight   bool
+	backingOff bool
+	done       bool // the leg will make no more attempts
+	completed  bool // the leg produced a result before the race ended
+	hub        bool // per-state hub-region latch (§9.6.1)
+	cancelled  bool // the race cancelled the in-flight attempt seq when it ended
+	seq        uint32
+	// attempts and sessionRetries count this leg's attempts and its
+	// session (404/1002) retries: bounded by Retry.MaxAttempts.
+	attempts       int32
+	sessionRetries int32
+	charge         float64
 	startAt        time.Duration
 	sentAt         time.Duration
 	elapsed        time.Duration
+	backoffAt      time.Duration // when the retry backoff ends
+	tried          uint64        // bit i: candidates[i] was tried
+	endpoint       Endpoint
+	candidates     []Endpoint
+	excluded       []Region
 	last           Result
-	charge         float64
-	cancelled      bool // the race cancelled the in-flight attempt seq when it ended
 }
 
 // Race is one logical operation's hedge race (spec §6.4, execute_hedged),
@@ -276,22 +278,32 @@ type legState struct {
 // fewer than two distinct applicable regions, ...) the same Race runs the
 // plain path: one leg with normal cross-region failover retries and no hedge
 // diagnostics.
+//
+// A copy of a Race that has run shares the room its routing reorders
+// regions in with the original: run one of the two, not both.
 type Race struct {
+	// What a race on the happy path touches is contiguous: raceState,
+	// diag, the primary's leg; the alternate's leg is last.
 	raceState
+	// diag is the race's hedge diagnostics; Begin clears only its
+	// decisions (finish writes the rest when the race ends, and diag is
+	// read only once the race is done).
+	diag HedgeDiagnostics
 	// legs are the two legs' states. Begin resets the primary's, and the
 	// alternate's only when altUsed: a race that spawns no alternate (the
 	// common case) leaves it as Begin found it, all zero.
 	legs    [2]legState
 	altUsed bool
-	// diag is the race's hedge diagnostics; Begin clears only its
-	// decisions (finish writes the rest when the race ends, and diag is
-	// read only once the race is done).
-	diag HedgeDiagnostics
-	// regionBuf backs the reordered regions and a write's one candidate. It
-	// is scratch, written before it is read, so Begin leaves it as it is
-	// (only raceState is reset: fewer bytes cleared per operation).
-	regionBuf [8]Endpoint
+	// scratch backs the reordered regions when routing demotes one (a
+	// tripped partition, a 503 mark): off the happy path, so out of line,
+	// allocated on the first reordering and kept for every later race run
+	// in the same value. It is written before it is read, so Begin leaves
+	// it as it is.
+	scratch *raceScratch
 }
+
+// raceScratch is a Race's room for its reordered regions.
+type raceScratch [7]Endpoint
 
 // raceState is the part of a Race that Begin resets.
 type raceState struct {
@@ -379,8 +391,7 @@ func (c *Client) begin(ctx context.Context, e *Effects, r *Race, now time.Durati
 	p.started, p.startAt, p.excluded = true, now, op.ExcludeRegions
 	switch {
 	case c.writesToHub(op.Kind):
-		p.candidates = r.regionBuf[7:8]
-		p.candidates[0] = c.write
+		p.candidates = c.write[:]
 	case len(r.regions) == 0:
 		r.finishError(e, now, Status{}, ErrNoRegion)
 		return
@@ -488,7 +499,7 @@ func (c *Client) PlanHedge(now time.Duration, op *Operation) HedgePlan {
 // attempt to the single write region rather than to the first applicable
 // read region: a write on a single-master account (never hedged, spec §13).
 func (c *Client) writesToHub(kind OperationKind) bool {
-	return kind.IsWrite() && c.write.Region != ""
+	return kind.IsWrite() && c.write[0].Region != ""
 }
 
 // PrimaryEndpoint returns the endpoint the primary attempt of an
@@ -501,7 +512,7 @@ func (c *Client) writesToHub(kind OperationKind) bool {
 // uses, without the unavailability marks.
 func (c *Client) PrimaryEndpoint(kind OperationKind, excluded []Region) (e Endpoint, ok bool) {
 	if c.writesToHub(kind) {
-		return c.write, true
+		return c.write[0], true
 	}
 	regions := applicableRegions(c.regions, excluded)
 	if len(regions) == 0 {
@@ -530,8 +541,11 @@ func (c *Client) orderRegions(r *Race, now time.Duration, partition string, regi
 		return regions
 	}
 	var out []Endpoint
-	if len(regions) <= len(r.regionBuf)-1 {
-		out = r.regionBuf[: 0 : len(r.regionBuf)-1]
+	if len(regions) <= len(raceScratch{}) {
+		if r.scratch == nil {
+			r.scratch = new(raceScratch) // once per Race value, on its first reordering
+		}
+		out = r.scratch[:0:len(r.scratch)]
 	} else {
 		out = make([]Endpoint, 0, len(regions))
 	}
@@ -776,7 +790,7 @@ func (r *Race) Responded(e *Effects, now time.Duration, a *Attempt, res *Result)
 // retry.
 func (r *Race) retry(now time.Duration, l Leg, res Result) (time.Duration, bool) {
 	lg := &r.legs[l]
-	if lg.attempts >= r.c.cfg.Retry.MaxAttempts || (r.hasDeadline && now >= r.deadline) {
+	if int(lg.attempts) >= r.c.cfg.Retry.MaxAttempts || (r.hasDeadline && now >= r.deadline) {
 		return 0, false
 	}
 	var regionChanging bool
@@ -824,7 +838,6 @@ func (r *Race) moveEndpoint(now time.Duration, lg *legState) {
 		}
 	}
 	if next >= 0 {
-		lg.cur = next
 		lg.tried |= 1 << next
 		lg.endpoint = lg.candidates[next]
 	}
@@ -1072,7 +1085,7 @@ func (r *Race) finish(now time.Duration) {
 			lg := &r.legs[l]
 			// Every field, in place (no literal built and copied).
 			d := &r.diag.legs[l]
-			d.Endpoint, d.Attempts, d.LastStatus = lg.endpoint, lg.attempts, lg.last.Status
+			d.Endpoint, d.Attempts, d.LastStatus = lg.endpoint, int(lg.attempts), lg.last.Status
 			d.Completed, d.Elapsed, d.RequestCharge = lg.completed, lg.elapsed, lg.charge
 		}
 		r.diag.totalCharge = r.totalCharge
@@ -1134,7 +1147,7 @@ func (r *Race) AlternateSpawned() bool { return r.spawned }
 
 // Attempts returns how many transport attempts were sent across both legs,
 // retries included.
-func (r *Race) Attempts() int { return r.legs[Primary].attempts + r.legs[Alternate].attempts }
+func (r *Race) Attempts() int { return int(r.legs[Primary].attempts) + int(r.legs[Alternate].attempts) }
 
 // Endpoint returns the endpoint of leg l's latest attempt.
 func (r *Race) Endpoint(l Leg) Endpoint { return r.legs[l].endpoint }
