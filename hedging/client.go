@@ -118,12 +118,13 @@ type Client struct {
 	// The fields every operation reads come first and together, so that a
 	// read on the happy path touches few of a client's cache lines (spec
 	// §6.5 #6: no per-hedge state on the happy path) — what counts in a
-	// fleet of many clients, whose states do not all stay in cache.
-	//
-	// regions, phase and multiMaster are cfg's Regions, Phase and
-	// MultiMaster, copied here once.
-	regions     []Endpoint
-	logger      *slog.Logger
+	// fleet of many clients, whose states do not all stay in cache. The
+	// first line is what a response reads (the stores' lock-free counters,
+	// the logger), the second what Begin adds.
+	hot    hotCounters
+	logger *slog.Logger
+	// phase and multiMaster are cfg's Phase and MultiMaster, and regions
+	// its Regions, copied here once.
 	phase       PhaseSet
 	multiMaster bool
 	// defResolved and defStrategy are resolveStrategy's answer for an
@@ -132,10 +133,11 @@ type Client struct {
 	// inline: Config.Transport is [Cancellable] and returns on cancel, so
 	// Do runs the primary's first attempt on the caller's goroutine.
 	inline      bool
+	regions     []Endpoint
 	defStrategy HedgingStrategy
-	// The shared stores, held by value right after: each one's lock-free
-	// fast-path counters come first in it, and what a failed region or a
-	// won hedge needs (locks, maps) after them, off the happy path.
+	// The shared stores, held by value, their counters in hot: what a
+	// failed region or a won hedge needs (locks, maps) is off the happy
+	// path.
 	sessions sessionTokens
 	store    locationStore
 	tracker  HedgeWinTracker
@@ -200,9 +202,9 @@ func NewClient(cfg Config) (*Client, error) {
 		multiMaster: cfg.MultiMaster,
 		logger:      cfg.Logger,
 	}
-	c.tracker.init(n, cfg.ProbeInterval, max(span, 0))
-	c.store.init(cfg.UnavailableFor, cfg.UnavailableAfter)
-	c.sessions.init()
+	c.tracker.init(n, cfg.ProbeInterval, max(span, 0), &c.hot)
+	c.store.init(cfg.UnavailableFor, cfg.UnavailableAfter, &c.hot)
+	c.sessions.init(&c.hot)
 	if ct, ok := cfg.Transport.(Cancellable); ok {
 		c.inline = ct.ReturnsOnCancel()
 	}

@@ -527,10 +527,10 @@ func (c *Client) PrimaryEndpoint(kind OperationKind, excluded []Region) (e Endpo
 // end (in order). It copies only when something has to move.
 func (c *Client) orderRegions(r *Race, now time.Duration, partition string, regions []Endpoint, breaker bool) []Endpoint {
 	var demoted uint64
-	if breaker {
+	if breaker && c.hot.ntripped.Load() != 0 {
 		demoted = c.tracker.unhealthyMask(now, partition, regions)
 	}
-	if c.store.nmarks.Load() > 0 {
+	if c.hot.nmarks.Load() > 0 {
 		for i, e := range regions {
 			if i < 64 && c.store.Unavailable(now, partition, e) {
 				demoted |= 1 << i
@@ -594,7 +594,9 @@ func (r *Race) send(e *Effects, now time.Duration, l Leg) {
 	at.Leg, at.Seq, at.Endpoint, at.Excluded = l, r.seq, lg.endpoint, lg.excluded
 	at.Hedging = l == Alternate
 	at.HubRegionProcessingOnly = r.hubHeader(l)
-	at.SessionLSN = r.c.sessions.Get(r.op.Partition)
+	if r.c.hot.any.Load() { // the store's own check, on the client's first line
+		at.SessionLSN = r.c.sessions.Get(r.op.Partition)
+	}
 }
 
 // spawnAlternate is the single body behind both entry points of §6.5 #9:
@@ -717,8 +719,10 @@ func (r *Race) Responded(e *Effects, now time.Duration, a *Attempt, res *Result)
 	r.totalCharge += res.RequestCharge
 	c := r.c
 	if res.Err == nil {
-		c.store.observe(now, r.op.Partition, lg.endpoint, res.Status) // §6.5 #10
-		c.sessions.merge(r.op.Partition, res.SessionLSN)              // §9.2
+		if res.Status.Code >= 403 || c.hot.nruns.Load() != 0 { // observe's own check, on the client's first line
+			c.store.observe(now, r.op.Partition, lg.endpoint, res.Status) // §6.5 #10
+		}
+		c.sessions.merge(r.op.Partition, res.SessionLSN) // §9.2
 		if r.hedged && r.strategy.policy != nil {
 			r.attemptEnded(now, a.Leg, true)
 		}
@@ -859,7 +863,9 @@ func (r *Race) legFinal(e *Effects, now time.Duration, l Leg) {
 	c := r.c
 	var state TerminalState
 	if l == Primary {
-		c.tracker.recordPrimaryFinal(now, r.op.Partition, r.regions[0].Region) // §9.5 #2
+		if c.hot.nstreaks.Load() != 0 { // recordPrimaryFinal's own check, on the client's first line
+			c.tracker.recordPrimaryFinal(now, r.op.Partition, r.regions[0].Region) // §9.5 #2
+		}
 		state = PrimaryWonPreThreshold
 		if r.spawned {
 			state = PrimaryWonAfterHedge

@@ -23,6 +23,18 @@ const DefaultConsecutiveHedgeWinThreshold = 5
 // client, nothing measurable in fleets of 10 and 100).
 const DefaultHedgeWinMinSpan = time.Second
 
+// hotCounters are the lock-free counters of a client's shared stores that
+// every operation reads (spec §6.5 #6: no per-hedge state on the happy
+// path): a [Client] keeps them together on its first cache line, and each
+// store (tracker, location store, session tokens) updates its own under
+// its lock and reads them on its fast path. Each is only a hint that
+// sends a reader to the store's locked state when non-zero.
+type hotCounters struct {
+	nstreaks, ntripped atomic.Int64 // HedgeWinTracker
+	nmarks, nruns      atomic.Int64 // locationStore
+	any                atomic.Bool  // sessionTokens
+}
+
 // DefaultProbeInterval is how long a partition stays routed away from a
 // tripped primary region before the primary is tried again (failback).
 const DefaultProbeInterval = 30 * time.Second
@@ -73,10 +85,10 @@ type HedgeWinTracker struct {
 	// routing (unhealthyMask) and primary final (recordPrimaryFinal) reads
 	// only these fields while no pair holds a streak or a trip.
 	//
-	// nstreaks counts the pairs holding a streak or a trip
-	// (winState.streak) and ntripped those holding a trip, so the common
+	// hot holds nstreaks, the pairs holding a streak or a trip
+	// (winState.streak), and ntripped, those holding a trip, so the common
 	// cases (no streak, no trip anywhere) take no lock.
-	nstreaks, ntripped atomic.Int64
+	hot *hotCounters
 	// demoted is a copy of tripped with each pair's end of demotion,
 	// replaced (never modified) under mu whenever a trip starts, is renewed
 	// or ends, so that routing (unhealthyMask, on every Begin) reads it
@@ -147,13 +159,14 @@ func pairBucket(partition string, region Region) int {
 // spans minSpan (0 = at once, the spec's rule; see [HedgeWinTracker]).
 func newHedgeWinTracker(threshold int, probe, minSpan time.Duration) *HedgeWinTracker {
 	t := new(HedgeWinTracker)
-	t.init(threshold, probe, minSpan)
+	t.init(threshold, probe, minSpan, new(hotCounters))
 	return t
 }
 
 // init is newHedgeWinTracker in place, for a tracker held by value (as a
-// [Client] holds its own, beside its other per-operation state).
-func (t *HedgeWinTracker) init(threshold int, probe, minSpan time.Duration) {
+// [Client] holds its own), keeping its counters in hot.
+func (t *HedgeWinTracker) init(threshold int, probe, minSpan time.Duration, hot *hotCounters) {
+	t.hot = hot
 	if threshold < 1 {
 		threshold = DefaultConsecutiveHedgeWinThreshold
 	}
@@ -181,7 +194,7 @@ func (t *HedgeWinTracker) recordHedgeWin(now time.Duration, partition string, pr
 		t.pairs[k] = s
 	}
 	if !s.streak() {
-		t.nstreaks.Add(1)
+		t.hot.nstreaks.Add(1)
 		t.nkeyed[pairBucket(partition, primary)].Add(1)
 	}
 	if s.consecutive == 0 {
@@ -194,7 +207,7 @@ func (t *HedgeWinTracker) recordHedgeWin(now time.Duration, partition string, pr
 	s.consecutive++
 	if s.consecutive >= t.threshold && now-min(s.streakStart, s.runStart) >= t.minSpan && (s.unhealthyUntil == 0 || now >= s.unhealthyUntil) {
 		if s.unhealthyUntil == 0 {
-			t.ntripped.Add(1)
+			t.hot.ntripped.Add(1)
 			t.tripped[partition] = append(t.tripped[partition], primary)
 		}
 		s.unhealthyUntil = now + t.probe
@@ -211,7 +224,7 @@ func (t *HedgeWinTracker) recordHedgeWin(now time.Duration, partition string, pr
 // final result of the primary leg and clears a trip whose probe interval
 // has passed (spec §9.5 #2).
 func (t *HedgeWinTracker) recordPrimaryFinal(now time.Duration, partition string, primary Region) {
-	if t.nstreaks.Load() == 0 {
+	if t.hot.nstreaks.Load() == 0 {
 		return
 	}
 	b := pairBucket(partition, primary)
@@ -234,7 +247,7 @@ func (t *HedgeWinTracker) recordPrimaryFinal(now time.Duration, partition string
 		return
 	}
 	if s.unhealthyUntil != 0 {
-		t.ntripped.Add(-1)
+		t.hot.ntripped.Add(-1)
 		rs := slices.DeleteFunc(t.tripped[partition], func(r Region) bool { return r == primary })
 		if len(rs) == 0 {
 			delete(t.tripped, partition)
@@ -242,12 +255,12 @@ func (t *HedgeWinTracker) recordPrimaryFinal(now time.Duration, partition string
 			t.tripped[partition] = rs
 		}
 		delete(t.pairs, k)
-		t.nstreaks.Add(-1)
+		t.hot.nstreaks.Add(-1)
 		t.nkeyed[b].Add(-1)
 		t.publish()
 		return
 	}
-	t.nstreaks.Add(-1)
+	t.hot.nstreaks.Add(-1)
 	t.nkeyed[b].Add(-1)
 	if t.minSpan > 0 && now-s.lastWin <= t.minSpan {
 		s.consecutive = 0 // the run goes on: keep its start
@@ -281,7 +294,7 @@ func (t *HedgeWinTracker) Consecutive(partition string, primary Region) int {
 // Unhealthy reports whether reads of partition should route away from
 // region at now (tripped and the probe interval not yet passed).
 func (t *HedgeWinTracker) Unhealthy(now time.Duration, partition string, region Region) bool {
-	if t.ntripped.Load() == 0 {
+	if t.hot.ntripped.Load() == 0 {
 		return false
 	}
 	t.mu.Lock()
@@ -294,7 +307,7 @@ func (t *HedgeWinTracker) Unhealthy(now time.Duration, partition string, region 
 // Unhealthy would report for partition at now, with one lookup in the
 // published demotions and no lock.
 func (t *HedgeWinTracker) unhealthyMask(now time.Duration, partition string, regions []Endpoint) uint64 {
-	if t.ntripped.Load() == 0 {
+	if t.hot.ntripped.Load() == 0 {
 		return 0
 	}
 	m := t.demoted.Load()
@@ -336,10 +349,10 @@ const DefaultUnavailableAfter = 1
 // run of 503s. A 403/3 (WriteForbidden) requests an account-properties
 // refresh. Safe for concurrent use; takes the current time as a parameter.
 type locationStore struct {
-	// The lock-free fast path first: a read with no mark anywhere reads
-	// only these two.
-	nmarks         atomic.Int64 // mirrors len(marks): no lock when nothing is marked
-	nruns          atomic.Int64 // mirrors len(runs): a success takes no lock when no pair has a run
+	// hot holds nmarks, which mirrors len(marks) (no lock when nothing is
+	// marked), and nruns, which mirrors len(runs) (a success takes no lock
+	// when no pair has a run).
+	hot            *hotCounters
 	unavailableFor time.Duration
 	after          int
 	// The state read once a region failed: under mu.
@@ -356,12 +369,14 @@ type locationStore struct {
 // 503s (DefaultUnavailableAfter when <= 0).
 func newLocationStore(unavailableFor time.Duration, after int) *locationStore {
 	s := new(locationStore)
-	s.init(unavailableFor, after)
+	s.init(unavailableFor, after, new(hotCounters))
 	return s
 }
 
-// init is newLocationStore in place, for a store held by value.
-func (s *locationStore) init(unavailableFor time.Duration, after int) {
+// init is newLocationStore in place, for a store held by value, keeping
+// its counters in hot.
+func (s *locationStore) init(unavailableFor time.Duration, after int, hot *hotCounters) {
+	s.hot = hot
 	if unavailableFor <= 0 {
 		unavailableFor = DefaultUnavailableFor
 	}
@@ -378,7 +393,7 @@ func (s *locationStore) init(unavailableFor time.Duration, after int) {
 // counts an account refresh request. Other statuses have no effect.
 func (s *locationStore) observe(now time.Duration, partition string, endpoint Endpoint, st Status) {
 	// Small enough to inline: most statuses (2xx, 3xx) end here.
-	if st.Code >= 403 || s.nruns.Load() != 0 {
+	if st.Code >= 403 || s.hot.nruns.Load() != 0 {
 		s.observeMarking(now, partition, endpoint, st)
 	}
 }
@@ -386,7 +401,7 @@ func (s *locationStore) observe(now time.Duration, partition string, endpoint En
 // observeMarking is observe for the statuses that may have an effect.
 func (s *locationStore) observeMarking(now time.Duration, partition string, endpoint Endpoint, st Status) {
 	forbidden := st.Code == 403 && st.SubStatus == SubStatusWriteForbidden
-	if st.Code != 503 && !forbidden && s.nruns.Load() == 0 {
+	if st.Code != 503 && !forbidden && s.hot.nruns.Load() == 0 {
 		return // no effect: a 404, 409, 429, ... while no pair has a run of 503s
 	}
 	k := markKey{partition, endpoint.Key}
@@ -396,19 +411,19 @@ func (s *locationStore) observeMarking(now time.Duration, partition string, endp
 		if s.after > 1 {
 			if n := s.runs[k] + 1; n < s.after {
 				s.runs[k] = n
-				s.nruns.Store(int64(len(s.runs)))
+				s.hot.nruns.Store(int64(len(s.runs)))
 				return
 			}
 			delete(s.runs, k)
-			s.nruns.Store(int64(len(s.runs)))
+			s.hot.nruns.Store(int64(len(s.runs)))
 		}
 		s.marks[k] = now + s.unavailableFor
-		s.nmarks.Store(int64(len(s.marks)))
+		s.hot.nmarks.Store(int64(len(s.marks)))
 		return
 	}
 	if _, ok := s.runs[k]; ok {
 		delete(s.runs, k) // any other answer ends the pair's run of 503s
-		s.nruns.Store(int64(len(s.runs)))
+		s.hot.nruns.Store(int64(len(s.runs)))
 	}
 	if forbidden {
 		s.refreshes++
@@ -418,7 +433,7 @@ func (s *locationStore) observeMarking(now time.Duration, partition string, endp
 // Unavailable reports whether (partition, endpoint) is marked unavailable
 // at now.
 func (s *locationStore) Unavailable(now time.Duration, partition string, endpoint Endpoint) bool {
-	if s.nmarks.Load() == 0 {
+	if s.hot.nmarks.Load() == 0 {
 		return false
 	}
 	s.mu.Lock()
@@ -427,7 +442,7 @@ func (s *locationStore) Unavailable(now time.Duration, partition string, endpoin
 	until, ok := s.marks[k]
 	if ok && now >= until {
 		delete(s.marks, k)
-		s.nmarks.Store(int64(len(s.marks)))
+		s.hot.nmarks.Store(int64(len(s.marks)))
 		return false
 	}
 	return ok
@@ -444,16 +459,21 @@ func (s *locationStore) RefreshRequests() int {
 // partition. Updates merge by maximum, so they commute: a losing leg's late
 // response can never regress a token (spec §9.2). Safe for concurrent use.
 type sessionTokens struct {
-	any  atomic.Bool // set once a token is stored: reads of an empty store take no lock
+	hot  *hotCounters // any: set once a token is stored, so reads of an empty store take no lock
 	mu   sync.Mutex
 	lsns map[string]int64
 }
 
 // newSessionTokens returns an empty store.
-func newSessionTokens() *sessionTokens { return &sessionTokens{lsns: make(map[string]int64)} }
+func newSessionTokens() *sessionTokens {
+	s := new(sessionTokens)
+	s.init(new(hotCounters))
+	return s
+}
 
-// init makes s an empty store in place, for a store held by value.
-func (s *sessionTokens) init() { s.lsns = make(map[string]int64) }
+// init makes s an empty store in place, for a store held by value,
+// keeping its flag in hot.
+func (s *sessionTokens) init(hot *hotCounters) { s.hot, s.lsns = hot, make(map[string]int64) }
 
 // Merge records lsn for partition, keeping the maximum; lsn <= 0 is ignored.
 func (s *sessionTokens) merge(partition string, lsn int64) {
@@ -467,14 +487,14 @@ func (s *sessionTokens) mergeToken(partition string, lsn int64) {
 	s.mu.Lock()
 	if lsn > s.lsns[partition] {
 		s.lsns[partition] = lsn
-		s.any.Store(true)
+		s.hot.any.Store(true)
 	}
 	s.mu.Unlock()
 }
 
 // Get returns the session LSN of partition (0 when none).
 func (s *sessionTokens) Get(partition string) int64 {
-	if !s.any.Load() { // small enough to inline: an empty store takes no call
+	if !s.hot.any.Load() { // small enough to inline: an empty store takes no call
 		return 0
 	}
 	return s.get(partition)
