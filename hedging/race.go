@@ -863,7 +863,7 @@ func (r *Race) legFinal(e *Effects, now time.Duration, l Leg) {
 	c := r.c
 	var state TerminalState
 	if l == Primary {
-		if c.hot.nstreaks.Load() != 0 { // recordPrimaryFinal's own check, on the client's first line
+		if c.hot.keyedPair(r.op.Partition, r.regions[0].Region) { // recordPrimaryFinal's own check, on the client's first line
 			c.tracker.recordPrimaryFinal(now, r.op.Partition, r.regions[0].Region) // §9.5 #2
 		}
 		state = PrimaryWonPreThreshold

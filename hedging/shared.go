@@ -30,9 +30,16 @@ const DefaultHedgeWinMinSpan = time.Second
 // its lock and reads them on its fast path. Each is only a hint that
 // sends a reader to the store's locked state when non-zero.
 type hotCounters struct {
-	nstreaks, ntripped atomic.Int64 // HedgeWinTracker
-	nmarks, nruns      atomic.Int64 // locationStore
-	any                atomic.Bool  // sessionTokens
+	nstreaks, ntripped atomic.Int64  // HedgeWinTracker
+	keyed              atomic.Uint64 // HedgeWinTracker: bit b set while nkeyed[b] > 0
+	nmarks, nruns      atomic.Int64  // locationStore
+	any                atomic.Bool   // sessionTokens
+}
+
+// keyedPair reports whether the pair (partition, region) may hold a
+// streak or a trip: its bucket's bit is set (a hint; false is certain).
+func (h *hotCounters) keyedPair(partition string, region Region) bool {
+	return h.keyed.Load()&(1<<pairBucket(partition, region)) != 0
 }
 
 // DefaultProbeInterval is how long a partition stays routed away from a
@@ -109,14 +116,26 @@ type HedgeWinTracker struct {
 	// checks every region of a partition with one lookup.
 	tripped map[string][]Region
 	// nkeyed[pairBucket(k)] counts the pairs with key k that hold a streak
-	// or a trip, so that recordPrimaryFinal takes no lock for a pair that
-	// holds neither — the common case when other pairs do, and when a
-	// pair's streak was reset while its run of wins goes on (the minimum
-	// span keeps the pair, for its run) — just as it takes none when no
-	// pair holds one. Updated under mu with the map; only a hint: a
-	// non-zero count takes the lock and looks. Last: read only while some
-	// pair holds a streak (four cache lines off the fast path).
-	nkeyed [64]atomic.Int32
+	// or a trip, and hot.keyed has bit b set while nkeyed[b] > 0, so that
+	// recordPrimaryFinal takes no lock for a pair that holds neither — the
+	// common case when other pairs do, and when a pair's streak was reset
+	// while its run of wins goes on (the minimum span keeps the pair, for
+	// its run) — just as it takes none when no pair holds one. Both are
+	// updated under mu with the map; the bit is only a hint: a set bit
+	// takes the lock and looks.
+	nkeyed [64]int32
+}
+
+// keyedAdd adds d (±1) to the count of pairs holding a streak or a trip
+// in bucket b, keeping hot.keyed's bit b; t.mu must be held.
+func (t *HedgeWinTracker) keyedAdd(b int, d int32) {
+	t.nkeyed[b] += d
+	switch {
+	case d > 0 && t.nkeyed[b] == 1:
+		t.hot.keyed.Or(1 << b)
+	case d < 0 && t.nkeyed[b] == 0:
+		t.hot.keyed.And(^uint64(1 << b))
+	}
 }
 
 // demotion is one tripped region of a partition and when its demotion
@@ -195,7 +214,7 @@ func (t *HedgeWinTracker) recordHedgeWin(now time.Duration, partition string, pr
 	}
 	if !s.streak() {
 		t.hot.nstreaks.Add(1)
-		t.nkeyed[pairBucket(partition, primary)].Add(1)
+		t.keyedAdd(pairBucket(partition, primary), 1)
 	}
 	if s.consecutive == 0 {
 		s.streakStart = now
@@ -224,13 +243,10 @@ func (t *HedgeWinTracker) recordHedgeWin(now time.Duration, partition string, pr
 // final result of the primary leg and clears a trip whose probe interval
 // has passed (spec §9.5 #2).
 func (t *HedgeWinTracker) recordPrimaryFinal(now time.Duration, partition string, primary Region) {
-	if t.hot.nstreaks.Load() == 0 {
-		return
-	}
-	b := pairBucket(partition, primary)
-	if t.nkeyed[b].Load() == 0 {
+	if !t.hot.keyedPair(partition, primary) {
 		return // this pair holds no streak or trip: nothing to reset
 	}
+	b := pairBucket(partition, primary)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	k := winKey{partition, primary}
@@ -256,12 +272,12 @@ func (t *HedgeWinTracker) recordPrimaryFinal(now time.Duration, partition string
 		}
 		delete(t.pairs, k)
 		t.hot.nstreaks.Add(-1)
-		t.nkeyed[b].Add(-1)
+		t.keyedAdd(b, -1)
 		t.publish()
 		return
 	}
 	t.hot.nstreaks.Add(-1)
-	t.nkeyed[b].Add(-1)
+	t.keyedAdd(b, -1)
 	if t.minSpan > 0 && now-s.lastWin <= t.minSpan {
 		s.consecutive = 0 // the run goes on: keep its start
 		return
