@@ -119,10 +119,11 @@ type Client struct {
 	// read on the happy path touches few of a client's cache lines (spec
 	// §6.5 #6: no per-hedge state on the happy path) — what counts in a
 	// fleet of many clients, whose states do not all stay in cache. The
-	// first line is what a response reads (the stores' lock-free counters,
-	// the logger), the second what Begin adds.
-	hot    hotCounters
-	logger *slog.Logger
+	// allocator puts an 8-byte header before an object of this size that
+	// holds pointers, so its first cache line holds 56 bytes of it: hot,
+	// phase and the flags, all a response reads of its client; the second
+	// 64: regions and defStrategy, what Begin adds.
+	hot hotCounters
 	// phase and multiMaster are cfg's Phase and MultiMaster, and regions
 	// its Regions, copied here once.
 	phase       PhaseSet
@@ -135,6 +136,8 @@ type Client struct {
 	inline      bool
 	regions     []Endpoint
 	defStrategy HedgingStrategy
+	// logger is read only when it is set (a race notes whether at Begin).
+	logger *slog.Logger
 	// The shared stores, held by value, their counters in hot: what a
 	// failed region or a won hedge needs (locks, maps) is off the happy
 	// path.
@@ -275,7 +278,7 @@ func (e *Error) Unwrap() error { return e.Cause }
 // logEnabled and log log the race's slog events with its context: the
 // caller's for Client.Do, context.Background for other drivers.
 func (r *Race) logEnabled(level slog.Level) bool {
-	return r.c.logger != nil && r.c.logger.Enabled(r.ctx, level)
+	return r.logging && r.c.logger.Enabled(r.ctx, level)
 }
 
 func (r *Race) log(level slog.Level, event string, attrs ...slog.Attr) {

@@ -337,6 +337,7 @@ type raceState struct {
 	tripped                    bool
 	declined                   bool // an OperationPolicy chose not to hedge this operation
 	legHeld                    bool // the alternate holds a slot of op.Legs
+	logging                    bool // the client has a logger
 }
 
 // Begin starts the race for op at now into r (which it resets) and writes
@@ -368,6 +369,7 @@ func (c *Client) begin(ctx context.Context, e *Effects, r *Race, now time.Durati
 	// composite literal built on the stack.
 	r.raceState = raceState{}
 	r.c, r.op, r.start, r.seq, r.ctx = c, op, now, seq, ctx
+	r.logging = c.logger != nil
 	r.legs[Primary] = legState{}
 	r.diag.diagDecisions = diagDecisions{}
 	if r.altUsed {

@@ -39,7 +39,8 @@ type hotCounters struct {
 // keyedPair reports whether the pair (partition, region) may hold a
 // streak or a trip: its bucket's bit is set (a hint; false is certain).
 func (h *hotCounters) keyedPair(partition string, region Region) bool {
-	return h.keyed.Load()&(1<<pairBucket(partition, region)) != 0
+	k := h.keyed.Load()
+	return k != 0 && k&(1<<pairBucket(partition, region)) != 0
 }
 
 // DefaultProbeInterval is how long a partition stays routed away from a
