@@ -122,7 +122,8 @@ type Client struct {
 	// allocator puts an 8-byte header before an object of this size that
 	// holds pointers, so its first cache line holds 56 bytes of it: hot,
 	// phase and the flags, all a response reads of its client; the second
-	// 64: regions and defStrategy, what Begin adds.
+	// 64: regions and defStrategy, what Begin adds. A field added before
+	// defStrategy's end moves them apart.
 	hot hotCounters
 	// phase and multiMaster are cfg's Phase and MultiMaster, and regions
 	// its Regions, copied here once.
@@ -133,11 +134,13 @@ type Client struct {
 	defResolved bool
 	// inline: Config.Transport is [Cancellable] and returns on cancel, so
 	// Do runs the primary's first attempt on the caller's goroutine.
-	inline      bool
+	inline bool
+	// logging: logger is set (a race notes it at Begin, and reads logger
+	// only then).
+	logging     bool
 	regions     []Endpoint
 	defStrategy HedgingStrategy
-	// logger is read only when it is set (a race notes whether at Begin).
-	logger *slog.Logger
+	logger      *slog.Logger
 	// The shared stores, held by value, their counters in hot: what a
 	// failed region or a won hedge needs (locks, maps) is off the happy
 	// path.
@@ -204,6 +207,7 @@ func NewClient(cfg Config) (*Client, error) {
 		phase:       cfg.Phase,
 		multiMaster: cfg.MultiMaster,
 		logger:      cfg.Logger,
+		logging:     cfg.Logger != nil,
 	}
 	c.tracker.init(n, cfg.ProbeInterval, max(span, 0), &c.hot)
 	c.store.init(cfg.UnavailableFor, cfg.UnavailableAfter, &c.hot)

@@ -369,7 +369,7 @@ func (c *Client) begin(ctx context.Context, e *Effects, r *Race, now time.Durati
 	// composite literal built on the stack.
 	r.raceState = raceState{}
 	r.c, r.op, r.start, r.seq, r.ctx = c, op, now, seq, ctx
-	r.logging = c.logger != nil
+	r.logging = c.logging
 	r.legs[Primary] = legState{}
 	r.diag.diagDecisions = diagDecisions{}
 	if r.altUsed {
