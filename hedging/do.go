@@ -1058,7 +1058,7 @@ func (s *doState) release() {
 	}
 	// Only the parts of the race that refer to this operation (its
 	// context, op, results and their bodies, op's slices) are cleared;
-	// diag and regionBuf hold configuration values only, and Begin
+	// diag and scratch hold configuration values only, and Begin
 	// overwrites what it reads of them.
 	s.race.raceState = raceState{}
 	s.race.legs = [2]legState{}

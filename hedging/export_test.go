@@ -63,10 +63,10 @@ func (s *LocationStore) Observe(now Duration, partition string, endpoint Endpoin
 func (s *SessionTokens) Merge(partition string, lsn int64) { s.merge(partition, lsn) }
 
 // LocationStore returns the client's shared location store (§6.5 #10).
-func (c *Client) LocationStore() *LocationStore { return c.store }
+func (c *Client) LocationStore() *LocationStore { return &c.store }
 
 // SessionTokens returns the client's session tokens (§9.2).
-func (c *Client) SessionTokens() *SessionTokens { return c.sessions }
+func (c *Client) SessionTokens() *SessionTokens { return &c.sessions }
 
 // Accessors only the tests read, moved out of the public API (a package
 // exports what a user calls).

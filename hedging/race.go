@@ -236,27 +236,29 @@ const (
 )
 
 type legState struct {
-	started        bool
-	inFlight       bool
-	backingOff     bool
-	backoffAt      time.Duration // when the retry backoff ends
-	done           bool          // the leg will make no more attempts
-	completed      bool          // the leg produced a result before the race ended
-	seq            uint32
-	attempts       int
-	sessionRetries int
-	hub            bool // per-state hub-region latch (§9.6.1)
-	candidates     []Endpoint
-	tried          uint64
-	cur            int
-	endpoint       Endpoint
-	excluded       []Region
+	// Flags and counters first, packed: what every response reads.
+	started    bool
+	inFlight   bool
+	backingOff bool
+	done       bool // the leg will make no more attempts
+	completed  bool // the leg produced a result before the race ended
+	hub        bool // per-state hub-region latch (§9.6.1)
+	cancelled  bool // the race cancelled the in-flight attempt seq when it ended
+	seq        uint32
+	// attempts and sessionRetries count this leg's attempts and its
+	// session (404/1002) retries: bounded by Retry.MaxAttempts.
+	attempts       int32
+	sessionRetries int32
+	charge         float64
 	startAt        time.Duration
 	sentAt         time.Duration
 	elapsed        time.Duration
+	backoffAt      time.Duration // when the retry backoff ends
+	tried          uint64        // bit i: candidates[i] was tried
+	endpoint       Endpoint
+	candidates     []Endpoint
+	excluded       []Region
 	last           Result
-	charge         float64
-	cancelled      bool // the race cancelled the in-flight attempt seq when it ended
 }
 
 // Race is one logical operation's hedge race (spec §6.4, execute_hedged),
@@ -276,22 +278,32 @@ type legState struct {
 // fewer than two distinct applicable regions, ...) the same Race runs the
 // plain path: one leg with normal cross-region failover retries and no hedge
 // diagnostics.
+//
+// A copy of a Race that has run shares the room its routing reorders
+// regions in with the original: run one of the two, not both.
 type Race struct {
+	// What a race on the happy path touches is contiguous: raceState,
+	// diag, the primary's leg; the alternate's leg is last.
 	raceState
+	// diag is the race's hedge diagnostics; Begin clears only its
+	// decisions (finish writes the rest when the race ends, and diag is
+	// read only once the race is done).
+	diag HedgeDiagnostics
 	// legs are the two legs' states. Begin resets the primary's, and the
 	// alternate's only when altUsed: a race that spawns no alternate (the
 	// common case) leaves it as Begin found it, all zero.
 	legs    [2]legState
 	altUsed bool
-	// diag is the race's hedge diagnostics; Begin clears only its
-	// decisions (finish writes the rest when the race ends, and diag is
-	// read only once the race is done).
-	diag HedgeDiagnostics
-	// regionBuf backs the reordered regions and a write's one candidate. It
-	// is scratch, written before it is read, so Begin leaves it as it is
-	// (only raceState is reset: fewer bytes cleared per operation).
-	regionBuf [8]Endpoint
+	// scratch backs the reordered regions when routing demotes one (a
+	// tripped partition, a 503 mark): off the happy path, so out of line,
+	// allocated on the first reordering and kept for every later race run
+	// in the same value. It is written before it is read, so Begin leaves
+	// it as it is.
+	scratch *raceScratch
 }
+
+// raceScratch is a Race's room for its reordered regions.
+type raceScratch [7]Endpoint
 
 // raceState is the part of a Race that Begin resets.
 type raceState struct {
@@ -326,6 +338,7 @@ type raceState struct {
 	tripped                    bool
 	declined                   bool // an OperationPolicy chose not to hedge this operation
 	legHeld                    bool // the alternate holds a slot of op.Legs
+	logging                    bool // the client has a logger
 }
 
 // Begin starts the race for op at now into r (which it resets) and writes
@@ -357,6 +370,7 @@ func (c *Client) begin(ctx context.Context, e *Effects, r *Race, now time.Durati
 	// composite literal built on the stack.
 	r.raceState = raceState{}
 	r.c, r.op, r.start, r.seq, r.ctx = c, op, now, seq, ctx
+	r.logging = c.logging
 	r.legs[Primary] = legState{}
 	r.diag.diagDecisions = diagDecisions{}
 	if r.altUsed {
@@ -369,19 +383,18 @@ func (c *Client) begin(ctx context.Context, e *Effects, r *Race, now time.Durati
 	if deadline > 0 && (!r.hasDeadline || deadline < r.deadline) {
 		r.deadline, r.hasDeadline = deadline, true
 	}
-	applicable := applicableRegions(c.cfg.Regions, op.ExcludeRegions)
+	applicable := applicableRegions(c.regions, op.ExcludeRegions)
 	r.regions = c.orderRegions(r, now, op.Partition, applicable, true)
 	strategy, ok := c.eligible(op, r.regions)
 	if ok && len(applicable) > 0 && r.regions[0] != applicable[0] && !c.admitRedirect(now, op, strategy, applicable[0]) {
 		r.regions = c.orderRegions(r, now, op.Partition, applicable, false)
 	}
-	r.hubEligible = !op.Kind.IsMetadata() && !c.cfg.MultiMaster
+	r.hubEligible = !op.Kind.IsMetadata() && !c.multiMaster
 	p := &r.legs[Primary]
 	p.started, p.startAt, p.excluded = true, now, op.ExcludeRegions
 	switch {
 	case c.writesToHub(op.Kind):
-		p.candidates = r.regionBuf[7:8]
-		p.candidates[0] = c.write
+		p.candidates = c.write[:]
 	case len(r.regions) == 0:
 		r.finishError(e, now, Status{}, ErrNoRegion)
 		return
@@ -424,10 +437,10 @@ func (c *Client) eligible(op *Operation, regions []Endpoint) (HedgingStrategy, b
 	}
 	ok, _ := shouldHedge(eligibility{
 		StrategyResolved:  resolved,
-		PreferredRegions:  len(c.cfg.Regions),
+		PreferredRegions:  len(c.regions),
 		ApplicableRegions: len(regions),
 		Kind:              op.Kind,
-		Allowed:           c.cfg.Phase,
+		Allowed:           c.phase,
 		Affinity:          op.Continuation.Affinity,
 	})
 	if ok && !distinct(regions[0], regions[1]) {
@@ -472,7 +485,7 @@ func (c *Client) PlanHedge(now time.Duration, op *Operation) HedgePlan {
 		return p
 	}
 	var r Race
-	regions := c.orderRegions(&r, now, op.Partition, applicableRegions(c.cfg.Regions, op.ExcludeRegions), true)
+	regions := c.orderRegions(&r, now, op.Partition, applicableRegions(c.regions, op.ExcludeRegions), true)
 	if len(regions) == 0 {
 		return p
 	}
@@ -489,7 +502,7 @@ func (c *Client) PlanHedge(now time.Duration, op *Operation) HedgePlan {
 // attempt to the single write region rather than to the first applicable
 // read region: a write on a single-master account (never hedged, spec §13).
 func (c *Client) writesToHub(kind OperationKind) bool {
-	return kind.IsWrite() && c.write.Region != ""
+	return kind.IsWrite() && c.write[0].Region != ""
 }
 
 // PrimaryEndpoint returns the endpoint the primary attempt of an
@@ -502,9 +515,9 @@ func (c *Client) writesToHub(kind OperationKind) bool {
 // uses, without the unavailability marks.
 func (c *Client) PrimaryEndpoint(kind OperationKind, excluded []Region) (e Endpoint, ok bool) {
 	if c.writesToHub(kind) {
-		return c.write, true
+		return c.write[0], true
 	}
-	regions := applicableRegions(c.cfg.Regions, excluded)
+	regions := applicableRegions(c.regions, excluded)
 	if len(regions) == 0 {
 		return Endpoint{}, false
 	}
@@ -517,10 +530,10 @@ func (c *Client) PrimaryEndpoint(kind OperationKind, excluded []Region) (e Endpo
 // end (in order). It copies only when something has to move.
 func (c *Client) orderRegions(r *Race, now time.Duration, partition string, regions []Endpoint, breaker bool) []Endpoint {
 	var demoted uint64
-	if breaker {
+	if breaker && c.hot.ntripped.Load() != 0 {
 		demoted = c.tracker.unhealthyMask(now, partition, regions)
 	}
-	if c.store.nmarks.Load() > 0 {
+	if c.hot.nmarks.Load() > 0 {
 		for i, e := range regions {
 			if i < 64 && c.store.Unavailable(now, partition, e) {
 				demoted |= 1 << i
@@ -531,8 +544,11 @@ func (c *Client) orderRegions(r *Race, now time.Duration, partition string, regi
 		return regions
 	}
 	var out []Endpoint
-	if len(regions) <= len(r.regionBuf)-1 {
-		out = r.regionBuf[: 0 : len(r.regionBuf)-1]
+	if len(regions) <= len(raceScratch{}) {
+		if r.scratch == nil {
+			r.scratch = new(raceScratch) // once per Race value, on its first reordering
+		}
+		out = r.scratch[:0:len(r.scratch)]
 	} else {
 		out = make([]Endpoint, 0, len(regions))
 	}
@@ -581,7 +597,9 @@ func (r *Race) send(e *Effects, now time.Duration, l Leg) {
 	at.Leg, at.Seq, at.Endpoint, at.Excluded = l, r.seq, lg.endpoint, lg.excluded
 	at.Hedging = l == Alternate
 	at.HubRegionProcessingOnly = r.hubHeader(l)
-	at.SessionLSN = r.c.sessions.Get(r.op.Partition)
+	if r.c.hot.any.Load() { // the store's own check, on the client's first line
+		at.SessionLSN = r.c.sessions.Get(r.op.Partition)
+	}
 }
 
 // spawnAlternate is the single body behind both entry points of §6.5 #9:
@@ -595,7 +613,7 @@ func (r *Race) spawnAlternate(e *Effects, now time.Duration, cause SpawnCause) {
 	alt.candidates = r.regions[1:2]
 	alt.endpoint = r.regions[1]
 	alt.tried = 1
-	alt.excluded = alternateExcludeRegions(r.op.ExcludeRegions, r.c.cfg.Regions, alt.endpoint.Region)
+	alt.excluded = alternateExcludeRegions(r.op.ExcludeRegions, r.c.regions, alt.endpoint.Region)
 	if r.hubEligible {
 		r.hubLatch = new(atomic.Bool)
 		r.hubLatch.Store(r.legs[Primary].hub || r.op.HubRegionProcessingOnly)
@@ -704,8 +722,10 @@ func (r *Race) Responded(e *Effects, now time.Duration, a *Attempt, res *Result)
 	r.totalCharge += res.RequestCharge
 	c := r.c
 	if res.Err == nil {
-		c.store.observe(now, r.op.Partition, lg.endpoint, res.Status) // §6.5 #10
-		c.sessions.merge(r.op.Partition, res.SessionLSN)              // §9.2
+		if res.Status.Code >= 403 || c.hot.nruns.Load() != 0 { // observe's own check, on the client's first line
+			c.store.observe(now, r.op.Partition, lg.endpoint, res.Status) // §6.5 #10
+		}
+		c.sessions.merge(r.op.Partition, res.SessionLSN) // §9.2
 		if r.hedged && r.strategy.policy != nil {
 			r.attemptEnded(now, a.Leg, true)
 		}
@@ -777,7 +797,7 @@ func (r *Race) Responded(e *Effects, now time.Duration, a *Attempt, res *Result)
 // retry.
 func (r *Race) retry(now time.Duration, l Leg, res Result) (time.Duration, bool) {
 	lg := &r.legs[l]
-	if lg.attempts >= r.c.cfg.Retry.MaxAttempts || (r.hasDeadline && now >= r.deadline) {
+	if int(lg.attempts) >= r.c.cfg.Retry.MaxAttempts || (r.hasDeadline && now >= r.deadline) {
 		return 0, false
 	}
 	var regionChanging bool
@@ -825,7 +845,6 @@ func (r *Race) moveEndpoint(now time.Duration, lg *legState) {
 		}
 	}
 	if next >= 0 {
-		lg.cur = next
 		lg.tried |= 1 << next
 		lg.endpoint = lg.candidates[next]
 	}
@@ -853,7 +872,9 @@ func (r *Race) legFinal(e *Effects, now time.Duration, l Leg) {
 	c := r.c
 	var state TerminalState
 	if l == Primary {
-		c.tracker.recordPrimaryFinal(now, r.op.Partition, r.regions[0].Region) // §9.5 #2
+		if c.hot.keyedPair(r.op.Partition, r.regions[0].Region) { // recordPrimaryFinal's own check, on the client's first line
+			c.tracker.recordPrimaryFinal(now, r.op.Partition, r.regions[0].Region) // §9.5 #2
+		}
 		state = PrimaryWonPreThreshold
 		if r.spawned {
 			state = PrimaryWonAfterHedge
@@ -1079,7 +1100,7 @@ func (r *Race) finish(now time.Duration) {
 			lg := &r.legs[l]
 			// Every field, in place (no literal built and copied).
 			d := &r.diag.legs[l]
-			d.Endpoint, d.Attempts, d.LastStatus = lg.endpoint, lg.attempts, lg.last.Status
+			d.Endpoint, d.Attempts, d.LastStatus = lg.endpoint, int(lg.attempts), lg.last.Status
 			d.Completed, d.Elapsed, d.RequestCharge = lg.completed, lg.elapsed, lg.charge
 		}
 		r.diag.totalCharge = r.totalCharge
@@ -1141,7 +1162,7 @@ func (r *Race) AlternateSpawned() bool { return r.spawned }
 
 // Attempts returns how many transport attempts were sent across both legs,
 // retries included.
-func (r *Race) Attempts() int { return r.legs[Primary].attempts + r.legs[Alternate].attempts }
+func (r *Race) Attempts() int { return int(r.legs[Primary].attempts) + int(r.legs[Alternate].attempts) }
 
 // Endpoint returns the endpoint of leg l's latest attempt.
 func (r *Race) Endpoint(l Leg) Endpoint { return r.legs[l].endpoint }
