@@ -192,6 +192,9 @@ func TestRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if ccfg.Workload.Partitions != cfg.Workload.Partitions {
+				t.Errorf("calibrated %d partitions (%s), the scenario has %d", ccfg.Workload.Partitions, m.PartitionsNote, cfg.Workload.Partitions)
+			}
 			if c.regions {
 				j := slices.IndexFunc(cpols, func(p simnet.Policy) bool { return p.Name == c.telemetry })
 				cal := regionLatency{}

@@ -155,7 +155,8 @@ func (m *Model) TOML(source string) ([]byte, error) {
 	w("\n[workload]\n")
 	comment("# rate: ", m.RateNote+"; a step where consecutive windows differ by more than 5 Poisson standard errors and 5%")
 	w("rate_per_s = %s\n", fmtG(sig5(m.RatePerS)))
-	w("partitions = 100   # unknown: the telemetry does not count partitions (the breaker of spec §9.5 is per partition)\n")
+	comment("# partitions: ", m.PartitionsNote)
+	w("partitions = %d\n", m.Partitions)
 	for _, rc := range m.RateChanges {
 		w("[[workload.rate_changes]]\nat_s = %s\nrate_per_s = %s\n", fmtG(rc[0]), fmtG(sig5(rc[1])))
 	}
