@@ -52,6 +52,9 @@ type Model struct {
 	RatePerS          float64
 	Partitions        int
 	PartitionsNote    string
+	// SameRegionRTTMs is the part of the client region's attempt latency
+	// a slowdown does not multiply (unscaledMs), 0 when not estimated.
+	SameRegionRTTMs float64
 	RateChanges       [][2]float64 // [at_s, rate_per_s]
 	RateNote          string
 	Episodes          []EpisodeFit

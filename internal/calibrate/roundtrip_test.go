@@ -76,6 +76,9 @@ func TestRoundTripExplore(t *testing.T) {
 	orig := regionLatency{}
 	data, _ := simulateTelemetry(t, cfg, pols[i], 10*time.Second, orig.add)
 	t.Logf("%d bytes of OTLP JSON", len(data))
+	if p := os.Getenv("RT_OTLP"); p != "" {
+		_ = os.WriteFile(p, data, 0o644)
+	}
 	tel, err := calibrate.ReadOTLP("sim.json", data)
 	if err != nil {
 		t.Fatal(err)

@@ -119,7 +119,11 @@ func (m *Model) TOML(source string) ([]byte, error) {
 			w("]\n")
 		}
 	}
-	w("\n[network]\nsame_region_rtt_ms = 0.0   # inside the service time (telemetry cannot separate it)\n")
+	if m.SameRegionRTTMs > 0 {
+		w("\n[network]\nsame_region_rtt_ms = %s   # estimated from a slow episode (the RTT note below)\n", fmtG(m.SameRegionRTTMs))
+	} else {
+		w("\n[network]\nsame_region_rtt_ms = 0.0   # inside the service time (telemetry cannot separate it)\n")
+	}
 	for _, r := range m.Regions {
 		comment("# RTT to "+r.Name+": ", r.RTTNote)
 	}
