@@ -133,28 +133,28 @@ const (
 // use. It is safe for concurrent use and must not be copied after first
 // use. A nil *Observer is not usable: hedging.NewClient rejects it.
 type Observer struct {
-	once      sync.Once // init, for the zero value
-	ops       metric.Int64Counter
-	spawned   metric.Int64Counter
-	latency   metric.Float64Histogram
-	canceled  metric.Int64Counter
-	ruWinner  metric.Float64Histogram
-	ruTotal   metric.Float64Histogram
-	consec    metric.Int64Gauge
-	attempts  metric.Int64Counter
-	extra     []attribute.KeyValue                   // WithAttributes
-	result    map[[3]string]metric.MeasurementOption // {result, outcome, cause}
-	attempt   map[[2]string]metric.MeasurementOption // {leg, outcome}
+	once     sync.Once // init, for the zero value
+	ops      metric.Int64Counter
+	spawned  metric.Int64Counter
+	latency  metric.Float64Histogram
+	canceled metric.Int64Counter
+	ruWinner metric.Float64Histogram
+	ruTotal  metric.Float64Histogram
+	consec   metric.Int64Gauge
+	attempts metric.Int64Counter
+	extra    []attribute.KeyValue                   // WithAttributes
+	result   map[[3]string]metric.MeasurementOption // {result, outcome, cause}
+	attempt  map[[2]string]metric.MeasurementOption // {leg, outcome}
 	// attemptLatency is attempt_latency_ms, attemptLatencyOpts its
 	// attribute options by attemptKey.
 	attemptLatency     metric.Float64Histogram
-	attemptLatencyOpts sync.Map // attemptKey -> metric.MeasurementOption
-	cause     [8]metric.MeasurementOption            // by hedging.SpawnCause
-	wasHedge  [2]metric.MeasurementOption
-	reason    [4]metric.MeasurementOption
-	regions   sync.Map // hedging.Region -> metric.MeasurementOption (winner_region)
-	noWinner  metric.MeasurementOption
-	partition sync.Map // [2]string{partition, primary} -> metric.MeasurementOption
+	attemptLatencyOpts sync.Map                    // attemptKey -> metric.MeasurementOption
+	cause              [8]metric.MeasurementOption // by hedging.SpawnCause
+	wasHedge           [2]metric.MeasurementOption
+	reason             [4]metric.MeasurementOption
+	regions            sync.Map // hedging.Region -> metric.MeasurementOption (winner_region)
+	noWinner           metric.MeasurementOption
+	partition          sync.Map // [2]string{partition, primary} -> metric.MeasurementOption
 }
 
 var _ hedging.Observer = (*Observer)(nil)

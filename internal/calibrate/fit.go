@@ -52,9 +52,6 @@ type Model struct {
 	RatePerS          float64
 	Partitions        int
 	PartitionsNote    string
-	// SameRegionRTTMs is the part of the client region's attempt latency
-	// a slowdown does not multiply (unscaledMs), 0 when not estimated.
-	SameRegionRTTMs float64
 	RateChanges       [][2]float64 // [at_s, rate_per_s]
 	RateNote          string
 	Episodes          []EpisodeFit
@@ -64,6 +61,9 @@ type Model struct {
 	Current           string // the current policy's TOML body
 	CurrentNote       string
 	Policies          string
+	// SameRegionRTTMs is the part of the client region's attempt latency
+	// a slowdown does not multiply (unscaledMs), 0 when not estimated.
+	SameRegionRTTMs float64
 	// Unknown lists what the telemetry could not tell.
 	Unknown []string
 	// Warnings are the readers' and the fit's warnings.
