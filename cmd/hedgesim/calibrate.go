@@ -38,6 +38,7 @@ Flags:
 // calibrateFlags are the flags of calibrate (and whatif).
 type calibrateFlags struct {
 	name, client, regions, policies string
+	partitions                      int
 }
 
 func (f *calibrateFlags) register(fs *flag.FlagSet) {
@@ -45,6 +46,7 @@ func (f *calibrateFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.client, "client-region", "", "where the client runs (default the telemetry's cloud.region, else the primary region)")
 	fs.StringVar(&f.regions, "regions", "", "the preferred read regions in order, comma-separated (default those the telemetry shows, the primary first)")
 	fs.StringVar(&f.policies, "policies", "", "a TOML file of [[policies]] to compare instead of the standard roster")
+	fs.IntVar(&f.partitions, "partitions", 0, "the workload's partition count (default: counted from cosmos.hedge.consecutive_alternate_wins, else 1, what a RoundTripper without a partition-key header uses)")
 }
 
 // fit reads the telemetry files and returns the scenario text.
@@ -53,7 +55,7 @@ func (f *calibrateFlags) fit(files []string, stderr io.Writer) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	opt := calibrate.Options{Name: f.name, ClientRegion: f.client}
+	opt := calibrate.Options{Name: f.name, ClientRegion: f.client, Partitions: f.partitions}
 	if f.regions != "" {
 		for _, r := range strings.Split(f.regions, ",") {
 			opt.Regions = append(opt.Regions, strings.TrimSpace(r))

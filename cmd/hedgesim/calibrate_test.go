@@ -25,6 +25,18 @@ func TestCLICalibrateAndWhatif(t *testing.T) {
 	if _, err := scenarios.Load(out); err != nil {
 		t.Fatal(err)
 	}
+	// --partitions sets the count; a negative one is refused by name.
+	p7 := filepath.Join(dir, "p7.toml")
+	if code := run(context.Background(), []string{"calibrate", sampleTelemetry, "--partitions", "7", "--out", p7}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("calibrate --partitions 7: exit %d: %s", code, stderr.String())
+	}
+	if s, err := scenarios.Load(p7); err != nil || s.File.Workload.Partitions != 7 {
+		t.Errorf("calibrate --partitions 7: %v, partitions %v", err, s)
+	}
+	stderr.Reset()
+	if code := run(context.Background(), []string{"calibrate", sampleTelemetry, "--partitions", "-1", "--out", filepath.Join(dir, "neg.toml")}, &stdout, &stderr); code != exitError || !strings.Contains(stderr.String(), "--partitions -1") {
+		t.Errorf("--partitions -1: exit %d, stderr %q", code, stderr.String())
+	}
 	stdout.Reset()
 	if code := run(context.Background(), []string{"whatif", sampleTelemetry, "--out", filepath.Join(dir, "res"), "--parallel", "1"}, &stdout, &stderr); code != exitOK {
 		t.Fatalf("whatif: exit %d: %s", code, stderr.String())

@@ -28,6 +28,11 @@ type Options struct {
 	// Policies is the [[policies]] TOML the scenario compares; default
 	// [Roster] with the client's current policy as estimated.
 	Policies string
+	// Partitions is the workload's partition count (the breaker of spec
+	// §9.5 keeps one streak per partition); 0: counted from the telemetry
+	// (Telemetry.Partitions), else 1, the one partition a RoundTripper
+	// without a partition-key header uses. Negative is an error.
+	Partitions int
 }
 
 // richSamples is how many answered attempts a region needs for an
@@ -45,6 +50,8 @@ type Model struct {
 	ClientNote        string
 	Regions           []*RegionFit
 	RatePerS          float64
+	Partitions        int
+	PartitionsNote    string
 	RateChanges       [][2]float64 // [at_s, rate_per_s]
 	RateNote          string
 	Episodes          []EpisodeFit
@@ -54,6 +61,9 @@ type Model struct {
 	Current           string // the current policy's TOML body
 	CurrentNote       string
 	Policies          string
+	// SameRegionRTTMs is the part of the client region's attempt latency
+	// a slowdown does not multiply (unscaledMs), 0 when not estimated.
+	SameRegionRTTMs float64
 	// Unknown lists what the telemetry could not tell.
 	Unknown []string
 	// Warnings are the readers' and the fit's warnings.
@@ -114,6 +124,9 @@ func Fit(t *Telemetry, opt Options) (*Model, error) {
 	}
 	if m.Seed == 0 {
 		m.Seed = 1
+	}
+	if err := m.fitPartitions(t, opt.Partitions); err != nil {
+		return nil, err
 	}
 	m.DurationS = t.Duration().Seconds()
 	m.WindowS = medianWidth(t.Windows)
@@ -384,4 +397,26 @@ func sig3(x float64) float64 {
 	}
 	p := math.Pow(10, 2-math.Floor(math.Log10(math.Abs(x))))
 	return math.Round(x*p) / p
+}
+
+// fitPartitions sets m.Partitions: given (n > 0), counted from t, or one,
+// said to be assumed.
+func (m *Model) fitPartitions(t *Telemetry, n int) error {
+	switch {
+	case n < 0:
+		return fmt.Errorf("calibrate: --partitions %d: want a positive count (or 0 to count them from the telemetry)", n)
+	case n > 0:
+		m.Partitions, m.PartitionsNote = n, "given (--partitions)"
+	case t.Partitions > 0:
+		m.Partitions = t.Partitions
+		m.PartitionsNote = fmt.Sprintf("counted: the distinct partition values of %s", metricConsecutive)
+		if t.PartitionsOverflow {
+			m.PartitionsNote += " (at least: the SDK's cardinality limit folded some into otel.metric.overflow; pass --partitions N)"
+		}
+	default:
+		m.Partitions = 1
+		m.PartitionsNote = fmt.Sprintf("unknown, assumed: the telemetry has no %s to count them from; one partition is what a RoundTripper without a partition-key header uses (the breaker of spec §9.5 acts per partition); pass --partitions N", metricConsecutive)
+		m.Unknown = append(m.Unknown, "partitions: assumed 1 (no "+metricConsecutive+" in the telemetry; --partitions N)")
+	}
+	return nil
 }

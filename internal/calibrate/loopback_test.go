@@ -234,6 +234,11 @@ func TestLoopbackPrediction(t *testing.T) {
 	if len(m.Episodes) == 0 {
 		t.Errorf("the primary's ×1.5 slow episode (4–6 s) was not found")
 	}
+	// The requests carry no partition-key header: the RoundTripper's
+	// breaker (spec §9.5) keeps one streak, and so must the simulation.
+	if m.Partitions != 1 {
+		t.Errorf("calibrated %d partitions (%s); the harness's requests share one", m.Partitions, m.PartitionsNote)
+	}
 	for _, e := range m.Episodes {
 		t.Logf("episode %s %.0f–%.0f s: factor %.3g, %.3g%% +%.3g ms", e.Replica, e.StartS, e.EndS, e.Factor, 100*e.Fraction, e.AddMs)
 	}

@@ -30,6 +30,7 @@ const (
 	metricOperations     = "cosmos.hedge.operations_total"
 	metricSpawned        = "cosmos.hedge.alternate_spawned_total"
 	metricRUWinner       = "cosmos.hedge.ru_charge_winner"
+	metricConsecutive    = "cosmos.hedge.consecutive_alternate_wins"
 )
 
 // rawPoint is one data point of a metric calibrate reads, as written.
@@ -62,10 +63,12 @@ type rawPoint struct {
 // their bounds, or no cosmos.hedge.attempt_latency_ms at all are errors.
 func ReadOTLP(source string, data []byte) (*Telemetry, error) {
 	t := &Telemetry{Sources: []string{source}}
-	pts, err := t.readOTLP(source, data)
+	parts := partitionSet{}
+	pts, err := t.readOTLP(source, data, parts)
 	if err != nil {
 		return nil, err
 	}
+	parts.count(t)
 	if err := t.addPoints(pts); err != nil {
 		return nil, err
 	}
@@ -73,8 +76,9 @@ func ReadOTLP(source string, data []byte) (*Telemetry, error) {
 }
 
 // readOTLP reads the data points of one file into t's warnings and client
-// region.
-func (t *Telemetry) readOTLP(source string, data []byte) ([]rawPoint, error) {
+// region, and the partitions its consecutive_alternate_wins gauge names
+// into parts.
+func (t *Telemetry) readOTLP(source string, data []byte, parts partitionSet) ([]rawPoint, error) {
 	var pts []rawPoint
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -94,7 +98,7 @@ func (t *Telemetry) readOTLP(source string, data []byte) ([]rawPoint, error) {
 			}
 			return nil, fmt.Errorf("%s:%d: not JSON: %v", source, line, err)
 		}
-		r := &otlpReader{source: source, line: line, t: t, seen: seen}
+		r := &otlpReader{source: source, line: line, t: t, seen: seen, parts: parts}
 		p, err := r.export(normalize(v))
 		if err != nil {
 			return nil, err
@@ -155,6 +159,26 @@ type otlpReader struct {
 	line   int
 	t      *Telemetry
 	seen   map[string]bool
+	parts  partitionSet
+}
+
+// partitionSet holds the partition attribute values seen on
+// cosmos.hedge.consecutive_alternate_wins ("" is a partition: the one a
+// RoundTripper without a partition key uses); overflowKey stands for the
+// SDK's overflow series.
+type partitionSet map[string]bool
+
+// overflowKey is the key partitionSet keeps for a point carrying the
+// OpenTelemetry SDK's otel.metric.overflow attribute (not a partition).
+const overflowKey = "\x00overflow"
+
+// count sets t.Partitions and t.PartitionsOverflow from s.
+func (s partitionSet) count(t *Telemetry) {
+	t.Partitions, t.PartitionsOverflow = len(s), s[overflowKey]
+	if t.PartitionsOverflow {
+		t.Partitions--
+		t.warnf("%s: some series carry otel.metric.overflow (the SDK's cardinality limit): %d partitions counted, there are more", metricConsecutive, t.Partitions)
+	}
 }
 
 func (r *otlpReader) errorf(path, format string, a ...any) error {
@@ -253,11 +277,14 @@ func (r *otlpReader) metric(path, resKey string, v any) ([]rawPoint, error) {
 		return nil, nil
 	}
 	r.seen[name] = true
-	want := map[string]string{metricAttemptLatency: "histogram", metricRUWinner: "histogram", metricOperations: "sum", metricSpawned: "sum"}[name]
+	want := map[string]string{metricAttemptLatency: "histogram", metricRUWinner: "histogram", metricOperations: "sum", metricSpawned: "sum", metricConsecutive: "gauge"}[name]
 	if want == "" {
 		return nil, nil
 	}
 	path = fmt.Sprintf("metric %s (%s)", name, path)
+	if want == "gauge" {
+		return nil, r.partitions(path, m)
+	}
 	// The data: under sum/gauge/histogram/exponentialHistogram (OTLP) or
 	// Data (stdoutmetric, told apart by its fields).
 	var data map[string]any
@@ -346,6 +373,39 @@ func (r *otlpReader) metric(path, resKey string, v any) ([]rawPoint, error) {
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// partitions adds the partition attribute values of the gauge m's data
+// points (OTLP's gauge.dataPoints, stdoutmetric's Data.DataPoints) to
+// r.parts; a point without the attribute is the partition "".
+func (r *otlpReader) partitions(path string, m map[string]any) error {
+	data, ok := m["gauge"].(map[string]any)
+	if !ok {
+		if data, ok = m["data"].(map[string]any); !ok {
+			return r.errorf(path, "no gauge data")
+		}
+	}
+	dps, ok := data["datapoints"].([]any)
+	if !ok && data["datapoints"] != nil {
+		return r.errorf(path+".dataPoints", "want an array, got %s", kind(data["datapoints"]))
+	}
+	for i, dv := range dps {
+		dpath := fmt.Sprintf("%s.dataPoints[%d]", path, i)
+		dp, ok := dv.(map[string]any)
+		if !ok {
+			return r.errorf(dpath, "want an object, got %s", kind(dv))
+		}
+		attrs, err := r.attributes(dpath+".attributes", dp["attributes"])
+		if err != nil {
+			return err
+		}
+		if _, ok := attrs["otel.metric.overflow"]; ok {
+			r.parts[overflowKey] = true
+			continue
+		}
+		r.parts[attrs["partition"]] = true
+	}
+	return nil
 }
 
 // temporality reads aggregationTemporality (OTLP: 1 delta, 2 cumulative,

@@ -18,6 +18,7 @@ func ReadFiles(paths []string) (*Telemetry, error) {
 	t := &Telemetry{Sources: paths}
 	var pts []rawPoint
 	var rows []csvRow
+	parts := partitionSet{}
 	for _, p := range paths {
 		data, err := os.ReadFile(p)
 		if err != nil {
@@ -29,7 +30,7 @@ func ReadFiles(paths []string) (*Telemetry, error) {
 		}
 		if isJSON {
 			one := &Telemetry{Sources: []string{p}}
-			ps, err := one.readOTLP(p, data)
+			ps, err := one.readOTLP(p, data, parts)
 			if err != nil {
 				return nil, err
 			}
@@ -51,6 +52,7 @@ func ReadFiles(paths []string) (*Telemetry, error) {
 	if len(rows) > 0 {
 		return csvTelemetry(paths, rows)
 	}
+	parts.count(t)
 	if err := t.addPoints(pts); err != nil {
 		return nil, err
 	}

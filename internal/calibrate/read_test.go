@@ -122,3 +122,70 @@ func FuzzReadCSV(f *testing.F) {
 		}
 	})
 }
+
+// gaugeMetric is cosmos.hedge.consecutive_alternate_wins with one data point
+// per partition attribute value ("" for a point without the attribute).
+func gaugeMetric(parts ...string) string {
+	var dps []string
+	for _, p := range parts {
+		attrs := `{"key":"primary_region","value":{"stringValue":"westus"}}`
+		switch p {
+		case "":
+		case "overflow":
+			attrs = `{"key":"otel.metric.overflow","value":{"boolValue":true}}`
+		default:
+			attrs += `,{"key":"partition","value":{"stringValue":"` + p + `"}}`
+		}
+		dps = append(dps, `{"attributes":[`+attrs+`],"timeUnixNano":"11000000000","asInt":"0"}`)
+	}
+	return `{"name":"cosmos.hedge.consecutive_alternate_wins","gauge":{"dataPoints":[` + strings.Join(dps, ",") + `]}}`
+}
+
+// The partitions are the distinct partition values of the breaker-streak
+// gauge; without the gauge they are unknown (0), and Fit writes 1 with
+// the assumption named, or the count given.
+func TestPartitions(t *testing.T) {
+	withGauge := func(parts ...string) string {
+		return strings.Replace(collectorLine, `]}]}]}`, `,`+gaugeMetric(parts...)+`]}]}]}`, 1)
+	}
+	cases := []struct {
+		name, data string
+		given      int
+		count      int  // Telemetry.Partitions
+		overflow   bool // Telemetry.PartitionsOverflow
+		want       string
+	}{
+		{"no gauge", collectorLine, 0, 0, false, "partitions = 1\n"},
+		{"no gauge, given", collectorLine, 7, 0, false, "partitions = 7\n"},
+		{"three", withGauge("a", "b", "a", "c"), 0, 3, false, "partitions = 3\n"},
+		{"no partition key", withGauge("", ""), 0, 1, false, "partitions = 1\n"},
+		{"overflow", withGauge("a", "b", "overflow"), 0, 2, true, "partitions = 2\n"},
+		{"given over counted", withGauge("a", "b"), 5, 2, false, "partitions = 5\n"},
+	}
+	for _, c := range cases {
+		tel, err := calibrate.ReadOTLP(c.name, []byte(c.data))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if tel.Partitions != c.count || tel.PartitionsOverflow != c.overflow {
+			t.Errorf("%s: Partitions %d (overflow %v), want %d (%v)", c.name, tel.Partitions, tel.PartitionsOverflow, c.count, c.overflow)
+		}
+		m, err := calibrate.Fit(tel, calibrate.Options{Partitions: c.given})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		out, err := m.TOML(c.name)
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !strings.Contains(string(out), c.want) {
+			t.Errorf("%s: the scenario has no %q:\n%s", c.name, c.want, out)
+		}
+		if c.count == 0 && c.given == 0 && !strings.Contains(string(out), "# partitions: unknown, assumed") {
+			t.Errorf("%s: the assumed partition count is not named as assumed:\n%s", c.name, out)
+		}
+	}
+	if _, err := calibrate.Fit(&calibrate.Telemetry{Windows: []calibrate.Window{{}}}, calibrate.Options{Partitions: -1}); err == nil || !strings.Contains(err.Error(), "--partitions -1") {
+		t.Errorf("Partitions -1: err = %v, want one naming --partitions -1", err)
+	}
+}

@@ -61,6 +61,13 @@ func TestRoundTripExplore(t *testing.T) {
 		t.Skip("RT_SCENARIO")
 	}
 	s, err := scenarios.Get(name)
+	if f := os.Getenv("RT_FILE"); f != "" { // a scenario file instead of the embedded one
+		data, rerr := os.ReadFile(f)
+		if rerr != nil {
+			t.Fatal(rerr)
+		}
+		s, err = scenarios.Parse(f, data)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,6 +83,9 @@ func TestRoundTripExplore(t *testing.T) {
 	orig := regionLatency{}
 	data, _ := simulateTelemetry(t, cfg, pols[i], 10*time.Second, orig.add)
 	t.Logf("%d bytes of OTLP JSON", len(data))
+	if p := os.Getenv("RT_OTLP"); p != "" {
+		_ = os.WriteFile(p, data, 0o644)
+	}
 	tel, err := calibrate.ReadOTLP("sim.json", data)
 	if err != nil {
 		t.Fatal(err)
@@ -133,8 +143,20 @@ type roundTripCase struct {
 	// regions: check each region's answered-attempt p50/p99/p99.9 (those
 	// with at least 20000 answers) within 2%.
 	regions bool
+	// wider holds region quantiles (by level, 99 for p99) to a wider
+	// tolerance than 2%, with the reason.
+	wider map[float64]tolerance
+	// unscaled, when not zero, bounds the same_region_rtt_ms calibrate
+	// estimates (the scenario's round trip plus its jitter's mean).
+	unscaled [2]float64
 	// skip names policies not held to 3%, with the reason.
 	skip map[string]string
+}
+
+// tolerance is a wider bound on a relative error, and why.
+type tolerance struct {
+	within float64
+	why    string
 }
 
 // The round trip (issue 29): simulate an embedded scenario with a virtual
@@ -153,11 +175,13 @@ func TestRoundTrip(t *testing.T) {
 		{scenario: "healthy", telemetry: "static-20ms", regions: true},
 		{scenario: "bimodal", telemetry: "static-20ms", regions: true, skip: map[string]string{
 			"static-5ms": "hedges earlier than the telemetry's 20 ms: its p99 is the alternate's tail, seen through 9.9k hedged attempts (+15%)"}},
-		// An incident: 338 s of 6x service time and 1% 503s, then a 1.4x
-		// tail phase. Its region quantiles are not held to 2%: a factor on
-		// the service time does not multiply the same-region round trip,
-		// which telemetry folds into the service time (East US p99 -6.6%).
-		{scenario: "incident-gcs-2018", telemetry: "static-100ms"},
+		// An incident: 338 s of 6x service time (125 s ramp up, 63 s down)
+		// and 1% 503s, then a 1.4x tail phase ramping out over 257 s. The
+		// other two embedded incidents hide their slow attempts behind the
+		// telemetry's threshold (abandoned: +5 s, +10 s), so their episodes
+		// are lower bounds; this one's are all answered.
+		{scenario: "incident-gcs-2018", telemetry: "static-100ms", regions: true, unscaled: [2]float64{0.5, 0.65},
+			wider: map[float64]tolerance{99: {0.05, "the scenario's jitter (exponential, mean 0.05 ms) is not multiplied by the peak's ×6, but calibrate folds it into the service time it multiplies: the peak's body spreads wider, and the run's p99 sits in it (+4.5%; the same scenario without jitter: p50 -0.09%, p99 -0.42%, p99.9 -0.88%, same_region_rtt_ms 0.51)"}}},
 	}
 	for _, c := range cases {
 		t.Run(c.scenario, func(t *testing.T) {
@@ -192,6 +216,12 @@ func TestRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if u := c.unscaled; u[1] > 0 && (m.SameRegionRTTMs < u[0] || m.SameRegionRTTMs > u[1]) {
+				t.Errorf("same_region_rtt_ms estimated %.3f, want %.3f–%.3f", m.SameRegionRTTMs, u[0], u[1])
+			}
+			if ccfg.Workload.Partitions != cfg.Workload.Partitions {
+				t.Errorf("calibrated %d partitions (%s), the scenario has %d", ccfg.Workload.Partitions, m.PartitionsNote, cfg.Workload.Partitions)
+			}
 			if c.regions {
 				j := slices.IndexFunc(cpols, func(p simnet.Policy) bool { return p.Name == c.telemetry })
 				cal := regionLatency{}
@@ -203,7 +233,12 @@ func TestRoundTrip(t *testing.T) {
 					}
 					for _, q := range []float64{50, 99, 99.9} {
 						a, b := float64(h.ValueAtQuantile(q)), float64(cal[reg].ValueAtQuantile(q))
-						if d := b/a - 1; d > 0.02 || d < -0.02 {
+						tol := 0.02
+						if w, ok := c.wider[q]; ok {
+							tol = w.within
+							t.Logf("%s p%v held to %.0f%%: %s", reg, q, 100*tol, w.why)
+						}
+						if d := b/a - 1; d > tol || d < -tol {
 							t.Errorf("%s p%v: %.0f µs, calibrated %.0f µs (%+.2f%%)", reg, q, a, b, 100*d)
 						}
 					}

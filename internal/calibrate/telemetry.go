@@ -54,6 +54,15 @@ type Telemetry struct {
 	// ClientRegion is the resource attribute cloud.region, "" when absent.
 	ClientRegion string
 	Windows      []Window
+	// Partitions counts the distinct partition attribute values of
+	// hedgingotel's cosmos.hedge.consecutive_alternate_wins gauge (one
+	// series per partition whose breaker streak, spec §9.5, the client
+	// tracked); 0 when the telemetry has no such gauge (a CSV, or an export
+	// without it). PartitionsOverflow reports that the SDK folded some
+	// series into its otel.metric.overflow series, so Partitions is a
+	// lower bound.
+	Partitions         int
+	PartitionsOverflow bool
 	// Warnings are problems that did not stop the reading, each naming the
 	// file and line or metric.
 	Warnings []string

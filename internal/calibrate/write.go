@@ -119,7 +119,11 @@ func (m *Model) TOML(source string) ([]byte, error) {
 			w("]\n")
 		}
 	}
-	w("\n[network]\nsame_region_rtt_ms = 0.0   # inside the service time (telemetry cannot separate it)\n")
+	if m.SameRegionRTTMs > 0 {
+		w("\n[network]\nsame_region_rtt_ms = %s   # estimated from a slow episode (the RTT note below)\n", fmtG(m.SameRegionRTTMs))
+	} else {
+		w("\n[network]\nsame_region_rtt_ms = 0.0   # inside the service time (telemetry cannot separate it)\n")
+	}
 	for _, r := range m.Regions {
 		comment("# RTT to "+r.Name+": ", r.RTTNote)
 	}
@@ -155,7 +159,8 @@ func (m *Model) TOML(source string) ([]byte, error) {
 	w("\n[workload]\n")
 	comment("# rate: ", m.RateNote+"; a step where consecutive windows differ by more than 5 Poisson standard errors and 5%")
 	w("rate_per_s = %s\n", fmtG(sig5(m.RatePerS)))
-	w("partitions = 100   # unknown: the telemetry does not count partitions (the breaker of spec §9.5 is per partition)\n")
+	comment("# partitions: ", m.PartitionsNote)
+	w("partitions = %d\n", m.Partitions)
 	for _, rc := range m.RateChanges {
 		w("[[workload.rate_changes]]\nat_s = %s\nrate_per_s = %s\n", fmtG(rc[0]), fmtG(sig5(rc[1])))
 	}
