@@ -47,10 +47,10 @@ func deconvolveExp(d cdf, mu float64) cdf {
 	return out
 }
 
-// jitterNodes returns 8 equally likely values standing for exponential
-// jitter of mean mu ms: its quantiles at the midpoints (i + 0.5)/8.
+// jitterNodes returns 4 equally likely values standing for exponential
+// jitter of mean mu ms: its quantiles at the midpoints (i + 0.5)/4.
 func jitterNodes(mu float64) []float64 {
-	const n = 8
+	const n = 4
 	out := make([]float64, n)
 	for i := range out {
 		out[i] = -mu * math.Log(1-(float64(i)+0.5)/n)
