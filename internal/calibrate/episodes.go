@@ -75,13 +75,13 @@ func (m *Model) fitRegion(t *Telemetry, r *RegionFit) {
 				ce = append(ce, rw.abandoned...)
 			}
 		}
-		r.Service = fitService(shift(ev, r.RTTMs), shift(ce, r.RTTMs), r.Name)
+		r.Service = fitService(shift(ev, r.RTTMs), shift(ce, r.RTTMs), m.JitterMs)
 		if r.Service.Family == "" { // no answer outside episodes
 			all := []Bin{}
 			for _, rw := range rws {
 				all = append(all, rw.ok...)
 			}
-			r.Service = fitService(shift(all, r.RTTMs), nil, r.Name)
+			r.Service = fitService(shift(all, r.RTTMs), nil, m.JitterMs)
 		}
 		var fitted []segment
 		for _, sg := range segments(slow, rws, nil) {
@@ -94,9 +94,9 @@ func (m *Model) fitRegion(t *Telemetry, r *RegionFit) {
 	first := len(m.Episodes)
 	fitted := fit()
 	if r.Physical == m.ClientRegion && r.RTTMs == 0 {
-		if c, why := m.unscaledMs(r, rws, m.Episodes[first:], fitted); c > 0 {
+		if c, mu, why := m.unscaledMs(r, rws, m.Episodes[first:], fitted); c > 0 || mu > 0 {
 			m.Episodes = m.Episodes[:first]
-			r.RTTMs, m.SameRegionRTTMs = c, c
+			r.RTTMs, m.SameRegionRTTMs, m.JitterMs = c, c, mu
 			r.RTTNote = "the client's own region: same_region_rtt_ms = " + fmtG(c) + ", " + why
 			fit()
 		}
@@ -115,10 +115,18 @@ func shift(bins []Bin, rtt float64) []Bin {
 }
 
 // fitService fits a service-time distribution (ms) to answered (ev) and
-// abandoned (ce) attempts: an empirical quantile table when there are at
+// abandoned (ce) attempts, less exponential jitter of mean jitterMs
+// (deconvolveExp; 0: none): an empirical quantile table when there are at
 // least richSamples answers, else a lognormal from the median and p90.
-func fitService(ev, ce []Bin, region string) ServiceFit {
+func fitService(ev, ce []Bin, jitterMs float64) ServiceFit {
 	d := kaplanMeier(ev, ce)
+	if jitterMs > 0 && medianBinWidth(ev, d.quantile(0.5)) > jitterMs {
+		// Buckets wider than the jitter (an alternate's, 2.2% of its
+		// RTT): too coarse to deconvolve; its mean is taken off instead.
+		d = shiftCDF(d, jitterMs)
+	} else {
+		d = deconvolveExp(d, jitterMs)
+	}
 	var sf ServiceFit
 	sf.dist = d
 	switch {
@@ -360,16 +368,28 @@ func (m *Model) fitEpisode(t *Telemetry, r *RegionFit, rws []regionWindow, sg se
 		ev = append(ev, rws[w].ok...)
 		ce = append(ce, rws[w].abandoned...)
 	}
+	// The episode's latency less the RTT: its service time plus the
+	// jitter, which the factor does not multiply (m.JitterMs: the model
+	// is convolved with it at jitterNodes; deconvolving the episode
+	// instead is coarser than its buckets, 2.2% of a ×6 latency).
 	e := kaplanMeier(shift(ev, r.RTTMs), shift(ce, r.RTTMs))
 	if e.events+e.censored < 50 {
 		return false
 	}
 	b := &r.Service.dist
 	xs := e.x
+	js := []float64{0}
+	if m.JitterMs > 0 {
+		js = jitterNodes(m.JitterMs)
+	}
 	ks := func(f, k, a float64) float64 {
 		worst := 0.0
 		for i, x := range xs {
-			mv := (1-f)*b.at(x) + f*b.at((x-a)/k)
+			mv := 0.0
+			for _, j := range js {
+				mv += (1-f)*b.at(x-j) + f*b.at((x-j-a)/k)
+			}
+			mv /= float64(len(js))
 			worst = math.Max(worst, math.Abs(mv-e.f[i]))
 		}
 		return worst

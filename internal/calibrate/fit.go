@@ -64,6 +64,11 @@ type Model struct {
 	// SameRegionRTTMs is the part of the client region's attempt latency
 	// a slowdown does not multiply (unscaledMs), 0 when not estimated.
 	SameRegionRTTMs float64
+	// JitterMs is the mean (ms) of the exponential network jitter taken
+	// out of every region's service time (deconvolveExp) and written as
+	// [network] jitter, estimated beside SameRegionRTTMs; 0 when not
+	// estimated (the jitter then stays in the service time).
+	JitterMs float64
 	// Unknown lists what the telemetry could not tell.
 	Unknown []string
 	// Warnings are the readers' and the fit's warnings.
@@ -135,8 +140,21 @@ func Fit(t *Telemetry, opt Options) (*Model, error) {
 	}
 	m.fitRate(t)
 	m.fitRU(t)
+	// The client's region first: its slow episode may estimate the
+	// jitter (unscaledMs), which every region's service time then leaves
+	// out.
 	for _, r := range m.Regions {
-		m.fitRegion(t, r)
+		if r.Physical == m.ClientRegion {
+			m.fitRegion(t, r)
+		}
+	}
+	for _, r := range m.Regions {
+		if r.Physical != m.ClientRegion {
+			m.fitRegion(t, r)
+		}
+	}
+	if m.JitterMs == 0 {
+		m.Unknown = append(m.Unknown, "network jitter: folded into each region's service time (no [network] jitter; it is estimated only from a slow episode of the client's region)")
 	}
 	m.fitCurrent(t)
 	m.Policies = opt.Policies
@@ -144,7 +162,6 @@ func Fit(t *Telemetry, opt Options) (*Model, error) {
 		"replica capacity (servers, queue limits) and other tenants' load: not in the telemetry; every replica serves without queueing (servers = 0)",
 		"operation kinds: the telemetry does not label attempts by kind; every operation is a point read (kind \"read\")",
 		"the client's request timeout, deadline, retries and breaker settings: hedging's defaults",
-		"network jitter: folded into each region's service time (no [network] jitter)",
 		"episode ramps: an episode starts and ends at a window's edge")
 	return m, nil
 }

@@ -119,8 +119,12 @@ func (m *Model) TOML(source string) ([]byte, error) {
 			w("]\n")
 		}
 	}
-	if m.SameRegionRTTMs > 0 {
+	if m.SameRegionRTTMs > 0 || m.JitterMs > 0 {
 		w("\n[network]\nsame_region_rtt_ms = %s   # estimated from a slow episode (the RTT note below)\n", fmtG(m.SameRegionRTTMs))
+		if m.JitterMs > 0 {
+			w("# jitter: estimated beside same_region_rtt_ms from the same episode, which multiplies neither; taken out of every region's service time above (deconvolved)\n")
+			w("jitter = { family = \"exponential\", mean_ms = %s }\n", fmtG(m.JitterMs))
+		}
 	} else {
 		w("\n[network]\nsame_region_rtt_ms = 0.0   # inside the service time (telemetry cannot separate it)\n")
 	}
