@@ -362,27 +362,34 @@ type doState struct {
 	// The inline shape (Client.inline, see runInline): while the caller's
 	// goroutine runs the primary's first attempt, a callback — the wake
 	// timer at the earliest pending timer, or ctx's end — may take the
-	// race over and drive it (loop) until it is done. mu serialises that
-	// hand-over; mode says who drives.
-	mu       sync.Mutex
-	mode     uint8
-	taker    uint8         // the callback that took the race over (modeDispatcher)
-	wake     *time.Timer   // AfterFunc timer of the inline phase; nil until first needed
-	wakeOn   bool          // wake was armed for this operation
-	wakeAt   time.Duration // when wake was armed to fire (core time)
-	woke     time.Duration // > 0: loop starts as if a timer fired at woke
-	wakeFn   func()        // s.takeByTimer, bound once per engine
-	ctxFn    func()        // s.takeByCtx, bound once per engine
-	stopCtx  func() bool   // unregisters ctxFn from ctx; nil when not registered
-	loopDone chan struct{} // the taker's loop ended (capacity 1)
-	spoiled  bool          // a callback may still touch the engine: never pooled
+	// race over and drive it (loop) until it is done. mode says who
+	// drives; whoever moves it from modeInline (compare-and-swap) owns the
+	// race, so the hand-over takes no lock. What a callback reads of the
+	// engine (wakeAt) is written before mode becomes modeInline.
+	mode   atomic.Uint32
+	taker  uint8         // the callback that took the race over (modeDispatcher); written by it
+	wake   *time.Timer   // AfterFunc timer of the inline phase; nil until first needed
+	wakeOn bool          // wake was armed for this operation
+	wakeAt time.Duration // when this operation needs wake to fire (core time)
+	// wakeDue bounds from above when wake, last armed, fires (core time);
+	// wakeFired is set by wake's callback when it runs. An operation whose
+	// wake time is no earlier than a pending wakeDue leaves the timer as it
+	// is (see armWake).
+	wakeDue   time.Duration
+	wakeFired atomic.Bool
+	woke      time.Duration // > 0: loop starts as if a timer fired at woke
+	wakeFn    func()        // s.takeByTimer, bound once per engine
+	ctxFn     func()        // s.takeByCtx, bound once per engine
+	stopCtx   func() bool   // unregisters ctxFn from ctx; nil when not registered
+	loopDone  chan struct{} // the taker's loop ended (capacity 1)
+	spoiled   bool          // a callback may still touch the engine: never pooled
 }
 
 // Who drives the race of an inline operation.
 const (
-	modeCaller     uint8 = iota // the caller's goroutine (no callback can take over)
-	modeInline                  // the caller is in the primary's Send; a callback may take over
-	modeDispatcher              // a callback took over and runs loop
+	modeCaller     uint32 = iota // the caller's goroutine (no callback can take over)
+	modeInline                   // the caller is in the primary's Send; a callback may take over
+	modeDispatcher               // a callback took over and runs loop
 )
 
 // Callbacks that may take an inline operation over.
@@ -577,39 +584,39 @@ func (s *doState) runInline(e *Effects) {
 	watch := s.ctx.Done() != nil
 	callbacks := len(s.timers) > 0 || watch
 	if callbacks {
-		// Publishes the engine's state to the callbacks (they take mu).
-		s.mu.Lock()
-		s.mode = modeInline
-		if len(s.timers) > 0 {
-			s.armWake()
+		// Once mode is modeInline a callback may take the race over and
+		// change its state (timers, last): what the caller needs of it is
+		// read before, and wakeAt, which a callback reads, written before.
+		// A callback that runs before mode is modeInline finds nothing to
+		// do, so the callbacks are armed after.
+		wake := len(s.timers) > 0
+		var d time.Duration
+		if wake {
+			s.wakeAt = s.nextTimer()
+			d = s.wakeAt - s.last // the clock of Begin: the wake fires no earlier than wakeAt
+		}
+		s.mode.Store(modeInline)
+		if wake {
+			s.armWake(d)
 		}
 		if watch {
 			s.stopCtx = context.AfterFunc(s.ctx, s.ctxFn)
 		}
-		s.mu.Unlock()
 	}
 	res := sl.send(s)
 	at := s.clock()
-	took := true
-	if callbacks {
-		s.mu.Lock()
-		took = s.mode == modeInline
-		if took {
-			s.mode = modeCaller
-		}
-		s.mu.Unlock()
-	}
+	took := !callbacks || s.mode.CompareAndSwap(modeInline, modeCaller)
 	sl.res, sl.at = res, at
 	sl.state.Store(slotDelivered)
 	if !took {
 		// A callback drives the race: deliver as an attempt goroutine
-		// does, and wait for its loop to end.
+		// does, and wait for its loop to end (which orders its writes,
+		// taker's included, before ours).
 		s.results <- sl.idx
 		<-s.loopDone
-		s.mu.Lock() // a stray callback may be reading mode
 		taker := s.taker
-		s.mode, s.taker = modeCaller, 0
-		s.mu.Unlock()
+		s.taker = 0
+		s.mode.Store(modeCaller) // a stray callback finds nothing to do
 		s.quiesce(taker)
 		return
 	}
@@ -629,39 +636,62 @@ func (s *doState) runInline(e *Effects) {
 	}
 }
 
-// armWake arms the wake timer at the earliest pending timer.
-func (s *doState) armWake() {
+// nextTimer returns the due time of the earliest pending timer (there is
+// one).
+func (s *doState) nextTimer() time.Duration {
 	next := s.timers[0].at
 	for _, t := range s.timers[1:] {
 		next = min(next, t.at)
 	}
-	d := next - s.last // the clock of Begin: the wake fires no earlier than next
+	return next
+}
+
+// armWake makes the wake timer fire no later than wakeAt, the earliest
+// pending timer, once mode is modeInline. A wake still pending from an
+// earlier operation of this engine that fires by then is left as it is
+// (outside synctest bubbles, quiesce leaves it armed): re-arming a timer
+// costs a heap update per request, and a wake that fires before wakeAt
+// only starts the race's loop early (takeover), which then arms the timer
+// the race asked for. wakeFired is read after mode became modeInline: a
+// callback that ran before that set it first, so the timer is re-armed.
+//
+// armWake runs after mode became modeInline, when a callback may already
+// drive the race: it reads nothing the race changes (d, wakeAt's distance
+// from Begin's clock, is computed before).
+func (s *doState) armWake(d time.Duration) {
+	if s.wake != nil && !s.bubbled && !s.wakeFired.Load() && s.wakeDue <= s.wakeAt {
+		s.wakeOn = true
+		return
+	}
+	s.wakeFired.Store(false)
 	if s.wake == nil {
 		s.wake = time.AfterFunc(d, s.wakeFn)
 	} else {
 		s.wake.Reset(d)
 	}
-	s.wakeOn, s.wakeAt = true, next
+	// The timer fires about d after now: no later than this bound.
+	s.wakeDue = s.clock() + d
+	s.wakeOn = true
 }
 
-func (s *doState) takeByTimer() { s.takeover(takerTimer) }
-func (s *doState) takeByCtx()   { s.takeover(takerCtx) }
+func (s *doState) takeByTimer() {
+	s.wakeFired.Store(true)
+	s.takeover(takerTimer)
+}
+func (s *doState) takeByCtx() { s.takeover(takerCtx) }
 
 // takeover is the wake timer's and ctx's callback during the inline phase:
 // unless the caller's Send has returned (or the other callback took over),
 // it drives the race to its end and signals loopDone, its last touch of the
 // engine.
 func (s *doState) takeover(by uint8) {
-	s.mu.Lock()
-	if s.mode != modeInline {
-		s.mu.Unlock()
+	if !s.mode.CompareAndSwap(modeInline, modeDispatcher) {
 		return
 	}
-	s.mode, s.taker = modeDispatcher, by
+	s.taker = by
 	if by == takerTimer && s.clock() >= s.wakeAt {
-		s.woke = s.wakeAt // not a late fire armed for an earlier operation
+		s.woke = s.wakeAt // not an early fire (a wake armed for an earlier operation)
 	}
-	s.mu.Unlock()
 	s.loop()
 	s.loopDone <- struct{}{}
 }

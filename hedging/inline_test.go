@@ -108,3 +108,75 @@ func TestDoInlineHappyPathAllocs(t *testing.T) {
 		t.Errorf("inline Do happy path allocates %.2f times per op, want <= 1 (the answer)", allocs)
 	}
 }
+
+// The wake timer of a pooled engine stays armed after a happy-path
+// operation (re-arming it per request costs a timer-heap update), so it may
+// fire during a later operation of the same engine before that
+// operation's threshold: the callback then takes the race over early. The
+// early fire must not count as the threshold (no alternate before it), and
+// the threshold must still fire after it (the race is not left without a
+// timer). Real time (pooled engines are never used inside a synctest
+// bubble), with margins of hundreds of milliseconds either way; what is
+// asserted is who answered and whether the alternate was sent, not how
+// long anything took. One P, so that every operation gets the same
+// pooled engine (sync.Pool's caches are per P).
+func TestDoInlineEarlyWake(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	const threshold = time.Second
+	var (
+		slow    chan struct{} // non-nil: the primary's Send waits for it (or its ctx)
+		calledB int
+	)
+	tr := dtPrompt{dtSendFunc(func(ctx context.Context, _ *hedging.Operation, a hedging.Attempt) hedging.Result {
+		if a.Endpoint.Region == "B" {
+			calledB++ // the race's callbacks run one at a time with Do's caller
+			return dtOK(200)
+		}
+		if slow != nil {
+			select {
+			case <-slow:
+			case <-ctx.Done():
+				return hedging.Result{Err: ctx.Err()}
+			}
+		}
+		return dtOK(200)
+	})}
+	c := dtClient(t, dtHedgingCfg(threshold, "A", "B"), tr)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	do := func() *hedging.Response {
+		t.Helper()
+		resp, err := c.Do(ctx, &hedging.Operation{Kind: hedging.PointRead, Partition: "0"})
+		if err != nil {
+			t.Fatalf("Do: %v", err)
+		}
+		if resp.Result.Body != nil {
+			_ = resp.Result.Body.Close()
+		}
+		return resp
+	}
+
+	// The primary answers at 700 ms of a 1 s threshold; the wake armed by
+	// the fast operation fires at about 400 ms.
+	do()
+	time.Sleep(threshold * 6 / 10)
+	slow = make(chan struct{})
+	release := time.AfterFunc(threshold*7/10, func() { close(slow) })
+	resp := do()
+	release.Stop()
+	if st := resp.Diagnostics.TerminalState(); resp.Region != "A" || st != hedging.PrimaryWonPreThreshold || calledB != 0 {
+		t.Errorf("early wake, primary before the threshold: region %s state %v, B called %d times; want A PrimaryWonPreThreshold, 0",
+			resp.Region, st, calledB)
+	}
+
+	// The primary never answers: after the early wake the threshold still
+	// fires and the alternate wins.
+	slow = nil
+	do()
+	time.Sleep(threshold * 6 / 10)
+	slow = make(chan struct{})
+	resp = do()
+	if st := resp.Diagnostics.TerminalState(); resp.Region != "B" || st != hedging.AlternateWon || calledB != 1 {
+		t.Errorf("early wake, silent primary: region %s state %v, B called %d times; want B AlternateWon, 1", resp.Region, st, calledB)
+	}
+}

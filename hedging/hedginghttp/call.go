@@ -28,6 +28,9 @@ type call struct {
 	shallow bool
 	// strip: orig carries HeaderHedging, which no attempt sends.
 	strip bool
+	// at is the base orig's URL addresses (RoundTrip's lookup, made once
+	// for every attempt).
+	at addressing
 
 	mu       sync.Mutex
 	returned bool // RoundTrip returned: orig is the caller's again
@@ -69,7 +72,7 @@ func (c *call) request(t *Transport, ctx context.Context, a hedging.Attempt) (*h
 	if !deep {
 		dst = &c.req
 	}
-	req, err := t.attemptRequest(ctx, c.orig, a.Endpoint, deep, dst)
+	req, err := t.attemptRequest(ctx, c.orig, a.Endpoint, deep, dst, &c.at)
 	if err == nil && c.strip {
 		if !deep {
 			req.Header, deep = req.Header.Clone(), true

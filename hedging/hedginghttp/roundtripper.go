@@ -397,10 +397,12 @@ func NewRoundTripper(next http.RoundTripper, regions []Region, opts ...Option) (
 
 // RoundTrip implements http.RoundTripper; see [NewRoundTripper].
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	region, _, ok := addressed(rt.bases, req.URL)
-	if !ok {
+	var at addressing
+	at.key, at.rest, at.ok = addressed(rt.bases, req.URL)
+	if !at.ok {
 		return rt.next.RoundTrip(req)
 	}
+	region := at.key
 	kind, cont := rt.cont.classify(req, hedging.Region(region))
 	var remembered hedging.Region // the serving region the cursor memory gave
 	if !cont.Cold() {
@@ -433,7 +435,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	// req.
 	part := rt.partition(req)
 	off, header := optedOut(req)
-	c := &call{orig: req, shallow: rt.inline, strip: header}
+	c := &call{orig: req, shallow: rt.inline, strip: header, at: at}
 	op := &hedging.Operation{Kind: kind, Continuation: cont, Method: req.Method, Timeout: rt.timeout, Request: c, Partition: part}
 	if off {
 		op.HedgingEnabled = hedging.SwitchOff // §11.3 operation layer

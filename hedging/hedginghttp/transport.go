@@ -143,7 +143,7 @@ func (t *Transport) Send(ctx context.Context, op *hedging.Operation, a hedging.A
 	case *call:
 		req, body, shared, err = orig.request(t, ctx, a)
 	case *http.Request:
-		req, err = t.attemptRequest(ctx, orig, a.Endpoint, t.Prepare != nil, nil)
+		req, err = t.attemptRequest(ctx, orig, a.Endpoint, t.Prepare != nil, nil, nil)
 		shared = t.Prepare == nil
 	default:
 		base, ok := t.BaseURLs[a.Endpoint.Key]
@@ -210,8 +210,10 @@ func newRequest(ctx context.Context, op *hedging.Operation, base string) (*http.
 // [Transport]) and its body replayed. The copy is deep (http.Request.Clone)
 // when deep is set; otherwise it shares orig's header map, which the
 // caller must copy before writing to it, and is made in dst when dst is not
-// nil (a new request otherwise).
-func (t *Transport) attemptRequest(ctx context.Context, orig *http.Request, ep hedging.Endpoint, deep bool, dst *http.Request) (*http.Request, error) {
+// nil (a new request otherwise). at, when not nil, is the base orig's URL
+// addresses among t's bases, as addressed found it (RoundTrip already
+// looked it up); nil: look it up.
+func (t *Transport) attemptRequest(ctx context.Context, orig *http.Request, ep hedging.Endpoint, deep bool, dst *http.Request, at *addressing) (*http.Request, error) {
 	key := ep.Key
 	bases := t.bases
 	if bases == nil {
@@ -234,10 +236,16 @@ func (t *Transport) attemptRequest(ctx context.Context, orig *http.Request, ep h
 	default:
 		req = orig.WithContext(ctx)
 	}
-	if fromKey, rest, ok := addressed(bases, orig.URL); ok {
-		if fromKey != key {
+	var from addressing
+	if at != nil {
+		from = *at
+	} else {
+		from.key, from.rest, from.ok = addressed(bases, orig.URL)
+	}
+	if from.ok {
+		if from.key != key {
 			u := *orig.URL
-			if err := to.rebase(&u, rest); err != nil {
+			if err := to.rebase(&u, from.rest); err != nil {
 				return nil, err
 			}
 			req.URL, req.Host = &u, ""
@@ -284,6 +292,12 @@ func parseBases(m map[string]string) []keyedBase {
 // sortBases puts bases in key order.
 func sortBases(bases []keyedBase) {
 	slices.SortFunc(bases, func(a, b keyedBase) int { return strings.Compare(a.key, b.key) })
+}
+
+// addressing is what addressed returns for a request's URL.
+type addressing struct {
+	key, rest string
+	ok        bool
 }
 
 // addressed returns the key of the base that u addresses and u's escaped
