@@ -1,6 +1,7 @@
 package calibrate_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -85,6 +86,28 @@ func TestReadCSV(t *testing.T) {
 	}
 	if ops != 3 || hedges != 1 || ru != 4 || rucount != 3 {
 		t.Errorf("ops %g hedges %g ru %g/%g, want 3, 1, 4/3", ops, hedges, ru, rucount)
+	}
+}
+
+// A CSV whose successful requests carry no ru says the RU is unknown; one
+// where some do says the RU is the mean of the others (a user reported
+// "the mean of the others" for a CSV without an ru column).
+func TestReadCSVMissingRUWarning(t *testing.T) {
+	for _, c := range []struct{ name, data, want string }{
+		{"no ru column", "time,region,latency_ms,status\n0,eastus,1.2,200\n1,eastus,1.5,200\n",
+			"r.csv: no successful request has an ru: the RU per read is unknown (1 RU assumed)"},
+		{"some ru", "time,region,latency_ms,status,ru\n0,eastus,1.2,200,2\n1,eastus,1.5,200,\n2,eastus,1.1,200,\n",
+			"r.csv: 2 successful requests have no ru: the RU per read is the mean of the other 1"},
+		{"by operation", "time,region,latency_ms,status,ru,operation_id\n0,eastus,1.2,200,,a\n1,eastus,1.5,200,,b\n",
+			"r.csv: no successful request has an ru: the RU per read is unknown (1 RU assumed)"},
+	} {
+		tel, err := calibrate.ReadCSV("r.csv", []byte(c.data))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !slices.Contains(tel.Warnings, c.want) {
+			t.Errorf("%s: warnings %q, want %q among them", c.name, tel.Warnings, c.want)
+		}
 	}
 }
 
