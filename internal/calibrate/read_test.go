@@ -1,6 +1,8 @@
 package calibrate_test
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -58,6 +60,34 @@ func TestReadErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: err = %v, want %q", c.data, err, c.want)
 		}
+	}
+}
+
+// A *.json file that is not JSON (empty, or text) is refused as not OTLP
+// JSON, not read as CSV (a user saw "empty CSV" and "no time column" for
+// such files).
+func TestReadFilesNotJSON(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ name, data string }{
+		{"empty.json", ""},
+		{"text.JSON", "garbage{\n"},
+	} {
+		p := filepath.Join(dir, c.name)
+		if err := os.WriteFile(p, []byte(c.data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := calibrate.ReadFiles([]string{p})
+		if want := p + ": not OTLP JSON"; err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q...", c.name, err, want)
+		}
+	}
+	// The same text named .csv is still a CSV (and its error a CSV's).
+	p := filepath.Join(dir, "text.csv")
+	if err := os.WriteFile(p, []byte("garbage{\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := calibrate.ReadFiles([]string{p}); err == nil || !strings.Contains(err.Error(), "no time column") {
+		t.Errorf("text.csv: err = %v, want a CSV's missing-column error", err)
 	}
 }
 
