@@ -9,6 +9,7 @@ import (
 
 	"hedgelab/internal/calibrate"
 	"hedgelab/internal/report"
+	"hedgelab/scenarios"
 )
 
 // calibrateUsage is the help of calibrate.
@@ -75,7 +76,22 @@ func (f *calibrateFlags) fit(files []string, stderr io.Writer) ([]byte, error) {
 	for _, w := range m.Warnings {
 		fmt.Fprintf(stderr, "hedgesim: warning: %s\n", w)
 	}
-	return m.TOML(f.name + ".toml")
+	text, err := m.TOML(f.name + ".toml")
+	if err != nil && f.policies != "" {
+		// A mistake in the --policies file is the user's, not calibrate's:
+		// name that file and its line, not the generated scenario's. The
+		// calibrated scenario sets no request timeout (0 = unset).
+		pols, perr := scenarios.BuildPolicies(f.policies, []byte(opt.Policies), 0)
+		if perr != nil {
+			return nil, perr
+		}
+		for _, p := range pols {
+			if p.Name == calibrate.CurrentPolicy {
+				return nil, fmt.Errorf("%s: policies.%s: the name %q is the policy calibrate estimates from the telemetry; name yours otherwise", f.policies, p.Name, p.Name)
+			}
+		}
+	}
+	return text, err
 }
 
 func cmdCalibrate(args []string, stdout, stderr io.Writer) int {

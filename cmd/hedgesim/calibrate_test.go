@@ -61,6 +61,40 @@ func TestCLICalibrateAndWhatif(t *testing.T) {
 	}
 }
 
+// A mistake in the --policies file is reported in that file, at its line
+// (it was reported as "calibrate wrote a scenario hedgesim does not accept
+// (a defect): calibrated.toml:297: ...", a line of a file the user never saw).
+func TestCLIWhatifPoliciesFileError(t *testing.T) {
+	dir := t.TempDir()
+	pols := filepath.Join(dir, "pols.toml")
+	if err := os.WriteFile(pols, []byte("[[policies]]\nname = \"s50\"\ntype = \"statik\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range [][]string{
+		{"whatif", sampleTelemetry, "--policies", pols, "--out", filepath.Join(dir, "res"), "-q"},
+		{"calibrate", sampleTelemetry, "--policies", pols, "--out", filepath.Join(dir, "c.toml")},
+	} {
+		_, stderr, code := runCLI(t, cmd...)
+		if want := pols + ":3: policies.s50.type: unknown policy type \"statik\""; code != exitError || !strings.Contains(stderr, want) || strings.Contains(stderr, "a defect") {
+			t.Errorf("%s: exit %d, stderr %q, want exit 1 and %q", cmd[0], code, stderr, want)
+		}
+	}
+	// A policy named "current" would clash with the estimated one.
+	cur := filepath.Join(dir, "cur.toml")
+	if err := os.WriteFile(cur, []byte("[[policies]]\nname = \"current\"\ntype = \"disabled\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := runCLI(t, "calibrate", sampleTelemetry, "--policies", cur, "--out", filepath.Join(dir, "c.toml"))
+	if want := cur + ": policies.current: the name \"current\" is the policy calibrate estimates"; code != exitError || !strings.Contains(stderr, want) {
+		t.Errorf("policy named current: exit %d, stderr %q, want %q", code, stderr, want)
+	}
+	for _, p := range []string{"res", "c.toml"} {
+		if _, err := os.Stat(filepath.Join(dir, p)); err == nil {
+			t.Errorf("%s written for a bad --policies file", p)
+		}
+	}
+}
+
 // The README's path without a service: telemetry exports a simulation's
 // OTLP JSON, calibrate fits it, run charts the calibrated scenario; an
 // unknown policy is refused by name and writes nothing.

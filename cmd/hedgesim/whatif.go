@@ -24,7 +24,8 @@ policy as estimated from its hedge rate, disabled, driver-default,
 p99-dynamic, recommended; --policies replaces all but current), printing the
 same table and writing the same files and charts as "hedgesim run" into
 results/<name>/ (or --out), then a verdict: the recommended policy's
-figures against the current one's.
+figures against the current one's (with --policies, only if the file has a
+policy named "recommended"; "current" is the estimated one's name).
 
 Examples:
   hedgesim whatif telemetry.json

@@ -63,10 +63,9 @@
 // the connection stays pooled. Over HTTP/1.1 net/http closes a connection
 // whose request was cancelled before its response was read, so each
 // cancelled loser costs a new connection (TCP, and TLS, handshake) for a
-// later request: BenchmarkHedgedLoserDials measures 0.975 dials per hedged
-// request over HTTP/1.1 when the primary loses every race, and 0 over
-// HTTP/2 (h2c); a review reported 3,771 dials per 10,000 hedged requests in
-// a mixed workload. To avoid it, speak HTTP/2 to the regions: an
+// later request: about one dial per hedged request whose loser is still
+// reading, none over HTTP/2 (BenchmarkHedgedLoserDials reports dials/op for
+// both). To avoid it, speak HTTP/2 to the regions: an
 // http.Transport negotiates it over TLS by default (keep ForceAttemptHTTP2
 // when you set a custom DialContext or TLSClientConfig), and
 // http.Protocols.SetUnencryptedHTTP2 enables it without TLS. Over HTTP/1.1,

@@ -237,7 +237,7 @@ func csvTelemetry(sources []string, rows []csvRow) (*Telemetry, error) {
 	}
 	ops := map[string]*opInfo{}
 	var opOrder []string
-	noRU := 0
+	noRU, withRU := 0, 0
 	for _, r := range rows {
 		leg := r.leg
 		if leg == "" {
@@ -261,6 +261,7 @@ func csvTelemetry(sources []string, rows []csvRow) (*Telemetry, error) {
 			if ok && r.hasRU {
 				w.RUSum += r.ru
 				w.RUCount++
+				withRU++
 			} else if ok {
 				noRU++
 			}
@@ -289,6 +290,7 @@ func csvTelemetry(sources []string, rows []csvRow) (*Telemetry, error) {
 		if o.hasRU {
 			w.RUSum += o.ru
 			w.RUCount++
+			withRU++
 		} else if !math.IsInf(o.winnerAt, 1) {
 			noRU++
 		}
@@ -298,8 +300,11 @@ func csvTelemetry(sources []string, rows []csvRow) (*Telemetry, error) {
 			t.Windows[i].Attempts[s] = sortBins(b)
 		}
 	}
-	if noRU > 0 {
-		t.warnf("%s: %d successful requests have no ru: the RU per read is the mean of the others", sources[0], noRU)
+	switch {
+	case noRU > 0 && withRU == 0:
+		t.warnf("%s: no successful request has an ru: the RU per read is unknown (1 RU assumed)", sources[0])
+	case noRU > 0:
+		t.warnf("%s: %d successful requests have no ru: the RU per read is the mean of the other %d", sources[0], noRU, withRU)
 	}
 	if !hasLeg && len(perRegion) > 1 {
 		t.warnf("%s: no leg column: %s (most requests) taken as the primary, every other region's requests as alternates", sources[0], primary)

@@ -1,6 +1,9 @@
 package calibrate_test
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -60,6 +63,34 @@ func TestReadErrors(t *testing.T) {
 	}
 }
 
+// A *.json file that is not JSON (empty, or text) is refused as not OTLP
+// JSON, not read as CSV (a user saw "empty CSV" and "no time column" for
+// such files).
+func TestReadFilesNotJSON(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ name, data string }{
+		{"empty.json", ""},
+		{"text.JSON", "garbage{\n"},
+	} {
+		p := filepath.Join(dir, c.name)
+		if err := os.WriteFile(p, []byte(c.data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := calibrate.ReadFiles([]string{p})
+		if want := p + ": not OTLP JSON"; err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: err = %v, want %q...", c.name, err, want)
+		}
+	}
+	// The same text named .csv is still a CSV (and its error a CSV's).
+	p := filepath.Join(dir, "text.csv")
+	if err := os.WriteFile(p, []byte("garbage{\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := calibrate.ReadFiles([]string{p}); err == nil || !strings.Contains(err.Error(), "no time column") {
+		t.Errorf("text.csv: err = %v, want a CSV's missing-column error", err)
+	}
+}
+
 // CSV records: the region with most requests is the primary, operations
 // are grouped by operation_id, latencies kept in 0.54%-wide bins.
 func TestReadCSV(t *testing.T) {
@@ -85,6 +116,28 @@ func TestReadCSV(t *testing.T) {
 	}
 	if ops != 3 || hedges != 1 || ru != 4 || rucount != 3 {
 		t.Errorf("ops %g hedges %g ru %g/%g, want 3, 1, 4/3", ops, hedges, ru, rucount)
+	}
+}
+
+// A CSV whose successful requests carry no ru says the RU is unknown; one
+// where some do says the RU is the mean of the others (a user reported
+// "the mean of the others" for a CSV without an ru column).
+func TestReadCSVMissingRUWarning(t *testing.T) {
+	for _, c := range []struct{ name, data, want string }{
+		{"no ru column", "time,region,latency_ms,status\n0,eastus,1.2,200\n1,eastus,1.5,200\n",
+			"r.csv: no successful request has an ru: the RU per read is unknown (1 RU assumed)"},
+		{"some ru", "time,region,latency_ms,status,ru\n0,eastus,1.2,200,2\n1,eastus,1.5,200,\n2,eastus,1.1,200,\n",
+			"r.csv: 2 successful requests have no ru: the RU per read is the mean of the other 1"},
+		{"by operation", "time,region,latency_ms,status,ru,operation_id\n0,eastus,1.2,200,,a\n1,eastus,1.5,200,,b\n",
+			"r.csv: no successful request has an ru: the RU per read is unknown (1 RU assumed)"},
+	} {
+		tel, err := calibrate.ReadCSV("r.csv", []byte(c.data))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if !slices.Contains(tel.Warnings, c.want) {
+			t.Errorf("%s: warnings %q, want %q among them", c.name, tel.Warnings, c.want)
+		}
 	}
 }
 
