@@ -25,12 +25,16 @@ const (
 	MaxSimulatedOps = simnet.MaxOpsLimit
 	// MaxTimelineWindows bounds the number of timeline windows of one run.
 	MaxTimelineWindows = 100_000
+	// MaxSeconds is the largest time in seconds a scenario accepts
+	// (duration_s, start_s, end_s, ...); a reader of telemetry refuses a
+	// longer span with it.
+	MaxSeconds = 1e9
 	// maxSeconds bounds every time value in seconds, far below the
 	// ~292-year range of time.Duration; maxMillis bounds every time value
 	// in milliseconds (delays, timeouts, thresholds) at simnet.MaxDelay,
 	// the longest delay the simulator represents (1000 h), so no value is
 	// silently capped.
-	maxSeconds = 1e9
+	maxSeconds = MaxSeconds
 	maxMillis  = float64(simnet.MaxDelay / time.Millisecond)
 	// maxCount bounds servers, clients and partitions (each allocates).
 	maxCount = 1_000_000

@@ -43,9 +43,18 @@ func TestReadErrors(t *testing.T) {
 		{"otlp", strings.Replace(collectorLine, `"count":"3"`, `"count":"4"`, 1), "bucketCounts add up to 3, count is 4"},
 		{"otlp", strings.Replace(collectorLine, "cosmos.hedge.attempt_latency_ms", "other", 1), "no cosmos.hedge.attempt_latency_ms metric (found: cosmos.hedge.operations_total)"},
 		{"csv", "time,region,latency_ms\n", "csv:1: no status column"},
-		{"csv", "time,region,latency_ms,status\n0,eastus,1.5,200\n1,eastus,x,200\n", "csv:3: latency_ms: want a latency in ms >= 0, got \"x\""},
+		{"csv", "time,region,latency_ms,status\n0,eastus,1.5,200\n1,eastus,x,200\n", "csv:3: latency_ms: want a latency in ms from 0 to 3.6e+09 (simnet.MaxDelay), got \"x\""},
 		{"csv", "time,region,latency_ms,status\n0,eastus,1.5,20\n", "csv:2: status"},
 		{"csv", "time,region,latency_ms,status\n", "csv: no records"},
+		// Hostile inputs (hostile pass): each once reached the scenario
+		// writer and came back as "calibrate wrote a scenario hedgesim does
+		// not accept (a defect)" naming calibrated.toml, not the input.
+		{"csv", "time,region,latency_ms,status\n0,eastus,5,200\n1,eastus,1e308,200\n", "csv:3: latency_ms: want a latency in ms from 0 to 3.6e+09"},
+		{"csv", "time,region,latency_ms,status,ru\n0,eastus,5,200,1e308\n", "csv:2: ru: want an RU charge from 0 to 1e+06"},
+		{"csv", "time,region,latency_ms,status\n0,eastus,5,200\n1,eastus,5,404/99999999999\n", "csv:3: status: want a status"},
+		{"csv", "time,region,latency_ms,status\n0,eastus,5,200\n1,\"a\x07b\",5,200\n", "csv:3: region: want a region name without control characters"},
+		{"csv", "time,region,latency_ms,status\n0,eastus,5,200\n1,\"east\nus\",5,200\n", "csv:3: region: want a region name without control characters"},
+		{"csv", "time,region,latency_ms,status\n0,eastus,5,200\n9e15,eastus,5,200\n", "csv:3: time: the records span 9e+15 s (from line 2); at most 1e+09 s"},
 	}
 	for _, c := range cases {
 		var err error
@@ -57,6 +66,23 @@ func TestReadErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: err = %v, want %q", c.data, err, c.want)
 		}
+	}
+}
+
+// A CSV saved by a spreadsheet starts with a UTF-8 byte order mark; its
+// header is still the header (hostile pass: it was "no time column").
+func TestReadCSVByteOrderMark(t *testing.T) {
+	data := "\ufefftime,region,latency_ms,status\r\n0,eastus,5,200\r\n1,eastus,6,200\r\n"
+	tel, err := calibrate.ReadCSV("bom.csv", []byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops float64
+	for _, w := range tel.Windows {
+		ops += w.Ops
+	}
+	if ops != 2 {
+		t.Errorf("ops = %g, want 2", ops)
 	}
 }
 
@@ -109,6 +135,9 @@ func FuzzReadOTLP(f *testing.F) {
 func FuzzReadCSV(f *testing.F) {
 	f.Add([]byte("time,region,latency_ms,status,ru\n0,eastus,1.5,200,1\n0.1,westus,9,503,\n"))
 	f.Add([]byte("time,region,latency_ms,status\n2026-07-01T00:00:00Z,a,1,abandoned\n"))
+	f.Add([]byte("time,region,latency_ms,status\n0,eastus,5,200\n1,eastus,1e308,200\n"))
+	f.Add([]byte("time,region,latency_ms,status\n0,eastus,5,200\n9e15,eastus,5,503/99999999999\n"))
+	f.Add([]byte("time,region,latency_ms,status,ru\n0,\"a\x07b\",5,200,1e308\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tel, err := calibrate.ReadCSV("f.csv", data)
 		if err != nil {
@@ -117,8 +146,14 @@ func FuzzReadCSV(f *testing.F) {
 			}
 			return
 		}
+		// What the reader accepts and Fit models must be a scenario
+		// hedgesim accepts: a refusal there blames calibrate, not the input
+		// (hostile pass: Inf latencies, RU and spans, sub-statuses above
+		// MaxInt32, control characters in a region name got that far).
 		if m, err := calibrate.Fit(tel, calibrate.Options{}); err == nil {
-			_, _ = m.TOML("f.toml")
+			if _, err := m.TOML("f.toml"); err != nil && strings.Contains(err.Error(), "(a defect)") {
+				t.Fatalf("accepted input, refused scenario: %v", err)
+			}
 		}
 	})
 }
