@@ -15,8 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"hedgelab/scenarios"
 	"hedgelab/simnet"
@@ -119,7 +117,7 @@ func readCSVRows(source string, data []byte) ([]csvRow, error) {
 		if row.region, _ = field(rec, "region"); row.region == "" {
 			return nil, bad("region", "a region name", "")
 		}
-		if strings.ContainsFunc(row.region, unicode.IsControl) || !utf8.ValidString(row.region) {
+		if badRegion(row.region) {
 			return nil, bad("region", "a region name without control characters", row.region)
 		}
 		s, _ = field(rec, "latency_ms")

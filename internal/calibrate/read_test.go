@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"hedgelab/internal/calibrate"
+	"hedgelab/scenarios"
 )
 
 // A collector file-exporter line (protobuf JSON) and the same data as
@@ -42,6 +43,12 @@ func TestReadErrors(t *testing.T) {
 		{"otlp", strings.Replace(collectorLine, `"bucketCounts":["0","2","1"]`, `"bucketCounts":["0","2"]`, 1), "otlp:1: metric cosmos.hedge.attempt_latency_ms"},
 		{"otlp", strings.Replace(collectorLine, `"count":"3"`, `"count":"4"`, 1), "bucketCounts add up to 3, count is 4"},
 		{"otlp", strings.Replace(collectorLine, "cosmos.hedge.attempt_latency_ms", "other", 1), "no cosmos.hedge.attempt_latency_ms metric (found: cosmos.hedge.operations_total)"},
+		{"otlp", strings.Replace(collectorLine, `{"key":"region","value":{"stringValue":"westus"}}`, `{"key":"region","value":{"stringValue":"west\u0007us"}}`, 1),
+			"otlp:1: metric cosmos.hedge.attempt_latency_ms: attribute region: want a region name without control characters, got \"west\\aus\""},
+		{"otlp", strings.Replace(collectorLine, `{"key":"cloud.region","value":{"stringValue":"westus"}}`, `{"key":"cloud.region","value":{"stringValue":"west\u0007us"}}`, 1),
+			"otlp:1: resource cloud.region: want a region name without control characters, got \"west\\aus\""},
+		{"otlp", strings.Replace(collectorLine, `"timeUnixNano":"11000000000","asInt"`, `"timeUnixNano":"9000000000000000000","asInt"`, 1),
+			"otlp:1: metric cosmos.hedge.operations_total: the telemetry spans 9e+09 s (from 1970-01-01T00:00:01Z to 2255-03-14T16:00:00Z); at most 1e+09 s (a scenario's duration_s)"},
 		{"csv", "time,region,latency_ms\n", "csv:1: no status column"},
 		{"csv", "time,region,latency_ms,status\n0,eastus,1.5,200\n1,eastus,x,200\n", "csv:3: latency_ms: want a latency in ms from 0 to 3.6e+09 (simnet.MaxDelay), got \"x\""},
 		{"csv", "time,region,latency_ms,status\n0,eastus,1.5,20\n", "csv:2: status"},
@@ -83,6 +90,31 @@ func TestReadCSVByteOrderMark(t *testing.T) {
 	}
 	if ops != 2 {
 		t.Errorf("ops = %g, want 2", ops)
+	}
+}
+
+// A region name longer than a replica name may be still makes a scenario:
+// its replica's name is cut to fit (hostile pass: a 100000-character
+// region came back as "calibrate wrote a scenario hedgesim does not accept
+// (a defect)").
+func TestLongRegionName(t *testing.T) {
+	long := strings.Repeat("a", 100_000)
+	data := "time,region,latency_ms,status\n0," + long + ",5,200\n1," + long + ",6,200\n2,b,7,200\n"
+	tel, err := calibrate.ReadCSV("long.csv", []byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := calibrate.Fit(tel, calibrate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := m.TOML("long.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `name = "` + strings.Repeat("a", scenarios.MaxNameLen-8) + `"`
+	if !strings.Contains(string(out), want) {
+		t.Errorf("no replica named %d a's in:\n%.2000s", scenarios.MaxNameLen-8, out)
 	}
 }
 
