@@ -894,6 +894,11 @@ type policyType struct {
 	build func(b *builder, pp fpath, p *Policy, requestTimeout time.Duration) func() (hedging.AvailabilityStrategy, error)
 }
 
+// minExtraLoad is the smallest max_extra_load of backup_requests whose
+// quantile, 1 - max_extra_load, is below 1 (2^-53): a builder check beside
+// the field's (0, 1), as it is a float64 resolution, not a range.
+const minExtraLoad = 0x1p-53
+
 // Key groups shared by several policy types.
 var (
 	quantileKeys = []string{"quantile", "window_s", "buckets", "min_ms", "max_ms", "initial_ms", "min_samples",
@@ -955,7 +960,9 @@ var policyTypes = []policyType{
 			load, minRate, burst := 0.05, 1.0, 100.0
 			if p.MaxExtraLoad != nil {
 				load = *p.MaxExtraLoad
-				b.num(pp.key("max_extra_load"), "policies.max_extra_load", load)
+				if b.num(pp.key("max_extra_load"), "policies.max_extra_load", load) && load < minExtraLoad {
+					b.fail(pp.key("max_extra_load"), "must be at least %.3g (1 - max_extra_load is the quantile, and rounds to 1 below that), got %g", minExtraLoad, load)
+				}
 			}
 			if p.MinBackupsPerS != nil {
 				minRate = *p.MinBackupsPerS
@@ -964,6 +971,9 @@ var policyTypes = []policyType{
 			if p.HedgeBudgetBurst != nil {
 				burst = *p.HedgeBudgetBurst
 				b.num(pp.key("hedge_budget_burst"), "policies.backup_requests.hedge_budget_burst", burst)
+			}
+			if b.n > n0 {
+				return nil // the quantile's backstop would report these again
 			}
 			base, bc := threshold.BackupRequests(load, minRate, burst)
 			pc, ok := b.p99(pp, p, base)
