@@ -24,7 +24,9 @@ const (
 	// a whole scenario: per-run operations × replications × policies.
 	MaxSimulatedOps = simnet.MaxOpsLimit
 	// MaxTimelineWindows bounds the number of timeline windows of one run.
-	MaxTimelineWindows = 100_000
+	// Each window keeps a latency histogram of ~36 KB, so the bound is
+	// ~370 MB a run (100000 ran out of memory at 4 GB with --parallel 2).
+	MaxTimelineWindows = 10_000
 	// MaxSeconds is the largest time in seconds a scenario accepts
 	// (duration_s, start_s, end_s, ...); a reader of telemetry refuses a
 	// longer span with it.

@@ -56,6 +56,11 @@ func TestRefusedBeforeRunning(t *testing.T) {
 		{"max_extra_load out of range, once", []string{"type = \"static\"\nthreshold_ms = 50", "type = \"backup_requests\"\nmax_extra_load = 0"},
 			"x.toml:41: policies.static-50ms.max_extra_load: must be between 0 and 1 (exclusive), got 0"},
 		{"max_extra_load at the quantile's resolution", []string{"type = \"static\"\nthreshold_ms = 50", "type = \"backup_requests\"\nmax_extra_load = 1.2e-16"}, ""},
+		// Every timeline window keeps a latency histogram (~36 KB): 1e5
+		// windows ran out of memory at 4 GB with --parallel 2 (hostile pass).
+		{"timeline windows beyond memory", []string{"duration_s = 10", "duration_s = 10\ntimeline_window_s = 0.0001"},
+			"x.toml:5: timeline_window_s: 0.0001 s windows over duration_s = 10 would make 100000 timeline windows; the limit is 10000: raise timeline_window_s"},
+		{"timeline windows at the limit", []string{"duration_s = 10", "duration_s = 10\ntimeline_window_s = 0.001"}, ""},
 		{"request_timeout_ms of 1 ns", []string{`region = "East US"` + "\n\n[[endpoints]]", `region = "East US"` + "\nrequest_timeout_ms = 1e-6\n\n[[endpoints]]"}, ""},
 		{"an operation arrives in every replication", []string{"duration_s = 10", "duration_s = 0.01\nreplications = 12", "rate_per_s = 100", "rate_per_s = 200"}, ""},
 		{"closed loop: no client's first think time ends in time", []string{"duration_s = 10", "duration_s = 1", "rate_per_s = 100", "clients = 3\nthink = { family = \"constant\", value_ms = 1000.0 }"},
