@@ -24,13 +24,19 @@ const (
 	// a whole scenario: per-run operations × replications × policies.
 	MaxSimulatedOps = simnet.MaxOpsLimit
 	// MaxTimelineWindows bounds the number of timeline windows of one run.
-	MaxTimelineWindows = 100_000
+	// Each window keeps a latency histogram of ~36 KB, so the bound is
+	// ~370 MB a run (100000 ran out of memory at 4 GB with --parallel 2).
+	MaxTimelineWindows = 10_000
+	// MaxSeconds is the largest time in seconds a scenario accepts
+	// (duration_s, start_s, end_s, ...); a reader of telemetry refuses a
+	// longer span with it.
+	MaxSeconds = 1e9
 	// maxSeconds bounds every time value in seconds, far below the
 	// ~292-year range of time.Duration; maxMillis bounds every time value
 	// in milliseconds (delays, timeouts, thresholds) at simnet.MaxDelay,
 	// the longest delay the simulator represents (1000 h), so no value is
 	// silently capped.
-	maxSeconds = 1e9
+	maxSeconds = MaxSeconds
 	maxMillis  = float64(simnet.MaxDelay / time.Millisecond)
 	// maxCount bounds servers, clients and partitions (each allocates).
 	maxCount = 1_000_000
@@ -890,6 +896,11 @@ type policyType struct {
 	build func(b *builder, pp fpath, p *Policy, requestTimeout time.Duration) func() (hedging.AvailabilityStrategy, error)
 }
 
+// minExtraLoad is the smallest max_extra_load of backup_requests whose
+// quantile, 1 - max_extra_load, is below 1 (2^-53): a builder check beside
+// the field's (0, 1), as it is a float64 resolution, not a range.
+const minExtraLoad = 0x1p-53
+
 // Key groups shared by several policy types.
 var (
 	quantileKeys = []string{"quantile", "window_s", "buckets", "min_ms", "max_ms", "initial_ms", "min_samples",
@@ -951,7 +962,9 @@ var policyTypes = []policyType{
 			load, minRate, burst := 0.05, 1.0, 100.0
 			if p.MaxExtraLoad != nil {
 				load = *p.MaxExtraLoad
-				b.num(pp.key("max_extra_load"), "policies.max_extra_load", load)
+				if b.num(pp.key("max_extra_load"), "policies.max_extra_load", load) && load < minExtraLoad {
+					b.fail(pp.key("max_extra_load"), "must be at least %.3g (1 - max_extra_load is the quantile, and rounds to 1 below that), got %g", minExtraLoad, load)
+				}
 			}
 			if p.MinBackupsPerS != nil {
 				minRate = *p.MinBackupsPerS
@@ -960,6 +973,9 @@ var policyTypes = []policyType{
 			if p.HedgeBudgetBurst != nil {
 				burst = *p.HedgeBudgetBurst
 				b.num(pp.key("hedge_budget_burst"), "policies.backup_requests.hedge_budget_burst", burst)
+			}
+			if b.n > n0 {
+				return nil // the quantile's backstop would report these again
 			}
 			base, bc := threshold.BackupRequests(load, minRate, burst)
 			pc, ok := b.p99(pp, p, base)

@@ -59,7 +59,7 @@ func TestErrors(t *testing.T) {
 		"too-many-ops":             `4: duration_s: would simulate 1.2e+12 operations (rate_per_s × duration_s × 10 replications × 2 policies); the limit is 2e+09: lower duration_s, rate_per_s or replications`,
 		"too-many-pages-per-query": `37: feed.pages: a query may race 2e+06 pages (fan_out 1000 × the largest pages per leaf); the limit is 1000000 pages per operation: lower pages or fan_out`,
 		"too-much-work-polls":      `41: feed.change_feed.poll_interval_ms: would send 6e+09 requests (per run: 6e+04 operations, 0 pages, 0 setup reads, 6e+09 change-feed pages, 0 background requests; × 1 replications × 1 policies); the limit is 2e+09: raise poll_interval_ms, or lower the partitions, duration_s or replications`,
-		"too-many-windows":         `5: timeline_window_s: 1e-05 s windows over duration_s = 10 would make 1000000 timeline windows; the limit is 100000: raise timeline_window_s`,
+		"too-many-windows":         `5: timeline_window_s: 1e-05 s windows over duration_s = 10 would make 1000000 timeline windows; the limit is 10000: raise timeline_window_s`,
 		"undeclared-rtt-region":    `29: network.rtt_ms.East US.Mars: undeclared region "Mars" (not a replica region or the client region)`,
 		"unknown-client-region":    `7: client.region: unknown region "Mars": not the region of any replica and not in network.rtt_ms`,
 		"unknown-key-in-array":     `25: replicas.westus.servrs: unknown field`,

@@ -325,7 +325,8 @@ func (b *builder) integer(p fpath, key string, v int64) bool {
 }
 
 // time checks the time value v of key at p (kSeconds or kMillis) and
-// returns it as a Duration (0 after an error).
+// returns it as a Duration (0 after an error). A positive value below 1 ns
+// is an error: truncated, it would read as 0 (unset, for a timeout).
 func (b *builder) time(p fpath, key string, v float64) time.Duration {
 	f := fieldOf(key)
 	unit := time.Second
@@ -335,7 +336,14 @@ func (b *builder) time(p fpath, key string, v float64) time.Duration {
 	if f.loOpen {
 		return b.posDur(p, v, unit)
 	}
-	return b.dur(p, v, unit)
+	m := b.n
+	d := b.dur(p, v, unit)
+	if d == 0 && v > 0 && b.n == m {
+		// Truncated to 0, a positive time would read as 0, which for
+		// timeouts means unset: the opposite of what was written.
+		b.fail(p, "must be 0 or at least 1 ns, got %g", v)
+	}
+	return d
 }
 
 // enum checks the string v of key at p against its values and reports

@@ -127,3 +127,33 @@ func TestCLITelemetryCalibrateRun(t *testing.T) {
 		t.Error("telemetry was written for an unknown policy")
 	}
 }
+
+// --interval-s is refused by name when it does not make a time from 1 ns to
+// scenarios.MaxSeconds (hostile pass: inf and 1e308 overflowed to a negative
+// interval, 1e-300 truncated to 0 s), and when it makes more exports than
+// calibrate.MaxExports (1e-9 on a 10 s run ran out of memory); no file is
+// written.
+func TestCLITelemetryInterval(t *testing.T) {
+	dir := t.TempDir()
+	x := filepath.Join(dir, "x.json")
+	for _, c := range []struct {
+		interval string
+		code     int
+		want     string
+	}{
+		{"inf", exitUsage, "--interval-s must be from 1e-09 to 1e+09 s, got +Inf"},
+		{"1e308", exitUsage, "--interval-s must be from 1e-09 to 1e+09 s, got 1e+308"},
+		{"1e-300", exitUsage, "--interval-s must be from 1e-09 to 1e+09 s, got 1e-300"},
+		{"-1", exitUsage, "--interval-s must be from 1e-09 to 1e+09 s, got -1"},
+		{"1e-6", exitError, "tiny: calibrate: exporting telemetry: more than 10000 exports (one every 1µs of virtual time); raise the interval"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), []string{"telemetry", "tiny", "--interval-s", c.interval, "--out", x}, &stdout, &stderr)
+		if code != c.code || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("--interval-s %s: exit %d, stderr %q; want exit %d, %q", c.interval, code, stderr.String(), c.code, c.want)
+		}
+		if _, err := os.Stat(x); err == nil {
+			t.Fatalf("--interval-s %s: telemetry written", c.interval)
+		}
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"hedgelab/internal/calibrate"
 	"hedgelab/internal/report"
+	"hedgelab/scenarios"
 	"hedgelab/simnet"
 )
 
@@ -34,7 +35,7 @@ func cmdTelemetry(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("telemetry", flag.ContinueOnError)
 	out := fs.String("out", "", "the OTLP JSON file to write (required; replaced whole)")
 	policy := fs.String("policy", "", "the policy the simulated client runs (default the scenario's first)")
-	interval := fs.Float64("interval-s", 10, "the export interval, virtual seconds (> 0)")
+	interval := fs.Float64("interval-s", 10, fmt.Sprintf("the export interval, virtual seconds (1e-9 to 1e9; at most %d exports a run)", calibrate.MaxExports))
 	if wantsHelp(args) {
 		fmt.Fprint(stdout, telemetryUsage)
 		fs.SetOutput(stdout)
@@ -51,8 +52,8 @@ func cmdTelemetry(args []string, stdout, stderr io.Writer) int {
 	if *out == "" {
 		return usageError(stderr, "telemetry", "telemetry needs --out FILE")
 	}
-	if !(*interval > 0) {
-		return usageError(stderr, "telemetry", fmt.Sprintf("--interval-s must be > 0, got %v", *interval))
+	if !(*interval >= 1e-9 && *interval <= scenarios.MaxSeconds) {
+		return usageError(stderr, "telemetry", fmt.Sprintf("--interval-s must be from 1e-09 to %g s, got %v", float64(scenarios.MaxSeconds), *interval))
 	}
 	s, err := load(pos[0])
 	if err != nil {

@@ -15,6 +15,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"hedgelab/scenarios"
+	"hedgelab/simnet"
 )
 
 // CSVColumns documents the CSV's columns (header row required, names
@@ -22,10 +25,11 @@ import (
 //
 //	time          required: when the request was sent, RFC 3339 or seconds (since 1970 or since the start)
 //	region        required: the region the request went to
-//	latency_ms    required: from sending it to its answer (or to its cancellation), ms >= 0
+//	latency_ms    required: from sending it to its answer (or to its cancellation), ms in
+//	              [0, 3.6e9] (simnet.MaxDelay, the longest delay the simulator represents)
 //	status        required: "200", "503", "404/1002", ...; "abandoned" (or "cancelled"): cancelled
 //	              before an answer (its latency is a lower bound); "transport_error": no response
-//	ru            optional: the request charge (RU) of the answer
+//	ru            optional: the request charge (RU) of the answer, in [0, simnet.MaxRequestCharge]
 //	leg           optional: "primary" or "alternate"; without it the region with the most
 //	              requests is the primary and every other region's requests are alternates
 //	operation_id  optional: requests of one operation share it (the primary and its hedge);
@@ -49,9 +53,12 @@ type csvRow struct {
 }
 
 // ReadCSV reads per-request records from data (the file named source, for
-// messages). Errors name source, the line and the column: a missing
-// required column, a time, latency or RU that does not parse, an empty
-// region or status, or no rows.
+// messages; a leading UTF-8 byte order mark is skipped). Errors name
+// source, the line and the column: a missing required column, a time,
+// latency or RU that does not parse or is out of its range, records
+// spanning more than scenarios.MaxSeconds, a region that is empty or holds
+// a control character, an empty status or a sub-status above MaxInt32, or
+// no rows.
 func ReadCSV(source string, data []byte) (*Telemetry, error) {
 	rows, err := readCSVRows(source, data)
 	if err != nil {
@@ -61,7 +68,7 @@ func ReadCSV(source string, data []byte) (*Telemetry, error) {
 }
 
 func readCSVRows(source string, data []byte) ([]csvRow, error) {
-	r := csv.NewReader(bytes.NewReader(data))
+	r := csv.NewReader(bytes.NewReader(bytes.TrimPrefix(data, []byte("\ufeff"))))
 	r.Comment = '#'
 	r.FieldsPerRecord = -1
 	r.TrimLeadingSpace = true
@@ -110,17 +117,20 @@ func readCSVRows(source string, data []byte) ([]csvRow, error) {
 		if row.region, _ = field(rec, "region"); row.region == "" {
 			return nil, bad("region", "a region name", "")
 		}
+		if badRegion(row.region) {
+			return nil, bad("region", "a region name without control characters", row.region)
+		}
 		s, _ = field(rec, "latency_ms")
-		if row.latency, err = strconv.ParseFloat(s, 64); err != nil || !(row.latency >= 0) || math.IsInf(row.latency, 0) {
-			return nil, bad("latency_ms", "a latency in ms >= 0", s)
+		if row.latency, err = strconv.ParseFloat(s, 64); err != nil || !(row.latency >= 0 && row.latency <= maxLatencyMs) {
+			return nil, bad("latency_ms", fmt.Sprintf("a latency in ms from 0 to %g (simnet.MaxDelay)", maxLatencyMs), s)
 		}
 		s, _ = field(rec, "status")
 		if row.status, err = parseStatus(s); err != nil {
 			return nil, bad("status", `a status ("200", "404/1002"), "abandoned" or "transport_error"`, s)
 		}
 		if s, ok := field(rec, "ru"); ok && s != "" {
-			if row.ru, err = strconv.ParseFloat(s, 64); err != nil || !(row.ru >= 0) || math.IsInf(row.ru, 0) {
-				return nil, bad("ru", "an RU charge >= 0", s)
+			if row.ru, err = strconv.ParseFloat(s, 64); err != nil || !(row.ru >= 0 && row.ru <= simnet.MaxRequestCharge) {
+				return nil, bad("ru", fmt.Sprintf("an RU charge from 0 to %g (simnet.MaxRequestCharge)", float64(simnet.MaxRequestCharge)), s)
 			}
 			row.hasRU = true
 		}
@@ -136,8 +146,25 @@ func readCSVRows(source string, data []byte) ([]csvRow, error) {
 	if len(rows) == 0 {
 		return nil, fmt.Errorf("%s: no records after the header", source)
 	}
+	first, last := rows[0], rows[0]
+	for _, row := range rows {
+		if row.at < first.at {
+			first = row
+		}
+		if row.at > last.at {
+			last = row
+		}
+	}
+	if span := last.at - first.at; span > scenarios.MaxSeconds {
+		return nil, fmt.Errorf("%s:%d: time: the records span %g s (from line %d); at most %g s (a scenario's duration_s)",
+			source, last.line, span, first.line, float64(scenarios.MaxSeconds))
+	}
 	return rows, nil
 }
+
+// maxLatencyMs is the longest latency a record may have: simnet.MaxDelay,
+// in ms.
+const maxLatencyMs = float64(simnet.MaxDelay / time.Millisecond)
 
 func csvErr(source string, err error) error {
 	var pe *csv.ParseError
@@ -179,7 +206,7 @@ func parseStatus(s string) (string, error) {
 		return strconv.Itoa(c), nil
 	}
 	n, err := strconv.Atoi(sub)
-	if err != nil || n < 0 {
+	if err != nil || n < 0 || n > math.MaxInt32 {
 		return "", errors.New("bad sub-status")
 	}
 	return fmt.Sprintf("%d/%d", c, n), nil

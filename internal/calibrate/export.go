@@ -23,6 +23,11 @@ import (
 	"hedgelab/simnet"
 )
 
+// MaxExports bounds the exports of one [ExportTelemetry] call: each is a
+// whole cumulative snapshot (tens of KB), so an interval far below the
+// run's length would otherwise grow the output without bound.
+const MaxExports = 10_000
+
 // ExportEpoch is the wall time virtual time 0 is exported at.
 var ExportEpoch = time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
 
@@ -34,7 +39,8 @@ var ExportEpoch = time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
 // the telemetry a client running the simulated workload would have
 // exported, which [ReadOTLP] reads. attempts, when not nil, is also called
 // with every attempt. Errors: the simulator's (a feed scenario is
-// refused) and the exporter's.
+// refused), the exporter's, and more than [MaxExports] exports (the run is
+// finished but no more is written).
 func ExportTelemetry(w io.Writer, cfg *simnet.Config, p simnet.Policy, interval time.Duration, attempts func(hedging.AttemptEvent)) (*simnet.Stats, error) {
 	if interval <= 0 {
 		return nil, fmt.Errorf("calibrate: export interval %v, want > 0", interval)
@@ -73,6 +79,7 @@ type virtualExporter struct {
 	interval time.Duration
 	next     time.Duration
 	attempts func(hedging.AttemptEvent)
+	exports  int   // exports written
 	err      error // the first export error; later exports are skipped
 }
 
@@ -88,14 +95,25 @@ func (v *virtualExporter) tick(ctx context.Context) {
 	}
 }
 
+// export collects and writes the data as of virtual time at, unless
+// MaxExports are written.
+func (v *virtualExporter) export(at time.Duration) {
+	if v.exports == MaxExports {
+		v.fail(fmt.Errorf("more than %d exports (one every %v of virtual time); raise the interval", MaxExports, v.interval))
+		return
+	}
+	v.exports++
+	v.write(at)
+}
+
 func (v *virtualExporter) fail(err error) {
 	if v.err == nil {
 		v.err = err
 	}
 }
 
-// export collects and writes the data as of virtual time at.
-func (v *virtualExporter) export(at time.Duration) {
+// write collects and writes the data as of virtual time at.
+func (v *virtualExporter) write(at time.Duration) {
 	var rm metricdata.ResourceMetrics
 	if err := v.reader.Collect(context.Background(), &rm); err != nil {
 		v.fail(err)

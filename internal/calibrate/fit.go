@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"hedgelab/scenarios"
 )
 
 // Options tune [Fit].
@@ -277,7 +279,9 @@ func replicaName(region string, used map[string]bool) string {
 			dash = true
 		}
 	}
-	name := strings.TrimRight(b.String(), "-")
+	name := b.String()
+	// Room for a "-N" suffix within scenarios.MaxNameLen.
+	name = strings.TrimRight(name[:min(len(name), scenarios.MaxNameLen-8)], "-")
 	if name == "" {
 		name = "region"
 	}

@@ -233,6 +233,9 @@ func (r *otlpReader) resourceMetrics(path string, v any) ([]rawPoint, error) {
 		return nil, err
 	}
 	if reg := resAttrs["cloud.region"]; reg != "" {
+		if badRegion(reg) {
+			return nil, fmt.Errorf("%s:%d: resource cloud.region: want a region name without control characters, got %q", r.source, r.line, reg)
+		}
 		if r.t.ClientRegion != "" && r.t.ClientRegion != reg {
 			r.t.warnf("%s:%d: resource cloud.region %q differs from %q seen before: keeping the first", r.source, r.line, reg, r.t.ClientRegion)
 		} else {

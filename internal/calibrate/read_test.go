@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"hedgelab/internal/calibrate"
+	"hedgelab/scenarios"
 )
 
 // A collector file-exporter line (protobuf JSON) and the same data as
@@ -45,10 +46,25 @@ func TestReadErrors(t *testing.T) {
 		{"otlp", strings.Replace(collectorLine, `"bucketCounts":["0","2","1"]`, `"bucketCounts":["0","2"]`, 1), "otlp:1: metric cosmos.hedge.attempt_latency_ms"},
 		{"otlp", strings.Replace(collectorLine, `"count":"3"`, `"count":"4"`, 1), "bucketCounts add up to 3, count is 4"},
 		{"otlp", strings.Replace(collectorLine, "cosmos.hedge.attempt_latency_ms", "other", 1), "no cosmos.hedge.attempt_latency_ms metric (found: cosmos.hedge.operations_total)"},
+		{"otlp", strings.Replace(collectorLine, `{"key":"region","value":{"stringValue":"westus"}}`, `{"key":"region","value":{"stringValue":"west\u0007us"}}`, 1),
+			"otlp:1: metric cosmos.hedge.attempt_latency_ms: attribute region: want a region name without control characters, got \"west\\aus\""},
+		{"otlp", strings.Replace(collectorLine, `{"key":"cloud.region","value":{"stringValue":"westus"}}`, `{"key":"cloud.region","value":{"stringValue":"west\u0007us"}}`, 1),
+			"otlp:1: resource cloud.region: want a region name without control characters, got \"west\\aus\""},
+		{"otlp", strings.Replace(collectorLine, `"timeUnixNano":"11000000000","asInt"`, `"timeUnixNano":"9000000000000000000","asInt"`, 1),
+			"otlp:1: metric cosmos.hedge.operations_total: the telemetry spans 9e+09 s (from 1970-01-01T00:00:01Z to 2255-03-14T16:00:00Z); at most 1e+09 s (a scenario's duration_s)"},
 		{"csv", "time,region,latency_ms\n", "csv:1: no status column"},
-		{"csv", "time,region,latency_ms,status\n0,eastus,1.5,200\n1,eastus,x,200\n", "csv:3: latency_ms: want a latency in ms >= 0, got \"x\""},
+		{"csv", "time,region,latency_ms,status\n0,eastus,1.5,200\n1,eastus,x,200\n", "csv:3: latency_ms: want a latency in ms from 0 to 3.6e+09 (simnet.MaxDelay), got \"x\""},
 		{"csv", "time,region,latency_ms,status\n0,eastus,1.5,20\n", "csv:2: status"},
 		{"csv", "time,region,latency_ms,status\n", "csv: no records"},
+		// Hostile inputs (hostile pass): each once reached the scenario
+		// writer and came back as "calibrate wrote a scenario hedgesim does
+		// not accept (a defect)" naming calibrated.toml, not the input.
+		{"csv", "time,region,latency_ms,status\n0,eastus,5,200\n1,eastus,1e308,200\n", "csv:3: latency_ms: want a latency in ms from 0 to 3.6e+09"},
+		{"csv", "time,region,latency_ms,status,ru\n0,eastus,5,200,1e308\n", "csv:2: ru: want an RU charge from 0 to 1e+06"},
+		{"csv", "time,region,latency_ms,status\n0,eastus,5,200\n1,eastus,5,404/99999999999\n", "csv:3: status: want a status"},
+		{"csv", "time,region,latency_ms,status\n0,eastus,5,200\n1,\"a\x07b\",5,200\n", "csv:3: region: want a region name without control characters"},
+		{"csv", "time,region,latency_ms,status\n0,eastus,5,200\n1,\"east\nus\",5,200\n", "csv:3: region: want a region name without control characters"},
+		{"csv", "time,region,latency_ms,status\n0,eastus,5,200\n9e15,eastus,5,200\n", "csv:3: time: the records span 9e+15 s (from line 2); at most 1e+09 s"},
 	}
 	for _, c := range cases {
 		var err error
@@ -88,6 +104,48 @@ func TestReadFilesNotJSON(t *testing.T) {
 	}
 	if _, err := calibrate.ReadFiles([]string{p}); err == nil || !strings.Contains(err.Error(), "no time column") {
 		t.Errorf("text.csv: err = %v, want a CSV's missing-column error", err)
+	}
+}
+
+// A CSV saved by a spreadsheet starts with a UTF-8 byte order mark; its
+// header is still the header (hostile pass: it was "no time column").
+func TestReadCSVByteOrderMark(t *testing.T) {
+	data := "\ufefftime,region,latency_ms,status\r\n0,eastus,5,200\r\n1,eastus,6,200\r\n"
+	tel, err := calibrate.ReadCSV("bom.csv", []byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops float64
+	for _, w := range tel.Windows {
+		ops += w.Ops
+	}
+	if ops != 2 {
+		t.Errorf("ops = %g, want 2", ops)
+	}
+}
+
+// A region name longer than a replica name may be still makes a scenario:
+// its replica's name is cut to fit (hostile pass: a 100000-character
+// region came back as "calibrate wrote a scenario hedgesim does not accept
+// (a defect)").
+func TestLongRegionName(t *testing.T) {
+	long := strings.Repeat("a", 100_000)
+	data := "time,region,latency_ms,status\n0," + long + ",5,200\n1," + long + ",6,200\n2,b,7,200\n"
+	tel, err := calibrate.ReadCSV("long.csv", []byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := calibrate.Fit(tel, calibrate.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := m.TOML("long.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `name = "` + strings.Repeat("a", scenarios.MaxNameLen-8) + `"`
+	if !strings.Contains(string(out), want) {
+		t.Errorf("no replica named %d a's in:\n%.2000s", scenarios.MaxNameLen-8, out)
 	}
 }
 
@@ -162,6 +220,9 @@ func FuzzReadOTLP(f *testing.F) {
 func FuzzReadCSV(f *testing.F) {
 	f.Add([]byte("time,region,latency_ms,status,ru\n0,eastus,1.5,200,1\n0.1,westus,9,503,\n"))
 	f.Add([]byte("time,region,latency_ms,status\n2026-07-01T00:00:00Z,a,1,abandoned\n"))
+	f.Add([]byte("time,region,latency_ms,status\n0,eastus,5,200\n1,eastus,1e308,200\n"))
+	f.Add([]byte("time,region,latency_ms,status\n0,eastus,5,200\n9e15,eastus,5,503/99999999999\n"))
+	f.Add([]byte("time,region,latency_ms,status,ru\n0,\"a\x07b\",5,200,1e308\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		tel, err := calibrate.ReadCSV("f.csv", data)
 		if err != nil {
@@ -170,8 +231,14 @@ func FuzzReadCSV(f *testing.F) {
 			}
 			return
 		}
+		// What the reader accepts and Fit models must be a scenario
+		// hedgesim accepts: a refusal there blames calibrate, not the input
+		// (hostile pass: Inf latencies, RU and spans, sub-statuses above
+		// MaxInt32, control characters in a region name got that far).
 		if m, err := calibrate.Fit(tel, calibrate.Options{}); err == nil {
-			_, _ = m.TOML("f.toml")
+			if _, err := m.TOML("f.toml"); err != nil && strings.Contains(err.Error(), "(a defect)") {
+				t.Fatalf("accepted input, refused scenario: %v", err)
+			}
 		}
 	})
 }

@@ -11,7 +11,10 @@ package calibrate
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Bin counts N observations of attempt latency in (Lo, Hi] ms (Lo == Hi:
@@ -111,4 +114,11 @@ func count(bins []Bin) float64 {
 		n += b.N
 	}
 	return n
+}
+
+// badRegion reports whether name cannot be a region name in a scenario:
+// invalid UTF-8 or a control character, which no TOML string written
+// with %q keeps.
+func badRegion(name string) bool {
+	return !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl)
 }

@@ -8,6 +8,8 @@ import (
 	"math"
 	"sort"
 	"time"
+
+	"hedgelab/scenarios"
 )
 
 // exportTolerance is how far apart two data points' times may be and
@@ -27,12 +29,29 @@ type delta struct {
 func (t *Telemetry) addPoints(pts []rawPoint) error {
 	bykey := map[string][]*rawPoint{}
 	var keys []string
+	var earliest, latest *rawPoint // the earliest start, the latest end
 	for i := range pts {
 		p := &pts[i]
+		if reg := p.attrs["region"]; p.metric == metricAttemptLatency && badRegion(reg) {
+			return fmt.Errorf("%s:%d: metric %s: attribute region: want a region name without control characters, got %q", p.source(t), p.line, p.metric, reg)
+		}
+		if earliest == nil || p.start.Before(earliest.start) {
+			earliest = p
+		}
+		if latest == nil || p.end.After(latest.end) {
+			latest = p
+		}
 		if _, ok := bykey[p.key]; !ok {
 			keys = append(keys, p.key)
 		}
 		bykey[p.key] = append(bykey[p.key], p)
+	}
+	if latest != nil {
+		// In whole seconds: Time.Sub saturates at ~292 years.
+		if span := float64(latest.end.Unix() - earliest.start.Unix()); span > scenarios.MaxSeconds {
+			return fmt.Errorf("%s:%d: metric %s: the telemetry spans %.3g s (from %s to %s); at most %g s (a scenario's duration_s)",
+				latest.source(t), latest.line, latest.metric, span, earliest.start.Format(time.RFC3339), latest.end.Format(time.RFC3339), float64(scenarios.MaxSeconds))
+		}
 	}
 	sort.Strings(keys)
 	var ds []delta
