@@ -94,6 +94,7 @@ func TestRoundTripExplore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("same_region_rtt_ms %.4f, jitter %.4f ms", m.SameRegionRTTMs, m.JitterMs)
 	out, err := m.TOML("rt.toml")
 	if err != nil {
 		t.Fatal(err)
