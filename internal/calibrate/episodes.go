@@ -151,8 +151,7 @@ func fitService(ev, ce []Bin, jitterMs float64) ServiceFit {
 
 // table returns the empirical quantile table of d: q every 0.01 to 0.9,
 // then 45 levels per decade of 1 - q, up to the level with 10 answers
-// beyond it (and, where the quantile rises steeply between two of those
-// levels, the distribution's own points between them: steepKnots), and q = 1 at the largest answer; a tail no answer shows (the
+// beyond it, and q = 1 at the largest answer; a tail no answer shows (the
 // attempts abandoned there) is extrapolated as a Pareto tail.
 func table(d *cdf) ([][2]float64, string) {
 	var qs []float64
@@ -180,19 +179,10 @@ func table(d *cdf) ([][2]float64, string) {
 		}
 		pts = append(pts, [2]float64{q, ms})
 	}
-	var kept []float64
 	for _, q := range qs {
 		if q <= qmax {
-			kept = append(kept, q)
+			add(q, d.quantile(q))
 		}
-	}
-	for i, q := range kept {
-		if i > 0 {
-			for _, k := range steepKnots(d, kept[i-1], q) {
-				add(k, d.quantile(k))
-			}
-		}
-		add(q, d.quantile(q))
 	}
 	why := fmt.Sprintf("rich: %.0f answered attempts: the empirical quantiles, every 0.01 to q = 0.9 and 45 levels per decade of 1 - q beyond, up to the last with 10 answers above it; q = 1 is the largest answer", d.events)
 	if d.tail > 1e-6 && d.censored > 0 {
@@ -217,42 +207,6 @@ func table(d *cdf) ([][2]float64, string) {
 	}
 	add(1, d.max())
 	return pts, why
-}
-
-// steepRise is the rise of the quantile between two neighbouring levels
-// of table beyond which the levels between them are taken from d's own
-// points: a linear interpolation across the end of a mode misplaces the
-// mass there (incident-gcs-2018's East US baseline goes 0.685 -> 0.853 ms
-// from q 0.976 to 0.978, its q 0.977 is 0.733: read linearly, 0.769, and
-// the ×6 peak's p99 sits at that level).
-const steepRise = 1.05
-
-// steepMaxKnots caps how many of d's points steepKnots returns for one
-// pair of levels (evenly chosen among them).
-const steepMaxKnots = 16
-
-// steepKnots returns the levels F(x) of d's points strictly between
-// levels q1 < q2 when d's quantile rises by more than steepRise from q1 to
-// q2, in increasing order; nil otherwise.
-func steepKnots(d *cdf, q1, q2 float64) []float64 {
-	x1, x2 := d.quantile(q1), d.quantile(q2)
-	if !(x1 > 0 && x2 > x1*steepRise) {
-		return nil
-	}
-	var ks []float64
-	for i, x := range d.x {
-		if x > x1 && x < x2 && d.f[i] > q1 && d.f[i] < q2 && (len(ks) == 0 || d.f[i] > ks[len(ks)-1]) {
-			ks = append(ks, d.f[i])
-		}
-	}
-	if len(ks) <= steepMaxKnots {
-		return ks
-	}
-	out := make([]float64, steepMaxKnots)
-	for i := range out {
-		out[i] = ks[(2*i+1)*len(ks)/(2*steepMaxKnots)]
-	}
-	return out
 }
 
 // slowWindows flags windows whose share of attempts above the region's
