@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"hedgelab/hedging"
 	"hedgelab/internal/calibrate"
 	"hedgelab/scenarios"
 	"hedgelab/simnet"
@@ -100,5 +99,4 @@ func TestResolutionExplore(t *testing.T) {
 			t.Logf("%s p%v: raw %.4f ms, through the buckets %.4f ms (%+.2f%%)", reg, q, raw, b, 100*(b/raw-1))
 		}
 	}
-	_ = hedging.Region("")
 }
