@@ -158,12 +158,17 @@ func Fit(t *Telemetry, opt Options) (*Model, error) {
 	if m.JitterMs == 0 {
 		m.Unknown = append(m.Unknown, "network jitter: folded into each region's service time (no [network] jitter; it is estimated only from a slow episode of the client's region)")
 	}
+	for _, r := range m.Regions {
+		if u := unseenTail(r); u != "" {
+			m.Unknown = append(m.Unknown, u)
+		}
+	}
 	m.fitCurrent(t)
 	m.Policies = opt.Policies
 	m.Unknown = append(m.Unknown,
 		"replica capacity (servers, queue limits) and other tenants' load: not in the telemetry; every replica serves without queueing (servers = 0)",
 		"operation kinds: the telemetry does not label attempts by kind; every operation is a point read (kind \"read\")",
-		"the client's request timeout, deadline, retries and breaker settings: hedging's defaults",
+		"the client's request timeout, deadline, retries, how long a 503 marks a region unavailable (unavailable_for_s) and the breaker (consecutive_hedge_win_threshold): hedging's defaults; set them in [client] to yours",
 		"episode ramps: an episode starts and ends at a window's edge")
 	return m, nil
 }
@@ -440,4 +445,24 @@ func (m *Model) fitPartitions(t *Telemetry, n int) error {
 		m.Unknown = append(m.Unknown, "partitions: assumed 1 (no "+metricConsecutive+" in the telemetry; --partitions N)")
 	}
 	return nil
+}
+
+// unseenTailMin is the share of a region's service-time distribution no
+// answer shows (attempts still running when abandoned) from which [Fit]
+// names it among what the telemetry could not tell: enough to move a
+// p99.9 of a policy that waits for them.
+const unseenTailMin = 0.001
+
+// unseenTail says, when at least unseenTailMin of region r's service time
+// lies beyond its largest answer (its attempts abandoned before they
+// answered), that this mass is not identifiable from the telemetry, what
+// the file assumes for it and how to measure it; "" otherwise.
+func unseenTail(r *RegionFit) string {
+	d := r.Service.dist
+	if d.tail < unseenTailMin || d.censored == 0 || r.Service.Family != "empirical" {
+		return ""
+	}
+	return fmt.Sprintf("%s's service time beyond %s ms: %.3g%% of its attempts were still running there when the client abandoned them, so how much later they would have answered is not in the telemetry (a slow mode above your threshold looks the same at +60 ms or +1 s); "+
+		"the file extrapolates a Pareto tail, and a policy waiting longer than yours (disabled above all) is predicted from that guess. To measure it: export telemetry for a while under a threshold above the slow mode, or calibrate from a CSV of the requests' own latencies",
+		r.Name, fmtG(sig3(d.max())), 100*d.tail)
 }
