@@ -894,7 +894,11 @@ func (r *Race) legFinal(e *Effects, now time.Duration, l Leg) {
 		}
 		state = AlternateWon
 	}
-	r.cancelOthers(e, now, CancelWinnerFound)
+	if p, a := &r.legs[Primary], &r.legs[Alternate]; p.inFlight || a.inFlight || p.backingOff || a.backingOff {
+		// Only then has cancelOthers anything to do (a primary that won
+		// before the threshold leaves nothing in flight).
+		r.cancelOthers(e, now, CancelWinnerFound)
+	}
 	r.finishWinner(e, now, l, state)
 }
 
