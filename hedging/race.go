@@ -294,6 +294,10 @@ type Race struct {
 	// common case) leaves it as Begin found it, all zero.
 	legs    [2]legState
 	altUsed bool
+	// diagAltZero: diag's alternate leg holds what finish writes for an
+	// alternate leg that was never used (all zero), so finish need not
+	// write it again while altUsed stays false.
+	diagAltZero bool
 	// scratch backs the reordered regions when routing demotes one (a
 	// tripped partition, a 503 mark): off the happy path, so out of line,
 	// allocated on the first reordering and kept for every later race run
@@ -386,7 +390,10 @@ func (c *Client) begin(ctx context.Context, e *Effects, r *Race, now time.Durati
 	applicable := applicableRegions(c.regions, op.ExcludeRegions)
 	r.regions = c.orderRegions(r, now, op.Partition, applicable, true)
 	strategy, ok := c.eligible(op, r.regions)
-	if ok && len(applicable) > 0 && r.regions[0] != applicable[0] && !c.admitRedirect(now, op, strategy, applicable[0]) {
+	// orderRegions returns applicable itself when nothing moved (the
+	// common case): the same first element, so no value comparison.
+	if ok && len(applicable) > 0 && &r.regions[0] != &applicable[0] && r.regions[0] != applicable[0] &&
+		!c.admitRedirect(now, op, strategy, applicable[0]) {
 		r.regions = c.orderRegions(r, now, op.Partition, applicable, false)
 	}
 	r.hubEligible = !op.Kind.IsMetadata() && !c.multiMaster
@@ -887,7 +894,11 @@ func (r *Race) legFinal(e *Effects, now time.Duration, l Leg) {
 		}
 		state = AlternateWon
 	}
-	r.cancelOthers(e, now, CancelWinnerFound)
+	if p, a := &r.legs[Primary], &r.legs[Alternate]; p.inFlight || a.inFlight || p.backingOff || a.backingOff {
+		// Only then has cancelOthers anything to do (a primary that won
+		// before the threshold leaves nothing in flight).
+		r.cancelOthers(e, now, CancelWinnerFound)
+	}
 	r.finishWinner(e, now, l, state)
 }
 
@@ -1097,12 +1108,20 @@ func (r *Race) finish(now time.Duration) {
 	r.releaseLeg()
 	if r.hedged {
 		for l := range r.legs {
+			if l == int(Alternate) && !r.altUsed && r.diagAltZero {
+				// The alternate's state is Begin's zero and its
+				// diagnostics were written from that zero and left as they
+				// were (lateCharge writes only a cancelled leg's): the
+				// same values again.
+				break
+			}
 			lg := &r.legs[l]
 			// Every field, in place (no literal built and copied).
 			d := &r.diag.legs[l]
 			d.Endpoint, d.Attempts, d.LastStatus = lg.endpoint, int(lg.attempts), lg.last.Status
 			d.Completed, d.Elapsed, d.RequestCharge = lg.completed, lg.elapsed, lg.charge
 		}
+		r.diagAltZero = !r.altUsed
 		r.diag.totalCharge = r.totalCharge
 	}
 }

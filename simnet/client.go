@@ -233,14 +233,18 @@ func (s *sim) park(o *opState, ev *event) bool {
 // unpark queues o's parked timers if its race still runs, and drops them
 // if it is done.
 func (s *sim) unpark(o *opState) {
-	for _, ev := range o.parked[:o.nparked] {
-		if o.race.Done() {
-			s.deadEnd = max(s.deadEnd, ev.at)
-		} else {
-			s.q.pushStamped(ev)
-		}
-	}
+	parked := o.parked[:o.nparked]
 	o.nparked = 0
+	if o.race.Done() {
+		// By index: only the times are read, no event copied.
+		for i := range parked {
+			s.deadEnd = max(s.deadEnd, parked[i].at)
+		}
+		return
+	}
+	for _, ev := range parked {
+		s.q.pushStamped(ev)
+	}
 }
 
 func (s *sim) send(slot int32, o *opState, a *hedging.Attempt) {
@@ -334,7 +338,7 @@ func (s *sim) complete(slot int32, o *opState) {
 		return
 	}
 	r := &o.race
-	s.record(r)
+	s.record(o)
 	if s.progress != nil {
 		s.progress.Add(1)
 	}

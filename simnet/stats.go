@@ -277,9 +277,10 @@ func latencyMicros(d time.Duration) int64 {
 	return min(max(int64((d+time.Microsecond/2)/time.Microsecond), 0), histMaxMicros)
 }
 
-// record adds the finished race r to the run's measurements: latency
+// record adds the finished race of o to the run's measurements: latency
 // histogram, counters, terminal state and its timeline window (by start).
-func (s *sim) record(r *hedging.Race) {
+func (s *sim) record(o *opState) {
+	r := &o.race
 	st := s.stats
 	win := s.recordOp(r.Start(), r.DoneAt()-r.Start())
 	if r.Err() != nil {
@@ -291,7 +292,12 @@ func (s *sim) record(r *hedging.Race) {
 			win.Failed++
 		}
 		if w, ok := r.Winner(); ok {
-			if ri, ok := s.replicaOf(r.Endpoint(w).Key); ok {
+			// The winner's answer is its leg's latest attempt's, sent to
+			// r.Endpoint(w): send found that endpoint's replica then
+			// (cx.sent), so it is not looked up again.
+			if a := &o.att[w]; a.cx.sent {
+				st.ReplicaAnswers[a.rep]++
+			} else if ri, ok := s.replicaOf(r.Endpoint(w).Key); ok {
 				st.ReplicaAnswers[ri]++
 			}
 		}
