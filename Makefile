@@ -1,17 +1,27 @@
 GO ?= go
 
-.PHONY: all build test race bench bench-sim lint run results notebooks clean
+.PHONY: all build test race test-long ci bench bench-sim pgo lint run results notebooks fuzz slurm-check clean
 
 all: lint test build
 
 build:
 	$(GO) build -buildvcs=true -o bin/hedgesim ./cmd/hedgesim
 
+# The test steps of .ci/run (README, Testing): test is the README's test
+# command (go test ./...), race the race detector on the packages where
+# goroutines meet, test-long the long tests (TestLong…) without -race;
+# ci runs lint and all three, as CI does.
 test:
 	$(GO) test ./...
 
 race:
-	$(GO) test -race -timeout 45m ./...
+	./.ci/run race
+
+test-long:
+	./.ci/run long
+
+ci:
+	./.ci/run
 
 # Benchmarks: hot paths (race core, simulator, distributions, HTTP driver)
 # and the default scenario's wall time and peak memory (BenchmarkDefaultScenario).
@@ -19,16 +29,19 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 # The simulator against the bare reference model ../shared/bench/simref,
-# alternately three times, side by side: prints the best ratio.
+# alternately three times, side by side: prints the best ratios (and the
+# fleet-of-1000 ratio); the simulator is built with hedgesim's profile.
 bench-sim:
 	./scripts/bench-sim.sh
 
-# Lint as CI does (.ci/run): tidy go.mod, gofmt, vet, staticcheck (pinned).
+# Regenerate cmd/hedgesim/default.pgo, the CPU profile go build optimises
+# hedgesim with (profile-guided optimisation; results do not depend on it).
+pgo:
+	./scripts/pgo.sh
+
+# Lint as CI does: tidy go.mod, gofmt, vet, staticcheck (pinned).
 lint:
-	$(GO) mod tidy -diff
-	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt:"; echo "$$out"; exit 1; fi
-	$(GO) vet ./...
-	$(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2 ./...
+	./.ci/run lint
 
 # Charts are written as SVG; PNG=1 also writes PNG copies (for slides; not
 # committed, see .gitignore): `make results PNG=1`, `make notebooks PNG=1`.
@@ -45,9 +58,26 @@ results:
 	./bin/hedgesim run -q $(PNGFLAG) $$(./bin/hedgesim list | awk '{print $$1}')
 	$(GO) run ./cmd/notebooks -index results
 
+# The adversary (hedgesim fuzz): N generated scenarios (default 300) at a new
+# seed (the time) unless SEED is given, every one checked and each failure
+# shrunk into fuzz-failures/ (OUT=). `make fuzz N=2000`, `make fuzz SEED=7`;
+# SPACE=FILE layers a space file over the default, ARGS= adds flags (--all).
+N ?= 300
+OUT ?= fuzz-failures
+fuzz:
+	$(GO) build -buildvcs=true -o bin/hedgesim ./cmd/hedgesim
+	./bin/hedgesim fuzz --n $(N) --seed $(if $(SEED),$(SEED),$$(date +%s)) --out $(OUT) $(if $(SPACE),--space $(SPACE),) $(ARGS)
+
 # Regenerate the design-review notebooks in notebooks/.
 notebooks:
 	$(GO) run ./cmd/notebooks $(PNGFLAG)
+
+# The sharded sweep on a real single-node Slurm started on this machine
+# (needs root and Debian's slurmctld, slurmd, slurm-client and munge):
+# array job, merge, and a byte-for-byte diff against the single run.
+# Not in .ci/run, which needs only Go.
+slurm-check:
+	./scripts/slurm-check.sh
 
 clean:
 	rm -rf bin

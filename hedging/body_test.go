@@ -319,3 +319,49 @@ func TestDoErrorCarriesLastTransientBody(t *testing.T) {
 		_ = he.Body.Close()
 	})
 }
+
+// Both legs of a metadata read fail and the race ends with the primary's
+// status (the primary is authoritative, its 403/1008 a regional failure,
+// spec §16 Phase 2): the *Error's body is the primary's, the one whose
+// status it reports, and the discarded alternate's is closed, whichever
+// answered first.
+func TestDoMetadataErrorBodyMatchesStatus(t *testing.T) {
+	notFound := hedging.Status{Code: 403, SubStatus: hedging.SubStatusDatabaseAccountNotFound}
+	for _, tc := range []struct {
+		name               string
+		primaryAt, altAt   time.Duration // when each leg answers, after it is sent
+		primary, alternate hedging.Status
+	}{
+		{"alternate 500 first, primary 403/1008 after threshold", 200 * time.Millisecond, 50 * time.Millisecond, notFound, hedging.Status{Code: 500}},
+		{"primary 403/1008 upgrades, alternate 500 later", 10 * time.Millisecond, 50 * time.Millisecond, notFound, hedging.Status{Code: 500}},
+		{"primary 503 upgrades, alternate 403/1008 later", 10 * time.Millisecond, 50 * time.Millisecond, hedging.Status{Code: 503}, notFound},
+		{"alternate 403/1008 first, primary 500 after threshold", 200 * time.Millisecond, 50 * time.Millisecond, hedging.Status{Code: 500}, notFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				pb, ab := newBody("primary"), newBody("alternate")
+				tr := dtSendFunc(func(ctx context.Context, _ *hedging.Operation, a hedging.Attempt) hedging.Result {
+					if a.Leg == hedging.Primary {
+						time.Sleep(tc.primaryAt)
+						return hedging.Result{Status: tc.primary, Body: pb}
+					}
+					time.Sleep(tc.altAt)
+					return hedging.Result{Status: tc.alternate, Body: ab}
+				})
+				cfg := dtHedgingCfg(100*time.Millisecond, "A", "B")
+				cfg.Retry.MaxAttempts = 1
+				cfg.Phase = hedging.Phase2
+				c := dtClient(t, cfg, tr)
+				_, err := c.Do(context.Background(), &hedging.Operation{Kind: hedging.MetadataRead})
+				var he *hedging.Error
+				if !errors.As(err, &he) || he.Status != tc.primary || unwrapBody(he.Body) != io.ReadCloser(pb) {
+					t.Fatalf("err = %v (body %v), want the primary's %v with its body", err, he, tc.primary)
+				}
+				if pb.closed.Load() || !ab.closed.Load() {
+					t.Errorf("primary body closed %v, alternate body closed %v; want false, true", pb.closed.Load(), ab.closed.Load())
+				}
+				_ = he.Body.Close()
+			})
+		})
+	}
+}

@@ -91,6 +91,13 @@ type Config struct {
 	// UnavailableFor is how long a 503 marks a (partition, endpoint); 0 =
 	// DefaultUnavailableFor.
 	UnavailableFor time.Duration
+	// UnavailableAfter is how many consecutive 503s of a (partition,
+	// endpoint) mark it unavailable (§6.5 #10); any other status of that
+	// pair starts the count again. 0 = DefaultUnavailableAfter (1: every
+	// 503 marks, the spec's rule). A larger value keeps random 503s from
+	// benching a healthy region, at the price of that many more 503s per
+	// partition before an outage is routed around (notebook 07).
+	UnavailableAfter int
 	// Logger receives the reserved cosmos.hedge.* events (§10.4); nil
 	// disables logging.
 	Logger *slog.Logger
@@ -108,17 +115,44 @@ type Config struct {
 // single operation with [Client.Do] (real time) or [Client.Begin] and the
 // [Race] methods (any clock, e.g. a simulator).
 type Client struct {
-	cfg      Config
-	layers   HedgingEnabledLayers
-	tracker  *HedgeWinTracker
-	store    *locationStore
-	sessions *sessionTokens
-	write    Endpoint
-	logger   *slog.Logger
-	// defStrategy and defResolved are resolveStrategy's answer for an
+	// The fields every operation reads come first and together, so that a
+	// read on the happy path touches few of a client's cache lines (spec
+	// §6.5 #6: no per-hedge state on the happy path) — what counts in a
+	// fleet of many clients, whose states do not all stay in cache. The
+	// allocator puts an 8-byte header before an object of this size that
+	// holds pointers, so its first cache line holds 56 bytes of it: hot,
+	// phase and the flags, all a response reads of its client; the second
+	// 64: regions and defStrategy, what Begin adds. A field added before
+	// defStrategy's end moves them apart.
+	hot hotCounters
+	// phase and multiMaster are cfg's Phase and MultiMaster, and regions
+	// its Regions, copied here once.
+	phase       PhaseSet
+	multiMaster bool
+	// defResolved and defStrategy are resolveStrategy's answer for an
 	// operation that overrides nothing, computed once.
-	defStrategy HedgingStrategy
 	defResolved bool
+	// inline: Config.Transport is [Cancellable] and returns on cancel, so
+	// Do runs the primary's first attempt on the caller's goroutine.
+	inline bool
+	// logging: logger is set (a race notes it at Begin, and reads logger
+	// only then).
+	logging     bool
+	regions     []Endpoint
+	defStrategy HedgingStrategy
+	logger      *slog.Logger
+	// The shared stores, held by value, their counters in hot: what a
+	// failed region or a won hedge needs (locks, maps) is off the happy
+	// path.
+	sessions sessionTokens
+	store    locationStore
+	tracker  HedgeWinTracker
+	// Cold: read by writes, overrides and retries only. write[0] is the
+	// hub (write region) endpoint; as a slice it is a write's one
+	// candidate, which no race modifies.
+	write  [1]Endpoint
+	layers HedgingEnabledLayers
+	cfg    Config
 }
 
 // NewClient validates cfg and returns a client. Errors: a region listed
@@ -155,7 +189,7 @@ func NewClient(cfg Config) (*Client, error) {
 		cfg.Retry.MaxRetryAfter < 0 {
 		return nil, errors.New("hedging: durations must not be negative")
 	}
-	if cfg.Retry.MaxAttempts < 0 || cfg.ConsecutiveHedgeWinThreshold < 0 {
+	if cfg.Retry.MaxAttempts < 0 || cfg.ConsecutiveHedgeWinThreshold < 0 || cfg.UnavailableAfter < 0 {
 		return nil, errors.New("hedging: counts must not be negative")
 	}
 	cfg.Retry.setDefaults()
@@ -168,21 +202,28 @@ func NewClient(cfg Config) (*Client, error) {
 	}
 	span := cmp.Or(cfg.HedgeWinMinSpan, DefaultHedgeWinMinSpan)
 	c := &Client{
-		cfg:      cfg,
-		tracker:  newHedgeWinTracker(n, cfg.ProbeInterval, max(span, 0)),
-		store:    newLocationStore(cfg.UnavailableFor),
-		sessions: newSessionTokens(),
-		logger:   cfg.Logger,
+		cfg:         cfg,
+		regions:     cfg.Regions,
+		phase:       cfg.Phase,
+		multiMaster: cfg.MultiMaster,
+		logger:      cfg.Logger,
+		logging:     cfg.Logger != nil,
+	}
+	c.tracker.init(n, cfg.ProbeInterval, max(span, 0), &c.hot)
+	c.store.init(cfg.UnavailableFor, cfg.UnavailableAfter, &c.hot)
+	c.sessions.init(&c.hot)
+	if ct, ok := cfg.Transport.(Cancellable); ok {
+		c.inline = ct.ReturnsOnCancel()
 	}
 	c.layers = cfg.HedgingEnabled
 	c.layers.Env = cfg.Env.HedgingEnabled
 	c.layers.EnvOverride = cfg.Env.HedgingEnabledOverride
 	c.defStrategy, c.defResolved = resolveStrategy(c.layers.effective(), AvailabilityStrategy{}, cfg.Strategy, cfg.RequestTimeout)
 	if !cfg.MultiMaster && cfg.WriteRegion != "" {
-		c.write = Endpoint{Region: cfg.WriteRegion, Key: string(cfg.WriteRegion)}
+		c.write[0] = Endpoint{Region: cfg.WriteRegion, Key: string(cfg.WriteRegion)}
 		for _, e := range cfg.Regions {
 			if e.Region == cfg.WriteRegion {
-				c.write = e
+				c.write[0] = e
 			}
 		}
 	}
@@ -190,7 +231,7 @@ func NewClient(cfg Config) (*Client, error) {
 }
 
 // HedgeWinTracker returns the client's consecutive-hedge-win tracker (§9.5).
-func (c *Client) HedgeWinTracker() *HedgeWinTracker { return c.tracker }
+func (c *Client) HedgeWinTracker() *HedgeWinTracker { return &c.tracker }
 
 // HarvestWindow bounds how long a race waits, after the deadline fired
 // mid-race, for in-flight legs to report for diagnostics (spec §6.5 #7).
@@ -241,7 +282,7 @@ func (e *Error) Unwrap() error { return e.Cause }
 // logEnabled and log log the race's slog events with its context: the
 // caller's for Client.Do, context.Background for other drivers.
 func (r *Race) logEnabled(level slog.Level) bool {
-	return r.c.logger != nil && r.c.logger.Enabled(r.ctx, level)
+	return r.logging && r.c.logger.Enabled(r.ctx, level)
 }
 
 func (r *Race) log(level slog.Level, event string, attrs ...slog.Attr) {

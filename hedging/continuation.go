@@ -96,5 +96,5 @@ type PageInfo struct {
 // driver restarts the chain cold. Pin allocates the new ExcludeRegions; the
 // caller's slice is not modified.
 func (c *Client) Pin(op *Operation, region Region) {
-	op.ExcludeRegions = alternateExcludeRegions(op.ExcludeRegions, c.cfg.Regions, region)
+	op.ExcludeRegions = alternateExcludeRegions(op.ExcludeRegions, c.regions, region)
 }

@@ -112,6 +112,7 @@ type diagDecisions struct {
 	hasResponse     bool
 	terminalState   TerminalState
 	spawnCause      SpawnCause
+	hedgeRefused    bool
 }
 
 // Threshold returns the threshold that was active (strategy_config).
@@ -137,6 +138,12 @@ func (d *HedgeDiagnostics) ResponseRegion() (Region, bool) {
 // SpawnCause returns why the alternate was sent, and false when it was not
 // (cosmos.hedge.alternate_spawned's cause field, §10.4).
 func (d *HedgeDiagnostics) SpawnCause() (SpawnCause, bool) { return d.spawnCause, d.spawnCause != 0 }
+
+// HedgeRefused reports whether an alternate was due (the threshold fired,
+// or the primary's result would have upgraded into a hedge) but the
+// operation's [LegGate] had no slot (spec §16 Phase 2): the primary ran
+// alone, or failed over sequentially.
+func (d *HedgeDiagnostics) HedgeRefused() bool { return d.hedgeRefused }
 
 // TerminalState returns how the race ended.
 func (d *HedgeDiagnostics) TerminalState() TerminalState { return d.terminalState }

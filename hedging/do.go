@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"hedgelab/hedging/internal/answer"
 )
 
 // Response is the answer of [Client.Do]: the final response of the leg that
@@ -47,8 +49,11 @@ var ErrNoTransport = errors.New("hedging: Config.Transport is nil")
 // Do runs op as one hedged logical operation in real time and returns the
 // final response of the winning leg (spec §6, execute_hedged).
 //
-// The primary attempt is sent at once on its own goroutine through
-// Config.Transport. When hedging is active and no final response has
+// The primary attempt is sent at once through Config.Transport: on the
+// caller's goroutine when the transport is [Cancellable] (then nothing
+// else runs for the operation until a timer is due or ctx ends: no hedge
+// task and no per-hedge state on the happy path, spec §6.5 goal 6), on a
+// goroutine of its own otherwise. When hedging is active and no final response has
 // arrived by the threshold, exactly one alternate attempt is sent, pinned to
 // regions[1]; the first final response wins and the other attempt is
 // cancelled (spec §6.5, §8.3, §12). The operation's deadline is the earlier
@@ -66,7 +71,9 @@ var ErrNoTransport = errors.New("hedging: Config.Transport is nil")
 // returned when Config.Transport is nil.
 //
 // Attempt contexts: each attempt gets a fresh context, made by
-// context.WithCancelCause from context.WithoutCancel(ctx): it carries ctx's
+// context.WithCancelCause from context.WithoutCancel(ctx) (the inline
+// primary's, see Allocation, is one of hedging's own that behaves the
+// same, Err and context.Cause included): it carries ctx's
 // values, its Deadline reports the operation's deadline (so a transport can
 // propagate the remaining budget), and only the race cancels it — ctx's own
 // end reaches attempts through the race, after the harvest window when a
@@ -75,7 +82,9 @@ var ErrNoTransport = errors.New("hedging: Config.Transport is nil")
 // context.DeadlineExceeded) or when ctx is cancelled (cause
 // context.Cause(ctx)). Do returns as soon as the race has decided, whatever
 // a losing transport does: an attempt still running then is cancelled and
-// abandoned, and its goroutine closes its result's Body when Send returns.
+// abandoned, and its goroutine closes its result's Body when Send returns;
+// with a [Cancellable] transport the primary's first attempt, which runs on
+// Do's goroutine, is cancelled and Do returns once that Send has returned.
 // Until then an abandoned Send may still read op's slices (Body,
 // ExcludeRegions): do not modify their contents while an attempt may be
 // running; op itself is copied and may be reused at once. A panic in Send is
@@ -123,18 +132,25 @@ var ErrNoTransport = errors.New("hedging: Config.Transport is nil")
 // abandoned attempt can still reach it; nothing handed out points into it.
 //
 // Allocation: on the happy path (the primary answers before the threshold)
-// Do allocates 3 times on top of what the Transport allocates: the answer
-// (the Response, its diagnostics, the body wrapper and the copy of op, one
-// object) and the attempt's context (2); op itself does not escape, so a
-// caller's Operation may live on its stack. An
-// operation with a deadline adds one per attempt (the context reporting
-// it); a caller context that can end adds context.WithoutCancel's, and then
-// a handed-out body context.AfterFunc's; op.Timeout, when it is the earlier
-// deadline, adds the handed-out body's timer.
+// Do allocates, on top of what the Transport allocates, once for a
+// Cancellable transport: the answer (the Response, its diagnostics, the
+// body wrapper and the primary's attempt context, one object; the context
+// also spares a context derived from it, as net/http derives one per
+// request, the children map of context.WithCancelCause: it registers
+// through the context's AfterFunc method); and 3 times otherwise: the
+// answer with the copy of op, and the attempt's context (2). op itself does
+// not escape, so a caller's Operation may live on its stack. A caller
+// context that can end adds, for a Cancellable transport, its
+// context.AfterFunc registration (the callback that takes the race over
+// when ctx ends). An operation with a deadline adds one per attempt that
+// runs on a goroutine of its own (the context reporting it); a caller
+// context that can end adds context.WithoutCancel's, and then a handed-out
+// body context.AfterFunc's; op.Timeout, when it is the earlier deadline,
+// adds the handed-out body's timer.
 //
 // Observability: Config.Observer, when set, is called once per attempt and
-// once per operation, on Do's goroutine with ctx (see [Observer]); slog
-// events of the race are logged with ctx too.
+// once per operation, with ctx, never concurrently for one operation (see
+// [Observer]); slog events of the race are logged with ctx too.
 func (c *Client) Do(ctx context.Context, op *Operation) (*Response, error) {
 	if c.cfg.Transport == nil {
 		return nil, ErrNoTransport
@@ -146,7 +162,25 @@ func (c *Client) Do(ctx context.Context, op *Operation) (*Response, error) {
 	}
 	t0 := time.Now()
 	s := getDoState(t0)
-	s.ans = &answer{opc: *op}
+	h, held := op.Request.(answerHolder)
+	switch {
+	case c.inline:
+		// The primary's first attempt reads the engine's copy of op (it
+		// ends before Do returns); an attempt that may outlive Do gets a
+		// fresh one (detached).
+		if held {
+			s.ans = h.AnswerStorage()
+		} else {
+			s.ans = new(opAnswer)
+		}
+		s.opi = *op
+	case held:
+		s.ans = h.AnswerStorage()
+		s.opi = *op // copied by detached for the first attempt
+	default:
+		ao := &answerOp{opc: *op}
+		s.ans, s.opd = &ao.opAnswer, &ao.opc
+	}
 	s.opr = *op
 	s.c, s.ctx, s.base, s.obs = c, ctx, ctx, c.cfg.Observer
 	defer s.release()
@@ -176,8 +210,12 @@ func (c *Client) Do(ctx context.Context, op *Operation) (*Response, error) {
 	var e Effects
 	c.begin(ctx, &e, &s.race, now, &s.opr, deadline)
 	if !s.race.Done() {
-		s.perform(e)
-		s.loop()
+		if c.inline {
+			s.runInline(&e)
+		} else {
+			s.perform(e)
+			s.loop()
+		}
 	}
 	s.shutdown()
 	if s.opr.HubRegionProcessingOnly {
@@ -237,7 +275,8 @@ func getDoState(now time.Time) *doState {
 }
 
 func newDoState() *doState {
-	s := &doState{results: make(chan uint8, maxSlots)}
+	s := &doState{results: make(chan uint8, maxSlots), loopDone: make(chan struct{}, 1)}
+	s.wakeFn, s.ctxFn = s.takeByTimer, s.takeByCtx
 	for i := range s.slots {
 		sl := &s.slots[i]
 		sl.s, sl.idx = s, uint8(i)
@@ -273,9 +312,15 @@ type doState struct {
 	// opr is the race's copy of the caller's operation: the race may set
 	// its HubRegionProcessingOnly (§9.6.7), which Do copies back to the
 	// caller's. Keeping the race off the caller's pointer lets a caller's
-	// Operation stay on its stack; transports read ans.opc instead.
-	opr   Operation
-	ans   *answer // this operation's fresh part
+	// Operation stay on its stack; transports read opi or opd instead.
+	opr Operation
+	// opi is the copy of op that the inline primary's first attempt reads
+	// (Client.inline); opd the copy every attempt that may outlive Do
+	// reads, made fresh for the operation (with the answer, or by detached
+	// when the first such attempt starts).
+	opi   Operation
+	opd   *Operation
+	ans   *opAnswer // this operation's fresh part
 	ctx   context.Context
 	base  context.Context // the parent of the attempts' contexts: ctx without its cancellation
 	dl    time.Time       // the operation's deadline, seen by attempts
@@ -306,24 +351,88 @@ type doState struct {
 	nrdy  int
 
 	obs        Observer
-	win        context.CancelCauseFunc // cancels the winner's attempt context
-	lastBody   io.ReadCloser           // body of the latest transient result the race saw
-	lastCancel context.CancelCauseFunc // cancels lastBody's attempt context
-	cancelled  [4]int                  // cancellations by CancelReason
-	abandoned  int                     // attempts still running when the race ended
+	win        answer.Canceller // cancels the winner's attempt context
+	lastBody   io.ReadCloser    // body of the latest transient result the race saw
+	lastCancel answer.Canceller // cancels lastBody's attempt context
+	cancelled  [4]int           // cancellations by CancelReason
+	abandoned  int              // attempts still running when the race ended
 
 	bubbled bool // created inside a synctest bubble: never pooled
+
+	// The inline shape (Client.inline, see runInline): while the caller's
+	// goroutine runs the primary's first attempt, a callback — the wake
+	// timer at the earliest pending timer, or ctx's end — may take the
+	// race over and drive it (loop) until it is done. mode says who
+	// drives; whoever moves it from modeInline (compare-and-swap) owns the
+	// race, so the hand-over takes no lock. What a callback reads of the
+	// engine (wakeAt) is written before mode becomes modeInline.
+	mode   atomic.Uint32
+	taker  uint8         // the callback that took the race over (modeDispatcher); written by it
+	wake   *time.Timer   // AfterFunc timer of the inline phase; nil until first needed
+	wakeOn bool          // wake was armed for this operation
+	wakeAt time.Duration // when this operation needs wake to fire (core time)
+	// wakeDue bounds from above when wake, last armed, fires (core time);
+	// wakeFired is set by wake's callback when it runs. An operation whose
+	// wake time is no earlier than a pending wakeDue leaves the timer as it
+	// is (see armWake).
+	wakeDue   time.Duration
+	wakeFired atomic.Bool
+	woke      time.Duration // > 0: loop starts as if a timer fired at woke
+	wakeFn    func()        // s.takeByTimer, bound once per engine
+	ctxFn     func()        // s.takeByCtx, bound once per engine
+	stopCtx   func() bool   // unregisters ctxFn from ctx; nil when not registered
+	loopDone  chan struct{} // the taker's loop ended (capacity 1)
+	spoiled   bool          // a callback may still touch the engine: never pooled
 }
 
-// answer is the part of an operation that Do hands out or that outlives it,
-// allocated fresh for every operation in one object: the Response, its
-// diagnostics, the body handed to the caller, and the copy of the Operation
-// the transport reads.
-type answer struct {
-	resp Response
-	diag HedgeDiagnostics
-	body handedBody
-	opc  Operation
+// Who drives the race of an inline operation.
+const (
+	modeCaller     uint32 = iota // the caller's goroutine (no callback can take over)
+	modeInline                   // the caller is in the primary's Send; a callback may take over
+	modeDispatcher               // a callback took over and runs loop
+)
+
+// Callbacks that may take an inline operation over.
+const (
+	takerTimer uint8 = iota + 1
+	takerCtx
+)
+
+// opAnswer is the part of an operation that Do hands out, fresh for every
+// operation in one object: the Response, its diagnostics, the body handed
+// to the caller and the context of the primary's first attempt when it
+// runs on the caller's goroutine (Client.inline). Do allocates it, unless
+// op.Request holds one (answerHolder).
+type opAnswer = answer.Storage[Response, HedgeDiagnostics]
+
+// answerHolder is an op.Request that carries the operation's opAnswer.
+type answerHolder = answer.Holder[Response, HedgeDiagnostics]
+
+// answerOp is an answer with the copy of the Operation the attempts read,
+// in one object: what Do allocates when every attempt may outlive it (a
+// transport that is not Cancellable).
+type answerOp struct {
+	opAnswer
+	opc Operation
+}
+
+// detached returns the copy of the operation that an attempt which may
+// outlive Do reads, making it on first use (inline operations).
+func (s *doState) detached() *Operation {
+	if s.opd == nil {
+		s.opd = new(Operation)
+		*s.opd = s.opi
+	}
+	return s.opd
+}
+
+// transportOp is the copy of the operation the transport was given (the
+// OperationEvent's): the detached one once made, else the inline one.
+func (s *doState) transportOp() *Operation {
+	if s.opd != nil {
+		return s.opd
+	}
+	return &s.opi
 }
 
 type pendingTimer struct {
@@ -340,9 +449,10 @@ type attemptSlot struct {
 	busy      bool
 	state     atomic.Uint32 // slotRunning, slotDelivered or slotAbandoned
 	a         Attempt
-	ctx       context.Context         // this attempt's context
-	cancel    context.CancelCauseFunc // cancels ctx
-	cancelled bool                    // the race cancelled the attempt
+	op        *Operation       // the copy of the operation the attempt reads
+	ctx       context.Context  // this attempt's context
+	cancel    answer.Canceller // cancels ctx
+	cancelled bool             // the race cancelled the attempt
 	res       Result
 	sent      time.Duration // core time at which the attempt was started
 	at        time.Duration // core time at which Send returned
@@ -352,7 +462,7 @@ type attemptSlot struct {
 func (sl *attemptSlot) stop(cause error) {
 	if !sl.cancelled {
 		sl.cancelled = true
-		sl.cancel(cause)
+		sl.cancel.Cancel(cause)
 	}
 }
 
@@ -402,6 +512,16 @@ func (s *doState) perform(e Effects) {
 
 // start runs attempt a on a new goroutine with a new context.
 func (s *doState) start(a Attempt) {
+	sl := s.claim(a, false)
+	sl.op = s.detached()
+	go sl.runFn()
+}
+
+// claim readies a free slot for attempt a, with a new context, and counts
+// it as running; the caller runs it (start, or runInline on the caller's
+// goroutine). inline: the attempt is the inline primary's, whose context is
+// the answer's inlineCtx.
+func (s *doState) claim(a Attempt, inline bool) *attemptSlot {
 	i := 0
 	for i < maxSlots && s.slots[i].busy {
 		i++
@@ -415,13 +535,191 @@ func (s *doState) start(a Attempt) {
 	s.used = max(s.used, i+1)
 	sl.busy, sl.a, sl.sent = true, a, s.last
 	sl.state.Store(slotRunning)
-	ctx, cancel := context.WithCancelCause(s.base)
-	sl.ctx, sl.cancel, sl.cancelled = ctx, cancel, false
-	if s.hasDL {
-		sl.ctx = &deadlineCtx{Context: ctx, deadline: s.dl}
+	sl.cancelled = false
+	if inline {
+		x := &s.ans.Ctx
+		x.Init(s.base, s.dl, s.hasDL)
+		sl.ctx, sl.cancel = x, answer.Canceller{X: x}
+	} else {
+		ctx, cancel := context.WithCancelCause(s.base)
+		sl.ctx, sl.cancel = ctx, answer.Canceller{F: cancel}
+		if s.hasDL {
+			sl.ctx = &deadlineCtx{Context: ctx, deadline: s.dl}
+		}
 	}
 	s.running++
-	go sl.runFn()
+	return sl
+}
+
+// runInline drives an operation whose transport returns on cancel
+// ([Cancellable]) from Begin's effects e: the primary's first attempt runs
+// on the caller's goroutine, and nothing else exists unless a timer (the
+// threshold, the deadline) is due or ctx ends while it runs. Then the
+// callback that notices (the wake timer's, or ctx's context.AfterFunc)
+// takes the race over and drives it with loop, exactly as the caller would
+// have (spec §6.5 goal 6: the alternate's goroutine is started only when
+// the threshold fires); the caller, once its Send returns, delivers the
+// result like any attempt and waits for that loop to end. When the Send
+// returns first, the caller stops the callbacks and goes on driving the
+// race itself: on the happy path it feeds the result straight to the race.
+func (s *doState) runInline(e *Effects) {
+	var sl *attemptSlot
+	for i := 0; i < e.Len(); i++ {
+		switch a := e.At(i); a.Kind {
+		case ActSend:
+			if sl == nil {
+				sl = s.claim(a.Attempt, true)
+				sl.op = &s.opi
+			} else {
+				s.start(a.Attempt) // cannot happen: Begin sends the primary only
+			}
+		case ActTimer:
+			s.timers = append(s.timers, pendingTimer{at: a.At, kind: a.Timer})
+		}
+	}
+	if sl == nil {
+		s.loop()
+		return
+	}
+	watch := s.ctx.Done() != nil
+	callbacks := len(s.timers) > 0 || watch
+	if callbacks {
+		// Once mode is modeInline a callback may take the race over and
+		// change its state (timers, last): what the caller needs of it is
+		// read before, and wakeAt, which a callback reads, written before.
+		// A callback that runs before mode is modeInline finds nothing to
+		// do, so the callbacks are armed after.
+		wake := len(s.timers) > 0
+		var d time.Duration
+		if wake {
+			s.wakeAt = s.nextTimer()
+			d = s.wakeAt - s.last // the clock of Begin: the wake fires no earlier than wakeAt
+		}
+		s.mode.Store(modeInline)
+		if wake {
+			s.armWake(d)
+		}
+		if watch {
+			s.stopCtx = context.AfterFunc(s.ctx, s.ctxFn)
+		}
+	}
+	res := sl.send(s)
+	at := s.clock()
+	took := !callbacks || s.mode.CompareAndSwap(modeInline, modeCaller)
+	sl.res, sl.at = res, at
+	sl.state.Store(slotDelivered)
+	if !took {
+		// A callback drives the race: deliver as an attempt goroutine
+		// does, and wait for its loop to end (which orders its writes,
+		// taker's included, before ours).
+		s.results <- sl.idx
+		<-s.loopDone
+		taker := s.taker
+		s.taker = 0
+		s.mode.Store(modeCaller) // a stray callback finds nothing to do
+		s.quiesce(taker)
+		return
+	}
+	if callbacks {
+		s.quiesce(0)
+	}
+	if !s.due(at) && s.ctx.Err() == nil {
+		// Nothing else happened by the time Send returned: the loop would
+		// feed this result alone, at once.
+		s.running--
+		s.respond(sl)
+	} else {
+		s.results <- sl.idx // the loop orders it against timers and ctx
+	}
+	if !s.race.Done() {
+		s.loop()
+	}
+}
+
+// nextTimer returns the due time of the earliest pending timer (there is
+// one).
+func (s *doState) nextTimer() time.Duration {
+	next := s.timers[0].at
+	for _, t := range s.timers[1:] {
+		next = min(next, t.at)
+	}
+	return next
+}
+
+// armWake makes the wake timer fire no later than wakeAt, the earliest
+// pending timer, once mode is modeInline. A wake still pending from an
+// earlier operation of this engine that fires by then is left as it is
+// (outside synctest bubbles, quiesce leaves it armed): re-arming a timer
+// costs a heap update per request, and a wake that fires before wakeAt
+// only starts the race's loop early (takeover), which then arms the timer
+// the race asked for. wakeFired is read after mode became modeInline: a
+// callback that ran before that set it first, so the timer is re-armed.
+//
+// armWake runs after mode became modeInline, when a callback may already
+// drive the race: it reads nothing the race changes (d, wakeAt's distance
+// from Begin's clock, is computed before).
+func (s *doState) armWake(d time.Duration) {
+	if s.wake != nil && !s.bubbled && !s.wakeFired.Load() && s.wakeDue <= s.wakeAt {
+		s.wakeOn = true
+		return
+	}
+	s.wakeFired.Store(false)
+	if s.wake == nil {
+		s.wake = time.AfterFunc(d, s.wakeFn)
+	} else {
+		s.wake.Reset(d)
+	}
+	// The timer fires about d after now: no later than this bound.
+	s.wakeDue = s.clock() + d
+	s.wakeOn = true
+}
+
+func (s *doState) takeByTimer() {
+	s.wakeFired.Store(true)
+	s.takeover(takerTimer)
+}
+func (s *doState) takeByCtx() { s.takeover(takerCtx) }
+
+// takeover is the wake timer's and ctx's callback during the inline phase:
+// unless the caller's Send has returned (or the other callback took over),
+// it drives the race to its end and signals loopDone, its last touch of the
+// engine.
+func (s *doState) takeover(by uint8) {
+	if !s.mode.CompareAndSwap(modeInline, modeDispatcher) {
+		return
+	}
+	s.taker = by
+	if by == takerTimer && s.clock() >= s.wakeAt {
+		s.woke = s.wakeAt // not an early fire (a wake armed for an earlier operation)
+	}
+	s.loop()
+	s.loopDone <- struct{}{}
+}
+
+// quiesce unregisters the inline phase's callbacks once the caller drives
+// the race again (mode is modeCaller), or once taker's loop ended. A ctx
+// callback that can no longer be stopped may still run (and find nothing
+// to do): the engine is then never reused. The wake timer is left armed
+// (outside synctest bubbles): stopping it and arming it again for the next
+// operation would re-add it to the runtime's timer heap, which wakes the
+// network poller (a syscall per request), while re-arming an armed timer
+// later does not. A late fire finds no inline operation (nothing to do),
+// or takes the engine's next inline operation over before its timer is
+// due, which only starts its loop early: takeover is correct whenever the
+// caller's Send has not returned.
+func (s *doState) quiesce(taker uint8) {
+	if s.wakeOn {
+		s.wakeOn = false
+		if s.bubbled {
+			s.wake.Stop() // a bubbled engine is never reused
+		}
+	}
+	if s.stopCtx != nil {
+		if !s.stopCtx() && taker != takerCtx {
+			s.spoiled = true
+		}
+		s.stopCtx = nil
+	}
 }
 
 // run performs the slot's attempt and delivers its result, unless Do
@@ -447,7 +745,7 @@ func (sl *attemptSlot) send(s *doState) (res Result) {
 			res = Result{Err: fmt.Errorf("hedging: transport panicked on the %s leg (region %q): %v", sl.a.Leg, sl.a.Endpoint.Region, p)}
 		}
 	}()
-	return s.c.cfg.Transport.Send(sl.ctx, &s.ans.opc, sl.a)
+	return s.c.cfg.Transport.Send(sl.ctx, sl.op, sl.a)
 }
 
 func closeBody(b interface{ Close() error }) {
@@ -461,24 +759,30 @@ func closeBody(b interface{ Close() error }) {
 func (s *doState) loop() {
 	done := s.ctx.Done()
 	for !s.race.Done() {
-		s.arm()
-		var timerC <-chan time.Time
-		if s.armed {
-			timerC = s.timer.C
-		}
 		// now is a lower bound of the current time known without reading
 		// the clock: the due time of the timer that fired, or the latest
 		// stamp of a delivered result. A timer due after it fires on the
 		// next round.
 		var now time.Duration
 		cancelled := false
-		select {
-		case i := <-s.results:
-			s.deliverLater(i)
-		case <-timerC:
-			s.armed, now = false, s.armedAt
-		case <-done:
-			cancelled = true
+		if s.woke > 0 {
+			// The wake timer, due at woke, took the race over (takeover):
+			// it stands for the first round's timer.
+			now, s.woke = s.woke, 0
+		} else {
+			s.arm()
+			var timerC <-chan time.Time
+			if s.armed {
+				timerC = s.timer.C
+			}
+			select {
+			case i := <-s.results:
+				s.deliverLater(i)
+			case <-timerC:
+				s.armed, now = false, s.armedAt
+			case <-done:
+				cancelled = true
+			}
 		}
 		s.drain()
 		now = max(now, s.latestResult())
@@ -637,14 +941,16 @@ func (s *doState) respond(sl *attemptSlot) {
 	sl.busy, sl.res = false, Result{}
 	keep := false
 	if !s.race.Done() {
+		noted := s.race.transients
 		s.perform(s.race.responded(s.at(at), a, res))
 		if w, ok := s.race.Winner(); s.race.Done() && ok {
 			if w == a.Leg {
 				keep, s.win = true, cancel
 			}
-		} else if seen && !res.Final() {
-			// The most recent transient response: returned with the
-			// error if the race ends without a final one.
+		} else if seen && s.race.transients != noted {
+			// The race's most recent transient response (its status is
+			// the one an error reports): returned with the error if the
+			// race ends without a final one.
 			s.dropLast()
 			if res.Body != nil {
 				s.lastBody, s.lastCancel, keep = res.Body, cancel, true
@@ -660,7 +966,7 @@ func (s *doState) respond(sl *attemptSlot) {
 	}
 	if !keep {
 		closeBody(res.Body)
-		cancel(context.Canceled)
+		cancel.Cancel(context.Canceled)
 	}
 }
 
@@ -669,8 +975,8 @@ func (s *doState) respond(sl *attemptSlot) {
 func (s *doState) dropLast() {
 	if s.lastBody != nil {
 		closeBody(s.lastBody)
-		s.lastCancel(context.Canceled)
-		s.lastBody, s.lastCancel = nil, nil
+		s.lastCancel.Cancel(context.Canceled)
+		s.lastBody, s.lastCancel = nil, answer.Canceller{}
 	}
 }
 
@@ -750,7 +1056,7 @@ func (s *doState) outcome() (*Response, error) {
 		var he *Error
 		if s.lastBody != nil && errors.As(err, &he) && he.Status != (Status{}) {
 			he.Body = s.hand(s.lastBody, s.lastCancel)
-			s.lastBody, s.lastCancel = nil, nil
+			s.lastBody, s.lastCancel = nil, answer.Canceller{}
 		}
 		s.dropLast()
 		return nil, err
@@ -758,7 +1064,7 @@ func (s *doState) outcome() (*Response, error) {
 	s.dropLast()
 	w, _ := r.Winner()
 	ans := s.ans
-	ans.resp = Response{
+	ans.Resp = Response{
 		Result:        res,
 		Leg:           w,
 		Endpoint:      r.Endpoint(w),
@@ -766,34 +1072,34 @@ func (s *doState) outcome() (*Response, error) {
 		RequestCharge: r.RequestCharge(),
 		Elapsed:       r.DoneAt() - s.begin,
 	}
-	ans.resp.Result.Body = s.hand(res.Body, s.win)
+	ans.Resp.Result.Body = s.hand(res.Body, s.win)
 	if d, ok := r.Diagnostics(); ok {
-		ans.diag = *d
-		ans.resp.Diagnostics = &ans.diag
+		ans.Diag = *d
+		ans.Resp.Diagnostics = &ans.Diag
 	}
-	return &ans.resp, nil
+	return &ans.Resp, nil
 }
 
 // release clears every reference the engine holds to this operation and
 // returns it to the pool, unless an abandoned attempt may still touch it.
 func (s *doState) release() {
-	if s.abandoned > 0 || s.bubbled {
-		return // the abandoned goroutines keep it alive; never reused
+	if s.abandoned > 0 || s.bubbled || s.spoiled {
+		return // the abandoned goroutines or callbacks keep it alive; never reused
 	}
 	// Only the parts of the race that refer to this operation (its
 	// context, op, results and their bodies, op's slices) are cleared;
-	// diag and regionBuf hold configuration values only, and Begin
+	// diag and scratch hold configuration values only, and Begin
 	// overwrites what it reads of them.
 	s.race.raceState = raceState{}
 	s.race.legs = [2]legState{}
 	s.c, s.ans, s.ctx, s.base, s.obs = nil, nil, nil, nil, nil
-	s.opr = Operation{}
-	s.win, s.lastBody, s.lastCancel = nil, nil, nil
+	s.opr, s.opi, s.opd = Operation{}, Operation{}, nil
+	s.win, s.lastBody, s.lastCancel = answer.Canceller{}, nil, answer.Canceller{}
 	s.dl, s.hasDL, s.opDeadline = time.Time{}, false, false
 	s.cancelled = [4]int{}
 	for i := range s.slots[:s.used] {
 		sl := &s.slots[i]
-		sl.a, sl.ctx, sl.cancel, sl.res = Attempt{}, nil, nil, Result{}
+		sl.a, sl.op, sl.ctx, sl.cancel, sl.res = Attempt{}, nil, nil, answer.Canceller{}, Result{}
 	}
 	s.used = 0
 	if cap(s.timers) > len(s.tbuf) {
@@ -804,57 +1110,26 @@ func (s *doState) release() {
 
 // hand returns body, the result of the attempt whose context cancel
 // cancels, as the caller receives it: tied to ctx and to the operation's
-// deadline, and released on Close (see [handedBody]). Without a body the
+// deadline, and released on Close (see answer.Body). Without a body the
 // attempt's context is cancelled at once.
-func (s *doState) hand(body io.ReadCloser, cancel context.CancelCauseFunc) io.ReadCloser {
-	if cancel == nil {
+func (s *doState) hand(body io.ReadCloser, cancel answer.Canceller) io.ReadCloser {
+	if !cancel.Set() {
 		return body // not an attempt's result (cannot happen)
 	}
 	if body == nil {
-		cancel(context.Canceled)
+		cancel.Cancel(context.Canceled)
 		return nil
 	}
-	b := &s.ans.body
-	b.rc, b.cancel = body, cancel
+	b := &s.ans.Body
+	b.RC, b.Cancel = body, cancel
 	if ctx := s.ctx; ctx.Done() != nil {
-		b.stopCtx = context.AfterFunc(ctx, func() { cancel(context.Cause(ctx)) })
+		b.StopCtx = context.AfterFunc(ctx, func() { cancel.Cancel(context.Cause(ctx)) })
 	}
 	if s.opDeadline {
-		b.timer = time.AfterFunc(time.Until(s.dl), func() { cancel(context.DeadlineExceeded) })
+		b.Timer = time.AfterFunc(time.Until(s.dl), func() { cancel.Cancel(context.DeadlineExceeded) })
 	}
 	return b
 }
-
-// handedBody is a body [Client.Do] hands to its caller (Response.Result.Body,
-// Error.Body): the transport's body, whose attempt's context is cancelled
-// when the caller's ctx ends or the operation's deadline passes, and on
-// Close.
-type handedBody struct {
-	rc      io.ReadCloser
-	cancel  context.CancelCauseFunc // cancels the attempt's context
-	stopCtx func() bool             // unregisters from ctx; nil when ctx never ends
-	timer   *time.Timer             // the operation's deadline from op.Timeout; nil when none
-}
-
-// Read reads the transport's body.
-func (b *handedBody) Read(p []byte) (int, error) { return b.rc.Read(p) }
-
-// Close closes the transport's body, then releases the attempt's context.
-func (b *handedBody) Close() error {
-	err := b.rc.Close()
-	if b.stopCtx != nil {
-		b.stopCtx()
-	}
-	if b.timer != nil {
-		b.timer.Stop()
-	}
-	b.cancel(context.Canceled)
-	return err
-}
-
-// Unwrap returns the transport's body (for example the one
-// hedginghttp.HTTPResponse looks for).
-func (b *handedBody) Unwrap() io.ReadCloser { return b.rc }
 
 // deadlineCtx is an attempt's context when the operation has a deadline:
 // the attempt's cancellable context, reporting that deadline. The race, not

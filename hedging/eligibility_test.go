@@ -11,7 +11,7 @@ import (
 
 var htAllKinds = []hedging.OperationKind{
 	hedging.PointRead, hedging.QueryPage, hedging.ReadManyPage, hedging.ChangeFeedPage, hedging.MetadataRead,
-	hedging.Create, hedging.Replace, hedging.Upsert, hedging.Delete, hedging.Patch, hedging.StoredProcedure,
+	hedging.Create, hedging.Replace, hedging.Upsert, hedging.Delete, hedging.Patch, hedging.StoredProcedure, hedging.QueryPlan,
 }
 
 var htWrites = []hedging.OperationKind{hedging.Create, hedging.Replace, hedging.Upsert, hedging.Delete, hedging.Patch}
@@ -43,6 +43,13 @@ func TestShouldHedgeDecisionMatrix(t *testing.T) {
 		// Row 4: only reachable with a custom set that admits a write.
 		{"row4 create in custom set", hedging.Eligibility{StrategyResolved: true, PreferredRegions: 3, ApplicableRegions: 3, Kind: hedging.Create, Allowed: hedging.Phase1.With(hedging.Create)}, hedging.ReasonWrite},
 		{"row4 beats row5", hedging.Eligibility{StrategyResolved: true, PreferredRegions: 3, ApplicableRegions: 1, Kind: hedging.Patch, Allowed: hedging.Phase1.With(hedging.Patch)}, hedging.ReasonWrite},
+		// Row 4a (spec §16 Phase 2): a change-feed page whose cursor is
+		// region-affine, the cold page included, is never hedged.
+		{"row4a region-affine change feed", hedging.Eligibility{StrategyResolved: true, PreferredRegions: 3, ApplicableRegions: 3, Kind: hedging.ChangeFeedPage, Allowed: hedging.Phase2, Affinity: hedging.RegionAffine}, hedging.ReasonRegionAffineFeed},
+		{"row4a beats row5", hedging.Eligibility{StrategyResolved: true, PreferredRegions: 3, ApplicableRegions: 1, Kind: hedging.ChangeFeedPage, Allowed: hedging.Phase2, Affinity: hedging.RegionAffine}, hedging.ReasonRegionAffineFeed},
+		{"row4a portable change feed hedged", hedging.Eligibility{StrategyResolved: true, PreferredRegions: 3, ApplicableRegions: 3, Kind: hedging.ChangeFeedPage, Allowed: hedging.Phase2, Affinity: hedging.Portable}, hedging.ReasonEligible},
+		{"row4a only the change feed", hedging.Eligibility{StrategyResolved: true, PreferredRegions: 3, ApplicableRegions: 3, Kind: hedging.MetadataRead, Allowed: hedging.Phase2, Affinity: hedging.RegionAffine}, hedging.ReasonEligible},
+		{"row3 beats row4a", hedging.Eligibility{StrategyResolved: true, PreferredRegions: 3, ApplicableRegions: 3, Kind: hedging.ChangeFeedPage, Allowed: hedging.Phase1, Affinity: hedging.RegionAffine}, hedging.ReasonNotInPhase},
 		// Row 5.
 		{"row5 one applicable", hedging.Eligibility{StrategyResolved: true, PreferredRegions: 3, ApplicableRegions: 1, Kind: hedging.PointRead, Allowed: hedging.Phase1}, hedging.ReasonTooFewRegions},
 		{"row5 zero applicable", hedging.Eligibility{StrategyResolved: true, PreferredRegions: 3, ApplicableRegions: 0, Kind: hedging.PointRead, Allowed: hedging.Phase1}, hedging.ReasonTooFewRegions},
@@ -51,6 +58,7 @@ func TestShouldHedgeDecisionMatrix(t *testing.T) {
 		{"row6 read two regions", hedging.Eligibility{StrategyResolved: true, PreferredRegions: 2, ApplicableRegions: 2, Kind: hedging.PointRead, Allowed: hedging.Phase1}, hedging.ReasonEligible},
 		{"row6 query in phase 2", hedging.Eligibility{StrategyResolved: true, PreferredRegions: 4, ApplicableRegions: 3, Kind: hedging.QueryPage, Allowed: hedging.Phase2}, hedging.ReasonEligible},
 		{"row6 metadata in phase 2", hedging.Eligibility{StrategyResolved: true, PreferredRegions: 2, ApplicableRegions: 2, Kind: hedging.MetadataRead, Allowed: hedging.Phase2}, hedging.ReasonEligible},
+		{"row6 query plan in phase 2", hedging.Eligibility{StrategyResolved: true, PreferredRegions: 2, ApplicableRegions: 2, Kind: hedging.QueryPlan, Allowed: hedging.Phase2}, hedging.ReasonEligible},
 		{"row6 sproc in future", hedging.Eligibility{StrategyResolved: true, PreferredRegions: 2, ApplicableRegions: 2, Kind: hedging.StoredProcedure, Allowed: hedging.PhaseFuture}, hedging.ReasonEligible},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -71,6 +79,7 @@ func TestReasonString(t *testing.T) {
 		hedging.ReasonNoPreferredRegions: "no preferred regions",
 		hedging.ReasonNotInPhase:         "not in phase-allowed set",
 		hedging.ReasonWrite:              "write",
+		hedging.ReasonRegionAffineFeed:   "region-affine change feed",
 		hedging.ReasonTooFewRegions:      "fewer than 2 applicable regions",
 		hedging.ReasonEligible:           "eligible",
 		0:                                "Reason(0)",
@@ -95,6 +104,7 @@ func TestPhaseSetMembership(t *testing.T) {
 		hedging.ReadManyPage:    {false, true, true},
 		hedging.ChangeFeedPage:  {false, true, true},
 		hedging.MetadataRead:    {false, true, true},
+		hedging.QueryPlan:       {false, true, true},
 		hedging.Create:          {false, false, false},
 		hedging.Replace:         {false, false, false},
 		hedging.Upsert:          {false, false, false},
@@ -112,7 +122,7 @@ func TestPhaseSetMembership(t *testing.T) {
 			t.Errorf("%v: phase1/phase2/future = %v, want %v", k, got, w)
 		}
 	}
-	for _, k := range []hedging.OperationKind{11, 31, 32, 200, 255} {
+	for _, k := range []hedging.OperationKind{12, 31, 32, 200, 255} {
 		if hedging.PhaseFuture.Allows(k) || (^hedging.PhaseSet(0)).Allows(k) {
 			t.Errorf("Allows(%v) true for an unknown kind", k)
 		}
@@ -127,7 +137,7 @@ func TestPhaseSetMembership(t *testing.T) {
 }
 
 func TestOperationKind(t *testing.T) {
-	names := []string{"read", "query", "read_many", "change_feed", "metadata_read", "create", "replace", "upsert", "delete", "patch", "stored_procedure"}
+	names := []string{"read", "query", "read_many", "change_feed", "metadata_read", "create", "replace", "upsert", "delete", "patch", "stored_procedure", "query_plan"}
 	for i, k := range htAllKinds {
 		if k.String() != names[i] {
 			t.Errorf("%d.String() = %q, want %q", k, k.String(), names[i])

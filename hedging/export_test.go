@@ -22,6 +22,7 @@ const (
 	ReasonNoPreferredRegions = reasonNoPreferredRegions
 	ReasonNotInPhase         = reasonNotInPhase
 	ReasonWrite              = reasonWrite
+	ReasonRegionAffineFeed   = reasonRegionAffineFeed
 	ReasonTooFewRegions      = reasonTooFewRegions
 	ReasonEligible           = reasonEligible
 )
@@ -33,13 +34,15 @@ var (
 	Distinct                = distinct
 	ResolveStrategy         = resolveStrategy
 	CanSpawnHedge           = canSpawnHedge
+	IsFinalFor              = isFinalFor
 	ParseBool               = parseBool
 	SwitchOf                = switchOf
 	TerminalStates          = terminalStates
 	ParseTerminalState      = parseTerminalState
 	NewHedgeWinTracker      = func(n int, probe time.Duration) *HedgeWinTracker { return newHedgeWinTracker(n, probe, 0) }
 	NewHedgeWinTrackerSpan  = newHedgeWinTracker
-	NewLocationStore        = newLocationStore
+	NewLocationStore        = func(d time.Duration) *LocationStore { return newLocationStore(d, 0) }
+	NewLocationStoreAfter   = newLocationStore
 	NewSessionTokens        = newSessionTokens
 )
 
@@ -60,10 +63,10 @@ func (s *LocationStore) Observe(now Duration, partition string, endpoint Endpoin
 func (s *SessionTokens) Merge(partition string, lsn int64) { s.merge(partition, lsn) }
 
 // LocationStore returns the client's shared location store (§6.5 #10).
-func (c *Client) LocationStore() *LocationStore { return c.store }
+func (c *Client) LocationStore() *LocationStore { return &c.store }
 
 // SessionTokens returns the client's session tokens (§9.2).
-func (c *Client) SessionTokens() *SessionTokens { return c.sessions }
+func (c *Client) SessionTokens() *SessionTokens { return &c.sessions }
 
 // Accessors only the tests read, moved out of the public API (a package
 // exports what a user calls).
@@ -151,3 +154,10 @@ func (r *Race) TotalRequestCharge() float64 { return r.totalCharge }
 
 // WasHedge is d.TerminalState().WasHedge().
 func (d *HedgeDiagnostics) WasHedge() bool { return d.TerminalState().WasHedge() }
+
+// Pairs is the number of (partition, region) pairs the tracker holds.
+func (t *HedgeWinTracker) Pairs() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.pairs)
+}

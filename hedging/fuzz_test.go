@@ -64,9 +64,12 @@ func htIsFinalRef(code, sub int) bool {
 	return false
 }
 
-// htCanSpawnRef is the §7.2.1 reference: 503, 404/1002 and 429/3092.
-func htCanSpawnRef(code, sub int) bool {
-	return code == 503 || (code == 404 && sub == 1002) || (code == 429 && sub == 3092)
+// htCanSpawnRef is the §7.2.1 reference: 503, 404/1002 and 429/3092; for a
+// metadata read also 500, 410/1022 and 403/1008 (.NET's
+// MetadataHedgingStrategy regional failures, spec §16 Phase 2).
+func htCanSpawnRef(metadata bool, code, sub int) bool {
+	return code == 503 || (code == 404 && sub == 1002) || (code == 429 && sub == 3092) ||
+		metadata && (code == 500 || code == 410 && sub == 1022 || code == 403 && sub == 1008)
 }
 
 // FuzzIsFinal: IsFinal is total and agrees with the reference table;
@@ -81,12 +84,14 @@ func FuzzIsFinal(f *testing.F) {
 		if want := htIsFinalRef(code, sub); final != want {
 			t.Fatalf("IsFinal(%v) = %v, reference %v", st, final, want)
 		}
-		spawn := hedging.CanSpawnHedge(st)
-		if want := htCanSpawnRef(code, sub); spawn != want {
-			t.Fatalf("CanSpawnHedge(%v) = %v, reference %v", st, spawn, want)
-		}
-		if spawn && final {
-			t.Fatalf("CanSpawnHedge(%v) for a final status", st)
+		for _, kind := range []hedging.OperationKind{hedging.PointRead, hedging.MetadataRead} {
+			spawn := hedging.CanSpawnHedge(kind, st)
+			if want := htCanSpawnRef(kind.IsMetadata(), code, sub); spawn != want {
+				t.Fatalf("CanSpawnHedge(%v, %v) = %v, reference %v", kind, st, spawn, want)
+			}
+			if spawn && hedging.IsFinalFor(kind, st) {
+				t.Fatalf("CanSpawnHedge(%v, %v) for a final status", kind, st)
+			}
 		}
 		if (hedging.Result{Status: st}).Final() != final {
 			t.Fatalf("Result.Final disagrees with IsFinal for %v", st)

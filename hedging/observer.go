@@ -12,8 +12,11 @@ import (
 //
 // Do calls ObserveAttempt once per attempt it started, when the attempt's
 // result reached Do or when the race ended without it (Abandoned), and
-// then ObserveOperation once, before it returns. Both are called on Do's
-// goroutine with Do's ctx, so values such as the trace span are at hand;
+// then ObserveOperation once, before it returns. Both are called with
+// Do's ctx, so values such as the trace span are at hand, and one at a time
+// for an operation: on Do's goroutine, or, for a [Cancellable] transport
+// whose race a timer or ctx's end took over while the primary's attempt
+// ran on Do's goroutine, on the goroutine that drives the race;
 // they must not block and must not keep the events' pointers beyond the
 // call. Implementations must be safe for concurrent use (Do is).
 type Observer interface {
@@ -79,7 +82,7 @@ func (s *doState) observeOperation(err error) {
 	res, _ := r.Result()
 	ev := OperationEvent{
 		Outcome:            outcomeOf(res.Status, err),
-		Operation:          &s.ans.opc,
+		Operation:          s.transportOp(),
 		Err:                err,
 		Elapsed:            r.DoneAt() - s.begin,
 		RequestCharge:      r.RequestCharge(),

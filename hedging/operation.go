@@ -22,13 +22,18 @@ const (
 	Delete                               // document delete (write)
 	Patch                                // document patch (write)
 	StoredProcedure                      // stored procedure execution
+	// QueryPlan is the gateway's query plan read before a query's first
+	// page: a data-plane read (.NET's Document/QueryPlan, Java's
+	// QueryPlanRetriever), hedged with the data-plane strategy, not a
+	// metadata read (spec §16 Phase 2).
+	QueryPlan
 	numOperationKinds
 )
 
 var operationKindNames = [...]string{
 	PointRead: "read", QueryPage: "query", ReadManyPage: "read_many", ChangeFeedPage: "change_feed",
 	MetadataRead: "metadata_read", Create: "create", Replace: "replace", Upsert: "upsert",
-	Delete: "delete", Patch: "patch", StoredProcedure: "stored_procedure",
+	Delete: "delete", Patch: "patch", StoredProcedure: "stored_procedure", QueryPlan: "query_plan",
 }
 
 // String returns the kind's scenario-file name ("read", "create", ...).
@@ -41,7 +46,8 @@ func (k OperationKind) String() string {
 
 // ParseOperationKind maps a scenario-file name ("read", "query",
 // "read_many", "change_feed", "metadata_read", "create", "replace",
-// "upsert", "delete", "patch", "stored_procedure") to its kind, or returns
+// "upsert", "delete", "patch", "stored_procedure", "query_plan") to its
+// kind, or returns
 // an error naming the unknown value.
 func ParseOperationKind(s string) (OperationKind, error) {
 	for k, name := range operationKindNames {
@@ -57,7 +63,14 @@ func ParseOperationKind(s string) (OperationKind, error) {
 func (k OperationKind) IsWrite() bool { return k >= Create && k <= Patch }
 
 // IsMetadata reports whether k is a metadata (control-plane resource) read;
-// every other kind is data-plane (spec §9.6.3).
+// every other kind is data-plane (spec §9.6.3). A metadata read is hedged
+// as the .NET MetadataHedgingStrategy and the Rust driver hedge their
+// metadata cache reads (spec §16 Phase 2): at the fixed
+// [MetadataThreshold] whatever the strategy's threshold (the strategy still
+// decides whether it is hedged at all), at once on a regional failure
+// (canSpawnHedge), and with the primary authoritative: the alternate's
+// answer counts only when it is a clean success, and the alternate is not
+// retried.
 func (k OperationKind) IsMetadata() bool { return k == MetadataRead }
 
 // PhaseSet is the phase-allowed set of operation kinds of spec §5.1 row 3,
@@ -68,8 +81,9 @@ type PhaseSet uint32
 const (
 	// Phase1 allows document point reads only.
 	Phase1 PhaseSet = 1 << PointRead
-	// Phase2 adds feed pages (query, read-many, change feed) and metadata reads.
-	Phase2 = Phase1 | 1<<QueryPage | 1<<ReadManyPage | 1<<ChangeFeedPage | 1<<MetadataRead
+	// Phase2 adds feed pages (query, read-many, change feed), the query
+	// plan and metadata reads.
+	Phase2 = Phase1 | 1<<QueryPage | 1<<ReadManyPage | 1<<ChangeFeedPage | 1<<MetadataRead | 1<<QueryPlan
 	// PhaseFuture adds stored procedure execution.
 	PhaseFuture = Phase2 | 1<<StoredProcedure
 )
@@ -100,9 +114,13 @@ const (
 	reasonWrite                                           // row 4: writes are never hedged
 	reasonTooFewRegions                                   // row 5: < 2 applicable regions after ExcludeRegions
 	reasonEligible                                        // row 6: read with >= 2 applicable regions: hedge
+	// reasonRegionAffineFeed is hedgelab's row 4a, checked between rows 4
+	// and 5 and numbered after the spec's six: a change-feed page whose
+	// cursor is region-affine.
+	reasonRegionAffineFeed
 )
 
-var reasonNames = [...]string{"", "no strategy", "no preferred regions", "not in phase-allowed set", "write", "fewer than 2 applicable regions", "eligible"}
+var reasonNames = [...]string{"", "no strategy", "no preferred regions", "not in phase-allowed set", "write", "fewer than 2 applicable regions", "eligible", "region-affine change feed"}
 
 // String describes the row.
 func (r eligibilityReason) String() string {
@@ -119,10 +137,21 @@ type eligibility struct {
 	ApplicableRegions int           // applicable read regions after ExcludeRegions
 	Kind              OperationKind // the operation's kind
 	Allowed           PhaseSet      // the phase-allowed set (Phase1, Phase2, ...)
+	// Affinity is the affinity of the operation's continuation (of its
+	// chain's, for a cold page): row 4a.
+	Affinity ContinuationAffinity
 }
 
 // shouldHedge evaluates the spec §5.1 decision matrix row by row, first match
-// wins, and returns whether to hedge and the deciding row.
+// wins, and returns whether to hedge and the deciding row. Row 4a is
+// hedgelab's Phase 2 addition (spec §16, §17 Q9): a change-feed page whose
+// cursor is region-affine is never hedged, its cold first page included, as
+// the Rust driver keeps (Document, ReadFeed) out of HEDGEABLE_PAIRS and Java
+// never hedges the change feed; a page pinned to its issuing region would
+// fail row 5 anyway, and the cold page would hand out the cursor of
+// whichever region won. No setting lifts it (the master switch decides row
+// 1 only). A change feed whose cursor the client takes for portable is
+// hedged page by page as .NET does.
 func shouldHedge(e eligibility) (bool, eligibilityReason) {
 	switch {
 	case !e.StrategyResolved:
@@ -133,6 +162,8 @@ func shouldHedge(e eligibility) (bool, eligibilityReason) {
 		return false, reasonNotInPhase
 	case e.Kind.IsWrite():
 		return false, reasonWrite
+	case e.Kind == ChangeFeedPage && e.Affinity == RegionAffine:
+		return false, reasonRegionAffineFeed
 	case e.ApplicableRegions < 2:
 		return false, reasonTooFewRegions
 	}
@@ -175,8 +206,33 @@ type Operation struct {
 	// Continuation is the feed position a page request resumes from (spec
 	// §16 Phase 2, §17 Q9): zero for a single-shot operation or the first
 	// page of a feed-range leaf. Every attempt of the race carries the same
-	// one; the race never reads it. A region-affine continuation must be
-	// sent pinned to its issuing region ([Client.Pin]); the hedging/feed
-	// driver does so.
+	// one; the race reads only its Affinity (a change-feed page whose
+	// cursor is region-affine is never hedged, §5.1 row 4a, [shouldHedge]).
+	// A region-affine continuation must be sent pinned to its issuing region
+	// ([Client.Pin]); the hedging/feed driver does so. A cold page of a
+	// chain whose cursors are region-affine carries no Token and that
+	// Affinity.
 	Continuation Continuation
+	// Legs, when not nil, bounds the alternate legs in flight of every
+	// operation that carries it (spec §16 Phase 2): the race asks it for a
+	// slot just before it would send the alternate, on the threshold or on
+	// a failover upgrade, and returns the slot when that leg ends. Refused
+	// on the threshold, the primary runs alone; refused on an upgrade
+	// (§6.5 #9), the primary leg fails over sequentially as the plain path
+	// does. [HedgeDiagnostics.HedgeRefused] tells. Nil: no bound.
+	Legs LegGate
+}
+
+// LegGate bounds alternate legs in flight ([Operation.Legs]): the hedge
+// unit of a feed fans out to K leaves, so a bound on operations or races
+// (the Rust driver's metadata HedgeBudget, azure-sdk-for-rust #4914,
+// #4916) is the wrong unit; a slot is held only while an alternate is out.
+// Implementations are safe for concurrent use and never block
+// (hedgelab/hedging/feed.Gate is one).
+type LegGate interface {
+	// AcquireLeg takes one slot for an alternate about to be sent and
+	// reports whether it got one.
+	AcquireLeg() bool
+	// ReleaseLeg returns a slot AcquireLeg gave, once its leg has ended.
+	ReleaseLeg()
 }

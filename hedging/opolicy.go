@@ -217,6 +217,9 @@ func (r *Race) observe(now time.Duration, o Observation) {
 
 // ended reports the end of a hedged race at now (OperationEnded).
 func (r *Race) ended(now time.Duration) {
+	if r.strategy.policy == nil && r.strategy.Gate == nil {
+		return
+	}
 	o := Observation{Event: OperationEnded, Cause: r.diag.spawnCause, Threshold: r.threshold, Declined: r.declined,
 		Latency: now - r.start, Winner: r.winner, Won: r.hasWinner}
 	for l := range r.legs {

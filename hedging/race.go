@@ -151,13 +151,18 @@ const (
 	SpawnSessionNotAvail                       // "404/1002": ReadSessionNotAvailable
 	SpawnThrottle3092                          // "429/3092": SystemResourceUnavailable
 	SpawnTransportError                        // "transport_error": the primary got no response
+	// SpawnRegionalFailure ("regional_failure"): a metadata read's primary
+	// answered 500, 410/1022 or 403/1008 (spec §16 Phase 2, as .NET's
+	// MetadataHedgingStrategy).
+	SpawnRegionalFailure
 )
 
-var spawnCauseNames = [...]string{"", "threshold", "503", "404/1002", "429/3092", "transport_error"}
+var spawnCauseNames = [...]string{"", "threshold", "503", "404/1002", "429/3092", "transport_error", "regional_failure"}
 
 // String returns the cause as logged in the cause field of
 // cosmos.hedge.alternate_spawned: "threshold", "503", "404/1002",
-// "429/3092" or "transport_error" ("" for the zero value: not spawned).
+// "429/3092", "transport_error" or "regional_failure" ("" for the zero
+// value: not spawned).
 func (c SpawnCause) String() string {
 	if int(c) < len(spawnCauseNames) {
 		return spawnCauseNames[c]
@@ -178,8 +183,10 @@ func spawnCauseOf(res Result) SpawnCause {
 		return Spawn503
 	case res.Status.Code == 404:
 		return SpawnSessionNotAvail
+	case res.Status.Code == 429:
+		return SpawnThrottle3092
 	}
-	return SpawnThrottle3092
+	return SpawnRegionalFailure
 }
 
 // Action is one effect the driver must perform.
@@ -229,32 +236,34 @@ const (
 )
 
 type legState struct {
-	started        bool
-	inFlight       bool
-	backingOff     bool
-	backoffAt      time.Duration // when the retry backoff ends
-	done           bool          // the leg will make no more attempts
-	completed      bool          // the leg produced a result before the race ended
-	seq            uint32
-	attempts       int
-	sessionRetries int
-	hub            bool // per-state hub-region latch (§9.6.1)
-	candidates     []Endpoint
-	tried          uint64
-	cur            int
-	endpoint       Endpoint
-	excluded       []Region
-	startAt        time.Duration
-	sentAt         time.Duration
-	elapsed        time.Duration
-	last           Result
-	charge         float64
-	cancelled      bool // the race cancelled the in-flight attempt seq when it ended
+	// Flags and counters first, packed: what every response reads.
+	started    bool
+	inFlight   bool
+	backingOff bool
+	done       bool // the leg will make no more attempts
+	completed  bool // the leg produced a result before the race ended
+	hub        bool // per-state hub-region latch (§9.6.1)
+	cancelled  bool // the race cancelled the in-flight attempt seq when it ended
 	// throttled: an attempt was refused by the client's local
 	// throughput-control gate; throttleWait is the longest retry-after it
 	// gave (for the policy's [LegEnd]).
-	throttled    bool
-	throttleWait time.Duration
+	throttled bool
+	seq       uint32
+	// attempts and sessionRetries count this leg's attempts and its
+	// session (404/1002) retries: bounded by Retry.MaxAttempts.
+	attempts       int32
+	sessionRetries int32
+	charge         float64
+	startAt        time.Duration
+	sentAt         time.Duration
+	elapsed        time.Duration
+	throttleWait   time.Duration
+	backoffAt      time.Duration // when the retry backoff ends
+	tried          uint64        // bit i: candidates[i] was tried
+	endpoint       Endpoint
+	candidates     []Endpoint
+	excluded       []Region
+	last           Result
 }
 
 // Race is one logical operation's hedge race (spec §6.4, execute_hedged),
@@ -274,22 +283,36 @@ type legState struct {
 // fewer than two distinct applicable regions, ...) the same Race runs the
 // plain path: one leg with normal cross-region failover retries and no hedge
 // diagnostics.
+//
+// A copy of a Race that has run shares the room its routing reorders
+// regions in with the original: run one of the two, not both.
 type Race struct {
+	// What a race on the happy path touches is contiguous: raceState,
+	// diag, the primary's leg; the alternate's leg is last.
 	raceState
+	// diag is the race's hedge diagnostics; Begin clears only its
+	// decisions (finish writes the rest when the race ends, and diag is
+	// read only once the race is done).
+	diag HedgeDiagnostics
 	// legs are the two legs' states. Begin resets the primary's, and the
 	// alternate's only when altUsed: a race that spawns no alternate (the
 	// common case) leaves it as Begin found it, all zero.
 	legs    [2]legState
 	altUsed bool
-	// diag is the race's hedge diagnostics; Begin clears only its
-	// decisions (finish writes the rest when the race ends, and diag is
-	// read only once the race is done).
-	diag HedgeDiagnostics
-	// regionBuf backs the reordered regions and a write's one candidate. It
-	// is scratch, written before it is read, so Begin leaves it as it is
-	// (only raceState is reset: fewer bytes cleared per operation).
-	regionBuf [8]Endpoint
+	// diagAltZero: diag's alternate leg holds what finish writes for an
+	// alternate leg that was never used (all zero), so finish need not
+	// write it again while altUsed stays false.
+	diagAltZero bool
+	// scratch backs the reordered regions when routing demotes one (a
+	// tripped partition, a 503 mark): off the happy path, so out of line,
+	// allocated on the first reordering and kept for every later race run
+	// in the same value. It is written before it is read, so Begin leaves
+	// it as it is.
+	scratch *raceScratch
 }
+
+// raceScratch is a Race's room for its reordered regions.
+type raceScratch [7]Endpoint
 
 // raceState is the part of a Race that Begin resets.
 type raceState struct {
@@ -312,6 +335,7 @@ type raceState struct {
 	seq                        uint32
 	last                       Leg           // leg of the most recent transient result
 	lastStatus                 Status        // the most recent transient status (zero when none)
+	transients                 uint32        // how many transient results noteTransient recorded
 	pending                    TerminalState // terminal state decided when the deadline fired
 	harvestAt                  time.Duration // end of the harvest window
 	cause                      error         // deadline or cancellation cause
@@ -322,6 +346,8 @@ type raceState struct {
 	err                        error
 	tripped                    bool
 	declined                   bool // the ThresholdPolicy chose not to hedge this operation
+	legHeld                    bool // the alternate holds a slot of op.Legs
+	logging                    bool // the client has a logger
 }
 
 // Begin starts the race for op at now into r (which it resets) and writes
@@ -353,6 +379,7 @@ func (c *Client) begin(ctx context.Context, e *Effects, r *Race, now time.Durati
 	// composite literal built on the stack.
 	r.raceState = raceState{}
 	r.c, r.op, r.start, r.seq, r.ctx = c, op, now, seq, ctx
+	r.logging = c.logging
 	r.legs[Primary] = legState{}
 	r.diag.diagDecisions = diagDecisions{}
 	if r.altUsed {
@@ -365,19 +392,21 @@ func (c *Client) begin(ctx context.Context, e *Effects, r *Race, now time.Durati
 	if deadline > 0 && (!r.hasDeadline || deadline < r.deadline) {
 		r.deadline, r.hasDeadline = deadline, true
 	}
-	applicable := applicableRegions(c.cfg.Regions, op.ExcludeRegions)
+	applicable := applicableRegions(c.regions, op.ExcludeRegions)
 	r.regions = c.orderRegions(r, now, op.Partition, applicable, true)
 	strategy, ok := c.eligible(op, r.regions)
-	if ok && len(applicable) > 0 && r.regions[0] != applicable[0] && !c.admitRedirect(now, op, strategy, applicable[0]) {
+	// orderRegions returns applicable itself when nothing moved (the
+	// common case): the same first element, so no value comparison.
+	if ok && len(applicable) > 0 && &r.regions[0] != &applicable[0] && r.regions[0] != applicable[0] &&
+		!c.admitRedirect(now, op, strategy, applicable[0]) {
 		r.regions = c.orderRegions(r, now, op.Partition, applicable, false)
 	}
-	r.hubEligible = !op.Kind.IsMetadata() && !c.cfg.MultiMaster
+	r.hubEligible = !op.Kind.IsMetadata() && !c.multiMaster
 	p := &r.legs[Primary]
 	p.started, p.startAt, p.excluded = true, now, op.ExcludeRegions
 	switch {
 	case c.writesToHub(op.Kind):
-		p.candidates = r.regionBuf[7:8]
-		p.candidates[0] = c.write
+		p.candidates = c.write[:]
 	case len(r.regions) == 0:
 		r.finishError(e, now, Status{}, ErrNoRegion)
 		return
@@ -421,13 +450,20 @@ func (c *Client) eligible(op *Operation, regions []Endpoint) (HedgingStrategy, b
 	}
 	ok, _ := shouldHedge(eligibility{
 		StrategyResolved:  resolved,
-		PreferredRegions:  len(c.cfg.Regions),
+		PreferredRegions:  len(c.regions),
 		ApplicableRegions: len(regions),
 		Kind:              op.Kind,
-		Allowed:           c.cfg.Phase,
+		Allowed:           c.phase,
+		Affinity:          op.Continuation.Affinity,
 	})
 	if ok && !distinct(regions[0], regions[1]) {
 		ok = false // replica aliasing: no distinct alternate (§6.4.1)
+	}
+	if ok && op.Kind.IsMetadata() {
+		// The strategy decided that the read is hedged; its threshold is
+		// the fixed metadata one (spec §16 Phase 2; Rust
+		// evaluate_hedge_eligibility overrides only the threshold).
+		strategy = NewHedgingStrategy(Threshold{MetadataThreshold})
 	}
 	return strategy, ok
 }
@@ -462,7 +498,7 @@ func (c *Client) PlanHedge(now time.Duration, op *Operation) HedgePlan {
 		return p
 	}
 	var r Race
-	regions := c.orderRegions(&r, now, op.Partition, applicableRegions(c.cfg.Regions, op.ExcludeRegions), true)
+	regions := c.orderRegions(&r, now, op.Partition, applicableRegions(c.regions, op.ExcludeRegions), true)
 	if len(regions) == 0 {
 		return p
 	}
@@ -480,7 +516,7 @@ func (c *Client) PlanHedge(now time.Duration, op *Operation) HedgePlan {
 // attempt to the single write region rather than to the first applicable
 // read region: a write on a single-master account (never hedged, spec §13).
 func (c *Client) writesToHub(kind OperationKind) bool {
-	return kind.IsWrite() && c.write.Region != ""
+	return kind.IsWrite() && c.write[0].Region != ""
 }
 
 // PrimaryEndpoint returns the endpoint the primary attempt of an
@@ -493,9 +529,9 @@ func (c *Client) writesToHub(kind OperationKind) bool {
 // uses, without the unavailability marks.
 func (c *Client) PrimaryEndpoint(kind OperationKind, excluded []Region) (e Endpoint, ok bool) {
 	if c.writesToHub(kind) {
-		return c.write, true
+		return c.write[0], true
 	}
-	regions := applicableRegions(c.cfg.Regions, excluded)
+	regions := applicableRegions(c.regions, excluded)
 	if len(regions) == 0 {
 		return Endpoint{}, false
 	}
@@ -508,10 +544,10 @@ func (c *Client) PrimaryEndpoint(kind OperationKind, excluded []Region) (e Endpo
 // end (in order). It copies only when something has to move.
 func (c *Client) orderRegions(r *Race, now time.Duration, partition string, regions []Endpoint, breaker bool) []Endpoint {
 	var demoted uint64
-	if breaker {
+	if breaker && c.hot.ntripped.Load() != 0 {
 		demoted = c.tracker.unhealthyMask(now, partition, regions)
 	}
-	if c.store.nmarks.Load() > 0 {
+	if c.hot.nmarks.Load() > 0 {
 		for i, e := range regions {
 			if i < 64 && c.store.Unavailable(now, partition, e) {
 				demoted |= 1 << i
@@ -522,8 +558,11 @@ func (c *Client) orderRegions(r *Race, now time.Duration, partition string, regi
 		return regions
 	}
 	var out []Endpoint
-	if len(regions) <= len(r.regionBuf)-1 {
-		out = r.regionBuf[: 0 : len(r.regionBuf)-1]
+	if len(regions) <= len(raceScratch{}) {
+		if r.scratch == nil {
+			r.scratch = new(raceScratch) // once per Race value, on its first reordering
+		}
+		out = r.scratch[:0:len(r.scratch)]
 	} else {
 		out = make([]Endpoint, 0, len(regions))
 	}
@@ -572,7 +611,9 @@ func (r *Race) send(e *Effects, now time.Duration, l Leg) {
 	at.Leg, at.Seq, at.Endpoint, at.Excluded = l, r.seq, lg.endpoint, lg.excluded
 	at.Hedging = l == Alternate
 	at.HubRegionProcessingOnly = r.hubHeader(l)
-	at.SessionLSN = r.c.sessions.Get(r.op.Partition)
+	if r.c.hot.any.Load() { // the store's own check, on the client's first line
+		at.SessionLSN = r.c.sessions.Get(r.op.Partition)
+	}
 }
 
 // spawnAlternate is the single body behind both entry points of §6.5 #9:
@@ -586,7 +627,7 @@ func (r *Race) spawnAlternate(e *Effects, now time.Duration, cause SpawnCause) {
 	alt.candidates = r.regions[1:2]
 	alt.endpoint = r.regions[1]
 	alt.tried = 1
-	alt.excluded = alternateExcludeRegions(r.op.ExcludeRegions, r.c.cfg.Regions, alt.endpoint.Region)
+	alt.excluded = alternateExcludeRegions(r.op.ExcludeRegions, r.c.regions, alt.endpoint.Region)
 	if r.hubEligible {
 		r.hubLatch = new(atomic.Bool)
 		r.hubLatch.Store(r.legs[Primary].hub || r.op.HubRegionProcessingOnly)
@@ -613,8 +654,12 @@ func (r *Race) TimerFired(e *Effects, now time.Duration, t TimerKind) {
 	// ignored.
 	case TimerThreshold:
 		if r.phase == phaseRunning && r.hedged && !r.spawned && !r.noFanOut && now >= r.start+r.threshold.Get() &&
-			(!r.hasDeadline || now < r.deadline) && r.admitHedge(now) {
-			r.spawnAlternate(e, now, SpawnThreshold)
+			(!r.hasDeadline || now < r.deadline) && r.acquireLeg() {
+			if r.admitHedge(now) {
+				r.spawnAlternate(e, now, SpawnThreshold)
+			} else {
+				r.releaseLeg()
+			}
 		}
 	case TimerDeadline:
 		if r.phase == phaseRunning && r.hasDeadline && now >= r.deadline {
@@ -686,8 +731,10 @@ func (r *Race) Responded(e *Effects, now time.Duration, a *Attempt, res *Result)
 	r.totalCharge += res.RequestCharge
 	c := r.c
 	if res.Err == nil {
-		c.store.observe(now, r.op.Partition, lg.endpoint, res.Status) // §6.5 #10
-		c.sessions.merge(r.op.Partition, res.SessionLSN)              // §9.2
+		if res.Status.Code >= 403 || c.hot.nruns.Load() != 0 { // observe's own check, on the client's first line
+			c.store.observe(now, r.op.Partition, lg.endpoint, res.Status) // §6.5 #10
+		}
+		c.sessions.merge(r.op.Partition, res.SessionLSN) // §9.2
 	}
 	if res.LocalThrottle {
 		lg.throttled, lg.throttleWait = true, max(lg.throttleWait, r.throttleDelay(*res))
@@ -700,7 +747,12 @@ func (r *Race) Responded(e *Effects, now time.Duration, a *Attempt, res *Result)
 		}
 		return
 	}
-	if res.Final() {
+	final := finalFor(r.op.Kind, res)
+	if r.hedged && a.Leg == Alternate && r.op.Kind.IsMetadata() && (!final || res.Status.Code >= 400) {
+		r.discardAlternate(e, now)
+		return
+	}
+	if final {
 		r.legFinal(e, now, a.Leg)
 		return
 	}
@@ -719,9 +771,17 @@ func (r *Race) Responded(e *Effects, now time.Duration, a *Attempt, res *Result)
 	// Upgrade path (§6.5 #9, §7.2.1): a result the non-hedged path would
 	// answer with a region-changing retry — a spawn-eligible status, or a
 	// transport error (no response at all) — sends the alternate now.
-	if r.hedged && a.Leg == Primary && !r.spawned && !r.noFanOut && (res.Err != nil || canSpawnHedge(res.Status)) &&
+	if r.hedged && a.Leg == Primary && !r.spawned && !r.noFanOut && (res.Err != nil || canSpawnHedge(r.op.Kind, res.Status)) &&
 		(!r.hasDeadline || now < r.deadline) {
-		r.spawnAlternate(e, now, spawnCauseOf(*res))
+		if r.acquireLeg() {
+			r.spawnAlternate(e, now, spawnCauseOf(*res))
+		} else {
+			// Refused by the leg gate: fall back to the plain path's
+			// sequential failover (the Rust driver's budget refusal), and
+			// send no alternate later.
+			r.noFanOut = true
+			lg.candidates = r.regions
+		}
 	}
 	if delay, ok := r.retry(now, a.Leg, *res); ok {
 		if delay > 0 {
@@ -746,19 +806,14 @@ func (r *Race) Responded(e *Effects, now time.Duration, a *Attempt, res *Result)
 // retry.
 func (r *Race) retry(now time.Duration, l Leg, res Result) (time.Duration, bool) {
 	lg := &r.legs[l]
-	if lg.attempts >= r.c.cfg.Retry.MaxAttempts || (r.hasDeadline && now >= r.deadline) {
+	if int(lg.attempts) >= r.c.cfg.Retry.MaxAttempts || (r.hasDeadline && now >= r.deadline) {
 		return 0, false
 	}
 	var regionChanging bool
 	var delay time.Duration
 	st := res.Status
 	switch {
-	case res.Err != nil, st.Code == 503:
-		regionChanging = true
-	case st.Code == 404 && st.SubStatus == SubStatusReadSessionNotAvailable:
-		regionChanging = true
-		lg.sessionRetries++
-	case st.Code == 429:
+	case st.Code == 429 && res.Err == nil:
 		regionChanging = st.SubStatus == SubStatusSystemResourceUnavailable && !res.LocalThrottle
 		delay = r.throttleDelay(res)
 		// A wait beyond the cap, or one that cannot end before the
@@ -766,6 +821,11 @@ func (r *Race) retry(now time.Duration, l Leg, res Result) (time.Duration, bool)
 		// honoured: the leg ends on this 429 now.
 		if delay > r.c.cfg.Retry.MaxRetryAfter || (r.hasDeadline && now+delay >= r.deadline) {
 			return 0, false
+		}
+	case res.Err != nil || canSpawnHedge(r.op.Kind, st):
+		regionChanging = true // 503, 404/1002, a metadata read's regional failure
+		if res.Err == nil && st.Code == 404 {
+			lg.sessionRetries++
 		}
 	case st.Code == 410, st.Code == 408:
 		// local retry (address refresh / timeout) in the same region
@@ -801,15 +861,20 @@ func (r *Race) moveEndpoint(now time.Duration, lg *legState) {
 		}
 	}
 	if next >= 0 {
-		lg.cur = next
 		lg.tried |= 1 << next
 		lg.endpoint = lg.candidates[next]
 	}
 }
 
+// noteTransient records res, leg l's result, as the race's most recent
+// transient one when it is not final for the operation's kind (the one
+// classification, finalFor): its status is the one an error reports, and a
+// driver that keeps a body keeps the one of the result that moved
+// transients (a metadata alternate's discarded answer never does).
 func (r *Race) noteTransient(l Leg, res Result) {
-	if !res.Final() {
+	if !finalFor(r.op.Kind, &res) {
 		r.last, r.lastStatus = l, res.Status
+		r.transients++
 	}
 }
 
@@ -823,7 +888,9 @@ func (r *Race) legFinal(e *Effects, now time.Duration, l Leg) {
 	c := r.c
 	var state TerminalState
 	if l == Primary {
-		c.tracker.recordPrimaryFinal(now, r.op.Partition, r.regions[0].Region) // §9.5 #2
+		if c.hot.keyedPair(r.op.Partition, r.regions[0].Region) { // recordPrimaryFinal's own check, on the client's first line
+			c.tracker.recordPrimaryFinal(now, r.op.Partition, r.regions[0].Region) // §9.5 #2
+		}
 		state = PrimaryWonPreThreshold
 		if r.spawned {
 			state = PrimaryWonAfterHedge
@@ -836,7 +903,11 @@ func (r *Race) legFinal(e *Effects, now time.Duration, l Leg) {
 		}
 		state = AlternateWon
 	}
-	r.cancelOthers(e, now, CancelWinnerFound)
+	if p, a := &r.legs[Primary], &r.legs[Alternate]; p.inFlight || a.inFlight || p.backingOff || a.backingOff {
+		// Only then has cancelOthers anything to do (a primary that won
+		// before the threshold leaves nothing in flight).
+		r.cancelOthers(e, now, CancelWinnerFound)
+	}
 	r.finishWinner(e, now, l, state)
 }
 
@@ -859,6 +930,9 @@ func (r *Race) legTransient(e *Effects, now time.Duration, l Leg, res Result) {
 	}
 	other := &r.legs[1-l]
 	if other.started && !other.done {
+		if l == Alternate {
+			r.releaseLeg()
+		}
 		return // a transient keeps the other leg racing
 	}
 	// Both transient (§14.1): fan the 1002 discovery into the parent (§9.6.7).
@@ -873,6 +947,50 @@ func (r *Race) legTransient(e *Effects, now time.Duration, l Leg, res Result) {
 		r.log(slog.LevelWarn, "cosmos.hedge.both_transient", slog.Int("last_status_code", res.Status.Code))
 	}
 	r.finishError(e, now, res.Status, transientCause(res))
+}
+
+// discardAlternate ends a metadata read's alternate leg on an answer that is
+// not a clean success (spec §16 Phase 2, "primary is authoritative": .NET
+// ResolveWinnerAsync, Rust classify_secondary_hedge_result): the answer is
+// discarded, the leg is not retried, and the race waits for the primary;
+// if the primary has already ended transient, the race ends with the
+// primary's answer as BothTransient.
+func (r *Race) discardAlternate(e *Effects, now time.Duration) {
+	alt := &r.legs[Alternate]
+	alt.done, alt.completed = true, true
+	r.releaseLeg()
+	p := &r.legs[Primary]
+	if !p.done {
+		return
+	}
+	r.diag.terminalState = BothTransient
+	if r.logEnabled(slog.LevelWarn) {
+		r.log(slog.LevelWarn, "cosmos.hedge.both_transient", slog.Int("last_status_code", p.last.Status.Code))
+	}
+	r.finishError(e, now, p.last.Status, transientCause(p.last))
+}
+
+// acquireLeg asks op.Legs, if any, for a slot for the alternate about to
+// be sent, and reports whether it may go; a refusal is recorded in the
+// diagnostics (HedgeRefused).
+func (r *Race) acquireLeg() bool {
+	if r.op.Legs == nil {
+		return true
+	}
+	if !r.op.Legs.AcquireLeg() {
+		r.diag.hedgeRefused = true
+		return false
+	}
+	r.legHeld = true
+	return true
+}
+
+// releaseLeg returns the alternate's slot of op.Legs, if it holds one.
+func (r *Race) releaseLeg() {
+	if r.legHeld {
+		r.legHeld = false
+		r.op.Legs.ReleaseLeg()
+	}
 }
 
 func transientCause(res Result) error {
@@ -991,14 +1109,23 @@ func (r *Race) finishError(e *Effects, now time.Duration, st Status, cause error
 func (r *Race) finish(now time.Duration) {
 	r.phase = phaseDone
 	r.doneAt = now
+	r.releaseLeg()
 	if r.hedged {
 		for l := range r.legs {
+			if l == int(Alternate) && !r.altUsed && r.diagAltZero {
+				// The alternate's state is Begin's zero and its
+				// diagnostics were written from that zero and left as they
+				// were (lateCharge writes only a cancelled leg's): the
+				// same values again.
+				break
+			}
 			lg := &r.legs[l]
 			// Every field, in place (no literal built and copied).
 			d := &r.diag.legs[l]
-			d.Endpoint, d.Attempts, d.LastStatus = lg.endpoint, lg.attempts, lg.last.Status
+			d.Endpoint, d.Attempts, d.LastStatus = lg.endpoint, int(lg.attempts), lg.last.Status
 			d.Completed, d.Elapsed, d.RequestCharge = lg.completed, lg.elapsed, lg.charge
 		}
+		r.diagAltZero = !r.altUsed
 		r.diag.totalCharge = r.totalCharge
 		r.ended(now) // a superseded primary's elapsed time is a lower bound of its latency (censoring)
 	}
@@ -1059,7 +1186,7 @@ func (r *Race) AlternateSpawned() bool { return r.spawned }
 
 // Attempts returns how many transport attempts were sent across both legs,
 // retries included.
-func (r *Race) Attempts() int { return r.legs[Primary].attempts + r.legs[Alternate].attempts }
+func (r *Race) Attempts() int { return int(r.legs[Primary].attempts) + int(r.legs[Alternate].attempts) }
 
 // Endpoint returns the endpoint of leg l's latest attempt.
 func (r *Race) Endpoint(l Leg) Endpoint { return r.legs[l].endpoint }

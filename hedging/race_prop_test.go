@@ -193,7 +193,7 @@ func TestRaceCoreProperties(t *testing.T) {
 				}
 			}
 			byUpgrade := trigger != nil && trigger.live && trigger.at == at && trigger.a.Leg == hedging.Primary &&
-				!trigger.res.LocalThrottle && (trigger.res.Err != nil || hedging.CanSpawnHedge(trigger.res.Status))
+				!trigger.res.LocalThrottle && (trigger.res.Err != nil || hedging.CanSpawnHedge(hedging.PointRead, trigger.res.Status))
 			if !byTimer && !byUpgrade {
 				t.Fatalf("alternate spawned at +%v: neither the threshold (%v) nor an upgrade (trigger %+v)", at-d.start, s.threshold, trigger)
 			}

@@ -655,7 +655,12 @@ func TestRaceCoreSharedHubRegionLatch(t *testing.T) {
 			if !d.r.Hedged() || !d.r.AlternateSpawned() {
 				t.Fatalf("hedged=%v spawned=%v; the alternate must spawn for this test to mean anything", d.r.Hedged(), d.r.AlternateSpawned())
 			}
-			if d.perLeg[hedging.Alternate] < 2 {
+			switch {
+			case tc.kind.IsMetadata() && d.perLeg[hedging.Alternate] != 1:
+				// Primary authoritative (spec §16 Phase 2): a metadata
+				// read's alternate is never retried.
+				t.Fatalf("alternate sent %d attempts on a metadata read, want 1 (no retry)", d.perLeg[hedging.Alternate])
+			case !tc.kind.IsMetadata() && d.perLeg[hedging.Alternate] < 2:
 				t.Fatalf("alternate sent %d attempts, want a retry after the primary's 1002", d.perLeg[hedging.Alternate])
 			}
 			for _, s := range d.sent {

@@ -23,6 +23,26 @@ const DefaultConsecutiveHedgeWinThreshold = 5
 // client, nothing measurable in fleets of 10 and 100).
 const DefaultHedgeWinMinSpan = time.Second
 
+// hotCounters are the lock-free counters of a client's shared stores that
+// every operation reads (spec §6.5 #6: no per-hedge state on the happy
+// path): a [Client] keeps them together on its first cache line, and each
+// store (tracker, location store, session tokens) updates its own under
+// its lock and reads them on its fast path. Each is only a hint that
+// sends a reader to the store's locked state when non-zero.
+type hotCounters struct {
+	nstreaks, ntripped atomic.Int64  // HedgeWinTracker
+	keyed              atomic.Uint64 // HedgeWinTracker: bit b set while nkeyed[b] > 0
+	nmarks, nruns      atomic.Int64  // locationStore
+	any                atomic.Bool   // sessionTokens
+}
+
+// keyedPair reports whether the pair (partition, region) may hold a
+// streak or a trip: its bucket's bit is set (a hint; false is certain).
+func (h *hotCounters) keyedPair(partition string, region Region) bool {
+	k := h.keyed.Load()
+	return k != 0 && k&(1<<pairBucket(partition, region)) != 0
+}
+
 // DefaultProbeInterval is how long a partition stays routed away from a
 // tripped primary region before the primary is tried again (failback).
 const DefaultProbeInterval = 30 * time.Second
@@ -46,6 +66,11 @@ type winState struct {
 	trips          int
 }
 
+// streak reports whether a primary final changes s: it holds a streak or
+// a trip. A pair without either (its streak reset while its run of wins
+// goes on) only keeps runStart and lastWin for the next win.
+func (s *winState) streak() bool { return s.consecutive > 0 || s.unhealthyUntil != 0 }
+
 // HedgeWinTracker is the consecutive-hedge-win feedback loop into the
 // partition circuit breaker (PPCB) of spec §9.5: one counter per
 // (partition, primary region), incremented on every AlternateWon and reset
@@ -64,29 +89,54 @@ type winState struct {
 // Safe for concurrent use; all methods take the current time as a
 // parameter and never read a clock.
 type HedgeWinTracker struct {
-	threshold int
-	probe     time.Duration
-	minSpan   time.Duration // least duration of a tripping streak; 0 = none
-	mu        sync.Mutex
-	pairs     map[winKey]*winState
-	trips     int
-	// npairs mirrors len(pairs) and ntripped counts the pairs holding a
-	// trip, so the common cases (no streak, no trip anywhere) take no lock.
-	npairs, ntripped atomic.Int64
-	// nkeyed[pairBucket(k)] counts the pairs with key k, so that
-	// recordPrimaryFinal takes no lock for a pair that has no entry — the
-	// common case when other pairs hold a streak or a trip — just as it
-	// takes none when there are no pairs at all. Updated under mu with the
-	// map; only a hint: a non-zero count takes the lock and looks.
-	nkeyed [64]atomic.Int32
-	// tripped indexes the pairs holding a trip by partition, so routing
-	// checks every region of a partition with one lookup.
-	tripped map[string][]Region
+	// The lock-free fast path first, on one cache line: every read's
+	// routing (unhealthyMask) and primary final (recordPrimaryFinal) reads
+	// only these fields while no pair holds a streak or a trip.
+	//
+	// hot holds nstreaks, the pairs holding a streak or a trip
+	// (winState.streak), and ntripped, those holding a trip, so the common
+	// cases (no streak, no trip anywhere) take no lock.
+	hot *hotCounters
 	// demoted is a copy of tripped with each pair's end of demotion,
 	// replaced (never modified) under mu whenever a trip starts, is renewed
 	// or ends, so that routing (unhealthyMask, on every Begin) reads it
 	// without taking the lock.
-	demoted atomic.Pointer[map[string][]demotion]
+	demoted   atomic.Pointer[map[string][]demotion]
+	threshold int
+	probe     time.Duration
+	minSpan   time.Duration // least duration of a tripping streak; 0 = none
+	// The state read once a hedge has won: under mu.
+	mu    sync.Mutex
+	pairs map[winKey]*winState
+	trips int
+	// sweepAt is when recordHedgeWin next deletes the pairs that hold
+	// neither and whose run has ended (no win for more than minSpan): a
+	// primary final no longer looks them up.
+	sweepAt time.Duration
+	// tripped indexes the pairs holding a trip by partition, so routing
+	// checks every region of a partition with one lookup.
+	tripped map[string][]Region
+	// nkeyed[pairBucket(k)] counts the pairs with key k that hold a streak
+	// or a trip, and hot.keyed has bit b set while nkeyed[b] > 0, so that
+	// recordPrimaryFinal takes no lock for a pair that holds neither — the
+	// common case when other pairs do, and when a pair's streak was reset
+	// while its run of wins goes on (the minimum span keeps the pair, for
+	// its run) — just as it takes none when no pair holds one. Both are
+	// updated under mu with the map; the bit is only a hint: a set bit
+	// takes the lock and looks.
+	nkeyed [64]int32
+}
+
+// keyedAdd adds d (±1) to the count of pairs holding a streak or a trip
+// in bucket b, keeping hot.keyed's bit b; t.mu must be held.
+func (t *HedgeWinTracker) keyedAdd(b int, d int32) {
+	t.nkeyed[b] += d
+	switch {
+	case d > 0 && t.nkeyed[b] == 1:
+		t.hot.keyed.Or(1 << b)
+	case d < 0 && t.nkeyed[b] == 0:
+		t.hot.keyed.And(^uint64(1 << b))
+	}
 }
 
 // demotion is one tripped region of a partition and when its demotion
@@ -128,13 +178,23 @@ func pairBucket(partition string, region Region) int {
 // (DefaultProbeInterval when probe <= 0); a streak trips only once it
 // spans minSpan (0 = at once, the spec's rule; see [HedgeWinTracker]).
 func newHedgeWinTracker(threshold int, probe, minSpan time.Duration) *HedgeWinTracker {
+	t := new(HedgeWinTracker)
+	t.init(threshold, probe, minSpan, new(hotCounters))
+	return t
+}
+
+// init is newHedgeWinTracker in place, for a tracker held by value (as a
+// [Client] holds its own), keeping its counters in hot.
+func (t *HedgeWinTracker) init(threshold int, probe, minSpan time.Duration, hot *hotCounters) {
+	t.hot = hot
 	if threshold < 1 {
 		threshold = DefaultConsecutiveHedgeWinThreshold
 	}
 	if probe <= 0 {
 		probe = DefaultProbeInterval
 	}
-	return &HedgeWinTracker{threshold: threshold, probe: probe, minSpan: minSpan, pairs: make(map[winKey]*winState), tripped: make(map[string][]Region)}
+	t.threshold, t.probe, t.minSpan = threshold, probe, minSpan
+	t.pairs, t.tripped = make(map[winKey]*winState), make(map[string][]Region)
 }
 
 // recordHedgeWin records one alternate win for (partition, primary) at now
@@ -143,13 +203,19 @@ func newHedgeWinTracker(threshold int, probe, minSpan time.Duration) *HedgeWinTr
 func (t *HedgeWinTracker) recordHedgeWin(now time.Duration, partition string, primary Region) (tripped bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.minSpan > 0 && now >= t.sweepAt {
+		t.sweep(now)
+		t.sweepAt = now + t.minSpan
+	}
 	k := winKey{partition, primary}
 	s := t.pairs[k]
 	if s == nil {
 		s = &winState{}
 		t.pairs[k] = s
-		t.npairs.Store(int64(len(t.pairs)))
-		t.nkeyed[pairBucket(partition, primary)].Add(1)
+	}
+	if !s.streak() {
+		t.hot.nstreaks.Add(1)
+		t.keyedAdd(pairBucket(partition, primary), 1)
 	}
 	if s.consecutive == 0 {
 		s.streakStart = now
@@ -161,7 +227,7 @@ func (t *HedgeWinTracker) recordHedgeWin(now time.Duration, partition string, pr
 	s.consecutive++
 	if s.consecutive >= t.threshold && now-min(s.streakStart, s.runStart) >= t.minSpan && (s.unhealthyUntil == 0 || now >= s.unhealthyUntil) {
 		if s.unhealthyUntil == 0 {
-			t.ntripped.Add(1)
+			t.hot.ntripped.Add(1)
 			t.tripped[partition] = append(t.tripped[partition], primary)
 		}
 		s.unhealthyUntil = now + t.probe
@@ -178,18 +244,17 @@ func (t *HedgeWinTracker) recordHedgeWin(now time.Duration, partition string, pr
 // final result of the primary leg and clears a trip whose probe interval
 // has passed (spec §9.5 #2).
 func (t *HedgeWinTracker) recordPrimaryFinal(now time.Duration, partition string, primary Region) {
-	if t.npairs.Load() == 0 {
-		return
+	if !t.hot.keyedPair(partition, primary) {
+		return // this pair holds no streak or trip: nothing to reset
 	}
 	b := pairBucket(partition, primary)
-	if t.nkeyed[b].Load() == 0 {
-		return // no entry for this pair: nothing to reset
-	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	k := winKey{partition, primary}
 	s := t.pairs[k]
-	if s == nil {
+	if s == nil || !s.streak() {
+		// No entry, or one that holds neither: resetting its count changes
+		// nothing, and deleting it (its run ended) is the sweep's.
 		return
 	}
 	if s.unhealthyUntil != 0 && now < s.unhealthyUntil {
@@ -199,7 +264,7 @@ func (t *HedgeWinTracker) recordPrimaryFinal(now time.Duration, partition string
 		return
 	}
 	if s.unhealthyUntil != 0 {
-		t.ntripped.Add(-1)
+		t.hot.ntripped.Add(-1)
 		rs := slices.DeleteFunc(t.tripped[partition], func(r Region) bool { return r == primary })
 		if len(rs) == 0 {
 			delete(t.tripped, partition)
@@ -207,18 +272,29 @@ func (t *HedgeWinTracker) recordPrimaryFinal(now time.Duration, partition string
 			t.tripped[partition] = rs
 		}
 		delete(t.pairs, k)
-		t.npairs.Store(int64(len(t.pairs)))
-		t.nkeyed[b].Add(-1)
+		t.hot.nstreaks.Add(-1)
+		t.keyedAdd(b, -1)
 		t.publish()
 		return
 	}
+	t.hot.nstreaks.Add(-1)
+	t.keyedAdd(b, -1)
 	if t.minSpan > 0 && now-s.lastWin <= t.minSpan {
 		s.consecutive = 0 // the run goes on: keep its start
 		return
 	}
 	delete(t.pairs, k)
-	t.npairs.Store(int64(len(t.pairs)))
-	t.nkeyed[b].Add(-1)
+}
+
+// sweep deletes the pairs that hold no streak or trip and whose run of
+// wins has ended at now (no win for more than minSpan): such a pair and a
+// missing one behave alike at the next win. t.mu must be held.
+func (t *HedgeWinTracker) sweep(now time.Duration) {
+	for k, s := range t.pairs {
+		if !s.streak() && now-s.lastWin > t.minSpan {
+			delete(t.pairs, k)
+		}
+	}
 }
 
 // Consecutive returns the current counter of (partition, primary), the
@@ -235,7 +311,7 @@ func (t *HedgeWinTracker) Consecutive(partition string, primary Region) int {
 // Unhealthy reports whether reads of partition should route away from
 // region at now (tripped and the probe interval not yet passed).
 func (t *HedgeWinTracker) Unhealthy(now time.Duration, partition string, region Region) bool {
-	if t.ntripped.Load() == 0 {
+	if t.hot.ntripped.Load() == 0 {
 		return false
 	}
 	t.mu.Lock()
@@ -248,7 +324,7 @@ func (t *HedgeWinTracker) Unhealthy(now time.Duration, partition string, region 
 // Unhealthy would report for partition at now, with one lookup in the
 // published demotions and no lock.
 func (t *HedgeWinTracker) unhealthyMask(now time.Duration, partition string, regions []Endpoint) uint64 {
-	if t.ntripped.Load() == 0 {
+	if t.hot.ntripped.Load() == 0 {
 		return 0
 	}
 	m := t.demoted.Load()
@@ -278,56 +354,103 @@ type markKey struct {
 // pair marked unavailable.
 const DefaultUnavailableFor = 5 * time.Second
 
+// DefaultUnavailableAfter is how many consecutive 503s of one (partition,
+// endpoint) pair mark it unavailable ([Config.UnavailableAfter]): 1, the
+// spec's rule (§6.5 #10: a 503 marks the pair).
+const DefaultUnavailableAfter = 1
+
 // locationStore is the location state shared by every operation and by both
-// legs of a race (spec §6.5 #10, §9.1): a 503 marks the (partition,
-// endpoint) pair unavailable for a while, which routing then avoids; a
-// 403/3 (WriteForbidden) requests an account-properties refresh. Safe for
-// concurrent use; takes the current time as a parameter.
+// legs of a race (spec §6.5 #10, §9.1): after `after` consecutive 503s (1:
+// every 503) the (partition, endpoint) pair is marked unavailable for a
+// while, which routing then avoids; any other status of that pair ends its
+// run of 503s. A 403/3 (WriteForbidden) requests an account-properties
+// refresh. Safe for concurrent use; takes the current time as a parameter.
 type locationStore struct {
+	// hot holds nmarks, which mirrors len(marks) (no lock when nothing is
+	// marked), and nruns, which mirrors len(runs) (a success takes no lock
+	// when no pair has a run).
+	hot            *hotCounters
 	unavailableFor time.Duration
-	mu             sync.Mutex
-	marks          map[markKey]time.Duration
-	refreshes      int
-	nmarks         atomic.Int64 // mirrors len(marks): no lock when nothing is marked
+	after          int
+	// The state read once a region failed: under mu.
+	mu    sync.Mutex
+	marks map[markKey]time.Duration
+	// runs counts the consecutive 503s of pairs that have some and are
+	// not marked yet (after > 1 only).
+	runs      map[markKey]int
+	refreshes int
 }
 
 // newLocationStore returns a store whose marks last unavailableFor
-// (DefaultUnavailableFor when <= 0).
-func newLocationStore(unavailableFor time.Duration) *locationStore {
+// (DefaultUnavailableFor when <= 0) and are set after `after` consecutive
+// 503s (DefaultUnavailableAfter when <= 0).
+func newLocationStore(unavailableFor time.Duration, after int) *locationStore {
+	s := new(locationStore)
+	s.init(unavailableFor, after, new(hotCounters))
+	return s
+}
+
+// init is newLocationStore in place, for a store held by value, keeping
+// its counters in hot.
+func (s *locationStore) init(unavailableFor time.Duration, after int, hot *hotCounters) {
+	s.hot = hot
 	if unavailableFor <= 0 {
 		unavailableFor = DefaultUnavailableFor
 	}
-	return &locationStore{unavailableFor: unavailableFor, marks: make(map[markKey]time.Duration)}
+	if after <= 0 {
+		after = DefaultUnavailableAfter
+	}
+	s.unavailableFor, s.after = unavailableFor, after
+	s.marks, s.runs = make(map[markKey]time.Duration), make(map[markKey]int)
 }
 
-// Observe applies the LocationEffects of one attempt's status: 503 marks
-// (partition, endpoint) unavailable until now+unavailableFor; 403/3 counts
-// an account refresh request. Other statuses have no effect.
+// Observe applies the LocationEffects of one attempt's status: the
+// `after`-th consecutive 503 of (partition, endpoint) marks it unavailable
+// until now+unavailableFor, any other status ends its run of 503s; 403/3
+// counts an account refresh request. Other statuses have no effect.
 func (s *locationStore) observe(now time.Duration, partition string, endpoint Endpoint, st Status) {
-	if st.Code == 503 || st.Code == 403 { // small enough to inline: most statuses end here
+	// Small enough to inline: most statuses (2xx, 3xx) end here.
+	if st.Code >= 403 || s.hot.nruns.Load() != 0 {
 		s.observeMarking(now, partition, endpoint, st)
 	}
 }
 
 // observeMarking is observe for the statuses that may have an effect.
 func (s *locationStore) observeMarking(now time.Duration, partition string, endpoint Endpoint, st Status) {
-	switch {
-	case st.Code == 503:
-		s.mu.Lock()
-		s.marks[markKey{partition, endpoint.Key}] = now + s.unavailableFor
-		s.nmarks.Store(int64(len(s.marks)))
-		s.mu.Unlock()
-	case st.Code == 403 && st.SubStatus == SubStatusWriteForbidden:
-		s.mu.Lock()
+	forbidden := st.Code == 403 && st.SubStatus == SubStatusWriteForbidden
+	if st.Code != 503 && !forbidden && s.hot.nruns.Load() == 0 {
+		return // no effect: a 404, 409, 429, ... while no pair has a run of 503s
+	}
+	k := markKey{partition, endpoint.Key}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st.Code == 503 {
+		if s.after > 1 {
+			if n := s.runs[k] + 1; n < s.after {
+				s.runs[k] = n
+				s.hot.nruns.Store(int64(len(s.runs)))
+				return
+			}
+			delete(s.runs, k)
+			s.hot.nruns.Store(int64(len(s.runs)))
+		}
+		s.marks[k] = now + s.unavailableFor
+		s.hot.nmarks.Store(int64(len(s.marks)))
+		return
+	}
+	if _, ok := s.runs[k]; ok {
+		delete(s.runs, k) // any other answer ends the pair's run of 503s
+		s.hot.nruns.Store(int64(len(s.runs)))
+	}
+	if forbidden {
 		s.refreshes++
-		s.mu.Unlock()
 	}
 }
 
 // Unavailable reports whether (partition, endpoint) is marked unavailable
 // at now.
 func (s *locationStore) Unavailable(now time.Duration, partition string, endpoint Endpoint) bool {
-	if s.nmarks.Load() == 0 {
+	if s.hot.nmarks.Load() == 0 {
 		return false
 	}
 	s.mu.Lock()
@@ -336,7 +459,7 @@ func (s *locationStore) Unavailable(now time.Duration, partition string, endpoin
 	until, ok := s.marks[k]
 	if ok && now >= until {
 		delete(s.marks, k)
-		s.nmarks.Store(int64(len(s.marks)))
+		s.hot.nmarks.Store(int64(len(s.marks)))
 		return false
 	}
 	return ok
@@ -353,13 +476,21 @@ func (s *locationStore) RefreshRequests() int {
 // partition. Updates merge by maximum, so they commute: a losing leg's late
 // response can never regress a token (spec §9.2). Safe for concurrent use.
 type sessionTokens struct {
+	hot  *hotCounters // any: set once a token is stored, so reads of an empty store take no lock
 	mu   sync.Mutex
 	lsns map[string]int64
-	any  atomic.Bool // set once a token is stored: reads of an empty store take no lock
 }
 
 // newSessionTokens returns an empty store.
-func newSessionTokens() *sessionTokens { return &sessionTokens{lsns: make(map[string]int64)} }
+func newSessionTokens() *sessionTokens {
+	s := new(sessionTokens)
+	s.init(new(hotCounters))
+	return s
+}
+
+// init makes s an empty store in place, for a store held by value,
+// keeping its flag in hot.
+func (s *sessionTokens) init(hot *hotCounters) { s.hot, s.lsns = hot, make(map[string]int64) }
 
 // Merge records lsn for partition, keeping the maximum; lsn <= 0 is ignored.
 func (s *sessionTokens) merge(partition string, lsn int64) {
@@ -373,14 +504,14 @@ func (s *sessionTokens) mergeToken(partition string, lsn int64) {
 	s.mu.Lock()
 	if lsn > s.lsns[partition] {
 		s.lsns[partition] = lsn
-		s.any.Store(true)
+		s.hot.any.Store(true)
 	}
 	s.mu.Unlock()
 }
 
 // Get returns the session LSN of partition (0 when none).
 func (s *sessionTokens) Get(partition string) int64 {
-	if !s.any.Load() { // small enough to inline: an empty store takes no call
+	if !s.hot.any.Load() { // small enough to inline: an empty store takes no call
 		return 0
 	}
 	return s.get(partition)

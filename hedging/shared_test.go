@@ -315,6 +315,45 @@ func TestLocationStore(t *testing.T) {
 			t.Errorf("403/3 marked the endpoint")
 		}
 	})
+	// Config.UnavailableAfter (issue 27, Azure/azure-sdk-for-python PR
+	// #39883): the n-th consecutive 503 of a (partition, endpoint) marks it;
+	// any other status of that pair starts the count again; other pairs'
+	// answers do not.
+	for _, tc := range []struct {
+		name   string
+		after  int
+		seq    []int // statuses of (p, epA), one per millisecond
+		marked bool  // after the sequence
+	}{
+		{"after 1: one 503", 1, []int{503}, true},
+		{"after 0 is the default 1", 0, []int{503}, true},
+		{"after 2: one 503", 2, []int{503}, false},
+		{"after 2: two 503s", 2, []int{503, 503}, true},
+		{"after 2: 503 200 503", 2, []int{503, 200, 503}, false},
+		{"after 2: 503 429 503", 2, []int{503, 429, 503}, false},
+		{"after 3: 503 503 404 503 503", 3, []int{503, 503, 404, 503, 503}, false},
+		{"after 3: 200 503 503 503", 3, []int{200, 503, 503, 503}, true},
+		{"after 5: four 503s", 5, []int{503, 503, 503, 503}, false},
+		{"after 5: five 503s", 5, []int{503, 503, 503, 503, 503}, true},
+	} {
+		t.Run("consecutive/"+tc.name, func(t *testing.T) {
+			s := hedging.NewLocationStoreAfter(time.Second, tc.after)
+			epB := hedging.Endpoint{Region: "B", Key: "kB"}
+			for i, code := range tc.seq {
+				now := time.Duration(i) * htMillisecond
+				s.Observe(now, "p", epA, htSt(code, 0))
+				s.Observe(now, "q", epA, htSt(200, 0)) // another partition's answers
+				s.Observe(now, "p", epB, htSt(200, 0)) // another endpoint's
+			}
+			now := time.Duration(len(tc.seq)) * htMillisecond
+			if got := s.Unavailable(now, "p", epA); got != tc.marked {
+				t.Errorf("marked %v, want %v", got, tc.marked)
+			}
+			if s.Unavailable(now, "q", epA) || s.Unavailable(now, "p", epB) {
+				t.Errorf("another pair was marked")
+			}
+		})
+	}
 	t.Run("default_duration", func(t *testing.T) {
 		s := hedging.NewLocationStore(-1)
 		s.Observe(0, "p", epA, htSt(503, 0))
@@ -617,5 +656,123 @@ func TestBudgetAccountsForBreakerMovedLoad(t *testing.T) {
 	t.Logf("10%% budget: %d reads moved, %d hedged, %d denied", moved, hedged, b.Denied())
 	if moved < 1 || moved+hedged > 22 {
 		t.Errorf("10%% budget: %d reads moved and %d hedged on B after the trip, want >= 1 moved and <= 22 in all (0.1 × 202 + 2)", moved, hedged)
+	}
+}
+
+// trackerModel is the breaker's rule (§9.5, hedgelab's minimum span) with
+// nothing but a map: every pair keeps its entry until a primary final
+// deletes it, and every event looks it up. TestHedgeWinTrackerMatchesModel
+// holds the tracker, which skips the lookups that change nothing and
+// sweeps ended runs, to it.
+type trackerModel struct {
+	n           int
+	probe, span time.Duration
+	pairs       map[[2]string]*trackerModelPair
+}
+
+type trackerModelPair struct {
+	consecutive                           int
+	streakStart, runStart, lastWin, until time.Duration
+}
+
+func (m *trackerModel) win(now time.Duration, p, r string) bool {
+	s := m.pairs[[2]string{p, r}]
+	if s == nil {
+		s = &trackerModelPair{}
+		m.pairs[[2]string{p, r}] = s
+	}
+	if s.consecutive == 0 {
+		s.streakStart = now
+	}
+	if s.lastWin == 0 || now-s.lastWin > m.span {
+		s.runStart = now
+	}
+	s.lastWin = max(now, 1)
+	s.consecutive++
+	if s.consecutive >= m.n && now-min(s.streakStart, s.runStart) >= m.span && (s.until == 0 || now >= s.until) {
+		s.until = now + m.probe
+		s.consecutive = m.n - 1
+		return true
+	}
+	return false
+}
+
+func (m *trackerModel) final(now time.Duration, p, r string) {
+	k := [2]string{p, r}
+	s := m.pairs[k]
+	switch {
+	case s == nil:
+	case s.until != 0 && now < s.until:
+		s.consecutive = 0
+	case s.until == 0 && m.span > 0 && now-s.lastWin <= m.span:
+		s.consecutive = 0
+	default:
+		delete(m.pairs, k)
+	}
+}
+
+func TestHedgeWinTrackerMatchesModel(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		m := &trackerModel{
+			n:     rapid.IntRange(1, 4).Draw(rt, "threshold"),
+			probe: time.Duration(rapid.IntRange(1, 3000).Draw(rt, "probe_ms")) * time.Millisecond,
+			span:  time.Duration(rapid.SampledFrom([]int{0, 1, 50, 1000}).Draw(rt, "span_ms")) * time.Millisecond,
+			pairs: map[[2]string]*trackerModelPair{},
+		}
+		tr := hedging.NewHedgeWinTrackerSpan(m.n, m.probe, m.span)
+		parts, regions := []string{"p0", "p1", "p2"}, []string{"A", "B"}
+		var now time.Duration
+		for i := range rapid.IntRange(1, 200).Draw(rt, "steps") {
+			now += time.Duration(rapid.IntRange(0, 700).Draw(rt, fmt.Sprintf("dt%d", i))) * time.Millisecond
+			p := rapid.SampledFrom(parts).Draw(rt, fmt.Sprintf("part%d", i))
+			r := rapid.SampledFrom(regions).Draw(rt, fmt.Sprintf("region%d", i))
+			if rapid.Bool().Draw(rt, fmt.Sprintf("win%d", i)) {
+				if got, want := tr.RecordHedgeWin(now, p, hedging.Region(r)), m.win(now, p, r); got != want {
+					rt.Fatalf("step %d at %v: win on (%s, %s) tripped %v, the rule says %v", i, now, p, r, got, want)
+				}
+			} else {
+				tr.RecordPrimaryFinal(now, p, hedging.Region(r))
+				m.final(now, p, r)
+			}
+			for _, q := range parts {
+				for _, reg := range regions {
+					s := m.pairs[[2]string{q, reg}]
+					want, unhealthy := 0, false
+					if s != nil {
+						want, unhealthy = s.consecutive, s.until != 0 && now < s.until
+					}
+					if got := tr.Consecutive(q, hedging.Region(reg)); got != want {
+						rt.Fatalf("step %d at %v: (%s, %s) counts %d wins, the rule %d", i, now, q, reg, got, want)
+					}
+					if got := tr.Unhealthy(now, q, hedging.Region(reg)); got != unhealthy {
+						rt.Fatalf("step %d at %v: (%s, %s) unhealthy %v, the rule says %v", i, now, q, reg, got, unhealthy)
+					}
+				}
+			}
+		}
+	})
+}
+
+// A pair whose streak a primary final reset within its run keeps its
+// entry for the run, but not after it: once the run has ended, the next
+// win anywhere deletes it, so a client that reads many partitions holds
+// the pairs of the last second's wins, not of every partition that ever
+// won once.
+func TestHedgeWinTrackerForgetsEndedRuns(t *testing.T) {
+	tr := hedging.NewHedgeWinTrackerSpan(5, time.Minute, time.Second)
+	var now time.Duration
+	for i := range 1000 {
+		now += time.Millisecond
+		p := fmt.Sprintf("p%d", i)
+		tr.RecordHedgeWin(now, p, "A")
+		tr.RecordPrimaryFinal(now+time.Microsecond, p, "A") // the streak resets, the run goes on
+	}
+	if n := tr.Pairs(); n != 1000 {
+		t.Fatalf("%d pairs within their runs, want 1000", n)
+	}
+	now += 2 * time.Second
+	tr.RecordHedgeWin(now, "q", "A")
+	if n := tr.Pairs(); n != 1 {
+		t.Errorf("%d pairs after every run but one ended, want 1", n)
 	}
 }

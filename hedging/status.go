@@ -14,6 +14,8 @@ type Status struct {
 const (
 	SubStatusNone                      = 0
 	SubStatusWriteForbidden            = 3    // 403/3: triggers an account refresh (§6.5 #10)
+	SubStatusDatabaseAccountNotFound   = 1008 // 403/1008: the region does not serve the account (a metadata read's regional failure)
+	SubStatusLeaseNotFound             = 1022 // 410/1022: the partition's lease moved (a metadata read's regional failure)
 	SubStatusReadSessionNotAvailable   = 1002 // 404/1002: session lag, session retry (§9.6)
 	SubStatusSystemResourceUnavailable = 3092 // 429/3092: transient backend capacity pressure
 	SubStatusRUBudgetExceeded          = 3200 // 429/3200: provisioned throughput exhausted (final)
@@ -63,10 +65,31 @@ func IsFinal(s Status) bool {
 	return false
 }
 
-// canSpawnHedge reports whether a first attempt that returned status s may be
-// upgraded into a cross-region hedge (spec §7.2.1, §6.5 #9 upgrade path).
-// Only results that the retry layer answers with a region-changing retry
-// (FailoverRetry or SessionRetry) qualify:
+// isFinalFor is [IsFinal] for an attempt of an operation of kind: the same
+// table, except that a metadata read's 403/1008 (DatabaseAccountNotFound)
+// is a regional failure (the region, not the request, is at fault), hence
+// transient, as .NET's MetadataHedgingStrategy classifies it (spec §16
+// Phase 2).
+func isFinalFor(kind OperationKind, s Status) bool {
+	if kind.IsMetadata() && s.Code == 403 && s.SubStatus == SubStatusDatabaseAccountNotFound {
+		return false
+	}
+	return IsFinal(s)
+}
+
+// finalFor reports whether res, an attempt's result for an operation of
+// kind, ends a race: no transport error and isFinalFor.
+func finalFor(kind OperationKind, res *Result) bool {
+	return res.Err == nil && isFinalFor(kind, res.Status)
+}
+
+// canSpawnHedge reports whether a first attempt of an operation of kind
+// that returned status s may be upgraded into a cross-region hedge (spec
+// §7.2.1, §6.5 #9 upgrade path): the statuses the retry layer answers with
+// a region-changing retry (FailoverRetry or SessionRetry). A transport
+// error (no response) qualifies too; the race checks it apart. It is the
+// one classification of "the region is at fault" that the upgrade path and
+// the retry layer (Race.retry) share.
 //
 //   - 503 (service unavailable): failover retry to another region. Yes.
 //   - 404/1002 (read session not available): session retry. Yes.
@@ -83,17 +106,29 @@ func IsFinal(s Status) bool {
 //     across regions; it stays transient in-race (§7.2) but is not a
 //     region-changing trigger.
 //   - Final results: never.
-func canSpawnHedge(s Status) bool {
-	if IsFinal(s) {
-		return false
+//
+// A metadata read (kind.IsMetadata) adds the regional failures of .NET's
+// MetadataHedgingStrategy and MetadataRequestThrottleRetryPolicy (spec §16
+// Phase 2): 500, 410/1022 (LeaseNotFound) and 403/1008
+// (DatabaseAccountNotFound) also hedge at once and fail over.
+func canSpawnHedge(kind OperationKind, s Status) bool {
+	if !isFinalFor(kind, s) {
+		switch s.Code {
+		case 503:
+			return true
+		case 404:
+			return s.SubStatus == SubStatusReadSessionNotAvailable
+		case 429:
+			return s.SubStatus == SubStatusSystemResourceUnavailable
+		}
 	}
-	switch s.Code {
-	case 503:
-		return true
-	case 404:
-		return s.SubStatus == SubStatusReadSessionNotAvailable
-	case 429:
-		return s.SubStatus == SubStatusSystemResourceUnavailable
+	if kind.IsMetadata() {
+		switch {
+		case s.Code == 500,
+			s.Code == 410 && s.SubStatus == SubStatusLeaseNotFound,
+			s.Code == 403 && s.SubStatus == SubStatusDatabaseAccountNotFound:
+			return true
+		}
 	}
 	return false
 }

@@ -144,10 +144,15 @@ func TestCanSpawnHedgeTable(t *testing.T) {
 		{"500", htSt(500, 0), false},
 		{"502", htSt(502, 0), false},
 		{"504", htSt(504, 0), false},
+		{"403/1008", htSt(403, 1008), false},
+		{"410/1022", htSt(410, 1022), false},
 	} {
 		t.Run(tc.row+"="+tc.st.String(), func(t *testing.T) {
-			if got := hedging.CanSpawnHedge(tc.st); got != tc.spawn {
-				t.Errorf("CanSpawnHedge(%v) = %v, want %v", tc.st, got, tc.spawn)
+			if got := hedging.CanSpawnHedge(hedging.PointRead, tc.st); got != tc.spawn {
+				t.Errorf("CanSpawnHedge(read, %v) = %v, want %v", tc.st, got, tc.spawn)
+			}
+			if got := hedging.CanSpawnHedge(hedging.QueryPlan, tc.st); got != tc.spawn {
+				t.Errorf("CanSpawnHedge(query_plan, %v) = %v, want %v (a data-plane read)", tc.st, got, tc.spawn)
 			}
 		})
 	}
@@ -156,7 +161,7 @@ func TestCanSpawnHedgeTable(t *testing.T) {
 		for _, tc := range htFinalRows {
 			if tc.final {
 				n++
-				if hedging.CanSpawnHedge(tc.st) {
+				if hedging.CanSpawnHedge(hedging.PointRead, tc.st) {
 					t.Errorf("CanSpawnHedge(%v) = true for a final status", tc.st)
 				}
 			}
@@ -165,6 +170,42 @@ func TestCanSpawnHedgeTable(t *testing.T) {
 			t.Fatalf("only %d final rows checked", n)
 		}
 	})
+}
+
+// A metadata read's regional failures (spec §16 Phase 2): .NET's
+// MetadataHedgingStrategy hedges at once on 503, 500, 410/1022
+// (LeaseNotFound), 403/1008 (DatabaseAccountNotFound) and network errors,
+// and 403/1008 is then not final. Every other row is the data plane's.
+func TestCanSpawnHedgeMetadata(t *testing.T) {
+	for _, tc := range []struct {
+		st           hedging.Status
+		spawn, final bool
+	}{
+		{htSt(503, 0), true, false},
+		{htSt(500, 0), true, false},
+		{htSt(410, 1022), true, false},
+		{htSt(403, 1008), true, false},
+		{htSt(404, 1002), true, false},
+		{htSt(429, 3092), true, false},
+		{htSt(410, 0), false, false},
+		{htSt(410, 1002), false, false},
+		{htSt(408, 0), false, false},
+		{htSt(403, 0), false, true},
+		{htSt(403, 3), false, true},
+		{htSt(404, 0), false, true},
+		{htSt(409, 0), false, true},
+		{htSt(200, 0), false, true},
+	} {
+		if got := hedging.CanSpawnHedge(hedging.MetadataRead, tc.st); got != tc.spawn {
+			t.Errorf("CanSpawnHedge(metadata_read, %v) = %v, want %v", tc.st, got, tc.spawn)
+		}
+		if got := hedging.IsFinalFor(hedging.MetadataRead, tc.st); got != tc.final {
+			t.Errorf("IsFinalFor(metadata_read, %v) = %v, want %v", tc.st, got, tc.final)
+		}
+	}
+	if !hedging.IsFinalFor(hedging.PointRead, htSt(403, 1008)) {
+		t.Errorf("a point read's 403/1008 is final (§7.2), got transient")
+	}
 }
 
 func TestStatusString(t *testing.T) {
@@ -190,6 +231,8 @@ func TestSubStatusConstants(t *testing.T) {
 	for _, tc := range []struct{ got, want int }{
 		{hedging.SubStatusNone, 0},
 		{hedging.SubStatusWriteForbidden, 3},
+		{hedging.SubStatusDatabaseAccountNotFound, 1008},
+		{hedging.SubStatusLeaseNotFound, 1022},
 		{hedging.SubStatusReadSessionNotAvailable, 1002},
 		{hedging.SubStatusSystemResourceUnavailable, 3092},
 		{hedging.SubStatusRUBudgetExceeded, 3200},

@@ -45,6 +45,17 @@ func (t Threshold) String() string { return t.d.String() }
 // (spec §5.2): 1 s.
 const DefaultThresholdCap = time.Second
 
+// MetadataThreshold is the threshold of every hedged metadata read
+// (OperationKind.IsMetadata): the first control-plane attempt timeout
+// (about 1 s) plus a 500 ms step, so a hedge fires strictly between the
+// first (1 s) and second (5 s) attempt timeouts. It is .NET's
+// MetadataHedgingStrategy threshold and the Rust driver's
+// METADATA_HEDGE_THRESHOLD, and like theirs it replaces the strategy's
+// threshold (and its policy and gate) without deciding whether the read is
+// hedged: a Disabled client or operation, or the master switch off, hedges
+// no metadata read (spec §16 Phase 2).
+const MetadataThreshold = 1500 * time.Millisecond
+
 // DriverDefaultThreshold returns the driver default threshold of spec §5.2:
 // min(1 s, requestTimeout/2), and 1 s when requestTimeout is zero or
 // negative (unset). A positive timeout under 2 ns yields the smallest

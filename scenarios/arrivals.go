@@ -67,7 +67,8 @@ func (b *builder) checkArrivals(cfg *simnet.Config, reps int) bool {
 }
 
 // expectedPerRep is the expected number of operations of one replication
-// of cfg: rate × duration (closed loop: clients × duration / mean think
+// of cfg: the arrivals rate_per_s and its rate changes lead to over
+// duration_s (closed loop: clients × duration / mean think
 // time), at most max_ops.
 func expectedPerRep(cfg *simnet.Config) float64 {
 	w := cfg.Workload
@@ -75,7 +76,7 @@ func expectedPerRep(cfg *simnet.Config) float64 {
 	if d := cfg.Duration.Seconds(); d > 0 {
 		switch {
 		case w.RatePerSec > 0:
-			n = w.RatePerSec * d
+			n = w.MeanArrivals(cfg.Duration) // rate changes included (found by hedgesim fuzz)
 		case w.Clients > 0 && w.Think != nil && w.Think.Mean() > 0:
 			n = float64(w.Clients) * d * 1000 / w.Think.Mean()
 		}

@@ -22,15 +22,21 @@ import (
 const (
 	// MaxSimulatedOps bounds the expected number of simulated operations of
 	// a whole scenario: per-run operations × replications × policies.
-	MaxSimulatedOps = 2e9
+	MaxSimulatedOps = simnet.MaxOpsLimit
 	// MaxTimelineWindows bounds the number of timeline windows of one run.
-	MaxTimelineWindows = 100_000
+	// Each window keeps a latency histogram of ~36 KB, so the bound is
+	// ~370 MB a run (100000 ran out of memory at 4 GB with --parallel 2).
+	MaxTimelineWindows = 10_000
+	// MaxSeconds is the largest time in seconds a scenario accepts
+	// (duration_s, start_s, end_s, ...); a reader of telemetry refuses a
+	// longer span with it.
+	MaxSeconds = 1e9
 	// maxSeconds bounds every time value in seconds, far below the
 	// ~292-year range of time.Duration; maxMillis bounds every time value
 	// in milliseconds (delays, timeouts, thresholds) at simnet.MaxDelay,
 	// the longest delay the simulator represents (1000 h), so no value is
 	// silently capped.
-	maxSeconds = 1e9
+	maxSeconds = MaxSeconds
 	maxMillis  = float64(simnet.MaxDelay / time.Millisecond)
 	// maxCount bounds servers, clients and partitions (each allocates).
 	maxCount = 1_000_000
@@ -84,18 +90,6 @@ func (b *builder) failAt(p fpath, line int, format string, args ...any) {
 	}
 	if len(b.errs) < MaxErrors && !slices.ContainsFunc(b.errs, func(x *Error) bool { return *x == *e }) {
 		b.errs = append(b.errs, e)
-	}
-}
-
-func (b *builder) nonNeg(p fpath, v float64) {
-	if v < 0 {
-		b.fail(p, "must be >= 0, got %g", v)
-	}
-}
-
-func (b *builder) unit(p fpath, v float64) {
-	if v < 0 || v > 1 {
-		b.fail(p, "must be between 0 and 1, got %g", v)
 	}
 }
 
@@ -306,20 +300,16 @@ func (b *builder) topLevel(cfg *simnet.Config) (reps int) {
 	case len(f.Name) > MaxNameLen:
 		b.fail(root.key("name"), "must be at most %d characters (it names the output directory), got %d", MaxNameLen, len(f.Name))
 	}
-	if f.Seed < 0 {
-		b.fail(root.key("seed"), "must be >= 0, got %d", f.Seed)
-	}
+	b.integer(root.key("seed"), "seed", f.Seed)
 	cfg.Seed = uint64(f.Seed)
 	durationOK := b.n
 	if f.DurationS > 0 {
 		cfg.Duration = b.posDur(root.key("duration_s"), f.DurationS, time.Second) // 1e-300 s would be 0 ns: no duration
 	} else {
-		cfg.Duration = b.dur(root.key("duration_s"), f.DurationS, time.Second)
+		cfg.Duration = b.time(root.key("duration_s"), "duration_s", f.DurationS)
 	}
 	durationBad := b.n > durationOK
-	if f.MaxOps < 0 {
-		b.fail(root.key("max_ops"), "must be >= 0, got %d", f.MaxOps)
-	}
+	b.integer(root.key("max_ops"), "max_ops", f.MaxOps)
 	cfg.MaxOps = f.MaxOps
 	if f.DurationS == 0 && f.MaxOps == 0 {
 		b.fail(root.key("duration_s"), "need duration_s > 0 or max_ops > 0")
@@ -327,14 +317,12 @@ func (b *builder) topLevel(cfg *simnet.Config) (reps int) {
 	reps = 1
 	if f.Replications != nil {
 		reps = *f.Replications
-		if reps < 1 {
-			b.fail(root.key("replications"), "must be >= 1, got %d", reps)
-		}
+		b.integer(root.key("replications"), "replications", int64(reps))
 	}
 	if f.TimelineWindowS != nil {
 		p := root.key("timeline_window_s")
 		m := b.n
-		cfg.TimelineWindow = b.posDur(p, *f.TimelineWindowS, time.Second)
+		cfg.TimelineWindow = b.time(p, "timeline_window_s", *f.TimelineWindowS)
 		if n := math.Ceil(f.DurationS / *f.TimelineWindowS); !durationBad && b.n == m && n > MaxTimelineWindows {
 			b.fail(p, "%g s windows over duration_s = %g would make %.0f timeline windows; the limit is %d: raise timeline_window_s",
 				*f.TimelineWindowS, f.DurationS, n, MaxTimelineWindows)
@@ -352,31 +340,28 @@ func (b *builder) client(cfg *simnet.Config) {
 		b.fail(cp.key("region"), "required (the physical region of the client)")
 	}
 	cfg.ClientRegion = c.Region
-	cfg.Client.RequestTimeout = b.dur(cp.key("request_timeout_ms"), c.RequestTimeoutMs, time.Millisecond)
-	cfg.OperationTimeout = b.dur(cp.key("operation_timeout_ms"), c.OperationTimeoutMs, time.Millisecond)
-	b.intRange(cp.key("consecutive_hedge_win_threshold"), c.ConsecutiveHedgeWinThreshold, 0, math.MaxInt32)
+	cfg.Client.RequestTimeout = b.time(cp.key("request_timeout_ms"), "client.request_timeout_ms", c.RequestTimeoutMs)
+	cfg.OperationTimeout = b.time(cp.key("operation_timeout_ms"), "client.operation_timeout_ms", c.OperationTimeoutMs)
+	b.integer(cp.key("consecutive_hedge_win_threshold"), "client.consecutive_hedge_win_threshold", int64(c.ConsecutiveHedgeWinThreshold))
 	cfg.Client.ConsecutiveHedgeWinThreshold = c.ConsecutiveHedgeWinThreshold
-	cfg.Client.ProbeInterval = b.dur(cp.key("probe_interval_s"), c.ProbeIntervalS, time.Second)
+	cfg.Client.ProbeInterval = b.time(cp.key("probe_interval_s"), "client.probe_interval_s", c.ProbeIntervalS)
 	if c.HedgeWinMinSpanMs < 0 {
 		cfg.Client.HedgeWinMinSpan = -1 // count only (spec §9.5)
 	} else {
-		cfg.Client.HedgeWinMinSpan = b.dur(cp.key("hedge_win_min_span_ms"), c.HedgeWinMinSpanMs, time.Millisecond)
+		cfg.Client.HedgeWinMinSpan = b.time(cp.key("hedge_win_min_span_ms"), "client.hedge_win_min_span_ms", c.HedgeWinMinSpanMs)
 	}
-	cfg.Client.UnavailableFor = b.dur(cp.key("unavailable_for_s"), c.UnavailableForS, time.Second)
-	switch c.Phase {
-	case 0, 1:
-		cfg.Client.Phase = hedging.Phase1
-	case 2:
-		cfg.Client.Phase = hedging.Phase2
-	case 3:
-		cfg.Client.Phase = hedging.PhaseFuture
-	default:
+	cfg.Client.UnavailableFor = b.time(cp.key("unavailable_for_s"), "client.unavailable_for_s", c.UnavailableForS)
+	b.integer(cp.key("unavailable_after"), "client.unavailable_after", int64(c.UnavailableAfter))
+	cfg.Client.UnavailableAfter = c.UnavailableAfter
+	if fieldOf("client.phase").in(float64(c.Phase)) {
+		cfg.Client.Phase = [...]hedging.PhaseSet{hedging.Phase1, hedging.Phase1, hedging.Phase2, hedging.PhaseFuture}[c.Phase]
+	} else {
 		b.fail(cp.key("phase"), "must be 1, 2 or 3 (future), got %d", c.Phase)
 	}
-	b.intRange(cp.key("retry_max_attempts"), c.RetryMaxAttempts, 0, 100)
+	b.integer(cp.key("retry_max_attempts"), "client.retry_max_attempts", int64(c.RetryMaxAttempts))
 	cfg.Client.Retry = hedging.RetryOptions{
 		MaxAttempts:     c.RetryMaxAttempts,
-		ThrottleBackoff: b.dur(cp.key("retry_throttle_backoff_ms"), c.RetryThrottleBackoffMs, time.Millisecond),
+		ThrottleBackoff: b.time(cp.key("retry_throttle_backoff_ms"), "client.retry_throttle_backoff_ms", c.RetryThrottleBackoffMs),
 	}
 }
 
@@ -403,7 +388,7 @@ func (b *builder) replicas(cfg *simnet.Config, nm *names) {
 		if r.Region == "" {
 			b.fail(rp.key("region"), "required (the physical region of the replica)")
 		}
-		b.intRange(rp.key("servers"), r.Servers, 0, maxCount)
+		b.integer(rp.key("servers"), "replicas.servers", int64(r.Servers))
 		rep := simnet.Replica{Name: r.Name, Region: r.Region, Servers: r.Servers}
 		b.replicaCapacity(rp, &r, &rep)
 		if r.Service == nil {
@@ -501,7 +486,7 @@ func (b *builder) network(cfg *simnet.Config, nm *names) {
 	cfg.SameRegionRTTMs = 1
 	if n.SameRegionRTTMs != nil {
 		cfg.SameRegionRTTMs = *n.SameRegionRTTMs
-		b.dur(np.key("same_region_rtt_ms"), cfg.SameRegionRTTMs, time.Millisecond)
+		b.time(np.key("same_region_rtt_ms"), "network.same_region_rtt_ms", cfg.SameRegionRTTMs)
 	}
 	if n.Jitter != nil {
 		cfg.Jitter = b.dist(np.key("jitter"), *n.Jitter)
@@ -522,7 +507,7 @@ func (b *builder) network(cfg *simnet.Config, nm *names) {
 			if nm.replicasKnown && !declared[to] {
 				b.fail(rp.key(from, to), "undeclared region %q (not a replica region or the client region)", to)
 			}
-			b.dur(rp.key(from, to), n.RTTMs[from][to], time.Millisecond)
+			b.time(rp.key(from, to), "network.rtt_ms", n.RTTMs[from][to])
 			inRTT = inRTT || from == c.Region || to == c.Region
 		}
 	}
@@ -535,7 +520,7 @@ func (b *builder) network(cfg *simnet.Config, nm *names) {
 		if nm.replicasKnown && !nm.replicaRegions[r] {
 			b.fail(lp.key(r), "unknown region %q (replica regions: %s)", r, list(nm.replicaRegions))
 		}
-		b.dur(lp.key(r), n.ReplicationLagMs[r], time.Millisecond)
+		b.time(lp.key(r), "network.replication_lag_ms", n.ReplicationLagMs[r])
 	}
 	cfg.ReplicationLagMs = n.ReplicationLagMs
 	hasRTT := func(a, z string) bool {
@@ -592,30 +577,30 @@ func (b *builder) episodes(cfg *simnet.Config, nm *names) {
 			ev.Label = fmt.Sprintf("episode %d", i)
 		}
 		m := b.n
-		ev.Start = b.dur(ep.key("start_s"), e.StartS, time.Second)
-		ev.End = b.dur(ep.key("end_s"), e.EndS, time.Second)
+		ev.Start = b.time(ep.key("start_s"), "episodes.start_s", e.StartS)
+		ev.End = b.time(ep.key("end_s"), "episodes.end_s", e.EndS)
 		windowOK := b.n == m // start_s and end_s are valid numbers
 		if windowOK && e.EndS <= e.StartS {
 			b.fail(ep.key("end_s"), "must be > start_s (%g), got %g", e.StartS, e.EndS)
 		}
 		windowOK = b.n == m
-		ev.RampUp = b.dur(ep.key("ramp_up_s"), e.RampUpS, time.Second)
-		ev.RampDown = b.dur(ep.key("ramp_down_s"), e.RampDownS, time.Second)
+		ev.RampUp = b.time(ep.key("ramp_up_s"), "episodes.ramp_up_s", e.RampUpS)
+		ev.RampDown = b.time(ep.key("ramp_down_s"), "episodes.ramp_down_s", e.RampDownS)
 		if windowOK && b.n == m && e.RampUpS+e.RampDownS > e.EndS-e.StartS {
 			b.fail(ep.key("ramp_up_s"), "ramp_up_s + ramp_down_s (%g) must be <= end_s - start_s (%g)", e.RampUpS+e.RampDownS, e.EndS-e.StartS)
 		}
 		if e.Factor != nil {
 			ev.Factor = *e.Factor
-			b.nonNeg(ep.key("factor"), ev.Factor)
+			b.num(ep.key("factor"), "episodes.factor", ev.Factor)
 		}
-		b.dur(ep.key("add_ms"), e.AddMs, time.Millisecond)
-		b.unit(ep.key("fraction"), e.Fraction)
-		b.unit(ep.key("fail_rate"), e.FailRate)
+		b.time(ep.key("add_ms"), "episodes.add_ms", e.AddMs)
+		b.num(ep.key("fraction"), "episodes.fraction", e.Fraction)
+		b.num(ep.key("fail_rate"), "episodes.fail_rate", e.FailRate)
 		if e.FailStatus != 0 {
-			b.intRange(ep.key("fail_status"), e.FailStatus, 400, 599)
+			b.integer(ep.key("fail_status"), "episodes.fail_status", int64(e.FailStatus))
 			ev.FailStatus.Code = e.FailStatus
 		}
-		b.intRange(ep.key("fail_substatus"), e.FailSubstatus, 0, math.MaxInt32)
+		b.integer(ep.key("fail_substatus"), "episodes.fail_substatus", int64(e.FailSubstatus))
 		cfg.Episodes = append(cfg.Episodes, ev)
 	}
 }
@@ -629,11 +614,11 @@ func (b *builder) faults(cfg *simnet.Config, nm *names) {
 		fr := simnet.Fault{Status: hedging.Status{Code: 503, SubStatus: fl.Substatus}, Probability: fl.Probability,
 			LatencyMs: fl.LatencyMs, FirstAttemptOnly: fl.FirstAttemptOnly}
 		if fl.Status != 0 {
-			b.intRange(fp.key("status"), fl.Status, 400, 599)
+			b.integer(fp.key("status"), "faults.status", int64(fl.Status))
 			fr.Status.Code = fl.Status
 		}
-		b.intRange(fp.key("substatus"), fl.Substatus, 0, math.MaxInt32)
-		b.unit(fp.key("probability"), fl.Probability)
+		b.integer(fp.key("substatus"), "faults.substatus", int64(fl.Substatus))
+		b.num(fp.key("probability"), "faults.probability", fl.Probability)
 		pp := fp.key("partitions")
 		for _, pi := range fl.Partitions {
 			b.intRange(pp, pi, 0, max(f.Workload.Partitions, 1)-1)
@@ -649,12 +634,12 @@ func (b *builder) faults(cfg *simnet.Config, nm *names) {
 			fr.Kinds = append(fr.Kinds, b.kind(fp.key("operations", strconv.Itoa(j)), op))
 		}
 		m := b.n
-		fr.Start = b.dur(fp.key("start_s"), fl.StartS, time.Second)
-		fr.End = b.dur(fp.key("end_s"), fl.EndS, time.Second)
+		fr.Start = b.time(fp.key("start_s"), "faults.start_s", fl.StartS)
+		fr.End = b.time(fp.key("end_s"), "faults.end_s", fl.EndS)
 		if b.n == m && fl.EndS != 0 && fl.EndS <= fl.StartS {
 			b.fail(fp.key("end_s"), "must be 0 (forever) or > start_s (%g), got %g", fl.StartS, fl.EndS)
 		}
-		b.dur(fp.key("latency_ms"), fl.LatencyMs, time.Millisecond)
+		b.time(fp.key("latency_ms"), "faults.latency_ms", fl.LatencyMs)
 		cfg.Faults = append(cfg.Faults, fr)
 	}
 }
@@ -670,14 +655,20 @@ func (b *builder) rateChanges(wp fpath, w Workload) []simnet.RateChange {
 			b.fail(cp, "applies only to an open loop (rate_per_s > 0), not to clients")
 			return nil
 		}
-		at := b.dur(cp.key("at_s"), c.AtS, time.Second)
-		ramp := b.dur(cp.key("ramp_s"), c.RampS, time.Second)
-		b.nonNeg(cp.key("rate_per_s"), c.RatePerS)
+		at := b.time(cp.key("at_s"), "workload.rate_changes.at_s", c.AtS)
+		ramp := b.time(cp.key("ramp_s"), "workload.rate_changes.ramp_s", c.RampS)
+		b.num(cp.key("rate_per_s"), "workload.rate_changes.rate_per_s", c.RatePerS)
 		if at < end {
 			b.fail(cp.key("at_s"), "must be >= %g s, where the previous rate change ends (at_s + ramp_s)", end.Seconds())
 		}
 		end = at + ramp
 		out = append(out, simnet.RateChange{At: at, Ramp: ramp, RatePerSec: c.RatePerS})
+	}
+	if n := len(w.RateChanges); n > 0 && w.RateChanges[n-1].RatePerS == 0 && b.f.DurationS == 0 {
+		// Found by hedgesim fuzz: the arrivals stop for good before
+		// max_ops is reached, and the run never ends.
+		b.fail(wp.key("rate_changes").elem(n-1, "").key("rate_per_s"),
+			"the rate stays 0 from this change on and there is no duration_s: max_ops is never reached, so the run would not end; set duration_s")
 	}
 	return out
 }
@@ -688,8 +679,8 @@ func (b *builder) workload(cfg *simnet.Config, nm *names) {
 	var root fpath
 	wp := root.key("workload")
 	w := f.Workload
-	b.nonNeg(wp.key("rate_per_s"), w.RatePerS)
-	b.intRange(wp.key("clients"), w.Clients, 0, maxCount)
+	b.num(wp.key("rate_per_s"), "workload.rate_per_s", w.RatePerS)
+	b.integer(wp.key("clients"), "workload.clients", int64(w.Clients))
 	switch {
 	case w.RatePerS > 0 && w.Clients > 0:
 		b.fail(wp.key("clients"), "set rate_per_s (open loop) or clients (closed loop), not both")
@@ -710,17 +701,15 @@ func (b *builder) workload(cfg *simnet.Config, nm *names) {
 	mp := wp.key("mix")
 	for _, k := range keysByLine(b, mp, w.Mix) {
 		kind := b.kind(mp.key(k), k)
-		if wt := w.Mix[k]; !(wt > 0) {
-			b.fail(mp.key(k), "weight must be > 0, got %g", wt)
-		}
+		b.num(mp.key(k), "workload.mix", w.Mix[k])
 		wl.Mix = append(wl.Mix, simnet.MixEntry{Kind: kind, Weight: w.Mix[k]})
 	}
 	slices.SortFunc(wl.Mix, func(a, z simnet.MixEntry) int { return int(a.Kind) - int(z.Kind) })
-	b.intRange(wp.key("partitions"), w.Partitions, 0, maxCount)
-	if w.ZipfS != 0 && !(w.ZipfS > 1) {
+	b.integer(wp.key("partitions"), "workload.partitions", int64(w.Partitions))
+	if !fieldOf("workload.zipf_s").in(w.ZipfS) {
 		b.fail(wp.key("zipf_s"), "must be 0 (uniform) or > 1, got %g", w.ZipfS)
 	}
-	b.unit(wp.key("exclude_fraction"), w.ExcludeFraction)
+	b.num(wp.key("exclude_fraction"), "workload.exclude_fraction", w.ExcludeFraction)
 	for j, r := range w.ExcludeRegions {
 		if nm.endpointsKnown && !nm.endpointRegions[r] {
 			b.fail(wp.key("exclude_regions", strconv.Itoa(j)), "%q is not an endpoint region (endpoints: %s)", r, list(nm.endpointRegions))
@@ -729,7 +718,7 @@ func (b *builder) workload(cfg *simnet.Config, nm *names) {
 	if w.ExcludeFraction > 0 && len(w.ExcludeRegions) == 0 {
 		b.fail(wp.key("exclude_fraction"), "needs exclude_regions")
 	}
-	b.unit(wp.key("disabled_fraction"), w.DisabledFraction)
+	b.num(wp.key("disabled_fraction"), "workload.disabled_fraction", w.DisabledFraction)
 	cfg.Workload = wl
 }
 
@@ -739,21 +728,13 @@ func (b *builder) fleet(cfg *simnet.Config) {
 	fp := root.key("fleet")
 	fl := b.f.Fleet
 	if fl.Instances != nil {
-		b.intRange(fp.key("instances"), *fl.Instances, 1, simnet.MaxInstances)
+		b.integer(fp.key("instances"), "fleet.instances", int64(*fl.Instances))
 		cfg.Fleet.Instances = *fl.Instances
 	}
-	switch fl.Assignment {
-	case "":
-		if b.set(fp.key("assignment")) {
-			b.fail(fp.key("assignment"), `must be "uniform" or "partition", got ""`)
-		}
-		cfg.Fleet.Assignment = simnet.AssignUniform
-	case "uniform":
-		cfg.Fleet.Assignment = simnet.AssignUniform
-	case "partition":
+	cfg.Fleet.Assignment = simnet.AssignUniform
+	if (fl.Assignment != "" || b.set(fp.key("assignment"))) && b.enum(fp.key("assignment"), "fleet.assignment", fl.Assignment, "", true) &&
+		fl.Assignment == simnet.AssignPartition.String() {
 		cfg.Fleet.Assignment = simnet.AssignPartition
-	default:
-		b.fail(fp.key("assignment"), `must be "uniform" or "partition", got %q`, fl.Assignment)
 	}
 }
 
@@ -764,17 +745,15 @@ func (b *builder) ru(cfg *simnet.Config) {
 	up := root.key("ru")
 	for _, k := range keysByLine(b, up, f.RU) {
 		kind := b.kind(up.key(k), k)
-		b.nonNeg(up.key(k), f.RU[k])
+		b.num(up.key(k), "ru", f.RU[k])
 		if cfg.RU == nil {
 			cfg.RU = map[hedging.OperationKind]float64{}
 		}
 		cfg.RU[kind] = f.RU[k]
 	}
 	bucket := func(p fpath, t *TokenBucket) (rate, burst float64) {
-		if !(t.RUPerS > 0) {
-			b.fail(p.key("ru_per_s"), "must be > 0, got %g", t.RUPerS)
-		}
-		b.nonNeg(p.key("burst"), t.Burst)
+		b.num(p.key("ru_per_s"), p.String()+".ru_per_s", t.RUPerS)
+		b.num(p.key("burst"), p.String()+".burst", t.Burst)
 		if t.Burst == 0 {
 			return t.RUPerS, t.RUPerS
 		}
@@ -813,26 +792,11 @@ func (b *builder) limits(cfg *simnet.Config, reps int, pols []simnet.Policy) boo
 	f := b.f
 	var root fpath
 	wp := root.key("workload")
-	w := f.Workload
 	wl := cfg.Workload
-	var ops float64
-	var what, lower string
-	if f.MaxOps > 0 {
-		ops, what, lower = float64(f.MaxOps), "max_ops", "max_ops or replications"
-	}
-	switch {
-	case w.RatePerS > 0 && f.DurationS > 0:
-		if byRate := w.RatePerS * f.DurationS; ops == 0 || byRate < ops {
-			ops, what, lower = byRate, "rate_per_s × duration_s", "duration_s, rate_per_s or replications"
-		}
-	case w.Clients > 0 && f.DurationS > 0 && f.MaxOps == 0:
-		mean := wl.Think.Mean()
-		if !(mean > 0) {
-			b.fail(wp.key("think"), "a closed loop without max_ops needs a think time with a mean > 0 ms, got %g", mean)
-			return false
-		}
-		ops, what, lower = float64(w.Clients)*f.DurationS*1000/mean, "clients × duration_s / mean think time",
-			"duration_s, clients or replications, or raise the think time"
+	ops, what, lower := countedOps(f, cfg)
+	if math.IsNaN(ops) {
+		b.fail(wp.key("think"), "a closed loop without max_ops needs a think time with a mean > 0 ms, got %g", wl.Think.Mean())
+		return false
 	}
 	if f.TimelineWindowS == nil {
 		think := 0.0
@@ -853,7 +817,7 @@ func (b *builder) limits(cfg *simnet.Config, reps int, pols []simnet.Policy) boo
 	if !b.backgroundLimit(cfg, reps, len(pols)) || !b.backgroundOverload(cfg) {
 		return false
 	}
-	if !b.fleetBucketLimit() {
+	if !b.fleetBucketLimit() || !b.workLimit(cfg, reps, len(pols)) {
 		return false
 	}
 	if err := cfg.Validate(); err != nil { // a backstop: every rule above is stricter
@@ -861,6 +825,62 @@ func (b *builder) limits(cfg *simnet.Config, reps int, pols []simnet.Policy) boo
 		return false
 	}
 	return b.checkArrivals(cfg, reps)
+}
+
+// countedOps returns the operations per run the resource limit counts
+// (min(rate_per_s × duration_s, max_ops), or a closed loop's clients ×
+// duration_s / mean think time), what the count is, and what to lower; NaN
+// for a closed loop without max_ops whose think time has no positive mean.
+func countedOps(f *File, cfg *simnet.Config) (ops float64, what, lower string) {
+	w := f.Workload
+	if f.MaxOps > 0 {
+		ops, what, lower = float64(f.MaxOps), "max_ops", "max_ops or replications"
+	}
+	switch {
+	case w.RatePerS > 0 && f.DurationS > 0:
+		if byRate := w.RatePerS * f.DurationS; ops == 0 || byRate < ops {
+			ops, what, lower = byRate, "rate_per_s × duration_s", "duration_s, rate_per_s or replications"
+		}
+	case w.Clients > 0 && f.DurationS > 0 && f.MaxOps == 0:
+		mean := cfg.Workload.Think.Mean()
+		if !(mean > 0) {
+			return math.NaN(), "", ""
+		}
+		ops, what, lower = float64(w.Clients)*f.DurationS*1000/mean, "clients × duration_s / mean think time",
+			"duration_s, clients or replications, or raise the think time"
+	}
+	return ops, what, lower
+}
+
+// LimitedWork returns the units of work of one run (one policy, one
+// replication) that the scenario's resource limit ([MaxSimulatedWork],
+// scenarios/work.go) counts: simnet.Config.ExpectedWork's total, every
+// request (operations, pages, setup reads, polls, background requests).
+// The fuzzer compares it with what a run does: a limit that leaves units
+// of work out lets a small file hang a run.
+func (s *Scenario) LimitedWork() float64 {
+	cfg, _, err := s.Config()
+	if err != nil {
+		return 0
+	}
+	return cfg.ExpectedWork().Total()
+}
+
+// backgroundSource returns one background source's requests per run:
+// its rate_per_s × its arrival window (start_s to end_s, or to the end
+// of the client's arrivals, length s) × the replicas it targets.
+func backgroundSource(g Background, cfg *simnet.Config, length float64) float64 {
+	end := length
+	if g.EndS != nil && *g.EndS < end {
+		end = *g.EndS
+	}
+	n := 0
+	for _, r := range cfg.Replicas {
+		if r.Targeted(g.Target) {
+			n++
+		}
+	}
+	return g.RatePerS * max(end-g.StartS, 0) * float64(n)
 }
 
 // policyType is one row of [policyTypes]: a scenario policy `type`, the
@@ -875,6 +895,11 @@ type policyType struct {
 	// fresh strategy per client, or nil after b.fail.
 	build func(b *builder, pp fpath, p *Policy, requestTimeout time.Duration) func() (hedging.AvailabilityStrategy, error)
 }
+
+// minExtraLoad is the smallest max_extra_load of backup_requests whose
+// quantile, 1 - max_extra_load, is below 1 (2^-53): a builder check beside
+// the field's (0, 1), as it is a float64 resolution, not a range.
+const minExtraLoad = 0x1p-53
 
 // Key groups shared by several policy types.
 var (
@@ -922,7 +947,7 @@ var policyTypes = []policyType{
 				b.fail(pp.key("type"), `type "capped_quantile" needs cap_ms (ms, > 0): the X of min(quantile, X ms)`)
 				return nil
 			}
-			cp := b.posDur(pp.key("cap_ms"), *p.CapMs, time.Millisecond)
+			cp := b.time(pp.key("cap_ms"), "policies.cap_ms", *p.CapMs)
 			pc, ok := b.p99(pp, p, threshold.CappedQuantile(cp))
 			if !ok {
 				return nil
@@ -937,21 +962,20 @@ var policyTypes = []policyType{
 			load, minRate, burst := 0.05, 1.0, 100.0
 			if p.MaxExtraLoad != nil {
 				load = *p.MaxExtraLoad
-				if !(load > 0 && load < 1) {
-					b.fail(pp.key("max_extra_load"), "must be between 0 and 1 (exclusive), got %g", load)
+				if b.num(pp.key("max_extra_load"), "policies.max_extra_load", load) && load < minExtraLoad {
+					b.fail(pp.key("max_extra_load"), "must be at least %.3g (1 - max_extra_load is the quantile, and rounds to 1 below that), got %g", minExtraLoad, load)
 				}
 			}
 			if p.MinBackupsPerS != nil {
 				minRate = *p.MinBackupsPerS
-				if !(minRate >= 0 && minRate <= 1e6) {
-					b.fail(pp.key("min_backups_per_s"), "must be in [0, 1e6], got %g", minRate)
-				}
+				b.num(pp.key("min_backups_per_s"), "policies.min_backups_per_s", minRate)
 			}
 			if p.HedgeBudgetBurst != nil {
 				burst = *p.HedgeBudgetBurst
-				if !(burst >= 1 && burst <= 1e9) {
-					b.fail(pp.key("hedge_budget_burst"), "must be in [1, 1e9], got %g", burst)
-				}
+				b.num(pp.key("hedge_budget_burst"), "policies.backup_requests.hedge_budget_burst", burst)
+			}
+			if b.n > n0 {
+				return nil // the quantile's backstop would report these again
 			}
 			base, bc := threshold.BackupRequests(load, minRate, burst)
 			pc, ok := b.p99(pp, p, base)
@@ -971,15 +995,11 @@ var policyTypes = []policyType{
 			maxTokens, ratio := 10.0, 0.1
 			if p.MaxTokens != nil {
 				maxTokens = *p.MaxTokens
-				if !(maxTokens >= 2 && maxTokens <= 1000) {
-					b.fail(pp.key("max_tokens"), "must be in [2, 1000], got %g", maxTokens)
-				}
+				b.num(pp.key("max_tokens"), "policies.max_tokens", maxTokens)
 			}
 			if p.TokenRatio != nil {
 				ratio = *p.TokenRatio
-				if !(ratio > 0 && ratio <= 1) {
-					b.fail(pp.key("token_ratio"), "must be in (0, 1], got %g", ratio)
-				}
+				b.num(pp.key("token_ratio"), "policies.token_ratio", ratio)
 			}
 			if b.n > n0 {
 				return nil
@@ -1094,7 +1114,7 @@ func (b *builder) threshold(pp fpath, p *Policy) (hedging.Threshold, bool) {
 		return hedging.Threshold{}, false
 	}
 	m := b.n
-	th, _ := hedging.NewThreshold(b.posDur(pp.key("threshold_ms"), *p.ThresholdMs, time.Millisecond))
+	th, _ := hedging.NewThreshold(b.time(pp.key("threshold_ms"), "policies.threshold_ms", *p.ThresholdMs))
 	return th, b.n == m
 }
 
@@ -1117,23 +1137,17 @@ func (b *builder) budgeted(pp fpath, p *Policy, requestTimeout time.Duration, ne
 		return budgetedNew(newPol, nil)
 	}
 	bc := threshold.BudgetConfig{Ratio: *p.HedgeBudget, Burst: 100}
-	if !(bc.Ratio > 0 && bc.Ratio <= 1) {
-		b.fail(pp.key("hedge_budget"), "must be in (0, 1], got %g", bc.Ratio)
-	}
+	b.num(pp.key("hedge_budget"), "policies.hedge_budget", bc.Ratio)
 	if p.HedgeBudgetBurst != nil {
 		bc.Burst = *p.HedgeBudgetBurst
-		if !(bc.Burst > 0 && bc.Burst <= 1e9) {
-			b.fail(pp.key("hedge_budget_burst"), "must be in (0, 1e9], got %g", bc.Burst)
-		}
+		b.num(pp.key("hedge_budget_burst"), "policies.hedge_budget_burst", bc.Burst)
 	}
 	if p.HedgeBudgetBurstS != nil {
 		if p.HedgeBudgetBurst != nil {
 			b.fail(pp.key("hedge_budget_burst_s"), "excludes hedge_budget_burst (a bucket in seconds of the instance's budget, or in tokens)")
 		}
 		bc.Burst, bc.BurstSeconds = 0, *p.HedgeBudgetBurstS
-		if !(bc.BurstSeconds > 0 && bc.BurstSeconds <= 86400) {
-			b.fail(pp.key("hedge_budget_burst_s"), "must be in (0, 86400] s, got %g", bc.BurstSeconds)
-		}
+		b.num(pp.key("hedge_budget_burst_s"), "policies.hedge_budget_burst_s", bc.BurstSeconds)
 	}
 	if p.HedgeBudgetChargeFailover != nil {
 		bc.ChargeFailover = *p.HedgeBudgetChargeFailover
@@ -1144,13 +1158,15 @@ func (b *builder) budgeted(pp fpath, p *Policy, requestTimeout time.Duration, ne
 	if b.n > n0 {
 		return nil
 	}
+	if _, err := threshold.NewBudget(bc); err != nil { // a backstop: the run builds one per instance
+		b.fail(pp.key("hedge_budget"), "%v", err)
+		return nil
+	}
 	return budgetedNew(newPol, &bc)
 }
 
 // budgetedNew returns a constructor of a fresh policy strategy, gated by a
-// fresh budget (hedging.HedgingStrategy.Gate) when bc is not nil. It builds
-// one value first as a backstop, so a configuration hedging rejects is
-// reported by the builder.
+// fresh budget (hedging.HedgingStrategy.Gate) when bc is not nil.
 func budgetedNew(newPol func() (hedging.ThresholdPolicy, error), bc *threshold.BudgetConfig) func() (hedging.AvailabilityStrategy, error) {
 	return func() (hedging.AvailabilityStrategy, error) {
 		pol, err := newPol()
@@ -1214,56 +1230,54 @@ func (b *builder) p99(pp fpath, p *Policy, base threshold.P99DynamicConfig) (thr
 	option(b, pp, "ceiling", p.Ceiling, ceilingOpts, &pc.Ceiling)
 	if p.CeilingFactor != nil {
 		pc.CeilingFactor = *p.CeilingFactor
-		if !(pc.CeilingFactor >= 1 && pc.CeilingFactor <= 1e6) {
-			b.fail(pp.key("ceiling_factor"), "must be in [1, 1e6], got %g", pc.CeilingFactor)
-		}
+		b.num(pp.key("ceiling_factor"), "policies.ceiling_factor", pc.CeilingFactor)
 	}
 	open01 := func(key string, v *float64, def float64) float64 {
 		if v == nil {
 			return def
 		}
-		if !(*v > 0 && *v < 1) {
-			b.fail(pp.key(key), "must be between 0 and 1 (exclusive), got %g", *v)
-		}
+		b.num(pp.key(key), "policies."+key, *v)
 		return *v
 	}
-	pos := func(key string, v *float64, unit, def time.Duration) time.Duration {
+	pos := func(key string, v *float64, def time.Duration) time.Duration {
 		if v == nil {
 			return def
 		}
-		return b.posDur(pp.key(key), *v, unit)
+		return b.time(pp.key(key), "policies."+key, *v)
 	}
 	pc.Quantile = open01("quantile", p.Quantile, pc.Quantile)
 	pc.RelativeAccuracy = open01("relative_accuracy", p.RelativeAccuracy, pc.RelativeAccuracy)
-	pc.Window = pos("window_s", p.WindowS, time.Second, pc.Window)
+	pc.Window = pos("window_s", p.WindowS, pc.Window)
 	if p.Buckets != nil {
-		b.intRange(pp.key("buckets"), *p.Buckets, 1, 1000)
+		b.integer(pp.key("buckets"), "policies.buckets", int64(*p.Buckets))
 		pc.Buckets = *p.Buckets
 	}
 	if p.Buckets != nil || p.WindowS != nil {
-		window, buckets := cmp0(pc.Window, 60*time.Second), cmp0(pc.Buckets, 6)
+		d := pc.WithDefaults() // hedging/threshold's defaults, stated once there
+		window, buckets := d.Window, d.Buckets
 		if b.n == n0 && window/time.Duration(buckets) < time.Millisecond {
 			b.fail(pp.key("window_s"), "window_s / buckets must be at least 1 ms, got %g s / %d", window.Seconds(), buckets)
 		}
 	}
-	pc.Min = pos("min_ms", p.MinMs, time.Millisecond, pc.Min)
-	pc.Max = pos("max_ms", p.MaxMs, time.Millisecond, pc.Max)
-	if lo, hi := cmp0(pc.Min, 50*time.Millisecond), cmp0(pc.Max, 4000*time.Millisecond); b.n == n0 && hi < lo {
+	pc.Min = pos("min_ms", p.MinMs, pc.Min)
+	pc.Max = pos("max_ms", p.MaxMs, pc.Max)
+	if d := pc.WithDefaults(); b.n == n0 && d.Max < d.Min {
+		lo := d.Min
 		switch {
 		case p.MaxMs != nil:
 			b.fail(pp.key("max_ms"), "must be >= min_ms (%g), got %g", float64(lo)/1e6, *p.MaxMs)
 		case p.CapMs != nil:
 			b.fail(pp.key("cap_ms"), "must be >= min_ms (%g), got %g", float64(lo)/1e6, *p.CapMs)
 		default:
-			b.fail(pp.key("min_ms"), "must be <= max_ms (4000 by default), got %g", *p.MinMs)
+			b.fail(pp.key("min_ms"), "must be <= max_ms (%g by default), got %g", float64(d.Max)/1e6, *p.MinMs)
 		}
 	}
-	pc.Initial = pos("initial_ms", p.InitialMs, time.Millisecond, pc.Initial)
+	pc.Initial = pos("initial_ms", p.InitialMs, pc.Initial)
 	if p.MinSamples != nil {
-		b.intRange(pp.key("min_samples"), *p.MinSamples, 1, math.MaxInt32)
+		b.integer(pp.key("min_samples"), "policies.min_samples", int64(*p.MinSamples))
 		pc.MinSamples = *p.MinSamples
 	}
-	pc.Refresh = pos("refresh_s", p.RefreshS, time.Second, pc.Refresh)
+	pc.Refresh = pos("refresh_s", p.RefreshS, pc.Refresh)
 	if b.n > n0 {
 		return pc, false
 	}
@@ -1360,17 +1374,7 @@ func (b *builder) backgroundLimit(cfg *simnet.Config, reps, pols int) bool {
 	length := runLength(f, think).Seconds()
 	total, worst, worstOps := 0.0, -1, 0.0
 	for i, g := range f.Background {
-		end := length
-		if g.EndS != nil && *g.EndS < end {
-			end = *g.EndS
-		}
-		n := 0
-		for _, r := range cfg.Replicas {
-			if r.Targeted(g.Target) {
-				n++
-			}
-		}
-		ops := g.RatePerS * max(end-g.StartS, 0) * float64(n) * float64(reps) * float64(pols)
+		ops := backgroundSource(g, cfg, length) * float64(reps) * float64(pols)
 		total += ops
 		if ops > worstOps {
 			worst, worstOps = i, ops

@@ -1,9 +1,6 @@
 package scenarios
 
 import (
-	"math"
-	"time"
-
 	"hedgelab/hedging"
 	"hedgelab/simnet"
 )
@@ -26,32 +23,26 @@ var overflowStatuses = map[string]hedging.Status{
 // replicaCapacity checks a replica's queue_limit, overflow_status and
 // cancel keys into rep.
 func (b *builder) replicaCapacity(rp fpath, r *Replica, rep *simnet.Replica) {
-	b.intRange(rp.key("queue_limit"), r.QueueLimit, 0, maxCount)
+	b.integer(rp.key("queue_limit"), "replicas.queue_limit", int64(r.QueueLimit))
 	if r.QueueLimit > 0 && r.Servers == 0 {
 		b.fail(rp.key("queue_limit"), "needs servers > 0 (a replica without servers has no queue)")
 	}
 	rep.QueueLimit = max(r.QueueLimit, 0)
 	if r.OverflowStatus != "" || b.set(rp.key("overflow_status")) {
-		st, ok := overflowStatuses[r.OverflowStatus]
+		st := overflowStatuses[r.OverflowStatus]
 		switch {
-		case !ok:
-			b.fail(rp.key("overflow_status"), `unknown status %q (want "503", "429/3200" or "408")`, r.OverflowStatus)
+		case !b.enum(rp.key("overflow_status"), "replicas.overflow_status", r.OverflowStatus, "status", true):
 		case r.QueueLimit == 0:
 			b.fail(rp.key("overflow_status"), "applies only with queue_limit > 0")
 		}
 		rep.OverflowStatus = st
 	}
 	if r.Cancel != "" || b.set(rp.key("cancel")) {
-		m, err := simnet.ParseCancelMode(r.Cancel)
-		if err != nil {
-			b.fail(rp.key("cancel"), `unknown mode %q (want "queued", "in_service", "none" or "on_start")`, r.Cancel)
+		if b.enum(rp.key("cancel"), "replicas.cancel", r.Cancel, "mode", true) {
+			rep.Cancel, _ = simnet.ParseCancelMode(r.Cancel)
 		}
-		rep.Cancel = m
 	}
 }
-
-// maxBackgroundRetries bounds background.retries.
-const maxBackgroundRetries = simnet.MaxBackgroundRetries
 
 // background checks [[background]] into cfg.
 func (b *builder) background(cfg *simnet.Config, nm *names) {
@@ -61,16 +52,14 @@ func (b *builder) background(cfg *simnet.Config, nm *names) {
 		gp := root.key("background").elem(i, "")
 		b.target(gp.key("target"), g.Target, nm)
 		bg := simnet.Background{Target: g.Target, RatePerSec: g.RatePerS}
-		if !(g.RatePerS > 0) || math.IsInf(g.RatePerS, 0) {
-			b.fail(gp.key("rate_per_s"), "must be > 0 (requests per second at each targeted replica), got %g", g.RatePerS)
-		}
+		b.num(gp.key("rate_per_s"), "background.rate_per_s", g.RatePerS)
 		if g.Service != nil {
 			bg.Service = b.dist(gp.key("service"), *g.Service)
 		}
 		m := b.n
-		bg.Start = b.dur(gp.key("start_s"), g.StartS, time.Second)
+		bg.Start = b.time(gp.key("start_s"), "background.start_s", g.StartS)
 		if g.EndS != nil {
-			bg.End = b.dur(gp.key("end_s"), *g.EndS, time.Second)
+			bg.End = b.time(gp.key("end_s"), "background.end_s", *g.EndS)
 			switch {
 			case b.n > m:
 			case *g.EndS <= g.StartS:
@@ -82,11 +71,11 @@ func (b *builder) background(cfg *simnet.Config, nm *names) {
 		if b.n == m && f.DurationS > 0 && g.StartS >= f.DurationS {
 			b.fail(gp.key("start_s"), "must be < duration_s (%g), got %g", f.DurationS, g.StartS)
 		}
-		b.intRange(gp.key("retries"), g.Retries, 0, maxBackgroundRetries)
-		bg.Retries = min(max(g.Retries, 0), maxBackgroundRetries)
+		b.integer(gp.key("retries"), "background.retries", int64(g.Retries))
+		bg.Retries = min(max(g.Retries, 0), simnet.MaxBackgroundRetries)
 		if g.RetryBackoffMs != nil {
 			m := b.n
-			bg.RetryBackoff = b.posDur(gp.key("retry_backoff_ms"), *g.RetryBackoffMs, time.Millisecond)
+			bg.RetryBackoff = b.time(gp.key("retry_backoff_ms"), "background.retry_backoff_ms", *g.RetryBackoffMs)
 			if b.n == m && g.Retries == 0 {
 				b.fail(gp.key("retry_backoff_ms"), "applies only with retries > 0")
 			}

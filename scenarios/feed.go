@@ -76,19 +76,16 @@ type LagEpisode struct {
 	LagMs      float64 `toml:"lag_ms"`     // ms, >= 0
 }
 
-// choice maps a key's value through names (value -> T); "" takes def.
-func choice[T any](b *builder, p fpath, v string, def T, names map[string]T, want string) T {
-	if v == "" {
-		if b.set(p) {
-			b.fail(p, "must be %s, got \"\"", want)
-		}
+// choice checks the enum key (a fields entry) at p and maps its value
+// through names (value -> T); "" (absent) takes def.
+func choice[T any](b *builder, p fpath, key, v string, def T, names map[string]T) T {
+	if v == "" && !b.set(p) {
 		return def
 	}
-	t, ok := names[v]
-	if !ok {
-		b.fail(p, "must be %s, got %q", want, v)
+	if !b.enum(p, key, v, "", true) {
+		return def
 	}
-	return t
+	return names[v]
 }
 
 var continuationNames = map[string]hedging.ContinuationAffinity{"portable": hedging.Portable, "region_affine": hedging.RegionAffine}
@@ -99,12 +96,8 @@ func (b *builder) consistency(cfg *simnet.Config, nm *names) {
 	var root fpath
 	ap := root.key("account")
 	a := b.f.Account
-	if a.Consistency != "" || b.set(ap.key("consistency")) {
-		c, err := simnet.ParseConsistency(a.Consistency)
-		if err != nil {
-			b.fail(ap.key("consistency"), "must be session, eventual, consistent_prefix, bounded_staleness or strong, got %q", a.Consistency)
-		}
-		cfg.Consistency = c
+	if (a.Consistency != "" || b.set(ap.key("consistency"))) && b.enum(ap.key("consistency"), "account.consistency", a.Consistency, "", false) {
+		cfg.Consistency, _ = simnet.ParseConsistency(a.Consistency)
 	}
 	cfg.StalenessBound = b.dur(ap.key("staleness_bound_ms"), a.StalenessBoundMs, time.Millisecond)
 	switch {
@@ -121,24 +114,22 @@ func (b *builder) consistency(cfg *simnet.Config, nm *names) {
 		return
 	}
 	lp := root.key("lag")
-	if !(l.Sigma >= 0 && l.Sigma <= 10) {
-		b.fail(lp.key("sigma"), "must be between 0 and 10, got %g", l.Sigma)
-	}
+	b.num(lp.key("sigma"), "lag.sigma", l.Sigma)
 	lag := &simnet.LagProcess{Sigma: l.Sigma}
 	nparts := max(b.f.Workload.Partitions, 1)
 	for i, e := range l.Episodes {
 		ep := lp.key("episodes").elem(i, "")
 		b.target(ep.key("target"), e.Target, nm)
 		for j, p := range e.Partitions {
-			b.intRange(ep.key("partitions", strconv.Itoa(j)), p, 0, nparts-1)
+			b.intRange(ep.key("partitions", strconv.Itoa(j)), p, 0, min(nparts-1, int(fieldOf("lag.episodes.partitions").hi)))
 		}
 		m := b.n
 		le := simnet.LagEpisode{Target: e.Target, Partitions: e.Partitions, LagMs: e.LagMs,
-			Start: b.dur(ep.key("start_s"), e.StartS, time.Second), End: b.dur(ep.key("end_s"), e.EndS, time.Second)}
+			Start: b.time(ep.key("start_s"), "lag.episodes.start_s", e.StartS), End: b.time(ep.key("end_s"), "lag.episodes.end_s", e.EndS)}
 		if b.n == m && e.EndS <= e.StartS {
 			b.fail(ep.key("end_s"), "must be > start_s (%g), got %g", e.StartS, e.EndS)
 		}
-		b.dur(ep.key("lag_ms"), e.LagMs, time.Millisecond)
+		b.time(ep.key("lag_ms"), "lag.episodes.lag_ms", e.LagMs)
 		lag.Episodes = append(lag.Episodes, le)
 	}
 	cfg.Lag = lag
@@ -155,39 +146,43 @@ func (b *builder) feed(cfg *simnet.Config, nm *names) {
 	out := &simnet.Feed{MaxPages: f.MaxPages, ItemsPerPage: f.ItemsPerPage, RUCover: f.RUCover, RUPerItem: f.RUPerItem,
 		FanOut: f.FanOut, MaxConcurrency: f.MaxConcurrency, MaxFanOut: f.MaxFanOut, ReadManyItems: f.ReadManyItems,
 		GateCapacity: f.GateCapacity}
-	b.intRange(fp.key("max_pages"), f.MaxPages, 0, simnet.MaxFeedPages)
+	b.integer(fp.key("max_pages"), "feed.max_pages", int64(f.MaxPages))
 	maxPages := cmp0(f.MaxPages, simnet.DefaultMaxFeedPages)
 	switch {
 	case f.Pages != nil && f.PagesDist != nil:
 		b.fail(fp.key("pages_dist"), "set pages (a fixed count) or pages_dist, not both")
 	case f.Pages != nil:
-		b.intRange(fp.key("pages"), *f.Pages, 1, maxPages)
+		b.intRange(fp.key("pages"), *f.Pages, int(fieldOf("feed.pages").lo), min(maxPages, int(fieldOf("feed.pages").hi)))
 		out.Pages, _ = dist.NewConstant(float64(*f.Pages))
 	case f.PagesDist != nil:
 		out.Pages = b.dist(fp.key("pages_dist"), *f.PagesDist)
 	}
-	b.intRange(fp.key("items_per_page"), f.ItemsPerPage, 0, simnet.MaxFeedItemsPerPage)
-	b.nonNeg(fp.key("ru_cover"), f.RUCover)
-	b.nonNeg(fp.key("ru_per_item"), f.RUPerItem)
-	b.intRange(fp.key("max_fan_out"), f.MaxFanOut, 0, simnet.MaxFeedLeaves)
+	b.integer(fp.key("items_per_page"), "feed.items_per_page", int64(f.ItemsPerPage))
+	coverOK := b.num(fp.key("ru_cover"), "feed.ru_cover", f.RUCover)
+	perItemOK := b.num(fp.key("ru_per_item"), "feed.ru_per_item", f.RUPerItem)
+	if n := out.MaxPageCharge(); coverOK && perItemOK && n > simnet.MaxRequestCharge {
+		p := fp.key("ru_per_item")
+		if f.RUCover > simnet.MaxRequestCharge {
+			p = fp.key("ru_cover")
+		}
+		b.fail(p, "a page may cost %s RU (ru_cover + ru_per_item × %d items); the limit is %g RU (simnet.MaxRequestCharge): lower ru_cover or ru_per_item",
+			count(n), max(cmp0(f.ItemsPerPage, simnet.DefaultItemsPerPage), cmp0(f.ReadManyItems, simnet.DefaultReadManyItems)), float64(simnet.MaxRequestCharge))
+	}
+	b.integer(fp.key("max_fan_out"), "feed.max_fan_out", int64(f.MaxFanOut))
 	capFan := cmp0(f.MaxFanOut, feed.DefaultMaxFanOut)
 	b.intRange(fp.key("fan_out"), f.FanOut, 0, min(max(b.f.Workload.Partitions, 1), capFan))
-	b.intRange(fp.key("max_concurrency"), f.MaxConcurrency, 0, simnet.MaxFeedLeaves)
-	b.intRange(fp.key("read_many_items"), f.ReadManyItems, 0, simnet.MaxFeedItems)
-	if n, parts := cmp0(f.ReadManyItems, simnet.DefaultReadManyItems), max(b.f.Workload.Partitions, 1); min(n, parts)+n/feed.MaxReadManyIDs > capFan {
-		b.fail(fp.key("read_many_items"), "%d ids over %d partitions make up to %d leaves, above max_fan_out = %d",
-			n, parts, min(n, parts)+n/feed.MaxReadManyIDs, capFan)
-	}
-	b.intRange(fp.key("gate_capacity"), f.GateCapacity, 0, simnet.MaxFeedLeaves)
-	out.HedgeUnit = choice(b, fp.key("hedge_unit"), f.HedgeUnit, feed.UnitPage,
-		map[string]feed.Unit{feed.UnitPage.String(): feed.UnitPage, feed.UnitOperation.String(): feed.UnitOperation}, `"page" or "operation"`)
-	out.QueryContinuation = choice(b, fp.key("query_continuation"), f.QueryContinuation, hedging.DefaultContinuationAffinity(hedging.QueryPage), continuationNames, `"portable" or "region_affine"`)
+	b.integer(fp.key("max_concurrency"), "feed.max_concurrency", int64(f.MaxConcurrency))
+	b.integer(fp.key("read_many_items"), "feed.read_many_items", int64(f.ReadManyItems))
+	b.integer(fp.key("gate_capacity"), "feed.gate_capacity", int64(f.GateCapacity))
+	out.HedgeUnit = choice(b, fp.key("hedge_unit"), "feed.hedge_unit", f.HedgeUnit, feed.UnitPage,
+		map[string]feed.Unit{feed.UnitPage.String(): feed.UnitPage, feed.UnitOperation.String(): feed.UnitOperation})
+	out.QueryContinuation = choice(b, fp.key("query_continuation"), "feed.query_continuation", f.QueryContinuation, hedging.DefaultContinuationAffinity(hedging.QueryPage), continuationNames)
 	ap := fp.key("affinity")
 	for _, k := range keysByLine(b, ap, f.Affinity) {
 		kind := b.kind(ap.key(k), k)
-		a, err := feed.ParseAffinity(f.Affinity[k])
-		if err != nil {
-			b.fail(ap.key(k), "must be none, pin_after_hedge_win, pin_always or breaker_driven, got %q", f.Affinity[k])
+		var a feed.Affinity
+		if b.enum(ap.key(k), "feed.affinity", f.Affinity[k], "", false) {
+			a, _ = feed.ParseAffinity(f.Affinity[k])
 		}
 		if out.Affinity == nil {
 			out.Affinity = map[hedging.OperationKind]feed.Affinity{}
@@ -197,21 +192,25 @@ func (b *builder) feed(cfg *simnet.Config, nm *names) {
 
 	cp := fp.key("change_feed")
 	c := f.ChangeFeed
-	b.intRange(cp.key("pollers"), c.Pollers, 0, simnet.MaxPollers)
+	b.integer(cp.key("pollers"), "feed.change_feed.pollers", int64(c.Pollers))
 	out.ChangeFeed.Pollers = c.Pollers
-	out.ChangeFeed.PollInterval = b.dur(cp.key("poll_interval_ms"), c.PollIntervalMs, time.Millisecond)
+	if parts := max(b.f.Workload.Partitions, 1); c.Pollers > 0 && c.Pollers <= simnet.MaxPollers && (parts+c.Pollers-1)/c.Pollers > capFan {
+		// Found by hedgesim fuzz: the driver refuses such a plan, so every
+		// poll failed.
+		b.fail(cp.key("pollers"), "%d partitions over %d pollers make %d leaves per poll, above max_fan_out = %d: raise pollers or max_fan_out",
+			parts, c.Pollers, (parts+c.Pollers-1)/c.Pollers, capFan)
+	}
+	out.ChangeFeed.PollInterval = b.time(cp.key("poll_interval_ms"), "feed.change_feed.poll_interval_ms", c.PollIntervalMs)
 	if c.Pollers > 0 && c.PollIntervalMs < 1 {
 		b.fail(cp.key("poll_interval_ms"), "must be >= 1 with pollers > 0, got %g", c.PollIntervalMs)
 	}
-	out.ChangeFeed.Scope = choice(b, cp.key("scope"), c.Scope, simnet.CursorGlobal,
-		map[string]simnet.CursorScope{"global": simnet.CursorGlobal, "region_local": simnet.CursorRegionLocal}, `"global" or "region_local"`)
-	if c.RegionOffset < 0 {
-		b.fail(cp.key("region_offset"), "must be >= 0, got %d", c.RegionOffset)
-	}
+	out.ChangeFeed.Scope = choice(b, cp.key("scope"), "feed.change_feed.scope", c.Scope, simnet.CursorGlobal,
+		map[string]simnet.CursorScope{"global": simnet.CursorGlobal, "region_local": simnet.CursorRegionLocal})
+	b.integer(cp.key("region_offset"), "feed.change_feed.region_offset", c.RegionOffset)
 	out.ChangeFeed.RegionOffset = c.RegionOffset
-	out.ChangeFeed.On304 = choice(b, cp.key("on_304"), c.On304, simnet.On304Request,
-		map[string]simnet.On304{"request": simnet.On304Request, "server_current": simnet.On304ServerCurrent}, `"request" or "server_current"`)
-	out.ChangeFeed.Continuation = choice(b, cp.key("continuation"), c.Continuation, hedging.DefaultContinuationAffinity(hedging.ChangeFeedPage), continuationNames, `"portable" or "region_affine"`)
+	out.ChangeFeed.On304 = choice(b, cp.key("on_304"), "feed.change_feed.on_304", c.On304, simnet.On304Request,
+		map[string]simnet.On304{"request": simnet.On304Request, "server_current": simnet.On304ServerCurrent})
+	out.ChangeFeed.Continuation = choice(b, cp.key("continuation"), "feed.change_feed.continuation", c.Continuation, hedging.DefaultContinuationAffinity(hedging.ChangeFeedPage), continuationNames)
 	mp := root.key("workload", "mix")
 	for k := range b.f.Workload.Mix {
 		if k == hedging.ChangeFeedPage.String() {
@@ -222,17 +221,17 @@ func (b *builder) feed(cfg *simnet.Config, nm *names) {
 	sp := fp.key("setup")
 	s := f.Setup
 	out.Setup = simnet.Setup{Collection: s.Collection, PKRanges: s.PKRanges, QueryPlan: s.QueryPlan, MetadataBudget: s.MetadataBudget}
-	b.intRange(sp.key("metadata_budget"), s.MetadataBudget, 0, simnet.MaxFeedLeaves)
+	b.integer(sp.key("metadata_budget"), "feed.setup.metadata_budget", int64(s.MetadataBudget))
 	lp := sp.key("metadata_lag_ms")
 	for _, r := range keysByLine(b, lp, s.MetadataLagMs) {
 		if nm.replicasKnown && !nm.replicaRegions[r] {
 			b.fail(lp.key(r), "unknown physical region %q (replica regions: %s)", r, list(nm.replicaRegions))
 		}
-		b.dur(lp.key(r), s.MetadataLagMs[r], time.Millisecond)
+		b.time(lp.key(r), "feed.setup.metadata_lag_ms", s.MetadataLagMs[r])
 	}
 	out.Setup.MetadataLagMs = s.MetadataLagMs
-	out.Setup.Latest = choice(b, sp.key("metadata_choice"), s.Choice, false, map[string]bool{"fastest": false, "latest": true}, `"fastest" or "latest"`)
-	out.Setup.Grace = b.dur(sp.key("metadata_grace_ms"), s.GraceMs, time.Millisecond)
+	out.Setup.Latest = choice(b, sp.key("metadata_choice"), "feed.setup.metadata_choice", s.Choice, false, map[string]bool{"fastest": false, "latest": true})
+	out.Setup.Grace = b.time(sp.key("metadata_grace_ms"), "feed.setup.metadata_grace_ms", s.GraceMs)
 	if !out.Setup.Latest && s.GraceMs != 0 {
 		b.fail(sp.key("metadata_grace_ms"), `applies only to metadata_choice = "latest"`)
 	}
@@ -241,10 +240,10 @@ func (b *builder) feed(cfg *simnet.Config, nm *names) {
 	}
 	for i, e := range s.Events {
 		ep := sp.key("events").elem(i, "")
-		ev := simnet.MetadataEvent{At: b.dur(ep.key("at_s"), e.AtS, time.Second)}
-		ev.Kind = choice(b, ep.key("kind"), e.Kind, simnet.Split,
-			map[string]simnet.MetadataEventKind{"split": simnet.Split, "recreate": simnet.Recreate}, `"split" or "recreate"`)
-		if e.Kind == "" {
+		ev := simnet.MetadataEvent{At: b.time(ep.key("at_s"), "feed.setup.events.at_s", e.AtS)}
+		ev.Kind = choice(b, ep.key("kind"), "feed.setup.events.kind", e.Kind, simnet.Split,
+			map[string]simnet.MetadataEventKind{"split": simnet.Split, "recreate": simnet.Recreate})
+		if e.Kind == "" && !b.set(ep.key("kind")) {
 			b.fail(ep.key("kind"), `required: "split" or "recreate"`)
 		}
 		out.Setup.Events = append(out.Setup.Events, ev)

@@ -68,7 +68,7 @@ func TestFeedKeyErrors(t *testing.T) {
 		{"pollers", "[feed.change_feed]\npollers = 1001\npoll_interval_ms = 10\n", "f.toml:40: feed.change_feed.pollers: must be between 0 and 1000, got 1001"},
 		{"event kind", "[feed.setup]\n[[feed.setup.events]]\nat_s = 1\nkind = \"merge\"\n", "f.toml:42: feed.setup.events.0.kind: must be \"split\" or \"recreate\", got \"merge\""},
 		{"metadata lag region", "[feed.setup]\nmetadata_lag_ms = { \"C\" = 5.0 }\n", "f.toml:40: feed.setup.metadata_lag_ms.C: unknown physical region \"C\""},
-		{"read many leaves", "[feed]\nmax_fan_out = 2\n", "f.toml:39: feed.read_many_items: 10 ids over 4 partitions make up to 4 leaves, above max_fan_out = 2"},
+		{"read many is not capped by max_fan_out (A10)", "[feed]\nmax_fan_out = 2\n", ""},
 		{"metadata choice", "[feed.setup]\nmetadata_choice = \"newest\"\n", "f.toml:40: feed.setup.metadata_choice: must be \"fastest\" or \"latest\", got \"newest\""},
 		{"grace without latest", "[feed.setup]\nmetadata_grace_ms = 50.0\n", "f.toml:40: feed.setup.metadata_grace_ms: applies only to metadata_choice = \"latest\""},
 		{"unknown key", "[feed]\npagez = 2\n", "f.toml:40: feed.pagez: unknown field"},

@@ -40,6 +40,28 @@ func TestRefusedBeforeRunning(t *testing.T) {
 		// 1e-300 s is 0 ns: it failed simnet's backstop, on line 1 with no field.
 		{"duration_s below 1 ns", []string{"duration_s = 10", "duration_s = 1e-300"},
 			"x.toml:4: duration_s: must be at least 1 ns, got 1e-300"},
+		// A positive time below 1 ns was truncated to 0, which means
+		// "unset" (no deadline, the driver default's 1 s) for these keys:
+		// the opposite of what was written (hostile pass).
+		{"request_timeout_ms below 1 ns", []string{`region = "East US"` + "\n\n[[endpoints]]", `region = "East US"` + "\nrequest_timeout_ms = 1e-300\n\n[[endpoints]]"},
+			"x.toml:8: client.request_timeout_ms: must be 0 or at least 1 ns, got 1e-300"},
+		{"operation_timeout_ms below 1 ns", []string{`region = "East US"` + "\n\n[[endpoints]]", `region = "East US"` + "\noperation_timeout_ms = 4.9e-324\n\n[[endpoints]]"},
+			"x.toml:8: client.operation_timeout_ms: must be 0 or at least 1 ns, got 5e-324"},
+		// backup_requests' quantile is 1 - max_extra_load: a load that
+		// leaves it 1 was refused as "policies.x: quantile must be in
+		// (0,1), got 1", a key the entry does not have, on its first line;
+		// a load out of range was reported twice (hostile pass).
+		{"max_extra_load below the quantile's resolution", []string{"type = \"static\"\nthreshold_ms = 50", "type = \"backup_requests\"\nmax_extra_load = 1e-300"},
+			"x.toml:41: policies.static-50ms.max_extra_load: must be at least 1.11e-16 (1 - max_extra_load is the quantile, and rounds to 1 below that), got 1e-300"},
+		{"max_extra_load out of range, once", []string{"type = \"static\"\nthreshold_ms = 50", "type = \"backup_requests\"\nmax_extra_load = 0"},
+			"x.toml:41: policies.static-50ms.max_extra_load: must be between 0 and 1 (exclusive), got 0"},
+		{"max_extra_load at the quantile's resolution", []string{"type = \"static\"\nthreshold_ms = 50", "type = \"backup_requests\"\nmax_extra_load = 1.2e-16"}, ""},
+		// Every timeline window keeps a latency histogram (~36 KB): 1e5
+		// windows ran out of memory at 4 GB with --parallel 2 (hostile pass).
+		{"timeline windows beyond memory", []string{"duration_s = 10", "duration_s = 10\ntimeline_window_s = 0.0001"},
+			"x.toml:5: timeline_window_s: 0.0001 s windows over duration_s = 10 would make 100000 timeline windows; the limit is 10000: raise timeline_window_s"},
+		{"timeline windows at the limit", []string{"duration_s = 10", "duration_s = 10\ntimeline_window_s = 0.001"}, ""},
+		{"request_timeout_ms of 1 ns", []string{`region = "East US"` + "\n\n[[endpoints]]", `region = "East US"` + "\nrequest_timeout_ms = 1e-6\n\n[[endpoints]]"}, ""},
 		{"an operation arrives in every replication", []string{"duration_s = 10", "duration_s = 0.01\nreplications = 12", "rate_per_s = 100", "rate_per_s = 200"}, ""},
 		{"closed loop: no client's first think time ends in time", []string{"duration_s = 10", "duration_s = 1", "rate_per_s = 100", "clients = 3\nthink = { family = \"constant\", value_ms = 1000.0 }"},
 			"x.toml:4: duration_s: no operation arrives in the run: the first would arrive at 1s, at or after duration_s = 1 s (3 expected per replication); raise duration_s or the rate"},

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"hedgelab/hedging"
+	"hedgelab/internal/longtest"
 	"hedgelab/internal/study"
 	"hedgelab/scenarios"
 	"hedgelab/simnet"
@@ -67,7 +68,7 @@ func libBPick(t *testing.T, pols []simnet.Policy, names ...string) []simnet.Poli
 // stats by policy name.
 func simB(t *testing.T, cfg *simnet.Config, pols []simnet.Policy, reps int) map[string]*simnet.Stats {
 	t.Helper()
-	res, err := study.Simulate(cfg, pols, reps, study.Options{})
+	res, err := study.Simulate(cfg, pols, reps, study.Options{Progress: longtest.Progress(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

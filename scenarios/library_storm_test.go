@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"hedgelab/internal/longtest"
 	"hedgelab/simnet"
 )
 
@@ -48,14 +49,15 @@ func windowsIn(vals []float64, w time.Duration, fromS, toS float64) []float64 {
 	return out
 }
 
-// TestLibStormHedgingStorm: with its tenants at 85%, the alternate
+// TestLongLibStormHedgingStorm: with its tenants at 85%, the alternate
 // saturates under static-50ms for the whole slow-down (tenants' p99 ×5 and
 // more, refusals); a 5% budget with the default per-instance burst of 100
 // saturates it while the fleet's 10000 tokens last, then holds it under
 // 92%; the same budget with a burst of 1 never saturates it and leaves its
 // tenants' p99 within 10% of no hedging's. Everything is back to baseline
 // in the first window after the slow-down.
-func TestLibStormHedgingStorm(t *testing.T) {
+func TestLongLibStormHedgingStorm(t *testing.T) {
+	longtest.Skip(t)
 	m := stormRun(t, []string{"disabled", "static-50ms", "budget-5pct", "budget-5pct-burst1"})
 	w := m["disabled"].WindowWidth
 	dis, disBG, rc, rb := stormAlt(t, m["disabled"])
@@ -103,11 +105,12 @@ func TestLibStormHedgingStorm(t *testing.T) {
 	within(t, "budget-5pct-burst1 hedge rate (5% of the slow-down's reads + the fleet's burst at most)", hedgeRate(b1s), 0.005, 0.05*0.6+100/float64(b1s.Ops))
 }
 
-// TestLibStormFleetBurst: the budget's bucket is per instance. With 1000
+// TestLongLibStormFleetBurst: the budget's bucket is per instance. With 1000
 // instances a 5% budget's default burst (100 000 tokens for the fleet)
 // outlasts a 90 s slow-down: it hedges exactly what static-50ms hedges.
 // A burst of 1 still bounds it.
-func TestLibStormFleetBurst(t *testing.T) {
+func TestLongLibStormFleetBurst(t *testing.T) {
+	longtest.Skip(t)
 	m := stormRun(t, []string{"static-50ms", "budget-5pct", "budget-5pct-burst1"}, "fleet.instances", 1000)
 	if a, b := m["budget-5pct"].Hedged, m["static-50ms"].Hedged; a != b {
 		t.Errorf("1000 instances: budget-5pct hedged %d, static-50ms %d: want the same (the budget never binds)", a, b)

@@ -20,6 +20,7 @@ import (
 	"slices"
 	"testing"
 
+	"hedgelab/internal/longtest"
 	"hedgelab/internal/racecases"
 	"hedgelab/scenarios"
 	"hedgelab/simnet"
@@ -129,11 +130,34 @@ func policyCaseFiles(t *testing.T) map[string][]byte {
 	return out
 }
 
-func TestPolicyCases(t *testing.T) {
+func TestPolicyCases(t *testing.T) { runPolicyCases(t, false) }
+
+// TestLongPolicyCases runs the cases of longPolicyCases (README, Testing:
+// the long step).
+func TestLongPolicyCases(t *testing.T) {
+	longtest.Skip(t)
+	runPolicyCases(t, true)
+}
+
+// longPolicyCases are the cases that simulate for more than about a
+// second (on 2 cores, without -race): TestLongPolicyCases runs them,
+// TestPolicyCases the others. A new case goes here when it is that slow.
+var longPolicyCases = map[string]bool{
+	"fleet-10000-burst": true, "gc-pause-hot-partition": true, "budget-after-503-storm": true,
+	"correlated-both-slow": true, "deadline-below-floor": true, "flap-60s": true,
+	"warmup-bias": true, "warmup-bias-1k": true, "cold-fleet": true,
+}
+
+// runPolicyCases checks every case file whose longPolicyCases entry is
+// long.
+func runPolicyCases(t *testing.T, long bool) {
 	files := policyCaseFiles(t)
 	paths := slices.Sorted(mapKeys(files))
 	for _, path := range paths {
 		name := filepath.Base(path[:len(path)-len(".toml")])
+		if longPolicyCases[name] != long {
+			continue
+		}
 		check, ok := policyCases[name]
 		t.Run(name, func(t *testing.T) {
 			if !ok {

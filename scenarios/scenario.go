@@ -455,6 +455,11 @@ func (s *Scenario) Config() (*simnet.Config, []simnet.Policy, error) {
 	return b.build()
 }
 
+// Text returns the TOML text s was parsed from (a copy; for a Scenario
+// from [Scenario.WithParam], the rewritten text): [Parse] of Source and
+// Text gives s again.
+func (s *Scenario) Text() []byte { return bytes.Clone(s.data) }
+
 //go:embed *.toml
 var embeddedFS embed.FS
 

@@ -60,6 +60,7 @@ type Client struct {
 	ProbeIntervalS               float64 `toml:"probe_interval_s"`                // s, >= 0; 0 = default 30
 	HedgeWinMinSpanMs            float64 `toml:"hedge_win_min_span_ms"`           // ms; 0 = hedging.DefaultHedgeWinMinSpan (1000); negative = count only (spec §9.5)
 	UnavailableForS              float64 `toml:"unavailable_for_s"`               // s, >= 0; 0 = default 5
+	UnavailableAfter             int     `toml:"unavailable_after"`               // 0..1000; consecutive 503s that mark (partition, endpoint); 0 = default 1
 	Phase                        int     `toml:"phase"`                           // 1, 2 or 3 (future); 0 = 1
 	RetryMaxAttempts             int     `toml:"retry_max_attempts"`              // 0..100; 0 = default 3
 	RetryThrottleBackoffMs       float64 `toml:"retry_throttle_backoff_ms"`       // ms, >= 0; 0 = default 5

@@ -159,6 +159,7 @@ func (s *sim) backgroundRetry(ev event) {
 func (s *sim) bgAdmit(id int32, first time.Duration, try int) {
 	b := &s.capa.bg[id]
 	rep := &s.reps[b.rep]
+	s.bgTries++
 	s.capArrive(rep)
 	if rep.servers == 0 {
 		s.bgServe(id, rep, -1, first)
@@ -222,7 +223,7 @@ func (s *sim) bgServe(id int32, rep *replicaRT, k int, arrived time.Duration) {
 	rng := s.draw(purposeBackground, uint64(id), uint64(arrived), 1)
 	u := rng.Float64()
 	base := b.svc.Sample(rng)
-	factor, addMs, _, _ := s.episodeEffect(rep, u)
+	factor, addMs := s.episodeSlowdown(rep, u)
 	finish := s.now + msDur(base*factor+addMs)
 	rs := rep.capr.st
 	if k >= 0 {

@@ -93,7 +93,9 @@ func ParseCancelMode(s string) (CancelMode, error) {
 type CapacityStats struct {
 	// Span is the measured time, summed over the merged runs: for each run
 	// min(Config.Duration, Stats.End) (the run end when there is no
-	// Duration). Busy time is counted only within [0, Duration).
+	// Duration). Busy time is counted only within each run's span, so a
+	// service still running when the run ends (background requests have no
+	// event at their end) counts up to the span: utilisation is at most 1.
 	Span time.Duration
 	// Runs is the number of merged runs.
 	Runs int
@@ -107,7 +109,8 @@ type ReplicaStats struct {
 	// Servers and QueueLimit are the replica's configuration.
 	Servers, QueueLimit int
 	// Busy is the busy server-time (client attempts and background
-	// requests in service) within [0, Duration); BusyByWindow splits it by
+	// requests in service) within the run's span (CapacityStats.Span);
+	// BusyByWindow splits it by
 	// timeline window (Stats.WindowWidth wide, as Stats.Timeline; work
 	// past the last window counts in it). Both are 0/nil when Servers is 0.
 	Busy         time.Duration
@@ -313,8 +316,8 @@ func (c *Config) validateCapacity() error {
 		if r.Cancel > CancelOnStart {
 			return fmt.Errorf("simnet: replica %q: unknown Cancel mode %d", r.Name, r.Cancel)
 		}
-		if s := r.OverflowStatus; s.Code != 0 && (s.Code < 400 || s.Code > 599) {
-			return fmt.Errorf("simnet: replica %q: OverflowStatus %d is not an error status (400..599)", r.Name, s.Code)
+		if s := r.OverflowStatus; s.Code != 0 && (s.Code < MinErrorStatus || s.Code > MaxErrorStatus) {
+			return fmt.Errorf("simnet: replica %q: OverflowStatus %d is not an error status (%d..%d)", r.Name, s.Code, MinErrorStatus, MaxErrorStatus)
 		}
 		targets[r.Name], targets[r.Region] = true, true
 	}
@@ -382,7 +385,10 @@ type capReplica struct {
 	// peakQueue is the largest physical queue (live and lazily removed
 	// entries), for tests of memory under overload.
 	peakQueue int
-	st        *ReplicaStats
+	// peakWaiting is the most live waiting requests at once (the memory
+	// invariant: at most QueueLimit when set).
+	peakWaiting int
+	st          *ReplicaStats
 }
 
 // capSim is the run's capacity state.
@@ -423,10 +429,25 @@ func (s *sim) initCapacity() {
 	s.initBackground()
 }
 
-// finishCapacity records the measured span once the run has ended.
+// finishCapacity records the measured span once the run has ended, and
+// removes from the busy time what lies past it: a service (a background
+// request's, or a cancelled attempt's whose answer is never awaited) may
+// have started before the run's last event and end after it, with no
+// event of its own. Services on one server follow one another, so only
+// each server's last one, ending at rep.busy[k], can reach past the span.
 func (s *sim) finishCapacity() {
-	if s.capa.on {
-		s.stats.Capacity.Span = min(s.capa.horizon, s.stats.End)
+	if !s.capa.on {
+		return
+	}
+	span := min(s.capa.horizon, s.stats.End)
+	s.stats.Capacity.Span = span
+	for i := range s.reps {
+		rep := &s.reps[i]
+		for _, free := range rep.busy {
+			if free > span {
+				s.addBusy(rep.capr.st, span, free, -1)
+			}
+		}
 	}
 }
 
@@ -547,6 +568,7 @@ func overflowStatus(rep *replicaRT) hedging.Status {
 func (s *sim) capQueued(rep *replicaRT, slot int32, st *attemptState) {
 	c := &rep.capr
 	c.waiting++
+	c.peakWaiting = max(c.peakWaiting, c.waiting)
 	c.peakQueue = max(c.peakQueue, len(rep.queue)-rep.qhead)
 	if st == nil {
 		return
@@ -668,15 +690,14 @@ func (s *sim) abort(o *opState, st *attemptState, rep *replicaRT) {
 	rs := rep.capr.st
 	rs.AbortedInService++
 	cut, start, end := st.cancelAt, st.cx.start, st.cx.end
-	s.stats.RUCharged -= s.ru[o.op.Kind] * float64(end-cut) / float64(end-start)
+	s.chargeRU(o, -st.res.RequestCharge*float64(end-cut)/float64(end-start))
 	st.cx.end = cut
 	if k := st.cx.server; k >= 0 {
 		s.addBusy(rs, cut, end, -1)
 		rep.busy[k] = cut
 		if rep.qhead < len(rep.queue) {
 			// A wake may be due later: wake the queue when this server frees.
-			rep.wake = true
-			s.q.push(event{at: cut, kind: evServerFree, id: st.rep})
+			s.wakeAt(st.rep, rep, cut)
 		}
 	}
 }

@@ -26,7 +26,8 @@ type attemptState struct {
 	n          uint16 // attempt number within the leg (CRN key)
 	cancelled  bool
 	respQueued bool
-	cx         capAttempt // state at a replica with capacity (capacity.go)
+	sentAt     time.Duration // when the attempt was sent (for the Observer)
+	cx         capAttempt    // state at a replica with capacity (capacity.go)
 }
 
 type opState struct {
@@ -56,12 +57,19 @@ type opState struct {
 	nparked uint8
 	parkLeg uint8
 	parkSeq uint32
+	// page: the race is a feed page or setup read (feed.go), whose
+	// attempts are charged by the feed model even after the race ended;
+	// poll: a change-feed poll's, whose RU counts apart (ru.go).
+	page, poll bool
 	// tiedStarted: leg tiedLeg started service at tiedStartAt on replica
 	// tiedRep, whose mode is CancelOnStart (tied requests, capacity.go).
 	tiedStarted bool
 	tiedLeg     uint8
 	tiedRep     int32
 	tiedStartAt time.Duration
+	// cancelled counts the op's attempts cancelled, by
+	// hedging.CancelReason, when the run has an Observer.
+	cancelled [4]uint8
 }
 
 func (s *sim) interarrival() time.Duration {
@@ -160,6 +168,8 @@ func (s *sim) newSlot(idx uint64, client int32) (int32, *opState) {
 		o.altUsed = false
 	}
 	o.pending, o.done, o.nparked, o.tiedStarted = 0, false, 0, false
+	o.page, o.poll = false, false
+	o.cancelled = [4]uint8{}
 	return slot, o
 }
 
@@ -172,6 +182,9 @@ func (s *sim) perform(slot int32, e *hedging.Effects) {
 			s.send(slot, o, &a.Attempt)
 		case hedging.ActCancel:
 			s.cancel(slot, o, a.Leg)
+			if s.obs != nil {
+				s.observeCancel(o, &o.att[a.Leg], a.Reason)
+			}
 		case hedging.ActTimer:
 			if ev := (event{at: a.At, kind: evTimer, id: slot, gen: o.gen, sub: uint8(a.Timer)}); !s.park(o, &ev) {
 				s.q.push(ev)
@@ -220,14 +233,18 @@ func (s *sim) park(o *opState, ev *event) bool {
 // unpark queues o's parked timers if its race still runs, and drops them
 // if it is done.
 func (s *sim) unpark(o *opState) {
-	for _, ev := range o.parked[:o.nparked] {
-		if o.race.Done() {
-			s.deadEnd = max(s.deadEnd, ev.at)
-		} else {
-			s.q.pushStamped(ev)
-		}
-	}
+	parked := o.parked[:o.nparked]
 	o.nparked = 0
+	if o.race.Done() {
+		// By index: only the times are read, no event copied.
+		for i := range parked {
+			s.deadEnd = max(s.deadEnd, parked[i].at)
+		}
+		return
+	}
+	for _, ev := range parked {
+		s.q.pushStamped(ev)
+	}
 }
 
 func (s *sim) send(slot int32, o *opState, a *hedging.Attempt) {
@@ -237,7 +254,11 @@ func (s *sim) send(slot int32, o *opState, a *hedging.Attempt) {
 	st.cancelled = false
 	st.respQueued = false
 	st.cx = capAttempt{}
+	st.sentAt = s.now
 	st.n++
+	if st.n == 1 {
+		s.stats.legs++
+	}
 	s.stats.Attempts++
 	if a.HubRegionProcessingOnly {
 		s.stats.HubHeaderAttempts++
@@ -317,12 +338,15 @@ func (s *sim) complete(slot int32, o *opState) {
 		return
 	}
 	r := &o.race
-	s.record(r, o.op.Kind)
+	s.record(o)
 	if s.progress != nil {
 		s.progress.Add(1)
 	}
 	if s.onComplete != nil {
 		s.onComplete(r, &o.op)
+	}
+	if s.obs != nil {
+		s.observeOperation(o)
 	}
 	if s.onCompleteInstance != nil {
 		s.onCompleteInstance(int(o.inst), r, &o.op)

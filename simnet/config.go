@@ -219,6 +219,13 @@ type Config struct {
 	Lag *LagProcess
 }
 
+// MinErrorStatus and MaxErrorStatus bound the statuses an injected fault,
+// an episode's failure or a full queue may answer with: error statuses.
+const (
+	MinErrorStatus = 400
+	MaxErrorStatus = 599
+)
+
 // MaxOpsLimit is the largest number of operations one run may simulate
 // (resource guard); a Config asking for more, directly or through
 // Duration × rate, is refused.
@@ -270,6 +277,9 @@ func (c *Config) Validate() error {
 	if err := w.validateRateChanges(); err != nil {
 		return err
 	}
+	if c.endless() {
+		return errors.New("simnet: Workload.RateChanges end at rate 0 and there is no Duration: MaxOps is never reached")
+	}
 	if w.RatePerSec > 0 && c.Duration > 0 && c.MaxOps <= 0 {
 		if n := w.maxRate() * c.Duration.Seconds(); n > MaxOpsLimit {
 			return fmt.Errorf("simnet: %.3g operations (rate × duration) exceeds the limit of %d", n, int64(MaxOpsLimit))
@@ -287,7 +297,13 @@ func (c *Config) Validate() error {
 	if err := c.validateFeed(); err != nil {
 		return err
 	}
-	return c.Fleet.validate()
+	if err := c.Fleet.validate(); err != nil {
+		return err
+	}
+	if err := c.validateRU(); err != nil {
+		return err
+	}
+	return c.validateWork()
 }
 
 // ClientEndpoints returns the client's preferred read regions as

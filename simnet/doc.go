@@ -8,9 +8,13 @@
 // retry rules, from a single-goroutine event loop. simnet makes no hedging
 // decision of its own.
 //
-// Engine: a virtual clock and a 4-ary heap of value events ordered by
-// (time, insertion sequence), so ties are deterministic; timers are
-// cancelled lazily (the race ignores stale ones).
+// Engine: a virtual clock and a queue of value events ordered by (time,
+// insertion sequence), so ties are deterministic: the next open-loop
+// arrival in a slot, FIFO lanes for the kinds pushed in time order
+// (arrivals, threshold and deadline timers), a calendar of buckets for
+// responses and a 4-ary heap for the rest. Timers are cancelled lazily
+// (the race ignores stale ones), and a timer that a response already
+// queued for the same operation makes dead never enters the queue.
 //
 // Randomness: math/rand/v2 PCG streams. Arrivals and operation attributes
 // come from sequential streams; every per-attempt draw (network jitter,
@@ -47,7 +51,8 @@
 // Feeds (Config.Feed, feed.go): queries, ReadMany calls and change-feed
 // polls run page by page through hedging/feed's Driver, driven from the
 // event loop like the race core (each page one race in an op slot); setup
-// stages are metadata reads under feed.MetadataConfig; Config.Lag and
+// stages are metadata reads under feed.MetadataConfig and the query plan
+// a data-plane read under the query's own strategy; Config.Lag and
 // Config.Consistency make replication lag a process per (region,
 // partition) and decide what a lagging replica answers; Stats.Feed holds
 // the feed measurements. A run without them takes none of these paths.

@@ -80,8 +80,9 @@ func (s *sim) draw(purpose, a, b, c uint64) *rand.Rand {
 }
 
 // run simulates until the event queue is empty and returns true, or
-// returns false as soon as it sees done closed (checked every
-// cancelCheckEvents events; nil never closes).
+// returns false as soon as it sees done closed or the run over its work
+// limit (s.workErr set), both checked every cancelCheckEvents events
+// (nil never closes).
 func (s *sim) run(done <-chan struct{}) bool {
 	s.initCapacity()
 	s.initFeed()
@@ -97,11 +98,20 @@ func (s *sim) run(done <-chan struct{}) bool {
 		ev := s.q.pop()
 		s.now = ev.at
 		s.stats.Events++
-		if done != nil && s.stats.Events&(cancelCheckEvents-1) == 0 {
-			select {
-			case <-done:
+		if s.stats.Events&(cancelCheckEvents-1) == 0 {
+			if s.overWork() {
 				return false
-			default:
+			}
+			if s.stats.Events > s.eventCap {
+				s.overrun = true // the work invariant (invariants.go)
+				return false
+			}
+			if done != nil {
+				select {
+				case <-done:
+					return false
+				default:
+				}
 			}
 		}
 		switch ev.kind {
@@ -114,6 +124,9 @@ func (s *sim) run(done <-chan struct{}) bool {
 				if st := &o.att[ev.sub]; st.a.Seq == ev.aseq {
 					st.respQueued = false
 					if !st.cancelled {
+						if s.obs != nil {
+							s.observeAnswer(st)
+						}
 						o.race.Responded(&s.eff, s.now, &st.a, &st.res)
 						s.perform(ev.id, &s.eff)
 					}
@@ -128,8 +141,7 @@ func (s *sim) run(done <-chan struct{}) bool {
 				s.perform(ev.id, &s.eff)
 			}
 		case evServerFree:
-			s.reps[ev.id].wake = false
-			s.drain(ev.id)
+			s.serverFree(ev)
 		case evBackground:
 			s.backgroundArrive(ev)
 		case evBackgroundRetry:

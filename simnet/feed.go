@@ -23,15 +23,22 @@ import (
 )
 
 // evFeed is a feed event (kept apart from heap.go's kinds): event.sub is
-// feedAdvance (id: the feed operation, whose driver is pumped) or feedPoll
-// (id: the poller, which starts its next poll).
+// feedAdvance (id: the feed operation, whose driver is pumped), feedPoll
+// (id: the poller, which starts its next poll) or feedDue.
+//
+// An event naming a feed operation carries the operation's generation
+// (event.gen, feedOp.gen), which changes when the operation ends: an event
+// queued for an operation that has since ended — two pages of one
+// operation answered at the same instant each queue an advance, and the
+// first ends it — is stale and ignored, whether the operation's slot is
+// free or reused. [sim.queueAdvance] is the only way to queue one.
 const evFeed evKind = 80
 
 const (
 	feedAdvance uint8 = iota
 	feedPoll
-	// feedDue (id: the operation, gen: its generation) is a whole-operation
-	// hedge's threshold: the operation is advanced if it still runs.
+	// feedDue is a whole-operation hedge's threshold: the operation is
+	// advanced if it still runs.
 	feedDue
 )
 
@@ -169,21 +176,24 @@ type feedOp struct {
 	leafMax      []int64
 	drv          *feed.Driver
 	// whole, when set, hedges the operation as a unit (Feed.HedgeUnit);
-	// drv is then nil. gen tells a stale feedDue event of an earlier
-	// operation in the same place apart; due: the event is queued;
-	// copyRU is each copy's returned RU (the winner's counts).
-	whole    *feed.Whole
+	// drv is then nil. due: its feedDue event is queued; copyRU is each
+	// copy's returned RU (the winner's counts).
+	whole *feed.Whole
+	// gen is the operation's generation: it changes when the operation
+	// ends, so an event queued for it before is stale (evFeed).
 	gen      uint32
 	due      bool
 	copyRU   [2]float64
 	stages   []feed.Resource
 	stage    int
 	md       *feed.Driver
+	tmpl     hedging.Operation // the operation's per-page settings (the query plan's too)
 	setupVer int64
 	failed   bool
-	// hedged: a page or setup read sent its alternate; altWon: one's
-	// alternate won.
-	hedged, altWon bool
+	// hedged: a page or setup read sent its alternate; onThreshold: one
+	// sent it on the threshold (else every hedge was a failover, counted
+	// in Stats.FailoverHedged); altWon: one's alternate won.
+	hedged, onThreshold, altWon bool
 }
 
 // feedSim is the run's feed state; nil unless Config.Feed, Config.Lag or a
@@ -196,6 +206,10 @@ type feedSim struct {
 	sigma     float64
 	hubRegion int
 	lagEps    [][]*LagEpisode // per replica
+	// applied is, per replica with lag episodes, the LSN it has applied
+	// on each partition so far: a replica never un-applies a write, so
+	// while an episode raises its lag it applies nothing new (visibleAt).
+	applied   [][]int64
 	logs      []feedLog
 	ops       []feedOp
 	freeOps   []int32
@@ -211,11 +225,33 @@ type feedSim struct {
 	// (Setup.Latest); nil: the race's winner (feed.Fastest).
 	choice *feed.Choice
 	stats  *FeedStats
+	// pageServers has bit i set when replica i served a data page that was
+	// delivered (manyServers: a replica past the 64th did); peakLeaves and
+	// peakPages are the most leaves one operation planned and the most
+	// pages one query leaf ran (invariants.go).
+	pageServers           uint64
+	manyServers           bool
+	peakLeaves, peakPages int
 }
 
 // feedOn reports whether cfg needs the feed model.
 func (c *Config) feedOn() bool {
 	return c.Feed != nil || c.Lag != nil || c.Consistency != Session
+}
+
+// HasFeedOperations reports whether the workload has feed operations
+// that Feed.HedgeUnit applies to: Feed is set and the mix has queries or
+// ReadMany calls.
+func (c *Config) HasFeedOperations() bool {
+	if c.Feed == nil {
+		return false
+	}
+	for _, m := range c.Workload.Mix {
+		if m.Weight > 0 && (m.Kind == hedging.QueryPage || m.Kind == hedging.ReadManyPage) {
+			return true
+		}
+	}
+	return false
 }
 
 // initFeed builds the feed state of a run that needs it.
@@ -228,11 +264,18 @@ func (s *sim) initFeed() {
 		logs: make([]feedLog, len(s.parts)), lagEps: make([][]*LagEpisode, len(s.reps)), stats: newFeedStats()}
 	if l := cfg.Lag; l != nil {
 		fx.sigma = l.Sigma
+		fx.applied = make([][]int64, len(s.reps))
 		for ri := range s.reps {
 			for j := range l.Episodes {
 				if e := &l.Episodes[j]; s.reps[ri].cfg.Targeted(e.Target) {
 					fx.lagEps[ri] = append(fx.lagEps[ri], e)
 				}
+			}
+			if len(fx.lagEps[ri]) > 0 {
+				fx.applied[ri] = make([]int64, len(s.parts))
+				// What a replica has applied depends on the order of the
+				// reads it serves: arrivals are handled in time order.
+				s.delayLine = false
 			}
 		}
 	}
@@ -280,7 +323,7 @@ func (s *sim) initFeed() {
 		for p := range s.parts {
 			pl := &fx.pollers[p%cf.Pollers]
 			pl.parts = append(pl.parts, int32(p))
-			pl.cursors = append(pl.cursors, hedging.Continuation{})
+			pl.cursors = append(pl.cursors, hedging.Continuation{Affinity: cf.Continuation})
 			pl.maxSeen = append(pl.maxSeen, 0)
 		}
 		for j := range fx.pollers {
@@ -324,9 +367,19 @@ func (s *sim) lag(ri int32, part int32, now time.Duration) time.Duration {
 	return l
 }
 
-// visibleAt returns the LSN replica ri has applied on part at now.
+// visibleAt returns the LSN replica ri has applied on part at now: the
+// log's prefix committed before now − its lag, and never less than it
+// applied before (a replica whose lag an episode raises stops applying
+// until the log catches up; it does not un-apply writes).
 func (s *sim) visibleAt(ri int32, part int32) int64 {
-	return s.fx.logs[part].visible(s.now, s.lag(ri, part, s.now))
+	fx := s.fx
+	v := fx.logs[part].visible(s.now, s.lag(ri, part, s.now))
+	if fx.applied != nil && fx.applied[ri] != nil {
+		a := &fx.applied[ri][part]
+		v = max(v, *a)
+		*a = v
+	}
+	return v
 }
 
 // metaVersion returns the metadata version physical region reg shows at
@@ -348,10 +401,11 @@ func (fx *feedSim) metaTruth(now time.Duration) int64 {
 func (s *sim) feedArrive(ev event, o *opState, st *attemptState, ri int32, rep *replicaRT) bool {
 	fx := s.fx
 	kind := o.op.Kind
-	if kind.IsWrite() || kind == hedging.MetadataRead {
-		return false
+	fs := fx.slotOf(ev.id)
+	if kind.IsWrite() || kind == hedging.MetadataRead || fs != nil && fs.setup {
+		return false // a setup read (the query plan too) meets no stale cache nor session check
 	}
-	if fs := fx.slotOf(ev.id); fs != nil && (fx.f.Setup.Collection || fx.f.Setup.PKRanges) {
+	if fs != nil && (fx.f.Setup.Collection || fx.f.Setup.PKRanges) {
 		in := &fx.inst[o.inst]
 		if truth := fx.metaTruth(s.now); in.ver >= 0 && in.ver < truth {
 			sub := 1002
@@ -373,20 +427,25 @@ func (s *sim) feedArrive(ev event, o *opState, st *attemptState, ri int32, rep *
 }
 
 // feedCharge computes, at service start, what page attempt st of feed
-// slot fs gets from rep (into fs.content) and returns its RU charge.
+// slot fs gets from rep (into fs.content) and returns its RU charge. fs
+// is nil for a loser that reaches service after its race ended: it is
+// charged as the page it is (the same rule), and its content is dropped.
 func (s *sim) feedCharge(fs *feedSlot, o *opState, st *attemptState, rep *replicaRT) float64 {
 	fx := s.fx
 	f := fx.f
 	kind := o.op.Kind
-	c := &fs.content[st.a.Leg]
-	*c = pageContent{}
+	var lost pageContent
+	c := &lost
+	if fs != nil {
+		c = &fs.content[st.a.Leg]
+		*c = pageContent{}
+	}
 	region := st.a.Endpoint.Region
-	if fs.setup {
+	if kind == hedging.MetadataRead { // a setup read
 		c.applied = fx.metaVersion(rep.region, s.now)
 		c.stale = c.applied < fx.metaTruth(s.now)
 		return s.ru[kind]
 	}
-	op := &fx.ops[fs.fo]
 	c.applied = fx.logs[o.part].total // processed at the hub (§9.6 header)
 	if !st.a.HubRegionProcessingOnly {
 		c.applied = s.visibleAt(st.rep, o.part)
@@ -395,9 +454,12 @@ func (s *sim) feedCharge(fs *feedSlot, o *opState, st *attemptState, rep *replic
 	items := 0
 	switch kind {
 	case hedging.QueryPage:
-		cur, _ := strconv.Atoi(o.op.Continuation.Token)
 		items = f.itemsPerPage()
-		if next := cur + 1; next < int(op.leafPages[fs.page.Leaf]) {
+		if fs == nil {
+			break
+		}
+		cur, _ := strconv.Atoi(o.op.Continuation.Token)
+		if next := cur + 1; next < int(fx.ops[fs.fo].leafPages[fs.page.Leaf]) {
 			c.cont = hedging.Continuation{Token: strconv.Itoa(next), Affinity: f.QueryContinuation, IssuedBy: region}
 		}
 	case hedging.ReadManyPage:
@@ -527,6 +589,7 @@ func (s *sim) openFeedOp(fo int32, leaves []feed.Leaf, tmpl hedging.Operation) {
 	f := fx.f
 	op := &fx.ops[fo]
 	in := &fx.inst[op.inst]
+	op.tmpl = tmpl
 	cfg := feed.Config{Template: tmpl, Affinity: f.Affinity, MaxConcurrency: f.MaxConcurrency, MaxFanOut: f.fanOutCap(), Gate: in.gate}
 	var err error
 	nmax := len(leaves)
@@ -539,6 +602,7 @@ func (s *sim) openFeedOp(fo int32, leaves []feed.Leaf, tmpl hedging.Operation) {
 	if err != nil {
 		op.failed = true
 	}
+	fx.peakLeaves = max(fx.peakLeaves, nmax)
 	op.leafMax = slices.Grow(op.leafMax[:0], nmax)[:nmax]
 	clear(op.leafMax)
 	if in.ver < 0 {
@@ -552,7 +616,13 @@ func (s *sim) openFeedOp(fo int32, leaves []feed.Leaf, tmpl hedging.Operation) {
 	if f.Setup.QueryPlan && op.kind == hedging.QueryPage {
 		op.stages = append(op.stages, feed.QueryPlan)
 	}
-	s.q.push(event{at: s.now, kind: evFeed, id: fo, sub: feedAdvance})
+	s.queueAdvance(fo, s.now)
+}
+
+// queueAdvance queues an advance of operation fo at at, stamped with its
+// generation so that it is ignored if fo has ended by then.
+func (s *sim) queueAdvance(fo int32, at time.Duration) {
+	s.q.push(event{at: at, kind: evFeed, id: fo, gen: s.fx.ops[fo].gen, sub: feedAdvance})
 }
 
 // client returns fleet instance i's client.
@@ -569,11 +639,13 @@ func (s *sim) feedEvent(ev event) {
 	case feedPoll:
 		s.startPoll(ev.id)
 		return
-	case feedDue:
-		if op := &s.fx.ops[ev.id]; op.gen != ev.gen || op.whole == nil {
-			return // the operation ended
-		}
-		s.fx.ops[ev.id].due = false
+	}
+	op := &s.fx.ops[ev.id]
+	if op.gen != ev.gen {
+		return // stale: the operation ended
+	}
+	if ev.sub == feedDue {
+		op.due = false
 	}
 	s.advance(ev.id)
 }
@@ -591,7 +663,12 @@ func (s *sim) advance(fo int32) {
 	for op.stage < len(op.stages) {
 		if op.md == nil {
 			leaf := feed.MetadataLeaf(op.stages[op.stage], s.parts[op.part], "", "")
-			op.md, _ = feed.New(s.client(op.inst), []feed.Leaf{leaf}, feed.MetadataConfig(fx.inst[op.inst].mgate))
+			cfg := feed.MetadataConfig(fx.inst[op.inst].mgate)
+			if leaf.Kind == hedging.QueryPlan {
+				// A data-plane read: the query's own strategy and gate.
+				cfg = feed.Config{Template: op.tmpl, Gate: fx.inst[op.inst].gate}
+			}
+			op.md, _ = feed.New(s.client(op.inst), []feed.Leaf{leaf}, cfg)
 		}
 		if !op.md.Done() {
 			s.pump(fo, op.md, true)
@@ -693,6 +770,7 @@ func (s *sim) startPage(fo int32, p feed.Page, setup bool, copy hedging.Leg) {
 	}
 	o.op = p.Op
 	o.inst = op.inst
+	o.page, o.poll = true, op.poller >= 0
 	for int(slot) >= len(fx.slots) {
 		fx.slots = append(fx.slots, feedSlot{})
 	}
@@ -713,7 +791,7 @@ func (s *sim) feedPageDone(slot int32, o *opState) {
 	}
 	fo, p, setup := fs.fo, fs.page, fs.setup
 	var lose loser
-	if setup && fx.choice != nil && out.Err == nil && o.race.AlternateSpawned() {
+	if setup && out.Err == nil && o.race.AlternateSpawned() {
 		l := hedging.Alternate
 		if out.Leg == hedging.Alternate {
 			l = hedging.Primary
@@ -724,7 +802,7 @@ func (s *sim) feedPageDone(slot int32, o *opState) {
 	fs.live = false
 	st := fx.stats
 	us := latencyMicros(o.race.DoneAt() - o.race.Start())
-	s.stats.countRace(&o.race)
+	d, hedgingOn := s.stats.countRace(&o.race)
 	st.Races++
 	op := &fx.ops[fo]
 	switch {
@@ -732,7 +810,7 @@ func (s *sim) feedPageDone(slot int32, o *opState) {
 	case op.whole != nil && !setup:
 		op.copyRU[fs.copy] += o.race.RequestCharge() // the winner's is returned
 	default:
-		s.stats.RUReturned += o.race.RequestCharge()
+		s.returnRU(o, o.race.RequestCharge())
 	}
 	if out.Err == nil {
 		if ri, ok := s.replicaOf(o.race.Endpoint(out.Leg).Key); ok {
@@ -742,11 +820,15 @@ func (s *sim) feedPageDone(slot int32, o *opState) {
 	o.done = true
 	s.maybeFree(slot, o)
 	op.hedged = op.hedged || out.Legs > 1
+	op.onThreshold = op.onThreshold || out.Legs > 1 && !(hedgingOn && failoverSpawn(d))
 	op.altWon = op.altWon || out.Err == nil && out.Leg == hedging.Alternate
 	if setup {
 		st.SetupReads++
 		if out.Legs > 1 {
 			st.SetupReadsHedged++
+			if hedgingOn && failoverSpawn(d) {
+				st.SetupReadsFailover++
+			}
 		}
 		if op.whole != nil {
 			op.whole.NoteSetup(out)
@@ -760,10 +842,13 @@ func (s *sim) feedPageDone(slot int32, o *opState) {
 			}
 			if c.stale {
 				st.StaleSetupReads++
+				if !lose.sent || !lose.known || lose.content.applied <= c.applied {
+					st.StaleSetupNoNewer++
+				}
 			}
 			op.setupVer = min(op.setupVer, c.applied)
 		}
-		s.q.push(event{at: at, kind: evFeed, id: fo, sub: feedAdvance})
+		s.queueAdvance(fo, at)
 		return
 	}
 	var del feed.Delivery
@@ -779,6 +864,16 @@ func (s *sim) feedPageDone(slot int32, o *opState) {
 	}
 	_ = st.PageLatency.RecordValue(us)
 	if err == nil && del.OK {
+		if ri, ok := s.replicaOf(o.race.Endpoint(out.Leg).Key); ok {
+			if ri < 64 {
+				fx.pageServers |= 1 << ri
+			} else {
+				fx.manyServers = true
+			}
+		}
+		if op.kind == hedging.QueryPage {
+			fx.peakPages = max(fx.peakPages, p.Seq+1)
+		}
 		if c.stale {
 			st.StalePages++
 		}
@@ -799,7 +894,7 @@ func (s *sim) feedPageDone(slot int32, o *opState) {
 			st.Duplicates += fx.delivered[part].add(c.lo, c.hi)
 		}
 	}
-	s.q.push(event{at: s.now, kind: evFeed, id: fo, sub: feedAdvance})
+	s.queueAdvance(fo, s.now)
 }
 
 // loser is what the simulator knows of the losing leg of a hedged setup
@@ -849,9 +944,12 @@ func (s *sim) finishFeedOp(fo int32) {
 	case w != nil:
 		drvs = [2]*feed.Driver{w.Copy(hedging.Primary), w.Copy(hedging.Alternate)}
 		opErr = w.Err()
-		op.hedged = w.Spawned()
+		// The operation's setup reads raced on their own (feedPageDone):
+		// what they did is kept, and the copies' hedge added to it.
+		op.hedged = op.hedged || w.Spawned()
+		op.onThreshold = op.onThreshold || w.Spawned() // the second copy starts at the threshold
 		if leg, ok := w.Winner(); ok {
-			op.altWon = leg == hedging.Alternate
+			op.altWon = op.altWon || leg == hedging.Alternate
 			s.stats.RUReturned += op.copyRU[leg]
 		}
 	case op.drv != nil:
@@ -875,6 +973,9 @@ func (s *sim) finishFeedOp(fo int32) {
 		if op.hedged {
 			s.stats.Hedged++
 			win.Hedged++
+			if !op.onThreshold {
+				s.stats.FailoverHedged++
+			}
 		}
 		if op.altWon {
 			s.stats.AlternateWins++
@@ -902,6 +1003,7 @@ func (s *sim) finishFeedOp(fo int32) {
 		st.PagesPinned += int64(d.PagesPinned)
 		st.PagesGated += int64(d.PagesGated)
 		st.ColdRestarts += int64(d.ColdRestarts)
+		st.Resumes += int64(d.Resumes)
 		st.SetupContacts += int64(d.SetupContacts)
 	}
 	if pi := op.poller; pi >= 0 {
@@ -916,7 +1018,8 @@ func (s *sim) finishFeedOp(fo int32) {
 		}
 	}
 	client := op.client
-	op.drv, op.md, op.whole = nil, nil, nil
+	op.drv, op.md, op.whole, op.tmpl = nil, nil, nil, hedging.Operation{}
+	op.gen++ // every event still queued for it is stale
 	fx.freeOps = append(fx.freeOps, fo)
 	if client >= 0 {
 		s.think(client)

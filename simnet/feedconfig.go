@@ -159,8 +159,10 @@ type Feed struct {
 	// MaxConcurrency is the leaves of one operation with a page in flight
 	// at once; 0 = all.
 	MaxConcurrency int
-	// MaxFanOut is the driver's fan-out cap (feed.Config.MaxFanOut,
-	// 1..MaxFeedLeaves); 0 = feed.DefaultMaxFanOut.
+	// MaxFanOut is the driver's fan-out cap of a query
+	// (feed.Config.MaxFanOut, 1..MaxFeedLeaves); 0 = feed.DefaultMaxFanOut.
+	// A ReadMany call is not capped (no SDK caps it): MaxConcurrency bounds
+	// its leaves in flight.
 	MaxFanOut int
 	// ReadManyItems is the ids of a ReadMany call, spread round-robin over
 	// the partitions from the operation's own (1..MaxFeedItems); 0 =
@@ -199,7 +201,8 @@ type ChangeFeed struct {
 	// (> 0 with Pollers).
 	PollInterval time.Duration
 	// Scope is what a cursor means to the service; RegionOffset the shift
-	// between two adjacent regions' numbering under CursorRegionLocal.
+	// between two adjacent regions' numbering under CursorRegionLocal
+	// (0..MaxRegionOffset).
 	Scope        CursorScope
 	RegionOffset int64
 	// On304 is what cursor a 304 hands out.
@@ -213,9 +216,13 @@ type ChangeFeed struct {
 }
 
 // Setup configures the stages a feed operation runs before its first page
-// (the contacts a page's hedge never sees, .NET PR #5787), each a metadata
-// read raced by its own feed.Driver under feed.MetadataConfig (1.5 s
-// threshold, the metadata budget, primary-authoritative answers).
+// (the contacts a page's hedge never sees, .NET PR #5787), each raced by its
+// own feed.Driver: the collection and partition-key-range reads are
+// metadata reads under feed.MetadataConfig (the race's fixed 1.5 s
+// threshold when the policy hedges at all, the metadata budget,
+// primary-authoritative answers); the query plan is a data-plane read
+// (hedging.QueryPlan: its service time and RU are the query_plan kind's,
+// its hedge the policy's, under the data-plane gate).
 type Setup struct {
 	// Collection and PKRanges read the container and its partition-key
 	// ranges into the instance's cache when it is cold (the instance's
@@ -242,6 +249,10 @@ type Setup struct {
 	Grace  time.Duration
 }
 
+// MaxLagSigma bounds LagProcess.Sigma: exp(10·Z) already spans 26 orders
+// of magnitude at |Z| = 3.
+const MaxLagSigma = 10
+
 // Resource limits of feed workloads: one operation's leaves, pages and ids,
 // and the pollers, so a feed workload cannot exhaust memory.
 const (
@@ -252,6 +263,12 @@ const (
 	MaxFeedItems        = 100_000
 	MaxPollers          = 1_000
 	MaxMetadataEvents   = 10_000
+	// MaxRegionOffset bounds ChangeFeed.RegionOffset: above any run's
+	// commit log (MaxOpsLimit writes), so every offset the model tells
+	// apart is allowed (a cursor moved past its log's end or before its
+	// start acts alike however far), and an LSN plus the offset × a
+	// region index (< maxCount replicas) cannot overflow int64.
+	MaxRegionOffset = 1 << 40
 )
 
 // Defaults of Feed's zero fields.
@@ -285,8 +302,8 @@ func (c *Config) validateFeed() error {
 		return fmt.Errorf("simnet: with Feed, Lag or a consistency level set, Workload.Partitions must be <= %d, got %d", MaxFeedPartitions, nparts)
 	}
 	if l := c.Lag; l != nil {
-		if !(l.Sigma >= 0) || l.Sigma > 10 {
-			return fmt.Errorf("simnet: Lag.Sigma must be in [0, 10], got %g", l.Sigma)
+		if !(l.Sigma >= 0) || l.Sigma > MaxLagSigma {
+			return fmt.Errorf("simnet: Lag.Sigma must be in [0, %g], got %g", float64(MaxLagSigma), l.Sigma)
 		}
 		for i, e := range l.Episodes {
 			if !(e.LagMs >= 0) || e.End < e.Start {
@@ -325,10 +342,6 @@ func (c *Config) validateFeed() error {
 	case f.QueryContinuation > hedging.RegionAffine || f.ChangeFeed.Continuation > hedging.RegionAffine:
 		return errors.New("simnet: Feed: unknown continuation affinity")
 	}
-	n := f.readManyItems()
-	if leaves := min(n, nparts) + n/feed.MaxReadManyIDs; leaves > f.fanOutCap() {
-		return fmt.Errorf("simnet: Feed.ReadManyItems %d over %d partitions makes up to %d leaves, above MaxFanOut %d", n, nparts, leaves, f.fanOutCap())
-	}
 	for k, a := range f.Affinity {
 		if _, err := feed.ParseAffinity(a.String()); err != nil {
 			return fmt.Errorf("simnet: Feed.Affinity[%v]: unknown policy %v", k, a)
@@ -338,12 +351,14 @@ func (c *Config) validateFeed() error {
 	switch {
 	case cf.Pollers < 0 || cf.Pollers > MaxPollers:
 		return fmt.Errorf("simnet: Feed.ChangeFeed.Pollers must be in 0..%d, got %d", MaxPollers, cf.Pollers)
+	case cf.Pollers > 0 && (nparts+cf.Pollers-1)/cf.Pollers > f.fanOutCap():
+		return fmt.Errorf("simnet: Feed.ChangeFeed: %d partitions over %d pollers make more leaves per poll than MaxFanOut %d", nparts, cf.Pollers, f.fanOutCap())
 	case cf.Pollers > 0 && cf.PollInterval < time.Millisecond:
 		return errors.New("simnet: Feed.ChangeFeed.PollInterval must be >= 1 ms")
 	case cf.Scope > CursorRegionLocal || cf.On304 > On304ServerCurrent:
 		return errors.New("simnet: Feed.ChangeFeed: unknown scope or 304 rule")
-	case cf.RegionOffset < 0:
-		return errors.New("simnet: Feed.ChangeFeed.RegionOffset must be >= 0")
+	case cf.RegionOffset < 0 || cf.RegionOffset > MaxRegionOffset:
+		return fmt.Errorf("simnet: Feed.ChangeFeed.RegionOffset must be in 0..%d, got %d", int64(MaxRegionOffset), cf.RegionOffset)
 	}
 	for _, m := range c.Workload.Mix {
 		if m.Kind == hedging.ChangeFeedPage {

@@ -36,17 +36,24 @@ func (k *FeedKindStats) QuantileMs(q float64) float64 {
 // ShareAtLeast returns the share of the operations whose latency is at
 // least ms milliseconds (0 without operations; histogram resolution, 0.1%).
 func (k *FeedKindStats) ShareAtLeast(ms float64) float64 {
-	var above, all int64
+	above, all := k.CountAtLeast(ms)
+	if all == 0 {
+		return 0
+	}
+	return float64(above) / float64(all)
+}
+
+// CountAtLeast returns how many operations took at least ms milliseconds
+// (histogram resolution, 0.1%) and how many operations there were: the k
+// and n of ShareAtLeast, for an exact interval (study.ProportionCI).
+func (k *FeedKindStats) CountAtLeast(ms float64) (above, all int64) {
 	for _, b := range k.Latency.Distribution() {
 		all += b.Count
 		if float64(b.From) >= ms*1000 {
 			above += b.Count
 		}
 	}
-	if all == 0 {
-		return 0
-	}
-	return float64(above) / float64(all)
+	return above, all
 }
 
 // Feed operation kinds, the indexes of FeedStats.Kinds.
@@ -64,8 +71,13 @@ type FeedStats struct {
 	// calls are workload operations (in Stats.Arrivals and Ops too); polls
 	// are background consumers, counted here only.
 	Kinds [3]FeedKindStats
-	// The drivers' diagnostics summed over every operation (feed.Diagnostics).
-	Pages, PagesHedged, AlternateWins, RegionSwitches, PagesPinned, PagesGated, ColdRestarts, SetupContacts int64
+	// The drivers' diagnostics summed over every operation
+	// (feed.Diagnostics): PagesGated counts pages whose alternate was due
+	// but refused by the gate (Feed.GateCapacity); ColdRestarts the
+	// metadata chains restarted cold and Resumes the data-plane chains
+	// (change-feed cursors) resumed by failover after their pinned region
+	// failed.
+	Pages, PagesHedged, AlternateWins, RegionSwitches, PagesPinned, PagesGated, ColdRestarts, Resumes, SetupContacts int64
 	// Races counts the feed operations' races (every page and setup read,
 	// failed ones included); their terminal states count in
 	// Stats.Terminal.
@@ -73,9 +85,11 @@ type FeedStats struct {
 	// PageLatency is the latency of each data page's race, µs.
 	PageLatency *hdr.Histogram
 	// SetupReads counts the setup stages' metadata races; SetupReadsHedged
-	// those that sent the alternate; SetupErrors the stages that failed
-	// (and failed their operation).
-	SetupReads, SetupReadsHedged, SetupErrors int64
+	// those that sent the alternate, SetupReadsFailover those of them whose
+	// alternate went on a region-changing result of the primary rather
+	// than on the threshold; SetupErrors the stages that failed (and failed
+	// their operation).
+	SetupReads, SetupReadsHedged, SetupReadsFailover, SetupErrors int64
 	// StalePages counts returned pages whose replica had not applied every
 	// committed write; MonotonicViolations the returned pages whose applied
 	// LSN is below an earlier page of the same leaf (of the same query, or
@@ -92,11 +106,25 @@ type FeedStats struct {
 	// StaleSetupReads counts the collection and partition-key-range reads
 	// whose chosen answer came from a region that did not yet show every
 	// metadata event when it served it (Setup.MetadataLagMs): the
-	// stale-cache incidence of the metadata choice.
-	StaleCacheHits, StaleSetupReads int64
+	// stale-cache incidence of the metadata choice. StaleSetupNoNewer counts
+	// those of them that no choice between the two legs could have avoided:
+	// the other leg's answer carried no newer version (it was served before
+	// the event too), or the read was not hedged, or the simulator does not
+	// know the other leg's answer (see Setup.Latest).
+	StaleCacheHits, StaleSetupReads, StaleSetupNoNewer int64
 	// PeakLegsInFlight is the most hedge-leg slots held at once in one
 	// instance's gate (Feed.GateCapacity; 0 without a gate).
 	PeakLegsInFlight int64
+	// PollRUCharged and PollRUReturned are the change-feed polls' RU,
+	// charged and returned as Stats.RUCharged and RUReturned are the
+	// operations' (polls are not operations).
+	PollRUCharged, PollRUReturned float64
+}
+
+// PollRUMultiplier is PollRUCharged / PollRUReturned, NaN when no RU was
+// returned (see Stats.RUMultiplier).
+func (f *FeedStats) PollRUMultiplier() float64 {
+	return ruMultiplier(f.PollRUCharged, f.PollRUReturned)
 }
 
 func newFeedStats() *FeedStats {
@@ -135,13 +163,15 @@ func (f *FeedStats) merge(o *FeedStats) *FeedStats {
 	for _, p := range [...][2]*int64{
 		{&f.Races, &o.Races}, {&f.Pages, &o.Pages}, {&f.PagesHedged, &o.PagesHedged}, {&f.AlternateWins, &o.AlternateWins},
 		{&f.RegionSwitches, &o.RegionSwitches}, {&f.PagesPinned, &o.PagesPinned}, {&f.PagesGated, &o.PagesGated},
-		{&f.ColdRestarts, &o.ColdRestarts}, {&f.SetupContacts, &o.SetupContacts}, {&f.SetupReads, &o.SetupReads},
-		{&f.SetupReadsHedged, &o.SetupReadsHedged}, {&f.SetupErrors, &o.SetupErrors}, {&f.StalePages, &o.StalePages},
+		{&f.ColdRestarts, &o.ColdRestarts}, {&f.Resumes, &o.Resumes}, {&f.SetupContacts, &o.SetupContacts}, {&f.SetupReads, &o.SetupReads},
+		{&f.SetupReadsHedged, &o.SetupReadsHedged}, {&f.SetupReadsFailover, &o.SetupReadsFailover}, {&f.SetupErrors, &o.SetupErrors}, {&f.StalePages, &o.StalePages},
 		{&f.MonotonicViolations, &o.MonotonicViolations}, {&f.NotModified, &o.NotModified}, {&f.Changes, &o.Changes},
-		{&f.Delivered, &o.Delivered}, {&f.Duplicates, &o.Duplicates}, {&f.Skips, &o.Skips}, {&f.StaleCacheHits, &o.StaleCacheHits}, {&f.StaleSetupReads, &o.StaleSetupReads},
+		{&f.Delivered, &o.Delivered}, {&f.Duplicates, &o.Duplicates}, {&f.Skips, &o.Skips}, {&f.StaleCacheHits, &o.StaleCacheHits}, {&f.StaleSetupReads, &o.StaleSetupReads}, {&f.StaleSetupNoNewer, &o.StaleSetupNoNewer},
 	} {
 		*p[0] += *p[1]
 	}
 	f.PeakLegsInFlight = max(f.PeakLegsInFlight, o.PeakLegsInFlight)
+	f.PollRUCharged += o.PollRUCharged
+	f.PollRUReturned += o.PollRUReturned
 	return f
 }

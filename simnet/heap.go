@@ -3,6 +3,7 @@ package simnet
 import (
 	"math"
 	"math/bits"
+	"slices"
 	"time"
 
 	"hedgelab/hedging"
@@ -62,50 +63,99 @@ func (a *event) less(b *event) bool {
 	return a.at < b.at || a.at == b.at && a.ord < b.ord
 }
 
-// eventQueue orders events by (at, responses first, tie order, seq). Three stores
-// hold the pending events, and pop takes the smallest of their heads:
+// eventQueue orders events by (at, responses first, tie order, seq). Five
+// stores hold the pending events, and pop takes the smallest of their
+// heads:
 //
-//   - a FIFO run: most timers (a static threshold, arrivals) are pushed in
-//     non-decreasing time order, and an event no earlier than the FIFO's
-//     tail goes there in O(1);
-//   - a 4-ary min-heap, the near heap, which takes every event due before
-//     horizon, and any event while fewer than calendarMin are pending;
-//   - a calendar of the other events, all due at or after horizon: a ring
-//     of buckets of width 2^bucketShift ns, unsorted, covering
-//     calendarSpan, with an overflow heap beyond it. Before an event due at
-//     or after horizon is popped, the calendar's buckets up to it are moved
-//     into the near heap, and horizon past them.
+//   - The next open-loop arrival, in a slot of its own.
+//   - FIFO lanes, one per kind of event that is mostly pushed in time
+//     order: closed-loop arrivals, threshold timers (a static threshold),
+//     deadline timers (a fixed timeout), and one for the other kinds but
+//     responses. An event no earlier than its lane's tail joins it in
+//     O(1); one that is earlier goes to the stores below. Separate lanes
+//     keep one kind's order from pushing another's out (a 20 ms threshold
+//     timer behind which every arrival of the next 20 ms is out of order).
+//   - A sorted run: the calendar bucket due next, sorted when it is taken
+//     out of the calendar (below), read from its head.
+//   - A 4-ary min-heap, the near heap, which takes the events due before
+//     horizon that come after their bucket was taken, and any event while
+//     fewer than calendarMin are pending.
+//   - A calendar of the other events, all due at or after horizon: a ring
+//     of buckets of width 2^bucketShift ns covering calendarSpan, each an
+//     unsorted chain of slots in one shared pool, with an overflow heap
+//     beyond the ring's span. When nothing before horizon is left, the
+//     first non-empty bucket is sorted into the run and horizon moves past
+//     it.
 //
-// So under load the heap that pop sifts through holds only the events of
-// the next bucket or so, not every response in flight (a slow tail puts
-// thousands of them hundreds of milliseconds ahead), and at low rates the
-// calendar stays empty. The order is exactly that of one heap.
+// So under load each event is pushed and popped in O(1) but for a sort
+// of its bucket (tens of events), not sifted through a heap of every
+// response in flight (a slow tail puts thousands of them hundreds of
+// milliseconds ahead); the pool holds only the pending events, so memory
+// follows what is in flight, not the ring's size. The order is exactly
+// that of one heap.
 type eventQueue struct {
-	ev   []event // the near heap
-	fifo []event
-	head int
-	seq  uint64
+	seq   uint64
+	n     int // pending events
+	lanes [numLanes]lane
+	// lfirst is 1 + the lane whose head comes first (0: every lane is
+	// empty); bit i of lbusy is set while lane i is not empty.
+	lfirst int
+	lbusy  uint8
+	// arrival is the next open-loop arrival (the only one pending: each
+	// arrival schedules the next), while hasArrival.
+	arrival    event
+	hasArrival bool
+	run        []event // the sorted run, read from rhead
+	rhead      int
+	ev         []event // the near heap
 
-	horizon  time.Duration // a multiple of the bucket width
-	buckets  [][]event     // buckets[i] holds events due in bucket i (mod the ring)
-	full     []uint64      // bit i: buckets[i] is not empty
-	inRing   int           // events in buckets
-	overflow []event       // a 4-ary heap of the events due at or after horizon+calendarSpan
+	horizon time.Duration // a multiple of the bucket width
+	// first[i] is 1 + the pool slot of the first event of bucket i of the
+	// ring (0: empty), next[j] the same for the one after slot j's.
+	first    []int32
+	full     []uint64 // bit i: bucket i is not empty
+	pool     []event
+	next     []int32
+	freeSlot []int32 // pool slots not in use
+	inRing   int
+	overflow []event // a 4-ary heap of the events due at or after horizon+calendarSpan
 }
+
+// lane is one FIFO run of events in queue order, read from head.
+type lane struct {
+	ev   []event
+	head int
+}
+
+// The FIFO lanes (see eventQueue).
+const (
+	laneArrival = iota
+	laneThreshold
+	laneDeadline
+	laneOther
+	numLanes
+)
 
 const (
 	calendarMin  = 512 // pending events below which everything goes to the near heap
 	bucketShift  = 17  // bucket width 2^17 ns ≈ 131 µs
 	ringBuckets  = 1 << 13
 	calendarSpan = ringBuckets << bucketShift // ≈ 1.07 s
-	// bucketCap is each bucket's first capacity, carved from one block
-	// (ringBuckets*bucketCap events, 4 MiB), so that a busy run's buckets
-	// do not each grow from nothing (1, 2, 4, ... appends reallocating).
-	bucketCap = 16
 )
 
-func (q *eventQueue) Len() int {
-	return len(q.ev) + len(q.fifo) - q.head + q.inRing + len(q.overflow)
+func (q *eventQueue) Len() int { return q.n }
+
+// laneOf is the FIFO lane an event not a response may join.
+func laneOf(e *event) int {
+	switch {
+	case e.kind == evArrival:
+		return laneArrival
+	case e.kind == evTimer && e.sub == uint8(hedging.TimerThreshold):
+		return laneThreshold
+	case e.kind == evTimer && e.sub == uint8(hedging.TimerDeadline):
+		return laneDeadline
+	}
+	return laneOther
 }
 
 // stamp assigns e the next insertion sequence, fixing its place among
@@ -122,52 +172,82 @@ func (q *eventQueue) stamp(e *event) {
 	}
 }
 
-func (q *eventQueue) push(e event) {
-	q.stamp(&e)
-	q.pushStamped(e)
-}
+func (q *eventQueue) push(e event) { q.add(&e, true) }
 
 // pushStamped queues an event stamped earlier by stamp.
-func (q *eventQueue) pushStamped(e event) {
+func (q *eventQueue) pushStamped(e event) { q.add(&e, false) }
+
+// add queues e, stamping it first if fresh: in the arrival slot, in its
+// lane if it comes no earlier than the lane's tail, elsewhere by
+// pushLater.
+func (q *eventQueue) add(e *event, fresh bool) {
+	if fresh {
+		q.stamp(e)
+	}
+	q.n++
+	if e.kind == evArrival && e.id < 0 && !q.hasArrival {
+		q.arrival, q.hasArrival = *e, true
+		return
+	}
 	if e.kind != evResponse {
-		if n := len(q.fifo); n == q.head || !e.less(&q.fifo[n-1]) {
-			if q.head > 0 && q.head == n {
-				q.fifo, q.head = q.fifo[:0], 0
+		i := laneOf(e)
+		l := &q.lanes[i]
+		if len(l.ev) == 0 {
+			l.ev = append(l.ev, *e)
+			q.lbusy |= 1 << i
+			if q.lfirst == 0 || e.less(q.laneHead(q.lfirst-1)) {
+				q.lfirst = i + 1
 			}
-			q.fifo = append(q.fifo, e)
+			return
+		} else if !e.less(&l.ev[len(l.ev)-1]) {
+			l.ev = append(l.ev, *e)
 			return
 		}
 	}
 	q.pushLater(e)
 }
 
+// laneHead returns lane i's head; the lane must not be empty.
+func (q *eventQueue) laneHead(i int) *event {
+	l := &q.lanes[i]
+	return &l.ev[l.head]
+}
+
 // pushLater queues e in the near heap, the calendar or the overflow heap.
-func (q *eventQueue) pushLater(e event) {
+func (q *eventQueue) pushLater(e *event) {
 	switch {
-	case e.at < q.horizon || q.Len() < calendarMin:
-		q.ev = pushHeap4(q.ev, e)
+	case e.at < q.horizon || q.n < calendarMin:
+		q.ev = pushHeap4(q.ev, *e)
 	case e.at-q.horizon < calendarSpan:
-		if q.buckets == nil {
-			q.buckets = make([][]event, ringBuckets)
-			block := make([]event, ringBuckets*bucketCap)
-			for i := range q.buckets {
-				q.buckets[i] = block[i*bucketCap : i*bucketCap : (i+1)*bucketCap]
-			}
+		if q.first == nil {
+			q.first = make([]int32, ringBuckets)
 			q.full = make([]uint64, ringBuckets/64)
 		}
+		var j int32
+		if n := len(q.freeSlot); n > 0 {
+			j = q.freeSlot[n-1]
+			q.freeSlot = q.freeSlot[:n-1]
+			q.pool[j] = *e
+		} else {
+			j = int32(len(q.pool))
+			q.pool = append(q.pool, *e)
+			q.next = append(q.next, 0)
+		}
 		i := int(e.at>>bucketShift) & (ringBuckets - 1)
-		q.buckets[i] = append(q.buckets[i], e)
+		q.next[j] = q.first[i]
+		q.first[i] = j + 1
 		q.full[i/64] |= 1 << (i % 64)
 		q.inRing++
 	default:
-		q.overflow = pushHeap4(q.overflow, e)
+		q.overflow = pushHeap4(q.overflow, *e)
 	}
 }
 
-// advance moves the next non-empty bucket into the near heap and horizon
-// past it, then brings overflow events now within the ring's span into it.
-// It does nothing and reports false when the calendar and the overflow
-// heap are empty or the next bucket starts after limit.
+// advance sorts the next non-empty bucket into the run (which must be
+// empty) and moves horizon past it, then brings overflow events now
+// within the ring's span into it. It does nothing and reports false when
+// the calendar and the overflow heap are empty or the next bucket starts
+// after limit.
 func (q *eventQueue) advance(limit time.Duration) bool {
 	if q.inRing == 0 {
 		if len(q.overflow) == 0 || q.overflow[0].at > limit {
@@ -199,16 +279,42 @@ func (q *eventQueue) advance(limit time.Duration) bool {
 	if q.horizon+time.Duration(n)<<bucketShift > limit {
 		return false
 	}
-	b := q.buckets[i]
-	for _, e := range b {
-		q.ev = pushHeap4(q.ev, e)
+	run := q.run[:0]
+	for j := q.first[i]; j != 0; j = q.next[j-1] {
+		run = append(run, q.pool[j-1])
+		q.freeSlot = append(q.freeSlot, j-1)
 	}
-	q.inRing -= len(b)
-	q.buckets[i] = b[:0]
+	sortEvents(run)
+	q.run, q.rhead = run, 0
+	q.inRing -= len(run)
+	q.first[i] = 0
 	q.full[i/64] &^= 1 << (i % 64)
 	q.horizon += time.Duration(n+1) << bucketShift
 	q.migrate()
 	return true
+}
+
+// sortEvents sorts a bucket's events into queue order: by insertion, as a
+// bucket holds tens of events, or by slices.SortFunc when it is crowded.
+func sortEvents(run []event) {
+	if len(run) > 32 {
+		slices.SortFunc(run, func(a, b event) int {
+			if a.less(&b) {
+				return -1
+			}
+			return 1 // no two events are equal (ord is unique)
+		})
+		return
+	}
+	for i := 1; i < len(run); i++ {
+		e := run[i]
+		j := i
+		for j > 0 && e.less(&run[j-1]) {
+			run[j] = run[j-1]
+			j--
+		}
+		run[j] = e
+	}
 }
 
 // migrate moves overflow events due before horizon+calendarSpan into the
@@ -217,38 +323,97 @@ func (q *eventQueue) migrate() {
 	for len(q.overflow) > 0 && q.overflow[0].at-q.horizon < calendarSpan {
 		var e event
 		q.overflow, e = popHeap4(q.overflow)
-		q.pushLater(e)
+		q.pushLater(&e)
 	}
 }
 
 func (q *eventQueue) pop() event {
-	// Everything in the calendar is due at or after horizon, and at or
-	// after the start of its bucket: unless the near heap's or the FIFO's
-	// head comes before horizon, move the calendar's buckets that start no
-	// later than that head into the near heap.
-	for q.inRing+len(q.overflow) > 0 && (len(q.ev) == 0 || q.ev[0].at >= q.horizon) {
+	q.n--
+	if q.rhead == len(q.run) && q.inRing+len(q.overflow) > 0 {
+		q.refill()
+	}
+	// The smallest head: the open-loop arrival's, a lane's, the run's or
+	// the near heap's.
+	var best *event
+	src := srcNone
+	if q.hasArrival {
+		best, src = &q.arrival, srcArrival
+	}
+	if q.lfirst > 0 {
+		if h := q.laneHead(q.lfirst - 1); best == nil || h.less(best) {
+			best, src = h, srcLane
+		}
+	}
+	if q.rhead < len(q.run) && (best == nil || q.run[q.rhead].less(best)) {
+		best, src = &q.run[q.rhead], srcRun
+	}
+	if len(q.ev) > 0 && (best == nil || q.ev[0].less(best)) {
+		var e event
+		q.ev, e = popHeap4(q.ev)
+		return e
+	}
+	switch src {
+	case srcArrival:
+		q.hasArrival = false
+		return q.arrival
+	case srcRun:
+		q.rhead++
+		return *best
+	}
+	return q.popLane()
+}
+
+// Where pop finds the smallest head.
+const (
+	srcNone = iota
+	srcArrival
+	srcLane
+	srcRun
+)
+
+// refill sorts the calendar's next bucket into the (read) run when it
+// starts no later than the lanes' and the near heap's heads, unless the
+// near heap's head comes before horizon: everything in the calendar is due
+// at or after horizon, and at or after the start of its bucket.
+func (q *eventQueue) refill() {
+	for q.rhead == len(q.run) && q.inRing+len(q.overflow) > 0 && (len(q.ev) == 0 || q.ev[0].at >= q.horizon) {
 		next := time.Duration(math.MaxInt64)
 		if len(q.ev) > 0 {
 			next = q.ev[0].at
 		}
-		if q.head < len(q.fifo) {
-			next = min(next, q.fifo[q.head].at)
+		if q.lfirst > 0 {
+			next = min(next, q.laneHead(q.lfirst-1).at)
+		}
+		if q.hasArrival {
+			next = min(next, q.arrival.at)
 		}
 		if next < q.horizon || !q.advance(next) {
-			break
+			return
 		}
 	}
-	if q.head < len(q.fifo) && (len(q.ev) == 0 || q.fifo[q.head].less(&q.ev[0])) {
-		e := q.fifo[q.head]
-		q.head++
-		if q.head > 4096 && q.head*2 > len(q.fifo) {
-			n := copy(q.fifo, q.fifo[q.head:])
-			q.fifo, q.head = q.fifo[:n], 0
-		}
-		return e
+}
+
+// popLane removes and returns the head of the first lane.
+func (q *eventQueue) popLane() event {
+	i := q.lfirst - 1
+	l := &q.lanes[i]
+	e := l.ev[l.head]
+	l.head++
+	if l.head == len(l.ev) {
+		l.ev, l.head = l.ev[:0], 0
+		q.lbusy &^= 1 << i
+	} else if l.head > 4096 && l.head*2 > len(l.ev) {
+		n := copy(l.ev, l.ev[l.head:])
+		l.ev, l.head = l.ev[:n], 0
 	}
-	var e event
-	q.ev, e = popHeap4(q.ev)
+	// That lane's head moved: find the first lane again.
+	q.lfirst = 0
+	for m := q.lbusy; m != 0; m &= m - 1 {
+		i := bits.TrailingZeros8(m)
+		if q.lfirst == 0 || q.laneHead(i).less(q.laneHead(q.lfirst-1)) {
+			q.lfirst = i + 1
+		}
+	}
 	return e
 }
 

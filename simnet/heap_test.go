@@ -4,17 +4,21 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"hedgelab/hedging"
 )
 
-// TestEventQueueOrder pushes random events (some in time order, as timers
-// are, some not; up to 1200 pending, so the calendar is used) interleaved
+// TestEventQueueOrder pushes random events (some in time order, as
+// arrivals and timers are, in the queue's FIFO lanes, some not; up to 1200
+// pending, so the calendar is used) interleaved
 // with pops and checks that every pop returns the minimum, by (at,
 // responses first, seq), of the events pending at that moment.
 func TestEventQueueOrder(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 1))
 	var q eventQueue
 	var pending []event
-	var now, mono time.Duration
+	var now time.Duration
+	var mono [3]time.Duration
 	for i := 0; i < 100000; i++ {
 		if q.Len() != len(pending) {
 			t.Fatalf("Len %d, want %d", q.Len(), len(pending))
@@ -42,9 +46,16 @@ func TestEventQueueOrder(t *testing.T) {
 		}
 		var e event
 		switch r.IntN(8) {
-		case 0: // monotone timers
-			mono = max(mono, now) + time.Duration(r.IntN(3))
-			e = event{at: mono, kind: evTimer}
+		case 0: // monotone arrivals, threshold and deadline timers: each a lane of its own
+			k := r.IntN(len(mono))
+			mono[k] = max(mono[k], now) + time.Duration(r.IntN(3))
+			e = event{at: mono[k], kind: []evKind{evArrival, evTimer, evTimer}[k], sub: []uint8{0, uint8(hedging.TimerThreshold), uint8(hedging.TimerDeadline)}[k]}
+			if k == 0 && r.IntN(2) == 0 {
+				e.id = -1 // an open-loop arrival: the queue's arrival slot, if free
+			}
+			if r.IntN(20) == 0 {
+				e.at = max(now, e.at-time.Duration(r.IntN(5))) // now and then out of its lane's order
+			}
 		case 1:
 			e = event{at: now + time.Duration(r.IntN(50)), kind: evResponse}
 		case 2:

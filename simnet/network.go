@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"hedgelab/hedging"
-	"hedgelab/hedging/feed"
 	"hedgelab/simnet/dist"
 )
 
@@ -23,13 +22,16 @@ type queued struct {
 }
 
 type replicaRT struct {
-	cfg      *Replica
-	region   int
-	servers  int
-	busy     []time.Duration
-	queue    []queued
-	qhead    int
+	cfg     *Replica
+	region  int
+	servers int
+	busy    []time.Duration
+	queue   []queued
+	qhead   int
+	// wake: a server-free event is pending, at wakeAt (at most one per
+	// replica; scheduleWake, wakeAt).
 	wake     bool
+	wakeAt   time.Duration
 	service  [16]dist.Sampler
 	rttMs    float64
 	hubRTTMs float64
@@ -95,16 +97,28 @@ func (s *sim) queueResponse(slot int32, o *opState, st *attemptState, at time.Du
 	s.q.push(event{at: at, kind: evResponse, id: slot, gen: o.gen, aseq: st.a.Seq, sub: uint8(st.a.Leg)})
 }
 
-// episodeEffect returns the slow-down factor, added ms and fail rate of rep
-// at now for a request whose episode draw is u.
-func (s *sim) episodeEffect(rep *replicaRT, u float64) (factor, addMs, failRate float64, fail hedging.Status) {
-	if len(rep.episodes) == 0 { // small enough to inline: no episode, no call
-		return 1, 0, 0, hedging.Status{}
+// episodeSlowdown returns the slow-down factor and added ms of rep at now
+// for a request whose episode draw is u, and episodeFailure its fail rate
+// and status (both small enough to inline: no episode, no call).
+func (s *sim) episodeSlowdown(rep *replicaRT, u float64) (factor, addMs float64) {
+	if len(rep.episodes) == 0 {
+		return 1, 0
 	}
-	return s.episodesAt(rep, u)
+	factor, addMs, _, _ = s.episodesAt(rep, u)
+	return factor, addMs
 }
 
-// episodesAt is episodeEffect for a replica with episodes.
+func (s *sim) episodeFailure(rep *replicaRT, u float64) (failRate float64, fail hedging.Status) {
+	if len(rep.episodes) == 0 {
+		return 0, hedging.Status{}
+	}
+	_, _, failRate, fail = s.episodesAt(rep, u)
+	return failRate, fail
+}
+
+// episodesAt returns the slow-down factor, added ms, fail rate and fail
+// status of rep (with episodes) at now for a request whose episode draw
+// is u.
 func (s *sim) episodesAt(rep *replicaRT, u float64) (factor, addMs, failRate float64, fail hedging.Status) {
 	factor = 1
 	for _, ep := range rep.episodes {
@@ -196,7 +210,7 @@ func (s *sim) replicaArrive(ev event) {
 		}
 		uFault = (uFault - f.Probability) / (1 - f.Probability) // reuse the draw for the next rule
 	}
-	if _, _, failRate, fail := s.episodeEffect(rep, uEpisode); failRate > 0 {
+	if failRate, fail := s.episodeFailure(rep, uEpisode); failRate > 0 {
 		if u := s.draw(purposeEpisode, o.idx, uint64(ri), uint64(st.n)).Float64(); u < failRate {
 			if fail.Code == 0 {
 				fail = hedging.Status{Code: 503}
@@ -249,23 +263,43 @@ func (s *sim) answer(ev event, st *attemptState, res hedging.Result, after time.
 	if res.Status.Code == 404 && res.Status.SubStatus == hedging.SubStatusReadSessionNotAvailable {
 		s.stats.SessionNotAvailable++
 	}
-	if s.fx != nil && s.ops[ev.id].op.Kind == hedging.MetadataRead {
-		res = feed.Authoritative(st.a, res) // metadata answers: primary is authoritative
-	}
 	st.res = res
 	s.queueResponse(ev.id, &s.ops[ev.id], st, s.now+after+st.back)
 }
 
+// scheduleWake makes sure a server-free event wakes rep's queue when its
+// first server frees up.
 func (s *sim) scheduleWake(ri int32, rep *replicaRT) {
-	if rep.wake {
-		return
-	}
 	next := rep.busy[0]
 	for _, b := range rep.busy[1:] {
 		next = min(next, b)
 	}
-	rep.wake = true
-	s.q.push(event{at: max(next, s.now), kind: evServerFree, id: ri})
+	s.wakeAt(ri, rep, max(next, s.now))
+}
+
+// wakeAt makes sure a server-free event wakes rep's queue at or before
+// at: a replica keeps at most one pending wake, so one already due by at
+// suffices, and an earlier one replaces (makes stale) a later one.
+// Several pending wakes would each, on firing with the queue still
+// held, schedule the next: chains that never merge (the fuzzer's
+// fuzz-serverfree-storm, issue 24).
+func (s *sim) wakeAt(ri int32, rep *replicaRT, at time.Duration) {
+	if rep.wake && rep.wakeAt <= at {
+		return
+	}
+	rep.wake, rep.wakeAt = true, at
+	s.q.push(event{at: at, kind: evServerFree, id: ri})
+}
+
+// serverFree handles a server-free event of replica ri: a stale one (a
+// later wake replaced by an earlier one) is dropped.
+func (s *sim) serverFree(ev event) {
+	rep := &s.reps[ev.id]
+	if !rep.wake || rep.wakeAt != ev.at {
+		return
+	}
+	rep.wake = false
+	s.drain(ev.id)
 }
 
 // drain starts queued requests on every free server of rep.
@@ -326,7 +360,7 @@ func (s *sim) serveOn(slot int32, o *opState, st *attemptState, rep *replicaRT, 
 func (s *sim) serve(slot int32, o *opState, st *attemptState, rep *replicaRT, k int, uEpisode float64) time.Duration {
 	kind := o.op.Kind
 	base := rep.service[kind].Sample(s.draw(purposeService, o.idx, uint64(st.rep), uint64(st.n)))
-	factor, addMs, _, _ := s.episodeEffect(rep, uEpisode)
+	factor, addMs := s.episodeSlowdown(rep, uEpisode)
 	ms := base*factor + addMs
 	if st.a.HubRegionProcessingOnly && !kind.IsWrite() {
 		ms += rep.hubRTTMs
@@ -334,10 +368,9 @@ func (s *sim) serve(slot int32, o *opState, st *attemptState, rep *replicaRT, k 
 	finish := s.now + msDur(ms)
 	charge := s.ru[kind]
 	var fs *feedSlot
-	if s.fx != nil {
-		if fs = s.fx.slotOf(slot); fs != nil {
-			charge = s.feedCharge(fs, o, st, rep)
-		}
+	if o.page {
+		fs = s.fx.slotOf(slot) // nil: a loser served after its race ended
+		charge = s.feedCharge(fs, o, st, rep)
 	}
 	free, billed := finish, charge
 	if s.capa.on {
@@ -346,7 +379,7 @@ func (s *sim) serve(slot int32, o *opState, st *attemptState, rep *replicaRT, k 
 			s.tieStart(slot, o, st)
 		}
 	}
-	s.stats.RUCharged += billed // charged even if cancelled while in service (§14.2; pro rata when aborted)
+	s.chargeRU(o, billed) // charged even if cancelled while in service (§14.2; pro rata when aborted)
 	res := hedging.Result{Status: hedging.Status{Code: 200}, RequestCharge: charge}
 	log := &s.logs[o.part]
 	switch {

@@ -37,6 +37,35 @@ func (w *Workload) validateRateChanges() error {
 	return nil
 }
 
+// MeanArrivals returns the expected number of open-loop arrivals in
+// [0, d): the integral of RateAt over it (the rate is piecewise linear).
+func (w *Workload) MeanArrivals(d time.Duration) float64 {
+	if w.RatePerSec <= 0 || d <= 0 {
+		return 0
+	}
+	// The rate is linear between these breakpoints.
+	points := []time.Duration{0}
+	for _, c := range w.RateChanges {
+		points = append(points, c.At, c.At+c.Ramp)
+	}
+	points = append(points, d)
+	n := 0.0
+	for i := 1; i < len(points); i++ {
+		a, b := min(points[i-1], d), min(points[i], d)
+		if b > a {
+			n += (w.RateAt(a) + w.RateAt(b-1)) / 2 * (b - a).Seconds()
+		}
+	}
+	return n
+}
+
+// endless reports whether c's arrivals can never end: no Duration, and a
+// rate that falls to 0 for good, so MaxOps is never reached.
+func (c *Config) endless() bool {
+	rc := c.Workload.RateChanges
+	return c.Duration <= 0 && len(rc) > 0 && rc[len(rc)-1].RatePerSec == 0
+}
+
 // maxRate returns the largest arrival rate the workload reaches.
 func (w *Workload) maxRate() float64 {
 	m := w.RatePerSec

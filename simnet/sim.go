@@ -2,6 +2,7 @@ package simnet
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync/atomic"
@@ -21,10 +22,25 @@ type RunOptions struct {
 	// fleet instance (0 .. Config.Fleet.Instances-1) that ran the
 	// operation.
 	OnCompleteInstance func(instance int, r *hedging.Race, op *hedging.Operation)
+	// Observer, when set, receives what hedging.Client.Do would report to
+	// its Observer for every point operation and its attempts (not feed
+	// pages: a run with Config.Feed and an Observer is refused), each in
+	// virtual-time order, with a context whose
+	// [VirtualNow] is the virtual time of the event: an attempt when its
+	// answer reaches the race, or when the race ends without it
+	// (Abandoned, as a cancelled attempt is: its answer never reaches the
+	// caller), the operation when its race is done. The Observer must not
+	// keep the events' pointers beyond the call.
+	Observer hedging.Observer
 	// Context, when set, cancels the run: Run checks it every
 	// cancelCheckEvents events and returns its error (the run's
 	// measurements are discarded).
 	Context context.Context
+	// MaxWork, when in 1..MaxRunWork, is the run's hard cap on requests
+	// sent (attempts and background tries, see [MaxRunWork]) in place of
+	// MaxRunWork: a caller running many generated scenarios bounds each
+	// one tighter. It is checked every cancelCheckEvents events.
+	MaxWork int64
 }
 
 type sim struct {
@@ -93,12 +109,27 @@ type sim struct {
 	capa capSim
 	// fx is the feed model's state (feed.go); nil unless the run needs it.
 	fx *feedSim
+	// bgTries counts background requests' tries (arrivals and retries);
+	// workLimit is the run's hard cap on requests and workErr the error
+	// of a run it ended (work.go).
+	bgTries, workLimit int64
+	workErr            error
+	// eventCap is the most events the run may process (the work
+	// invariant, invariants.go); overrun: the run stopped there.
+	eventCap int64
+	overrun  bool
+	// obs is RunOptions.Observer, obsCtx the context of its calls
+	// (observe.go).
+	obs    hedging.Observer
+	obsCtx context.Context
 }
 
 // Run simulates cfg under policy p for replication number replication
 // (0-based; the seed is ReplicationSeed(cfg.Seed, replication)) and returns
 // its measurements. Errors: an invalid Config, a policy that fails to
-// build, or opts.Context's error when it is cancelled during the run.
+// build, an error wrapping [ErrWorkLimit] when the run sends more than
+// its hard cap (MaxRunWork, or opts.MaxWork) of requests, or
+// opts.Context's error when it is cancelled during the run.
 func Run(cfg *Config, p Policy, replication int, opts RunOptions) (*Stats, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -118,6 +149,15 @@ func Run(cfg *Config, p Policy, replication int, opts RunOptions) (*Stats, error
 	s.progress = opts.Progress
 	s.onComplete = opts.OnComplete
 	s.onCompleteInstance = opts.OnCompleteInstance
+	if opts.MaxWork > 0 && opts.MaxWork < MaxRunWork {
+		s.workLimit = opts.MaxWork
+	}
+	if opts.Observer != nil {
+		if cfg.Feed != nil {
+			return nil, errors.New("simnet: RunOptions.Observer does not observe feed runs (Config.Feed)")
+		}
+		s.obs, s.obsCtx = opts.Observer, &clockCtx{Context: context.Background(), s: s}
+	}
 	var done <-chan struct{}
 	if opts.Context != nil {
 		if err := opts.Context.Err(); err != nil {
@@ -126,16 +166,26 @@ func Run(cfg *Config, p Policy, replication int, opts RunOptions) (*Stats, error
 		done = opts.Context.Done()
 	}
 	if !s.run(done) {
+		if s.workErr != nil {
+			return nil, s.workErr
+		}
+		if s.overrun {
+			return nil, &InvariantError{Invariant: "work", Policy: p.Name, Detail: fmt.Sprintf(
+				"stopped after %d events, the most its configuration allows (%.3g units of work expected): something loops", s.stats.Events, cfg.ExpectedWork().Total())}
+		}
 		return nil, opts.Context.Err()
 	}
 	if s.fleetErr != nil {
 		return nil, s.fleetErr
 	}
+	if err := s.check(strategy.String() == hedging.Disabled.String()); err != nil {
+		return nil, err
+	}
 	return s.stats, nil
 }
 
 func newSim(cfg *Config, strategy hedging.AvailabilityStrategy, seed uint64) (*sim, error) {
-	s := &sim{cfg: cfg, seed: seed, repByKey: map[string]int32{}, parking: true}
+	s := &sim{cfg: cfg, seed: seed, repByKey: map[string]int32{}, parking: true, workLimit: MaxRunWork}
 	s.rng = rand.New(&s.pcg)
 	s.arrPCG.Seed(seed, arrivalStream)
 	s.arr = rand.New(&s.arrPCG)
@@ -155,5 +205,6 @@ func newSim(cfg *Config, strategy hedging.AvailabilityStrategy, seed uint64) (*s
 	s.clients, s.clientCfg = []*hedging.Client{client}, hc
 
 	s.stats, s.maxWindows = newStats(cfg)
+	s.eventCap = cfg.eventBound()
 	return s, nil
 }

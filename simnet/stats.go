@@ -53,7 +53,10 @@ type Stats struct {
 	// failed when a leaf or setup read failed, hedged when a page was, an
 	// alternate win when a page's alternate won. Change-feed polls are not
 	// operations (see Feed). The attempts and RU of every page, polls'
-	// included, count in Attempts, RUCharged and RUReturned.
+	// included, count in Attempts; their RU counts in RUCharged and
+	// RUReturned, except the polls' (FeedStats.PollRUCharged and
+	// PollRUReturned), so the RU multiplier is over the same operations
+	// as the hedge rate.
 	Ops, Errors int64
 	// Hedged counts operations whose alternate was spawned; AlternateWins
 	// those with terminal state AlternateWon. FailoverHedged counts the
@@ -62,17 +65,21 @@ type Stats struct {
 	// on the threshold (hedging.SpawnCause.Failover); the latency-triggered
 	// ones are Hedged - FailoverHedged.
 	Hedged, AlternateWins, FailoverHedged int64
-	// Attempts counts transport attempts sent (both legs, retries included).
-	Attempts int64
+	// Attempts counts transport attempts sent (both legs, retries included);
+	// AlternateAttempts the attempts of alternate legs (an alternate retries
+	// locally within its leg, §8.4, so a hedge may add more than one).
+	Attempts, AlternateAttempts int64
 	// Terminal counts terminal states, indexed by hedging.TerminalState; index
 	// 0 counts operations with no hedging strategy active ("none"). In a
 	// run with feeds it counts races: a point operation's, and each page
 	// and setup read of a feed operation or poll (Feed.Races of them), so it
 	// sums to Ops - (feed operations) + Feed.Races.
 	Terminal [8]int64
-	// RUCharged is the RU charged by replicas for every attempt that started
-	// service (cancelled ones included, §14.2); RUReturned the RU of the
-	// responses returned to callers (winners only, §17 Q3).
+	// RUCharged is the RU charged by replicas for every attempt of an
+	// operation that started service (cancelled ones included, §14.2);
+	// RUReturned the RU of the responses returned to callers (winners
+	// only, §17 Q3). Change-feed polls are not operations: their RU is
+	// FeedStats.PollRUCharged and PollRUReturned.
 	RUCharged, RUReturned float64
 	// Latency is the end-to-end latency of every operation, failed ones
 	// included, µs; LatencySum is the exact sum of those latencies (for
@@ -122,6 +129,13 @@ type Stats struct {
 
 	// Events is the number of events processed.
 	Events int64
+	// legs counts the legs sent (a race's primary, and its alternate when
+	// spawned: the first attempt of each); altRaces the races that sent
+	// their alternate; unsent the races that ended without sending
+	// anything (no applicable region). The legs invariant compares them
+	// (invariants.go) at the end of each run; no figure reads them, and a
+	// shard's partial result does not carry them (internal/study).
+	legs, altRaces, unsent int64
 	// End is the virtual time the run ended.
 	End time.Duration
 	// ArrivalsEnd is the virtual time at which the run stopped admitting
@@ -150,6 +164,7 @@ func (s *Stats) Merge(o *Stats) {
 	s.FailoverHedged += o.FailoverHedged
 	s.AlternateWins += o.AlternateWins
 	s.Attempts += o.Attempts
+	s.AlternateAttempts += o.AlternateAttempts
 	for i := range s.Terminal {
 		s.Terminal[i] += o.Terminal[i]
 	}
@@ -202,17 +217,18 @@ func (s *Stats) Merge(o *Stats) {
 	s.Capacity = s.Capacity.merge(o.Capacity)
 	s.Feed = s.Feed.merge(o.Feed)
 	s.Events += o.Events
+	s.legs += o.legs
+	s.altRaces += o.altRaces
+	s.unsent += o.unsent
 	s.End = max(s.End, o.End)
 	s.ArrivalsEnd = max(s.ArrivalsEnd, o.ArrivalsEnd)
 }
 
-// RUMultiplier is RUCharged / RUReturned (0 when nothing was returned).
-func (s *Stats) RUMultiplier() float64 {
-	if s.RUReturned == 0 {
-		return 0
-	}
-	return s.RUCharged / s.RUReturned
-}
+// RUMultiplier is RUCharged / RUReturned: the RU the operations cost per
+// RU of the responses they returned. It is NaN (undefined) when no RU was
+// returned — every charge 0, or no operation got a response with a
+// charge — since there is then no cost to multiply.
+func (s *Stats) RUMultiplier() float64 { return ruMultiplier(s.RUCharged, s.RUReturned) }
 
 // Failed counts the operations that failed for their caller: Errors (no
 // final response) plus FinalErrorResponses (a final response with status
@@ -296,9 +312,11 @@ func latencyMicros(d time.Duration) int64 {
 	return min(max(int64((d+time.Microsecond/2)/time.Microsecond), 0), histMaxMicros)
 }
 
-// record adds the finished race r to the run's measurements: latency
+// record adds the finished race of o to the run's measurements: latency
 // histogram, counters, terminal state and its timeline window (by start).
-func (s *sim) record(r *hedging.Race, kind hedging.OperationKind) {
+func (s *sim) record(o *opState) {
+	r := &o.race
+	kind := o.op.Kind
 	st := s.stats
 	win := s.recordOp(kind, r.Start(), r.DoneAt()-r.Start())
 	if r.Err() != nil {
@@ -310,7 +328,12 @@ func (s *sim) record(r *hedging.Race, kind hedging.OperationKind) {
 			win.Failed++
 		}
 		if w, ok := r.Winner(); ok {
-			if ri, ok := s.replicaOf(r.Endpoint(w).Key); ok {
+			// The winner's answer is its leg's latest attempt's, sent to
+			// r.Endpoint(w): send found that endpoint's replica then
+			// (cx.sent), so it is not looked up again.
+			if a := &o.att[w]; a.cx.sent {
+				st.ReplicaAnswers[a.rep]++
+			} else if ri, ok := s.replicaOf(r.Endpoint(w).Key); ok {
 				st.ReplicaAnswers[ri]++
 			}
 		}
@@ -320,6 +343,9 @@ func (s *sim) record(r *hedging.Race, kind hedging.OperationKind) {
 		win.Hedged++
 	}
 	if d, ok := st.countRace(r); ok {
+		if failoverSpawn(d) {
+			st.FailoverHedged++
+		}
 		if d.TerminalState() == hedging.AlternateWon {
 			st.AlternateWins++
 		}
@@ -364,21 +390,34 @@ func (s *sim) recordOp(kind hedging.OperationKind, start, lat time.Duration) *Wi
 	return win
 }
 
-// countRace adds race r's terminal state, failover spawn and breaker trip
-// to st (for every race: an operation's, or a feed page's) and returns its
-// hedge diagnostics, when hedging was active.
+// failoverSpawn reports whether the race of d sent its alternate on a
+// region-changing result of the primary (hedging.SpawnCause.Failover)
+// rather than on the threshold.
+func failoverSpawn(d *hedging.HedgeDiagnostics) bool {
+	c, ok := d.SpawnCause()
+	return ok && c.Failover()
+}
+
+// countRace adds race r's terminal state and breaker trip to st (for
+// every race: an operation's, or a feed page's) and returns its hedge
+// diagnostics, when hedging was active. Hedged and FailoverHedged count
+// operations, not races: their callers count them.
 func (st *Stats) countRace(r *hedging.Race) (*hedging.HedgeDiagnostics, bool) {
 	if r.TrippedBreaker() {
 		st.BreakerTrips++
+	}
+	if r.AlternateSpawned() {
+		st.altRaces++
+	}
+	if r.Attempts() == 0 {
+		st.unsent++
 	}
 	d, ok := r.Diagnostics()
 	if !ok {
 		st.Terminal[0]++
 		return nil, false
 	}
-	if c, ok := d.SpawnCause(); ok && c.Failover() {
-		st.FailoverHedged++
-	}
+	st.AlternateAttempts += int64(d.Leg(hedging.Alternate).Attempts)
 	st.Terminal[d.TerminalState()]++
 	return d, true
 }

@@ -41,7 +41,7 @@ func TestCLIIssue12(t *testing.T) {
 	}{
 		{"--version", []string{"--version"}, exitOK, "hedgesim ", "", ""},
 		{"version", []string{"version"}, exitOK, "hedgesim ", "", ""},
-		{"top-level bad flag gives top-level usage", []string{"-x"}, exitUsage, "", "hedgesim: flag provided but not defined: -x\nUsage: hedgesim [COMMAND] [flags] [FILE|NAME...]  (commands: run, sweep, validate, scorecard, list, version, help)\nRun \"hedgesim help\" for help.\n", ""},
+		{"top-level bad flag gives top-level usage", []string{"-x"}, exitUsage, "", "hedgesim: flag provided but not defined: -x\nUsage: hedgesim [COMMAND] [flags] [FILE|NAME...]  (commands: run, sweep, merge, validate, scorecard, fuzz, calibrate, whatif, telemetry, list, version, help)\nRun \"hedgesim help\" for help.\n", ""},
 		{"run -h to stdout", []string{"run", "-h"}, exitOK, "Usage: hedgesim run", "", ""},
 		{"run -h lists every chart", []string{"run", "-h"}, exitOK, "ccdf, percentiles, cost, timeline,\nthreshold and hedge_rate", "", ""},
 		{"sweep --help to stdout", []string{"sweep", "--help"}, exitOK, "Usage: hedgesim sweep", "", ""},
@@ -191,7 +191,7 @@ func TestCLIHelpAndMissingArguments(t *testing.T) {
 		{"run: bad flag", []string{"run", "tiny", "--bogus"}, exitUsage, "", "hedgesim: flag provided but not defined: -bogus\nUsage: hedgesim run [flags] FILE|NAME...\nRun \"hedgesim run -h\" for help.\n"},
 		{"validate: bad flag", []string{"validate", "tiny", "--out", "x"}, exitUsage, "", "hedgesim: flag provided but not defined: -out\nUsage: hedgesim validate FILE|NAME...\nRun \"hedgesim validate -h\" for help.\n"},
 		{"list: bad flag", []string{"list", "-x"}, exitUsage, "", "hedgesim: flag provided but not defined: -x\nUsage: hedgesim list\nRun \"hedgesim list -h\" for help.\n"},
-		{"unknown command", []string{"frob"}, exitUsage, "", "hedgesim: unknown command \"frob\"\nUsage: hedgesim [COMMAND] [flags] [FILE|NAME...]  (commands: run, sweep, validate, scorecard, list, version, help)\nRun \"hedgesim help\" for help.\n"},
+		{"unknown command", []string{"frob"}, exitUsage, "", "hedgesim: unknown command \"frob\"\nUsage: hedgesim [COMMAND] [flags] [FILE|NAME...]  (commands: run, sweep, merge, validate, scorecard, fuzz, calibrate, whatif, telemetry, list, version, help)\nRun \"hedgesim help\" for help.\n"},
 		{"--out \"\"", []string{"run", "tiny", "--out", "", "-q"}, exitUsage, "", "hedgesim: --out must name a directory, got \"\"\nUsage: hedgesim run [flags] FILE|NAME...\nRun \"hedgesim run -h\" for help.\n"},
 		{"sweep --out \"\"", []string{"sweep", "tiny", "--param", "seed=1:2:1", "--out="}, exitUsage, "", "hedgesim: --out must name a directory, got \"\"\nUsage: hedgesim sweep [flags] FILE|NAME --param PATH=FROM:TO:STEP\nRun \"hedgesim sweep -h\" for help.\n"},
 		{"sweep without --param", []string{"sweep", "tiny"}, exitUsage, "", "hedgesim: sweep needs --param PATH=FROM:TO:STEP\nUsage: hedgesim sweep [flags] FILE|NAME --param PATH=FROM:TO:STEP\nRun \"hedgesim sweep -h\" for help.\n"},

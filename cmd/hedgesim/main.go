@@ -7,9 +7,14 @@
 //	hedgesim                          run the embedded default scenario
 //	hedgesim run FILE|NAME...         run scenario files or embedded scenarios
 //	hedgesim sweep FILE|NAME --param PATH=FROM:TO:STEP
+//	hedgesim merge DIR...             merge the shards of a run or sweep (--shard I/N)
 //	hedgesim validate FILE|NAME...    check scenarios without running them
 //	hedgesim scorecard [FILE|DIR|NAME...] [--library]
 //	                                  score every threshold policy
+//	hedgesim fuzz --n N --seed S      generate, run and check scenarios; shrink failures
+//	hedgesim calibrate FILE...        write a scenario from OTLP JSON or CSV telemetry
+//	hedgesim whatif TELEMETRY...      calibrate, run the policy roster, print a verdict
+//	hedgesim telemetry FILE|NAME      export a simulation's telemetry as OTLP JSON
 //	hedgesim list                     list the embedded scenarios
 //	hedgesim version                  print the version (also --version)
 //
@@ -43,8 +48,14 @@ Usage:
   hedgesim run [flags] FILE|NAME...             run scenario files or embedded scenarios
   hedgesim sweep [flags] FILE|NAME --param PATH=FROM:TO:STEP
                                                 vary one numeric parameter and draw curves
+  hedgesim merge [flags] DIR...                 merge the partial results of a run or sweep
+                                                run as shards (--shard I/N) on several machines
   hedgesim validate FILE|NAME...                check scenarios without running them
   hedgesim scorecard [flags] [FILE|DIR|NAME...] score every threshold policy (--library: all embedded)
+  hedgesim fuzz --n N --seed S                  generate, run and check N scenarios; shrink what fails
+  hedgesim calibrate [flags] FILE...            write a scenario from OTLP JSON or CSV telemetry
+  hedgesim whatif [flags] TELEMETRY...          calibrate, run the policy roster, print a verdict
+  hedgesim telemetry [flags] FILE|NAME --out F  export a simulation's telemetry as OTLP JSON
   hedgesim list                                 list the embedded scenarios
   hedgesim version                              print the version (also: --version)
 
@@ -54,6 +65,8 @@ Examples:
   hedgesim run heavy-tail -q                    # an embedded scenario by name
   hedgesim sweep default --param policies.static-100ms.threshold_ms=20:200:20
   hedgesim validate scenarios/*.toml
+  hedgesim run default --replications 40 --shard 0/4 --out parts/0   # ... 3/4, on 4 machines
+  hedgesim merge parts/*                        # -> results/default/, as without --shard
 
 The flags of "hedgesim [flags]" are those of run. Run "hedgesim COMMAND -h"
 for the flags of a command.
@@ -86,10 +99,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return cmdRun(ctx, args[1:], stdout, stderr, false)
 	case "sweep":
 		return cmdSweep(ctx, args[1:], stdout, stderr)
+	case "merge":
+		return cmdMerge(ctx, args[1:], stdout, stderr)
 	case "validate":
 		return cmdValidate(args[1:], stdout, stderr)
 	case "scorecard":
 		return cmdScorecard(ctx, args[1:], stdout, stderr)
+	case "fuzz":
+		return cmdFuzz(ctx, args[1:], stdout, stderr)
+	case "calibrate":
+		return cmdCalibrate(args[1:], stdout, stderr)
+	case "whatif":
+		return cmdWhatif(ctx, args[1:], stdout, stderr)
+	case "telemetry":
+		return cmdTelemetry(args[1:], stdout, stderr)
 	case "list":
 		return cmdList(args[1:], stdout, stderr)
 	case "version":
@@ -128,11 +151,16 @@ func wantsHelp(args []string) bool {
 // version returns the module version and VCS revision the binary was
 // built from, as far as the Go toolchain recorded them.
 var usageLines = map[string]string{
-	"":          "Usage: hedgesim [COMMAND] [flags] [FILE|NAME...]  (commands: run, sweep, validate, scorecard, list, version, help)",
-	"scorecard": firstLine(scorecardUsage),
+	"":          "Usage: hedgesim [COMMAND] [flags] [FILE|NAME...]  (commands: run, sweep, merge, validate, scorecard, fuzz, calibrate, whatif, telemetry, list, version, help)",
 	"run":       firstLine(runUsage),
 	"sweep":     firstLine(sweepUsage),
+	"merge":     firstLine(mergeUsage),
 	"validate":  firstLine(validateUsage),
+	"scorecard": firstLine(scorecardUsage),
+	"fuzz":      firstLine(fuzzUsage),
+	"calibrate": firstLine(calibrateUsage),
+	"whatif":    firstLine(whatifUsage),
+	"telemetry": firstLine(telemetryUsage),
 	"list":      firstLine(listUsage),
 	"version":   firstLine(versionUsage),
 }

@@ -31,6 +31,7 @@ type runFlags struct {
 	replications int // 0 = keep the scenario's
 	seed         uint64
 	seedSet      bool
+	shard        *study.Shard // nil: the whole study
 }
 
 // register defines the flags on fs; outHelp describes --out.
@@ -53,6 +54,14 @@ func (f *runFlags) register(fs *flag.FlagSet, outHelp string) {
 			return fmt.Errorf("must be an integer from 0 to %d, got %q", int64(math.MaxInt64), s)
 		}
 		f.seed, f.seedSet = uint64(v), true
+		return nil
+	})
+	fs.Func("shard", "run only shard I of N (0-based: 0 <= I < N) and write its partial result into --out; hedgesim merge combines the N partials (see hedgesim merge -h)", func(s string) error {
+		sh, err := parseShard(s)
+		if err != nil {
+			return err
+		}
+		f.shard = &sh
 		return nil
 	})
 }
@@ -98,10 +107,17 @@ only with one scenario). The directory is replaced as a whole, so it
 never mixes files of two runs; it must hold only hedgesim results. Ctrl-C
 stops the simulation and writes nothing (exit status 130).
 
+With --shard I/N it runs only shard I of N of the work (of every scenario
+given) and writes that shard's partial result into --out (default
+results/<scenario-name>-shard-I-of-N; --out is needed with several
+scenarios); "hedgesim merge DIR..." then writes, from all N partials, the
+files this command writes without --shard, byte for byte.
+
 Examples:
   hedgesim run default
   hedgesim run scenarios/healthy.toml --out /tmp/healthy -q
   hedgesim run --replications 10 --seed 7 incident-north-europe-2022
+  hedgesim run --replications 40 default --shard 3/8 --out parts/3
 
 Flags:
 `
@@ -114,7 +130,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, top bo
 		cmd = ""
 	}
 	var f runFlags
-	f.register(fs, "output directory, only with one scenario (default results/<scenario-name>); replaced as a whole by the results")
+	f.register(fs, "output directory, only with one scenario (default results/<scenario-name>); replaced as a whole by the results; with --shard, the directory of the shard's partial result")
 	printUsage := func(w io.Writer) {
 		if top {
 			fmt.Fprint(w, usage)
@@ -139,8 +155,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, top bo
 	if err := f.check(fs); err != nil {
 		return usageError(stderr, cmd, err.Error())
 	}
-	if f.out != "" && len(names) > 1 {
+	switch {
+	case f.shard == nil && f.out != "" && len(names) > 1:
 		return usageError(stderr, cmd, "--out needs exactly one scenario")
+	case f.shard != nil && f.out == "" && len(names) > 1:
+		return usageError(stderr, cmd, "--shard with several scenarios needs --out DIR, the directory of the shard's partial result")
 	}
 	// Load and check every scenario and output directory before running any.
 	var list []*scenarios.Scenario
@@ -155,28 +174,70 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, top bo
 			return exitError
 		}
 		dir := outDir(&f, s.Name)
+		if f.shard != nil {
+			dir = filepath.Join("results", s.Name) // where the merge writes it (--out names the partial)
+		}
 		if prev, dup := dirs[dir]; dup {
 			fmt.Fprintf(stderr, "hedgesim: %s and %s are both named %q: the second's results would overwrite the first's in %s; rename one\n", prev, s.Source, s.Name, dir)
 			return exitError
 		}
 		dirs[dir] = s.Source
-		if err := report.CheckOutputDir(dir); err != nil {
-			fmt.Fprintf(stderr, "hedgesim: %v\n", err)
-			return exitError
+		if f.shard == nil {
+			if err := report.CheckOutputDir(dir); err != nil {
+				fmt.Fprintf(stderr, "hedgesim: %v\n", err)
+				return exitError
+			}
 		}
 		printWarnings(stderr, s)
 		list = append(list, s)
 	}
+	if f.shard != nil {
+		return exitCode(stderr, runShard(ctx, list, &f, stdout, stderr))
+	}
 	for _, s := range list {
-		if err := runOne(ctx, s, &f, stdout, stderr); err != nil {
-			fmt.Fprintf(stderr, "hedgesim: %v\n", err)
-			if errors.Is(err, errInterrupted) {
-				return exitInterrupted
-			}
-			return exitError
+		p, err := runPart(s, &f, stdout)
+		if err == nil {
+			err = p.simulate(ctx, &f, stderr)
+		}
+		if code := exitCode(stderr, err); code != exitOK {
+			return code
 		}
 	}
 	return exitOK
+}
+
+// exitCode prints err (if any) and returns the exit status it calls for.
+func exitCode(stderr io.Writer, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "hedgesim: %v\n", err)
+	if errors.Is(err, errInterrupted) {
+		return exitInterrupted
+	}
+	return exitError
+}
+
+// runShard runs the shard f.shard of the run of list and writes its
+// partial result.
+func runShard(ctx context.Context, list []*scenarios.Scenario, f *runFlags, stdout, stderr io.Writer) error {
+	w := &work{Command: "run", Flags: workFlagsOf(f)}
+	whole := *f
+	whole.out = "" // --out names the partial, not the results
+	var parts []*part
+	for _, s := range list {
+		w.Scenarios = append(w.Scenarios, workScenarioOf(s))
+		p, err := runPart(s, &whole, stdout)
+		if err != nil {
+			return err
+		}
+		parts = append(parts, p)
+	}
+	dir := f.out
+	if dir == "" {
+		dir = parts[0].dir + shardSuffix(*f.shard)
+	}
+	return writeShard(ctx, w, parts, dir, f, stdout, stderr)
 }
 
 // scenarioArg says what a FILE|NAME argument is, for usage errors.
@@ -212,7 +273,8 @@ func (f *runFlags) check(fs *flag.FlagSet) error {
 }
 
 // prepare builds a scenario's simulation input with the flags applied and
-// refuses it when points × its expected operations exceed the limit.
+// refuses it when points × its expected operations or requests exceed the
+// limits.
 func prepare(s *scenarios.Scenario, f *runFlags, points int) (*simnet.Config, []simnet.Policy, int, error) {
 	cfg, pols, err := s.Config()
 	if err != nil {
@@ -234,32 +296,40 @@ func prepare(s *scenarios.Scenario, f *runFlags, points int) (*simnet.Config, []
 		return nil, nil, 0, fmt.Errorf("%s: would simulate %.3g operations; the limit is %.3g: lower --replications, duration_s, rate_per_s or the number of sweep points",
 			s.Source, n, float64(scenarios.MaxSimulatedOps))
 	}
+	if n := cfg.ExpectedWork().Total() * float64(len(pols)*reps*points); n > scenarios.MaxSimulatedWork {
+		return nil, nil, 0, fmt.Errorf("%s: would send %.3g requests (operations, pages, setup reads, change-feed pages, background requests); the limit is %.3g: lower --replications or the number of sweep points",
+			s.Source, n, float64(scenarios.MaxSimulatedWork))
+	}
 	return cfg, pols, reps, nil
 }
 
-// expectedOps estimates how many operations a simulation will finish.
+// expectedOps estimates how many operations a simulation will finish
+// (see [study.ExpectedOps]).
 func expectedOps(cfg *simnet.Config, policies, reps int) int64 {
-	n := float64(cfg.MaxOps)
-	if w := cfg.Workload; w.RatePerSec > 0 && cfg.Duration > 0 {
-		byRate := w.RatePerSec * cfg.Duration.Seconds()
-		if n == 0 || byRate < n {
-			n = byRate
-		}
-	} else if w.Clients > 0 && n == 0 {
-		n = float64(w.Clients) * cfg.Duration.Seconds() * 100
-	}
-	return int64(n) * int64(policies) * int64(reps)
+	return study.ExpectedOps(cfg) * int64(policies) * int64(reps)
 }
 
 // simulate runs inputs (one scenario, or every point of a sweep) on one
 // pool of f.parallel workers, with a progress bar on a terminal, and
 // returns their results in input order.
 func simulate(ctx context.Context, inputs []study.Input, f *runFlags, stderr io.Writer, label string) ([]*study.Result, error) {
-	var progress atomic.Int64
 	var total int64
 	for _, in := range inputs {
 		total += expectedOps(in.Config, len(in.Policies), in.Replications)
 	}
+	var res []*study.Result
+	err := withProgress(ctx, total, f, stderr, label, func(opts study.Options) (err error) {
+		res, err = study.SimulateAll(inputs, opts)
+		return err
+	})
+	return res, err
+}
+
+// withProgress calls run with the options of f and ctx, showing a
+// progress bar on a terminal for total expected operations. A cancelled
+// ctx gives errInterrupted.
+func withProgress(ctx context.Context, total int64, f *runFlags, stderr io.Writer, label string, run func(study.Options) error) error {
+	var progress atomic.Int64
 	done := make(chan struct{})
 	if !f.quiet && isTerminal(stderr) && total > 2_000_000 {
 		bar := progressbar.NewOptions64(total,
@@ -280,50 +350,94 @@ func simulate(ctx context.Context, inputs []study.Input, f *runFlags, stderr io.
 			}
 		}()
 	}
-	res, err := study.SimulateAll(inputs, study.Options{Parallel: f.parallel, Progress: &progress, Context: ctx})
+	err := run(study.Options{Parallel: f.parallel, Progress: &progress, Context: ctx})
 	close(done)
 	if err != nil && ctx.Err() != nil {
-		return nil, errInterrupted
+		return errInterrupted
 	}
-	return res, err
+	return err
 }
 
-func runOne(ctx context.Context, s *scenarios.Scenario, f *runFlags, stdout, stderr io.Writer) error {
+// part is one output of a command (a scenario's run, a sweep): the
+// simulations it needs and how their results become its files and its
+// table. A sharded command simulates its parts' inputs as one study.
+type part struct {
+	label  string // names the part in errors and on the progress bar
+	inputs []study.Input
+	dir    string // where finish writes
+	finish func(res []*study.Result) error
+}
+
+// simulate runs p alone and finishes it.
+func (p *part) simulate(ctx context.Context, f *runFlags, stderr io.Writer) error {
+	res, err := simulate(ctx, p.inputs, f, stderr, p.label)
+	if err != nil {
+		return fmt.Errorf("%s: %w", p.label, err)
+	}
+	return p.finish(res)
+}
+
+// runPart is scenario s's part of a run: it writes the results into
+// outDir(f, s.Name) and prints the table (unless f.quiet) to stdout.
+func runPart(s *scenarios.Scenario, f *runFlags, stdout io.Writer) (*part, error) {
 	cfg, pols, reps, err := prepare(s, f, 1)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	res, err := simulate(ctx, []study.Input{{Config: cfg, Policies: pols, Replications: reps}}, f, stderr, s.Name)
-	if err != nil {
-		return fmt.Errorf("%s: %w", s.Name, err)
+	// A scenario with feed operations also runs its hedging policies under
+	// the other hedge unit, for the hedge-unit chart (spec §17 Q9).
+	inputs := append([]study.Input{{Config: cfg, Policies: pols, Replications: reps}}, study.HedgeUnitInputs(cfg, pols, reps)...)
+	var work float64
+	for _, in := range inputs {
+		work += in.Config.ExpectedWork().Total() * float64(len(in.Policies)*in.Replications)
 	}
-	rep := study.Report(s.Name, s.Description, cfg, res[0])
+	if work > scenarios.MaxSimulatedWork {
+		return nil, fmt.Errorf("%s: would send %.3g requests with the hedge-unit study's runs; the limit is %.3g: lower --replications", s.Source, work, float64(scenarios.MaxSimulatedWork))
+	}
 	dir := outDir(f, s.Name)
-	paths, err := report.WriteRun(dir, rep, report.Options{PNG: f.png})
-	if err != nil {
-		return err
-	}
-	if f.quiet {
+	finish := func(res []*study.Result) error {
+		rep := study.Report(s.Name, s.Description, cfg, res[0])
+		rep.HedgeUnits = study.HedgeUnits(cfg, pols, res[0], res[1:])
+		if rep.HedgeUnits != nil {
+			rep.HedgeUnitConfigured = cfg.Feed.HedgeUnit.String()
+		}
+		paths, err := report.WriteRun(dir, rep, report.Options{PNG: f.png})
+		if err != nil {
+			return err
+		}
+		if f.quiet {
+			return nil
+		}
+		fmt.Fprintf(stdout, "%s: seed %d, %s, %s of virtual time\n", s.Name, cfg.Seed, report.Replications(reps), study.RunLength(cfg, res[0]).Round(time.Millisecond))
+		if err := printTable(stdout, rep.Policies, reps); err != nil {
+			return err
+		}
+		printPaths(stdout, dir, paths)
 		return nil
 	}
-	fmt.Fprintf(stdout, "%s: seed %d, %s, %s of virtual time\n", s.Name, cfg.Seed, report.Replications(reps), study.RunLength(cfg, res[0]).Round(time.Millisecond))
-	if err := printTable(stdout, rep.Policies, reps); err != nil {
-		return err
-	}
-	printPaths(stdout, dir, paths)
-	return nil
+	return &part{label: s.Name, inputs: inputs, dir: dir, finish: finish}, nil
 }
 
-// printTable prints the figures table and the legend of its columns.
+// printTable prints the figures table and the legend of its columns, and
+// for a run with feeds the Phase 2 table and its legend.
 func printTable(w io.Writer, policies []report.PolicyResult, reps int) error {
 	figs := make([]report.Figures, len(policies))
+	feed := false
 	for i, p := range policies {
 		figs[i] = p.Figures
+		feed = feed || p.Feed != nil
 	}
 	if err := report.FormatTable(w, figs); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "%s\n\n", wrap(report.TableLegend(figs, reps, "summary.json"), legendWidth))
+	if !feed {
+		return nil
+	}
+	if err := report.FormatFeedTable(w, figs); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s\n\n", wrap(report.FeedLegend, legendWidth))
 	return nil
 }
 

@@ -25,6 +25,11 @@ Runs the scenario once per parameter value (FROM, FROM+STEP, ... <= TO),
 prints one table (a row per value and policy) and writes sweep.csv,
 sweep.json and charts (sweep_p99, sweep_cost; SVG, PNG too with --png) into
 results/<scenario-name>-sweep-<param>/ (or --out), replaced as a whole.
+With --shard I/N it runs only shard I of N of the sweep's runs (points ×
+policies × replications) and writes that shard's partial result into --out
+(default results/<scenario-name>-sweep-<param>-shard-I-of-N); "hedgesim
+merge DIR..." then writes, from all N partials, the sweep's files, byte
+for byte.
 
 PATH is a dotted path into the scenario file; elements of [[policies]],
 [[replicas]] and the like are addressed by name or by 0-based index. When
@@ -37,6 +42,7 @@ Examples:
   hedgesim sweep tiny --param policies.1.threshold_ms=10:30:10
   hedgesim sweep breaker-trip --param client.consecutive_hedge_win_threshold=1:10:1
   hedgesim sweep saturation --param workload.rate_per_s=500:900:100 -q
+  hedgesim sweep default --param policies.static-100ms.threshold_ms=20:200:20 --shard 0/4 --out parts/0
 
 Flags:
 `
@@ -45,7 +51,7 @@ func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f runFlags
-	f.register(fs, "output directory (default results/<scenario-name>-sweep-<param>); replaced as a whole by the results")
+	f.register(fs, "output directory (default results/<scenario-name>-sweep-<param>); replaced as a whole by the results; with --shard, the directory of the shard's partial result")
 	var param string
 	fs.Func("param", "PATH=FROM:TO:STEP, e.g. policies.static-100ms.threshold_ms=50:1000:50 (once)", func(v string) error {
 		if param != "" {
@@ -154,81 +160,113 @@ func sweptPolicy(s *scenarios.Scenario, path string) (name, key string, err erro
 }
 
 // sweepOne runs the sweep param (PATH=FROM:TO:STEP, as given) of path over
-// values.
+// values, or its shard f.shard.
 func sweepOne(ctx context.Context, name, param, path string, values []float64, f *runFlags, stdout, stderr io.Writer) error {
 	base, err := load(name)
 	if err != nil {
 		return err
 	}
-	// A policy parameter changes that policy only: simulate just it.
-	only, key, err := sweptPolicy(base, path)
+	whole := *f
+	if f.shard != nil {
+		whole.out = "" // --out names the partial, not the results
+	}
+	p, err := sweepPart(base, param, path, values, &whole, stdout)
 	if err != nil {
 		return err
 	}
-	// Derive and check every point and the output directory before running any.
+	if f.shard != nil {
+		dir := f.out
+		if dir == "" {
+			dir = p.dir + shardSuffix(*f.shard)
+		}
+		printWarnings(stderr, base)
+		w := &work{Command: "sweep", Flags: workFlagsOf(f), Scenarios: []workScenario{workScenarioOf(base)}}
+		w.Flags.Param = param
+		return writeShard(ctx, w, []*part{p}, dir, f, stdout, stderr)
+	}
+	if err := report.CheckOutputDir(p.dir); err != nil {
+		return err
+	}
+	printWarnings(stderr, base)
+	res, err := simulate(ctx, p.inputs, f, stderr, p.label)
+	if err != nil {
+		return err
+	}
+	return p.finish(res)
+}
+
+// sweepPart derives and checks every point of the sweep param
+// (PATH=FROM:TO:STEP, as given) of path over values of base: the part
+// writes the sweep's files into f.out (default
+// results/<scenario-name>-sweep-<param>) and prints its table (unless
+// f.quiet) to stdout.
+func sweepPart(base *scenarios.Scenario, param, path string, values []float64, f *runFlags, stdout io.Writer) (*part, error) {
+	// A policy parameter changes that policy only: simulate just it.
+	only, key, err := sweptPolicy(base, path)
+	if err != nil {
+		return nil, err
+	}
+	// Derive and check every point before running any.
 	points := make([]*scenarios.Scenario, len(values))
 	for i, v := range values {
 		if points[i], err = base.WithParam(path, v); err == nil {
 			_, _, _, err = prepare(points[i], f, len(values))
 		}
 		if err != nil {
-			return fmt.Errorf("--param %s, value %d of %d: %w", param, i+1, len(values), err)
+			return nil, fmt.Errorf("--param %s, value %d of %d: %w", param, i+1, len(values), err)
 		}
 	}
 	dir := f.out
 	if dir == "" {
 		dir = filepath.Join("results", base.Name+"-sweep-"+report.Slug(path))
 	}
-	if err := report.CheckOutputDir(dir); err != nil {
-		return err
-	}
-	printWarnings(stderr, base)
 	// All points run at once on one pool of workers: a sweep of single
 	// runs keeps every worker busy. Results come back in point order.
-	sw := &report.Sweep{Scenario: base.Name, Param: path}
-	var rows []sweepRow
+	var seed uint64
+	var reps int
 	inputs := make([]study.Input, len(values))
 	for i, v := range values {
-		cfg, pols, reps, err := prepare(points[i], f, len(values))
+		cfg, pols, r, err := prepare(points[i], f, len(values))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if only != "" {
 			pols = slices.DeleteFunc(pols, func(p simnet.Policy) bool { return p.Name != only })
 		}
-		sw.Seed, sw.Replications = cfg.Seed, reps
-		inputs[i] = study.Input{Config: cfg, Policies: pols, Replications: reps, Label: fmt.Sprintf("%s (%s=%g)", base.Name, path, v)}
+		seed, reps = cfg.Seed, r
+		inputs[i] = study.Input{Config: cfg, Policies: pols, Replications: r, Label: fmt.Sprintf("%s (%s=%g)", base.Name, path, v)}
 	}
-	results, err := simulate(ctx, inputs, f, stderr, fmt.Sprintf("%s sweep", base.Name))
-	if err != nil {
-		return err
-	}
-	for i, v := range values {
-		res := results[i]
-		pt := report.SweepPoint{Value: v}
-		for _, p := range res.Policies {
-			pr := study.Policy(p)
-			pt.Policies = append(pt.Policies, pr)
-			fig := pr.Figures
-			if p.Name == only {
-				fig.Policy = fmt.Sprintf("%s=%g", key, v) // the swept policy, by its swept value
+	finish := func(results []*study.Result) error {
+		sw := &report.Sweep{Scenario: base.Name, Param: path, Seed: seed, Replications: reps}
+		var rows []sweepRow
+		for i, v := range values {
+			res := results[i]
+			pt := report.SweepPoint{Value: v}
+			for _, p := range res.Policies {
+				pr := study.Policy(p)
+				pt.Policies = append(pt.Policies, pr)
+				fig := pr.Figures
+				if p.Name == only {
+					fig.Policy = fmt.Sprintf("%s=%g", key, v) // the swept policy, by its swept value
+				}
+				rows = append(rows, sweepRow{value: v, fig: fig})
 			}
-			rows = append(rows, sweepRow{value: v, fig: fig})
+			sw.Points = append(sw.Points, pt)
 		}
-		sw.Points = append(sw.Points, pt)
-	}
-	paths, err := report.WriteSweep(dir, sw, report.Options{PNG: f.png})
-	if err != nil {
-		return err
-	}
-	if !f.quiet {
-		fmt.Fprintf(stdout, "%s: sweep of %s, seed %d, %s per point\n", base.Name, path, sw.Seed, report.Replications(sw.Replications))
-		if err := printSweepTable(stdout, path, rows, sw.Replications); err != nil {
+		paths, err := report.WriteSweep(dir, sw, report.Options{PNG: f.png})
+		if err != nil {
 			return err
 		}
-		printPaths(stdout, dir, paths)
+		if !f.quiet {
+			fmt.Fprintf(stdout, "%s: sweep of %s, seed %d, %s per point\n", base.Name, path, sw.Seed, report.Replications(sw.Replications))
+			if err := printSweepTable(stdout, path, rows, sw.Replications); err != nil {
+				return err
+			}
+			printPaths(stdout, dir, paths)
+		}
+		return nil
 	}
-	return nil
+	return &part{label: fmt.Sprintf("%s sweep", base.Name), inputs: inputs, dir: dir, finish: finish}, nil
 }
 
 // sweepRow is one line of the sweep table: a point's value and one

@@ -6,7 +6,7 @@
 //
 // Usage:
 //
-//	go run ./cmd/notebooks [-out notebooks] [-only q11,q7,sdk,price,storms,q9] [-parallel N] [-png]
+//	go run ./cmd/notebooks [-out notebooks] [-only q11,q7,sdk,price,storms,q9,q503] [-parallel N] [-png]
 //	go run ./cmd/notebooks -index results   # write results/README.md
 package main
 
@@ -35,6 +35,7 @@ var notebooks = []notebook{
 	{"price", "04-price-of-hedging", "The price of hedging: RU multiplier against tail latency", price},
 	{"storms", "05-hedging-storms", "Hedging storms: a fleet hedges into an alternate that serves other tenants", storms},
 	{"q9", "06-q9-feeds", "Spec §17 Q9: hedging feeds page by page", q9},
+	{"q503", "07-503-rule", "The 503 rule: after how many consecutive 503s is a region marked unavailable?", q503},
 }
 
 func main() {

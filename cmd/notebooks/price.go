@@ -31,6 +31,13 @@ type boundView struct {
 	Over          []string
 	HealthyPolicy string
 	HealthyExtra  float64
+	// Hedges and AltAttempts are the hedged operations and their
+	// alternates' attempts over every row (PerHedge their ratio), MaxPerHedge
+	// the highest ratio of one row (MaxRow); Faults and Attempts the
+	// attempts answered by a fault rule (charged 0 RU) and all attempts.
+	Hedges, AltAttempts, Faults, Attempts int64
+	PerHedge, MaxPerHedge                 float64
+	MaxRow                                string
 }
 
 // guidanceView is the operator guidance: the saturation scenario's
@@ -83,6 +90,16 @@ func price(d *doc) error {
 		for _, p := range r.res.Policies {
 			f := r.fig(p.Name)
 			bound.Rows++
+			m := p.Merged
+			bound.Hedges += m.Hedged
+			bound.AltAttempts += m.AlternateAttempts
+			bound.Faults += m.Faults
+			bound.Attempts += m.Attempts
+			if m.Hedged > 0 {
+				if x := float64(m.AlternateAttempts) / float64(m.Hedged); x > bound.MaxPerHedge {
+					bound.MaxPerHedge, bound.MaxRow = x, fmt.Sprintf("`%s` under `%s`", p.Name, name)
+				}
+			}
 			if f.RUMultiplier > 1+f.HedgeRate+priceBoundSlack {
 				bound.Over = append(bound.Over, fmt.Sprintf("`%s` under `%s` (RU %s against 1 + %s hedged, errors %s)",
 					p.Name, name, ru(f.RUMultiplier), pct(f.HedgeRate), pct(f.ErrorRate)))
@@ -106,6 +123,9 @@ func price(d *doc) error {
 		}
 	}
 	d.p("## Answer")
+	if bound.Hedges > 0 {
+		bound.PerHedge = float64(bound.AltAttempts) / float64(bound.Hedges)
+	}
 	d.say("price/bound", bound)
 	d.say("price/worse", struct{ Worse []string }{worse})
 	guide.SaturationWorse = better(guide.SatOff, guide.SatAggressive, "p99_ms", guide.SatOff.P99, guide.SatAggressive.P99)

@@ -3,8 +3,6 @@ package main
 import (
 	"fmt"
 	"math"
-	"slices"
-	"strings"
 	"time"
 
 	"hedgelab/hedging"
@@ -17,6 +15,10 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
+// Notebook 06 (spec §17 Q9): the prose is in templates/q9.tmpl; each
+// paragraph's view holds the figures it cites, every one of them from a
+// table of the notebook, and the claims it makes are checked here.
+
 // q9Reps is the replications of every run of notebook 06.
 const q9Reps = 5
 
@@ -25,6 +27,16 @@ var q9Pages = []float64{1, 2, 5, 10, 20}
 
 // q9RUCap is the RU multiplier a page policy may spend to count as best.
 const q9RUCap = 1.2
+
+// q9Gate is the gate (hedge legs in flight per client) of the fan-out
+// study; q9Meter a gate too large to refuse anything, which only measures
+// the peak of legs in flight; q9BudgetRatio the operations budget it is
+// compared with (a hedge budget earning per page race).
+const (
+	q9Gate        = 8
+	q9Meter       = 1000
+	q9BudgetRatio = 0.1
+)
 
 // variant is one configuration of a feed study: a name, an edit of the
 // scenario's configuration and the page policy.
@@ -94,21 +106,21 @@ func (d *doc) feedSim(name string, edit func(*simnet.Config), pol simnet.Policy,
 
 // perRep runs the embedded scenario name edited by edit under pol once per
 // replication and returns each replication's stats (for feed figures with
-// an interval across replications).
-func (d *doc) perRep(name string, edit func(*simnet.Config), pol simnet.Policy) ([]*simnet.Stats, error) {
+// an interval across replications) and the configuration.
+func (d *doc) perRep(name string, edit func(*simnet.Config), pol simnet.Policy) ([]*simnet.Stats, *simnet.Config, error) {
 	_, cfg, err := loadEdited(name, edit)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []*simnet.Stats
 	for r := range q9Reps {
 		st, err := simnet.Run(cfg, pol, r, simnet.RunOptions{})
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
+			return nil, nil, fmt.Errorf("%s: %w", name, err)
 		}
 		out = append(out, st)
 	}
-	return out, nil
+	return out, cfg, nil
 }
 
 // meanCI returns the mean of xs and its 95% interval half-width (Student t).
@@ -129,8 +141,7 @@ func meanCI(xs []float64) (mean, half float64) {
 }
 
 // ciCell renders a mean and its 95% interval with format; every figure
-// here is a count, share or time, so the interval's low end is clamped at
-// 0.
+// here is a count or a time, so the interval's low end is clamped at 0.
 func ciCell(xs []float64, format func(float64) string) string {
 	m, h := meanCI(xs)
 	lo := max(0, m-h)
@@ -140,7 +151,50 @@ func ciCell(xs []float64, format func(float64) string) string {
 	return fmt.Sprintf("%s [%s, %s]", format(m), format(lo), format(m+h))
 }
 
+// share is a proportion observed as K events in N trials, pooled over the
+// replications, with its exact interval (study.ProportionCI).
+type share struct {
+	K, N int64
+	V    float64
+	CI   [2]float64
+}
+
+func newShare(k, n int64) share {
+	s := share{K: k, N: n, CI: study.ProportionCI(k, n)}
+	if n > 0 {
+		s.V = float64(k) / float64(n)
+	}
+	return s
+}
+
+// contains reports whether v lies in s's interval.
+func (s share) contains(v float64) bool { return s.CI[0] <= v && v <= s.CI[1] }
+
+// cell renders "v% [lo%, hi%]".
+func (s share) cell() string {
+	return fmt.Sprintf("%s [%s, %s]", pct(s.V), pct(s.CI[0]), pct(s.CI[1]))
+}
+
+// perMillion renders s per 10⁶ with its interval.
+func (s share) perMillion() string {
+	return fmt.Sprintf("%s [%s, %s]", num(1e6*s.V), num(1e6*s.CI[0]), num(1e6*s.CI[1]))
+}
+
 func num(v float64) string { return fmt.Sprintf("%.0f", v) }
+
+// ties renders the names of designs tied at the best: "**a**" for one,
+// "a tie of **a**, **b** and **c**" for several; ties are reported, never
+// broken by name.
+func ties(names []string) string {
+	bold := make([]string, len(names))
+	for i, n := range names {
+		bold[i] = "**" + n + "**"
+	}
+	if len(bold) == 1 {
+		return bold[0]
+	}
+	return "a tie of " + joinAnd(bold, "")
+}
 
 // q9Unit is study question 1 on one page-latency shape and returns, at
 // P = 10, the variants' figures by name.
@@ -183,34 +237,65 @@ func q9Unit(d *doc, title, shape string, edit func(*simnet.Config)) (map[string]
 	return at10, nil
 }
 
-// bestUnder returns the variant with the lowest p99 among those at or
-// under the RU cap, and whether another is within its 95% interval.
-func bestUnder(figs map[string]report.Figures) (string, report.Figures) {
-	names := make([]string, 0, len(figs))
-	for n := range figs {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	best := ""
-	for _, n := range names {
-		if f := figs[n]; f.RUMultiplier <= q9RUCap && (best == "" || f.P99 < figs[best].P99) {
-			best = n
+// bestUnder returns the designs with the lowest p99 among those at or
+// under the RU cap, every one whose p99 equals it (a tie is reported, not
+// broken), in table order, and their figures.
+func bestUnder(figs map[string]report.Figures) ([]string, report.Figures) {
+	var best []string
+	lo := math.Inf(1)
+	for _, v := range q9Variants() {
+		if f, ok := figs[v.name]; ok && f.RUMultiplier <= q9RUCap && f.P99 < lo {
+			lo = f.P99
 		}
 	}
-	return best, figs[best]
+	for _, v := range q9Variants() {
+		if f, ok := figs[v.name]; ok && f.RUMultiplier <= q9RUCap && f.P99 == lo {
+			best = append(best, v.name)
+		}
+	}
+	return best, figs[best[0]]
 }
 
 // tied reports whether b's p99 is not meaningfully above a's (within 5%
 // or with overlapping 95% intervals).
 func tied(a, b report.Figures) bool { return !better(a, b, "p99_ms", a.P99, b.P99) }
 
-func q9(d *doc) error {
-	d.p("**Question (spec §17 Q9).** Phase 2 hedges feeds — queries, ReadMany, the change feed — and the metadata reads before them. What is the hedge unit, which page affinity should it use, is hedging change-feed pages safe, and does the setup before the first page matter? The research note (`shared/research/phase2-feeds.md`, §5c) poses five study questions; this notebook answers those the simulator models.")
-	d.p("**Method.** Every run drives `hedging/feed`'s `Driver` through `simnet` (each page one hedge race over the network model; only the winner's continuation goes forward). Each configuration runs %d replications on the same seeds (common random numbers); intervals are 95%% confidence intervals across replications. The scenarios are the embedded `feed-*` files; the designs are changes of their configuration named in each table.", q9Reps)
+// versus says how a's p99 stands against b's: "below", "above" or
+// "level with" (within 5% or overlapping 95% intervals).
+func versus(a, b report.Figures) string {
+	switch {
+	case better(a, b, "p99_ms", a.P99, b.P99):
+		return "below"
+	case better(b, a, "p99_ms", b.P99, a.P99):
+		return "above"
+	}
+	return "level with"
+}
 
-	// Q1.
+// unitView is section 1's finding at P = 10: the best designs under the RU
+// cap in each shape (ties listed), the figures the paragraph compares, and
+// the designs within the best's interval in both shapes.
+type unitView struct {
+	Cap                        float64
+	BrownBest, TailBest        string
+	BF, TF                     report.Figures
+	NoneB, Page50B, Page1sB    report.Figures
+	NoneT, PinT, Page50T       report.Figures
+	Both                       []string
+	WB, W1, WT, PB, P1, PT     report.Figures
+	WBvsPB, WTvsPT, WBvsPin    string
+	PinB                       report.Figures
+	WholeLoses, BrownTie, Tied bool
+	TailTrips                  int64 // breaker trips under the tail's tied best designs
+}
+
+func q9(d *doc) error {
+	d.say("q9/question", nil)
+	d.say("q9/method", struct{ Reps int }{q9Reps})
+
+	// Section 1.
 	d.p("## 1. Hedge unit and page affinity for a P-page query")
-	d.p("`feed-query-brownout` (one leaf of P pages, primary 70 ms from the alternate) under two page-latency shapes: a brown-out (+300 ms on every primary page, δ > T for T = 50 ms) and an independent tail (1%% of primary pages take 1–3 s). Designs: no hedging; per-page hedging at the spec default of 1 s and at 50 ms with the §9.5 partition breaker out of reach; per-page at 50 ms with the breaker at its default N = 5; per-page with the leaf pinned to the alternate after a hedge win; per-page with the breaker-driven pin; and whole-operation hedging (`hedge_unit = \"operation\"`, `feed.Whole`: after the threshold on the whole query, a second copy of the page loop runs from the first page pinned to the alternate region, the first copy pinned to the primary; the first copy to finish wins, the other is cancelled, and RU counts both copies' pages until then) at 50 ms and 1 s. No SDK ships whole-operation hedging; it is the research note's per-operation baseline, and its threshold is the same rule as a page's (the policy's threshold for the operation's kind), which cannot scale with P. The best design is the lowest p99 at P = 10 among those at ≤ %.1f× RU.", q9RUCap)
+	d.say("q9/unit-intro", struct{ Cap float64 }{q9RUCap})
 	brown, err := q9Unit(d, "Brown-out: +300 ms on every primary page", "brownout", func(*simnet.Config) {})
 	if err != nil {
 		return err
@@ -231,33 +316,40 @@ func q9(d *doc) error {
 	}
 	bb, bf := bestUnder(brown)
 	tb, tf := bestUnder(indep)
-	var both []string
-	for n := range brown {
+	u := unitView{Cap: q9RUCap, BrownBest: ties(bb), TailBest: ties(tb), BF: bf, TF: tf,
+		NoneB: brown[vNone], Page50B: brown[vPage50], Page1sB: brown[vPage1s], NoneT: indep[vNone], PinT: indep[vPin], Page50T: indep[vPage50],
+		WB: brown[vWhole50], W1: brown[vWhole1s], PB: brown[vPage50], P1: brown[vPage1s], WT: indep[vWhole50], PT: indep[vPage50], PinB: brown[vPin],
+		BrownTie: len(bb) > 1, Tied: len(tb) > 1}
+	u.WBvsPB, u.WTvsPT, u.WBvsPin = versus(u.WB, u.PB), versus(u.WT, u.PT), versus(u.WB, u.PinB)
+	for _, n := range tb {
+		u.TailTrips += indep[n].Counters["breaker_trips"]
+	}
+	u.WholeLoses = better(u.PT, u.WT, "p99_ms", u.PT.P99, u.WT.P99) || u.WT.RUMultiplier > q9RUCap || u.WB.RUMultiplier > q9RUCap
+	for _, v := range q9Variants() {
+		n := v.name
 		if brown[n].RUMultiplier <= q9RUCap && indep[n].RUMultiplier <= q9RUCap && tied(bf, brown[n]) && tied(tf, indep[n]) {
-			both = append(both, n)
+			u.Both = append(u.Both, n)
 		}
 	}
-	slices.Sort(both)
-	d.p("At P = 10: in the brown-out the best design under %.1f× RU is **%s** (p99 %s ms, RU %s×; no hedging %s ms, per-page at 50 ms %s ms at %s× RU, per-page at 1 s %s ms); on the independent tail it is **%s** (p99 %s ms; no hedging %s ms, pin after hedge win %s ms).",
-		q9RUCap, bb, ms(bf.P99), ru(bf.RUMultiplier), ms(brown[vNone].P99), ms(brown[vPage50].P99), ru(brown[vPage50].RUMultiplier), ms(brown[vPage1s].P99),
-		tb, ms(tf.P99), ms(indep[vNone].P99), ms(indep[vPin].P99))
-	d.p("%s", wholeFinding(brown, indep))
-	if len(both) > 0 {
-		d.p("Within the interval of the best in both shapes at ≤ %.1f× RU: %s.", q9RUCap, "**"+strings.Join(both, "**, **")+"**")
-	} else {
-		d.p("No design is within the interval of the best in both shapes at ≤ %.1f× RU: the choice needs a switch rule (pin only while a region is known slow).", q9RUCap)
-	}
+	d.check(claim{"the tail's best designs are identical, not a choice", func() error {
+		for _, n := range tb[1:] {
+			if indep[n].P99 != tf.P99 {
+				return failf("%s p99 %v, %s %v", n, indep[n].P99, tb[0], tf.P99)
+			}
+		}
+		return nil
+	}})
+	d.say("q9/unit-best", u)
+	d.say("q9/whole", u)
 
-	// Q2.
 	fan, err := q9FanOut(d)
 	if err != nil {
 		return err
 	}
-	// Q3.
-	if err := q9ChangeFeed(d); err != nil {
+	cf, err := q9ChangeFeed(d)
+	if err != nil {
 		return err
 	}
-	// Q5 (setup).
 	setup, err := q9Setup(d)
 	if err != nil {
 		return err
@@ -266,159 +358,85 @@ func q9(d *doc) error {
 	if err != nil {
 		return err
 	}
-
 	d.p("## Answer and the spec amendments the data supports")
-	d.p("1. **Hedge unit.** %s", unitAnswer(fan, brown, indep))
-	d.p("2. **Affinity.** %s", affinityAnswer(bb, bf, tb, tf, both, brown, indep))
-	d.p("3. **Pin.** A region-affine continuation must pin its leaf with a pin no setting can clear: it is the only way a region-local change-feed cursor was delivered exactly once with hedging configured (section 3). Keep `(Document, ReadFeed)` — the document change feed — out of the allowed set until the service confirms its cursor is global and a 304 returns the request's cursor.")
-	d.p("4. **Metadata.** Hedge the setup reads (collection, partition-key ranges, query plan) at the fixed 1.5 s threshold with primary-authoritative classification and error-driven invalidation: without it %s of queries failed during the metadata outage and page hedging could not help (section 4). Replace \"latest `_etag` or fastest\" by: the fastest clean answer by default, and the latest by an ordered version (never `_etag`) only with a grace longer than the gap between the legs — in section 5 a %s ms grace cut stale setup reads from %s to %s at %s ms more cold-query p50, and a %s ms grace bought nothing (%s stale) for %s ms.",
-		pct(setup), num(meta.longMs), pct(meta.fastStale), pct(meta.longStale), ms(meta.longCost), num(meta.shortMs), pct(meta.shortStale), ms(meta.shortCost))
-	d.p("5. **Budget.** Count hedge legs in flight per client, not operations: under a brown-out an ungated 100-leaf fan-out hedged every page (RU %s×). A gate of 8 legs held RU at %s× but gave up the p99 gain (%s → %s ms), so the data supports counting legs, and does not support a leg budget far below the fan-out as a default.", ru(fan.openRU), ru(fan.gateRU), ms(fan.openP99), ms(fan.gateP99))
+	d.say("q9/answer", answerView{U: u, Fan: fan, CF: cf, Setup: setup, Meta: meta})
 	return nil
 }
 
-// versus says how a's p99 stands against b's: "below", "above" or
-// "level with" (within 5% or overlapping 95% intervals).
-func versus(a, b report.Figures) string {
-	switch {
-	case better(a, b, "p99_ms", a.P99, b.P99):
-		return "below"
-	case better(b, a, "p99_ms", b.P99, a.P99):
-		return "above"
-	}
-	return "level with"
-}
-
-// wholeFinding compares whole-operation hedging with per-page hedging at
-// P = 10 in both shapes, from the tables' figures.
-func wholeFinding(brown, indep map[string]report.Figures) string {
-	wb, pb, w1, p1 := brown[vWhole50], brown[vPage50], brown[vWhole1s], brown[vPage1s]
-	wt, pt := indep[vWhole50], indep[vPage50]
-	s := fmt.Sprintf("Whole-operation hedging at P = 10: in the brown-out, at 50 ms its p99 is %s per-page hedging's (%s against %s ms) at %s× against %s× RU — the alternate copy starts once and its pages pay no threshold, and the primary copy's pages served until then are the extra RU; at 1 s it hedges %s of queries (per-page at 1 s: %s) for a p99 of %s ms at %s× RU (per-page at 1 s: %s ms). ",
-		versus(wb, pb), ms(wb.P99), ms(pb.P99), ru(wb.RUMultiplier), ru(pb.RUMultiplier), pct(w1.HedgeRate), pct(p1.HedgeRate), ms(w1.P99), ru(w1.RUMultiplier), ms(p1.P99))
-	return s + fmt.Sprintf("On the independent tail, at 50 ms it hedges %s of queries (every query that outlasts the threshold starts the second copy, slow page or not) at %s× RU, and its p99 is %s per-page's (%s against %s ms at %s× RU).",
-		pct(wt.HedgeRate), ru(wt.RUMultiplier), versus(wt, pt), ms(wt.P99), ms(pt.P99), ru(pt.RUMultiplier))
-}
-
-// unitAnswer states the hedge-unit finding: per leaf under fan-out, and
-// per page against the whole operation at P = 10.
-func unitAnswer(fan fanOut, brown, indep map[string]report.Figures) string {
-	wb, pb, pin := brown[vWhole50], brown[vPage50], brown[vPin]
-	wt, pt := indep[vWhole50], indep[vPage50]
-	s := fmt.Sprintf("Per-leaf hedging takes a 100-leaf query's p99 from %s to %s ms (section 2). Against the %s baseline at the same 50 ms threshold (P = 10): in the brown-out its p99 is %s plain per-page hedging's (%s against %s ms, RU %s× against %s×) and %s the pin after a hedge win's (%s ms at %s× RU); on the independent tail it is %s per-page's (%s against %s ms) at %s× against %s× RU. ",
-		ms(fan.offP99), ms(fan.onP99), vWholeName, versus(wb, pb), ms(wb.P99), ms(pb.P99), ru(wb.RUMultiplier), ru(pb.RUMultiplier),
-		versus(wb, pin), ms(pin.P99), ru(pin.RUMultiplier), versus(wt, pt), ms(wt.P99), ms(pt.P99), ru(wt.RUMultiplier), ru(pt.RUMultiplier))
-	if better(pt, wt, "p99_ms", pt.P99, wt.P99) || wt.RUMultiplier > q9RUCap || wb.RUMultiplier > q9RUCap {
-		return s + "Keep the hedge unit at one page request of one feed-range leaf with one continuation, as every SDK does: the whole operation loses on the independent tail or exceeds the RU cap, and its threshold would have to scale with P, which is not known in advance."
-	}
-	return s + "The whole operation is not worse here; the page stays the unit because it is what every SDK ships and what a region-affine continuation allows."
-}
-
-// affinityAnswer states the affinity finding from the P = 10 figures.
-func affinityAnswer(bb string, bf report.Figures, tb string, tf report.Figures, both []string, brown, indep map[string]report.Figures) string {
-	s := fmt.Sprintf("Best at P = 10 under %.1f× RU: `%s` in the brown-out (p99 %s ms), `%s` on the independent tail (p99 %s ms). ", q9RUCap, bb, ms(bf.P99), tb, ms(tf.P99))
-	if len(both) == 0 {
-		pin, brk := vPin, vBreaker
-		return s + fmt.Sprintf("No single design is within the interval of the best in both: pinning after a hedge win raises the independent-tail p99 from %s to %s ms, and per-page hedging without a pin costs %s× RU in the brown-out. The spec should keep per-page hedging without a fixed pin as the default and make any pin conditional on evidence that a region is slow; the §9.5 breaker is such evidence, but as the race uses it the demoted region is still hedged (%s× RU for `%s` in the brown-out), which a Phase 2 pin should suppress.",
-			ms(indep[vPage50].P99), ms(indep[pin].P99), ru(brown[vPage50].RUMultiplier), ru(brown[brk].RUMultiplier), brk)
-	}
-	return s + "Within the interval of the best in both: `" + strings.Join(both, "`, `") + "`; the spec's §9.5 breaker N is then a Phase 2 tuning knob."
-}
-
-// metaAnswer is what the answer quotes of the metadata study: stale setup
-// read shares and p50 costs of a short and a long grace against fastest.
-type metaAnswer struct {
-	fastStale, shortStale, longStale float64
-	shortMs, longMs                  float64
-	shortCost, longCost              float64
-}
-
-// q9Graces are the LatestWithGrace graces of the metadata study (ms).
-var q9Graces = []float64{0, 50, 200, 600}
-
-// q9Metadata is study question 4 (section 5): feed.Fastest against
-// feed.LatestWithGrace on cold metadata reads.
-func q9Metadata(d *doc) (metaAnswer, error) {
-	var out metaAnswer
-	d.p("## 5. Metadata: latest or fastest")
-	d.p("`feed-metadata-latest`: East US answers metadata reads in 2 s, so the 1.5 s metadata hedge sends every cold collection and partition-key-range read to East US 2 too, which shows each split (every 10 s) 5 s late; 1000 instances start cold over the run. `fastest` caches the race's winner; `latest(δ)` (`feed.LatestWithGrace`) waits up to δ after the first clean answer for the other leg and caches the larger metadata version (an ordered number, as `_etag` is not). A *stale setup read* cached a version its region had not caught up on; every stale cache later costs a 410/1002 page and a refresh (stale-cache hits, which also follow every split).")
-	type res struct {
-		stale, hits, p50 []float64
-	}
-	var tab [][]string
-	var fast res
-	p50 := map[float64]float64{}
-	stale := map[float64]float64{}
-	for i, g := range append([]float64{-1}, q9Graces...) {
-		edit := func(c *simnet.Config) {
-			if g >= 0 {
-				c.Feed.Setup.Latest, c.Feed.Setup.Grace = true, time.Duration(g*float64(time.Millisecond))
-			}
-		}
-		sts, err := d.perRep("feed-metadata-latest", edit, polStatic("static-50ms", 50))
-		if err != nil {
-			return out, err
-		}
-		var r res
-		for _, st := range sts {
-			f := st.Feed
-			r.stale = append(r.stale, float64(f.StaleSetupReads)/float64(max(f.SetupReads, 1)))
-			r.hits = append(r.hits, float64(f.StaleCacheHits))
-			r.p50 = append(r.p50, f.Kinds[simnet.FeedQuery].QuantileMs(0.5))
-		}
-		name := "fastest"
-		if g >= 0 {
-			name = fmt.Sprintf("latest(%g ms)", g)
-		}
-		if i == 0 {
-			fast = r
-		}
-		p50[g], _ = meanCI(r.p50)
-		stale[g], _ = meanCI(r.stale)
-		tab = append(tab, []string{name, ciCell(r.stale, pct), ciCell(r.hits, num), ciCell(r.p50, ms)})
-	}
-	d.table([]string{"metadata choice", "stale setup reads [95% CI]", "stale-cache hits", "query p50 ms (cold: two setup reads)"}, tab)
-	out.fastStale, _ = meanCI(fast.stale)
-	out.shortMs, out.longMs = q9Graces[2], q9Graces[3]
-	out.shortStale, out.longStale = stale[out.shortMs], stale[out.longMs]
-	out.shortCost, out.longCost = p50[out.shortMs]-p50[-1], p50[out.longMs]-p50[-1]
-	d.p("A grace shorter than the gap between the two answers (here ~0.5 s: 2 s against 1.5 s + 8 ms) keeps the fastest, stale answer and only adds the wait: `latest(%g ms)` has %s stale setup reads against %s for `fastest`, at %s ms more p50. A grace that covers the gap takes the primary's newer version: `latest(%g ms)` has %s, at %s ms more p50.",
-		out.shortMs, pct(out.shortStale), pct(out.fastStale), ms(out.shortCost), out.longMs, pct(out.longStale), ms(out.longCost))
-	return out, nil
+// answerView is the answer: the sections' findings.
+type answerView struct {
+	U     unitView
+	Fan   fanView
+	CF    cfView
+	Setup setupFinding
+	Meta  metaView
 }
 
 // fp returns a pointer to v.
 func fp(v float64) *float64 { return &v }
 
-// fanOut is what the answer quotes of study question 2: the K = 100 p99
-// without and with per-leaf hedging.
-type fanOut struct{ offP99, onP99, gateRU, openRU, gateP99, openP99 float64 }
+// fanRow is one K of the fan-out table.
+type fanRow struct {
+	K            float64
+	Closed       float64
+	Slow         share
+	Inside       bool
+	OffP99, OnP9 report.Figures
+}
+
+// gateRow is one bound on the hedges of a 100-leaf fan-out.
+type gateRow struct {
+	Name                       string
+	Pages, Hedged, Gated, Peak int64
+	F                          report.Figures
+	HedgedShare                share
+	BrownOut                   bool
+}
+
+// fanView is section 2: the K table and the bounds on hedges.
+type fanView struct {
+	Rows                     []fanRow
+	Inside, Outside          []string
+	Off100, On100            report.Figures
+	Open, Gate, Budget, Calm gateRow
+	GateCap                  int
+	BudgetPct                float64
+}
 
 // q9FanOut is study question 2.
-func q9FanOut(d *doc) (fanOut, error) {
-	var out fanOut
+func q9FanOut(d *doc) (fanView, error) {
+	v := fanView{GateCap: q9Gate, BudgetPct: 100 * q9BudgetRatio}
 	d.p("## 2. Fan-out: K leaves against 1 − (1 − p)^K")
-	d.p("`feed-fan-out`: a query of K one-page leaves, 1%% of primary pages 1–3 s. Without hedging a query is slow when any leaf is: the closed form 1 − (1 − p)^K with p = 0.01 is the share of queries at or above 1 s. Then a brown-out of every primary page with and without a `feed.Gate` of 8 hedge legs per client.")
+	d.say("q9/fan-intro", nil)
 	var tab [][]string
 	for _, k := range []float64{1, 10, 100} {
 		off, err := d.feedSim("feed-fan-out", nil, polDisabled(), param{"feed.fan_out", k})
 		if err != nil {
-			return out, err
+			return v, err
 		}
 		on, err := d.feedSim("feed-fan-out", nil, polStatic("static-50ms", 50), param{"feed.fan_out", k})
 		if err != nil {
-			return out, err
+			return v, err
 		}
 		q := &off.res.Policies[0].Merged.Feed.Kinds[simnet.FeedQuery]
-		share, n := q.ShareAtLeast(1000), float64(q.Ops)
-		half := 1.96 * math.Sqrt(share*(1-share)/n)
-		closed := 1 - math.Pow(0.99, k)
-		fo, fn := off.fig("disabled"), on.fig("static-50ms")
-		out.offP99, out.onP99 = fo.P99, fn.P99
-		tab = append(tab, []string{fmt.Sprintf("%g", k), pct(closed), fmt.Sprintf("%s [%s, %s]", pct(share), pct(max(0, share-half)), pct(share+half)),
-			withCI(fo, "p99_ms", fo.P99, ms), withCI(fn, "p99_ms", fn.P99, ms), withCI(fn, "ru_multiplier", fn.RUMultiplier, ru)})
+		row := fanRow{K: k, Closed: 1 - math.Pow(0.99, k), OffP99: off.fig("disabled"), OnP9: on.fig("static-50ms")}
+		row.Slow = newShare(q.CountAtLeast(1000))
+		row.Inside = row.Slow.contains(row.Closed)
+		label := fmt.Sprintf("K = %g", k)
+		if row.Inside {
+			v.Inside = append(v.Inside, label)
+		} else {
+			v.Outside = append(v.Outside, label)
+		}
+		v.Rows = append(v.Rows, row)
+		v.Off100, v.On100 = row.OffP99, row.OnP9
+		tab = append(tab, []string{fmt.Sprintf("%g", k), pct(row.Closed), row.Slow.cell(),
+			withCI(row.OffP99, "p99_ms", row.OffP99.P99, ms), withCI(row.OnP9, "p99_ms", row.OnP9.P99, ms), withCI(row.OnP9, "ru_multiplier", row.OnP9.RUMultiplier, ru)})
 	}
-	d.table([]string{"K", "closed form 1 − 0.99^K", "queries ≥ 1 s, no hedging [95% CI]", "p99 ms, no hedging", "p99 ms, per-leaf 50 ms", "RU ×, per-leaf"}, tab)
+	d.table([]string{"K", "closed form 1 − 0.99^K", "queries ≥ 1 s, no hedging [exact 95% CI]", "p99 ms, no hedging", "p99 ms, per-leaf 50 ms", "RU ×, per-leaf"}, tab)
+	d.say("q9/fan-closed", v)
+
+	d.say("q9/gate-intro", v)
 	brown := func(gate int) func(*simnet.Config) {
 		return func(c *simnet.Config) {
 			c.Episodes = append(c.Episodes, simnet.Episode{Target: "eastus", End: time.Hour, AddMs: 300, Factor: 1})
@@ -426,122 +444,365 @@ func q9FanOut(d *doc) (fanOut, error) {
 			c.Feed.GateCapacity = gate
 		}
 	}
-	var gtab [][]string
-	figs := map[int]report.Figures{}
-	for _, g := range []int{0, 8} {
-		r, err := d.feedSim("feed-fan-out", brown(g), polStatic("static-50ms", 50))
+	gate := func(name, scenario string, edit func(*simnet.Config), pol simnet.Policy, brownOut bool) (gateRow, error) {
+		r, err := d.feedSim(scenario, edit, pol)
 		if err != nil {
-			return out, err
+			return gateRow{}, err
 		}
-		f, fs := r.fig("static-50ms"), r.res.Policies[0].Merged.Feed
-		figs[g] = f
-		name, peak := "none", "-"
-		if g > 0 {
-			name, peak = fmt.Sprint(g), fmt.Sprint(fs.PeakLegsInFlight)
-		}
-		gtab = append(gtab, []string{name, fmt.Sprint(fs.Pages), fmt.Sprint(fs.PagesHedged), fmt.Sprint(fs.PagesGated), peak,
-			withCI(f, "p99_ms", f.P99, ms), withCI(f, "ru_multiplier", f.RUMultiplier, ru)})
+		fs := r.res.Policies[0].Merged.Feed
+		g := gateRow{Name: name, Pages: fs.Pages, Hedged: fs.PagesHedged, Gated: fs.PagesGated, Peak: fs.PeakLegsInFlight,
+			F: r.fig(pol.Name), HedgedShare: newShare(fs.PagesHedged, fs.Pages), BrownOut: brownOut}
+		return g, nil
 	}
-	d.table([]string{"gate (legs)", "pages", "pages hedged", "pages gated", "peak legs held", "p99 ms", "RU ×"}, gtab)
-	out.openRU, out.gateRU, out.openP99, out.gateP99 = figs[0].RUMultiplier, figs[8].RUMultiplier, figs[0].P99, figs[8].P99
-	d.p("The gate bounds the alternates a 100-leaf fan-out sends at once to its capacity and cuts the RU multiplier from %s× to %s×; the p99 goes from %s to %s ms because gated pages wait out the brown-out.",
-		ru(figs[0].RUMultiplier), ru(figs[8].RUMultiplier), ms(figs[0].P99), ms(figs[8].P99))
-	return out, nil
+	var err error
+	if v.Open, err = gate("no bound", "feed-fan-out", brown(q9Meter), polStatic("static-50ms", 50), true); err != nil {
+		return v, err
+	}
+	if v.Gate, err = gate(fmt.Sprintf("gate of %d legs", q9Gate), "feed-fan-out", brown(q9Gate), polStatic("static-50ms", 50), true); err != nil {
+		return v, err
+	}
+	if v.Budget, err = gate(fmt.Sprintf("budget of %g%% of page races", 100*q9BudgetRatio), "feed-fan-out", brown(q9Meter),
+		polStaticBudget(q9BudgetRatio, q9Gate, 0), true); err != nil {
+		return v, err
+	}
+	if v.Calm, err = gate(fmt.Sprintf("gate of %d legs", q9Gate), "feed-gate-no-brownout", nil, polStatic("static-50ms", 50), false); err != nil {
+		return v, err
+	}
+	var gtab [][]string
+	for _, g := range []gateRow{v.Open, v.Gate, v.Budget, v.Calm} {
+		shape := "brown-out"
+		if !g.BrownOut {
+			shape = "1% tail, no brown-out"
+		}
+		gtab = append(gtab, []string{shape, g.Name, fmt.Sprint(g.Pages), g.HedgedShare.cell(), fmt.Sprint(g.Gated), fmt.Sprint(g.Peak),
+			withCI(g.F, "p99_ms", g.F.P99, ms), withCI(g.F, "ru_multiplier", g.F.RUMultiplier, ru)})
+	}
+	d.table([]string{"primary", "bound on hedges", "pages", "pages hedged [exact 95% CI]", "alternates refused by the gate", "peak legs in flight", "p99 ms", "RU ×"}, gtab)
+	d.check(
+		claim{"the gate holds the legs in flight at its capacity", func() error {
+			if v.Gate.Peak > q9Gate || v.Calm.Peak > q9Gate {
+				return failf("peak %d and %d legs with a gate of %d", v.Gate.Peak, v.Calm.Peak, q9Gate)
+			}
+			return nil
+		}},
+		claim{"without a brown-out the gate refuses nothing and keeps the ungated p99", func() error {
+			if v.Calm.Gated != 0 || v.Calm.F.P99 != v.On100.P99 {
+				return failf("%d refused, p99 %v against %v ungated", v.Calm.Gated, v.Calm.F.P99, v.On100.P99)
+			}
+			return nil
+		}},
+		claim{"unbounded, the brown-out has many more legs in flight than the gate allows", func() error {
+			if v.Open.Peak <= 2*q9Gate {
+				return failf("peak %d legs unbounded", v.Open.Peak)
+			}
+			return nil
+		}},
+	)
+	d.say("q9/gate", v)
+	return v, nil
+}
+
+// cfRow is one combination of the change-feed table.
+type cfRow struct {
+	Label             string
+	Hedged, Dup, Skip share
+	Resumes           int64
+}
+
+// cfView is section 3: which combinations delivered each change once, with
+// and without an outage of the pinned region.
+type cfView struct {
+	Safe, Unsafe         []string
+	OutSafe, OutUnsafe   []string
+	Pinned, PinnedGlobal cfRow
+	Offset               int64
+	Leaves               int
+	PerLeaf              float64
+	OutageS              float64
+	AffineHedged         int64
 }
 
 // q9ChangeFeed is study question 3.
-func q9ChangeFeed(d *doc) error {
+func q9ChangeFeed(d *doc) (cfView, error) {
+	var v cfView
 	d.p("## 3. Change-feed continuations: duplicates and skips")
-	d.p("`feed-change-feed-cursors`: four pollers read four partitions while writes land at 200/s; 5%% of primary pages are 200–800 ms slow, the alternate lags ~20 ms. Whether the service's change-feed cursor is global or region-local, and what a 304 hands out, is not public: each combination is a row, with the client treating the cursor as portable (hedged like a query page) or region-affine (pinned to its issuing region). Duplicates and skips are counted against the commit log, per 10⁶ committed changes.")
-	type combo struct {
-		scope simnet.CursorScope
-		on304 simnet.On304
-		cont  hedging.ContinuationAffinity
-	}
+	d.say("q9/cf-intro", nil)
 	scopeName := map[simnet.CursorScope]string{simnet.CursorGlobal: "global", simnet.CursorRegionLocal: "region_local"}
 	o304Name := map[simnet.On304]string{simnet.On304Request: "request", simnet.On304ServerCurrent: "server_current"}
+	pooled := func(sts []*simnet.Stats) cfRow {
+		var f simnet.FeedStats
+		for _, st := range sts {
+			x := st.Feed
+			f.Pages += x.Pages
+			f.PagesHedged += x.PagesHedged
+			f.Duplicates += x.Duplicates
+			f.Skips += x.Skips
+			f.Changes += x.Changes
+			f.Resumes += x.Resumes
+		}
+		return cfRow{Hedged: newShare(f.PagesHedged, f.Pages), Dup: newShare(f.Duplicates, f.Changes), Skip: newShare(f.Skips, f.Changes), Resumes: f.Resumes}
+	}
 	var tab [][]string
-	var safe, unsafe []string
 	for _, sc := range []simnet.CursorScope{simnet.CursorGlobal, simnet.CursorRegionLocal} {
 		for _, o := range []simnet.On304{simnet.On304Request, simnet.On304ServerCurrent} {
 			for _, ca := range []hedging.ContinuationAffinity{hedging.Portable, hedging.RegionAffine} {
-				cb := combo{sc, o, ca}
-				sts, err := d.perRep("feed-change-feed-cursors", func(c *simnet.Config) {
-					c.Feed.ChangeFeed.Scope, c.Feed.ChangeFeed.On304, c.Feed.ChangeFeed.Continuation = cb.scope, cb.on304, cb.cont
+				sts, _, err := d.perRep("feed-change-feed-cursors", func(c *simnet.Config) {
+					c.Feed.ChangeFeed.Scope, c.Feed.ChangeFeed.On304, c.Feed.ChangeFeed.Continuation = sc, o, ca
 					c.Consistency = simnet.Eventual
 				}, polStatic("static-50ms", 50))
 				if err != nil {
-					return err
+					return v, err
 				}
-				var dup, skip, hedged []float64
-				for _, st := range sts {
-					f := st.Feed
-					dup = append(dup, f.PerMillion(f.Duplicates))
-					skip = append(skip, f.PerMillion(f.Skips))
-					hedged = append(hedged, float64(f.PagesHedged)/float64(max(f.Pages, 1)))
-				}
-				md, _ := meanCI(dup)
-				mk, _ := meanCI(skip)
-				label := fmt.Sprintf("`%s`, 304 → `%s`, %s", scopeName[sc], o304Name[o], ca)
-				if md == 0 && mk == 0 {
-					safe = append(safe, label)
+				row := pooled(sts)
+				row.Label = fmt.Sprintf("`%s`, 304 → `%s`, %s", scopeName[sc], o304Name[o], ca)
+				if row.Dup.K == 0 && row.Skip.K == 0 {
+					v.Safe = append(v.Safe, row.Label)
 				} else {
-					unsafe = append(unsafe, label)
+					v.Unsafe = append(v.Unsafe, row.Label)
 				}
-				tab = append(tab, []string{scopeName[sc], o304Name[o], ca.String(), ciCell(hedged, pct), ciCell(dup, num), ciCell(skip, num)})
+				if ca == hedging.RegionAffine {
+					v.AffineHedged += row.Hedged.K
+				}
+				tab = append(tab, []string{scopeName[sc], o304Name[o], ca.String(), row.Hedged.cell(), row.Dup.perMillion(), row.Skip.perMillion()})
 			}
 		}
 	}
-	d.table([]string{"cursor scope", "304 hands out", "client treats cursor as", "pages hedged", "duplicates / 10⁶ [95% CI]", "skips / 10⁶ [95% CI]"}, tab)
-	d.p("Each change delivered once with hedging at 50 ms: %s. Duplicates or skips: %s. Hedging change-feed pages is safe when the cursor is global and a 304 returns the request's cursor, or when the client pins the cursor to the region that issued it (which hedges nothing); it is unsafe otherwise.",
-		strings.Join(safe, "; "), strings.Join(unsafe, "; "))
-	return nil
+	d.table([]string{"cursor scope", "304 hands out", "client treats cursor as", "pages hedged [exact 95% CI]", "duplicates / 10⁶ [exact 95% CI]", "skips / 10⁶ [exact 95% CI]"}, tab)
+	d.say("q9/cf", v)
+
+	// Through an outage of the pinned region (issue 26 row A1).
+	var otab [][]string
+	var cfg *simnet.Config
+	for _, sc := range []simnet.CursorScope{simnet.CursorRegionLocal, simnet.CursorGlobal} {
+		for _, ca := range []hedging.ContinuationAffinity{hedging.RegionAffine, hedging.Portable} {
+			sts, c, err := d.perRep("feed-pinned-outage", func(c *simnet.Config) {
+				c.Feed.ChangeFeed.Scope, c.Feed.ChangeFeed.Continuation = sc, ca
+			}, polStatic("static-50ms", 50))
+			if err != nil {
+				return v, err
+			}
+			cfg = c
+			row := pooled(sts)
+			row.Label = fmt.Sprintf("`%s`, %s", scopeName[sc], ca)
+			if row.Dup.K == 0 && row.Skip.K == 0 {
+				v.OutSafe = append(v.OutSafe, row.Label)
+			} else {
+				v.OutUnsafe = append(v.OutUnsafe, row.Label)
+			}
+			if ca == hedging.RegionAffine && sc == simnet.CursorRegionLocal {
+				v.Pinned = row
+			}
+			if ca == hedging.RegionAffine && sc == simnet.CursorGlobal {
+				v.PinnedGlobal = row
+			}
+			otab = append(otab, []string{scopeName[sc], ca.String(), row.Hedged.cell(), fmt.Sprint(row.Resumes), row.Dup.perMillion(), row.Skip.perMillion()})
+		}
+	}
+	v.Offset, v.Leaves = cfg.Feed.ChangeFeed.RegionOffset, cfg.Feed.ChangeFeed.Pollers
+	v.OutageS = (cfg.Faults[0].End - cfg.Faults[0].Start).Seconds()
+	if v.Pinned.Resumes > 0 {
+		v.PerLeaf = float64(v.Pinned.Dup.K) / float64(v.Pinned.Resumes)
+	}
+	d.say("q9/outage-intro", v)
+	d.table([]string{"cursor scope", "client treats cursor as", "pages hedged [exact 95% CI]", "chains resumed by failover", "duplicates / 10⁶ [exact 95% CI]", "skips / 10⁶ [exact 95% CI]"}, otab)
+	d.check(
+		claim{"a region-affine change feed hedges no page (§5.1 row 4a)", func() error {
+			if v.AffineHedged != 0 || v.Pinned.Hedged.K != 0 {
+				return failf("%d and %d region-affine pages hedged", v.AffineHedged, v.Pinned.Hedged.K)
+			}
+			return nil
+		}},
+		claim{"a pinned region-local leaf re-delivers region_offset changes per resume", func() error {
+			if v.Pinned.Resumes == 0 || v.PerLeaf != float64(v.Offset) {
+				return failf("%d resumes, %g duplicates each, offset %d", v.Pinned.Resumes, v.PerLeaf, v.Offset)
+			}
+			return nil
+		}},
+	)
+	d.say("q9/outage", v)
+	return v, nil
+}
+
+// setupDesign is one design of the setup study: its pooled failed share
+// over the run and among the queries started during the fault, and the
+// replications' setup share, mean setup and pages time and p99.
+type setupDesign struct {
+	Name                    string
+	Failed, FailedInFault   share
+	Share, SetupMs, PagesMs []float64
+	P99                     []float64
+	MeanP99, MeanShare      float64
+	Stale                   []float64
+}
+
+// setupFinding is what section 4 found.
+type setupFinding struct {
+	Both, Pages, Nothing  setupDesign
+	FastBoth, FastNothing setupDesign
+	FaultS, RunS          float64
+	Ratio                 float64
 }
 
 // q9Setup is study question 5 (section 4), with the calibration against
-// .NET PR #5787 and azure-sdk-for-rust #4896; it returns the failed share
-// of queries with pages hedged only.
-func q9Setup(d *doc) (float64, error) {
+// .NET PR #5787 and azure-sdk-for-rust #4896, on two shapes of metadata
+// outage: timeouts (feed-cold-metadata) and fast 500s
+// (feed-metadata-fast-500).
+func q9Setup(d *doc) (setupFinding, error) {
+	var v setupFinding
 	d.p("## 4. Setup before the first page")
-	d.p("`feed-cold-metadata`: 20 cold client instances start while the primary's metadata reads time out (408 after 5 s, retried in-region up to 3 attempts) for 30 s; every query reads its query plan, a cold instance also the collection and its partition-key ranges. Designs: pages and metadata hedged (metadata at the fixed 1.5 s threshold), pages only (the client's phase without `metadata_read`), nothing hedged.")
 	type design struct {
 		name string
 		edit func(*simnet.Config)
 		pol  simnet.Policy
 	}
-	designs := []design{
-		{"pages + metadata", nil, polStatic("static-50ms", 50)},
-		{"pages only", func(c *simnet.Config) { c.Client.Phase = hedging.Phase2 &^ (1 << hedging.MetadataRead) }, polStatic("static-50ms", 50)},
-		{"nothing", func(c *simnet.Config) { c.Client.Phase = hedging.Phase1 }, polDisabled()},
-	}
-	var tab [][]string
-	fail := map[string]float64{}
-	p99 := map[string]float64{}
-	share := map[string]float64{}
-	for _, ds := range designs {
-		sts, err := d.perRep("feed-cold-metadata", ds.edit, ds.pol)
+	runDesign := func(scenario string, ds design) (setupDesign, error) {
+		sts, cfg, err := d.perRep(scenario, ds.edit, ds.pol)
 		if err != nil {
-			return 0, err
+			return setupDesign{}, err
 		}
-		var failed, setup, setupMs, pagesMs, p, stale []float64
+		out := setupDesign{Name: ds.name}
+		var failed, ops, fFailed, fOps int64
+		end := cfg.Faults[0].End
 		for _, st := range sts {
 			q := st.Feed.Kinds[simnet.FeedQuery]
-			failed = append(failed, float64(q.Errors)/float64(q.Ops))
-			setup = append(setup, q.SetupShare())
-			setupMs = append(setupMs, float64(q.SetupSum)/float64(time.Millisecond)/float64(q.Ops))
-			pagesMs = append(pagesMs, float64(q.TotalSum-q.SetupSum)/float64(time.Millisecond)/float64(q.Ops))
-			p = append(p, q.QuantileMs(0.99))
-			stale = append(stale, float64(st.Feed.StaleCacheHits))
+			failed += q.Errors
+			ops += q.Ops
+			for i, w := range st.Timeline {
+				if time.Duration(i)*st.WindowWidth < end {
+					fFailed += w.Failed
+					fOps += w.Ops
+				}
+			}
+			out.Share = append(out.Share, q.SetupShare())
+			out.SetupMs = append(out.SetupMs, float64(q.SetupSum)/float64(time.Millisecond)/float64(q.Ops))
+			out.PagesMs = append(out.PagesMs, float64(q.TotalSum-q.SetupSum)/float64(time.Millisecond)/float64(q.Ops))
+			out.P99 = append(out.P99, q.QuantileMs(0.99))
+			out.Stale = append(out.Stale, float64(st.Feed.StaleCacheHits))
 		}
-		fail[ds.name], _ = meanCI(failed)
-		p99[ds.name], _ = meanCI(p)
-		share[ds.name], _ = meanCI(setup)
-		tab = append(tab, []string{ds.name, ciCell(failed, pct), ciCell(setupMs, ms), ciCell(pagesMs, ms), ciCell(setup, pct), ciCell(p, ms), ciCell(stale, num)})
+		out.Failed, out.FailedInFault = newShare(failed, ops), newShare(fFailed, fOps)
+		out.MeanP99, _ = meanCI(out.P99)
+		out.MeanShare, _ = meanCI(out.Share)
+		v.FaultS, v.RunS = end.Seconds(), cfg.Duration.Seconds()
+		return out, nil
 	}
-	d.table([]string{"hedged", "queries failed [95% CI]", "mean setup ms", "mean pages ms", "setup share of latency", "p99 ms", "stale-cache hits"}, tab)
-	d.p("The setup is %s of query latency with pages hedged only and %s with metadata hedged too. With pages hedged and metadata not, %s of queries fail and the p99 is %s ms; hedging the metadata reads at 1.5 s brings failures to %s and the p99 to %s ms. Hedging pages alone does nothing for the setup (failures %s with nothing hedged).",
-		pct(share["pages only"]), pct(share["pages + metadata"]), pct(fail["pages only"]), ms(p99["pages only"]), pct(fail["pages + metadata"]), ms(p99["pages + metadata"]), pct(fail["nothing"]))
-	d.p("**Calibration.** .NET PR #5787 reports 49%% of query pages failed after a 0.5 s → 5 s → 30 s (36.6 s) cold collection-cache ladder that page hedging never saw; this model, with a flat 3 × 5 s in-region retry and a 30 s fault window in a 60 s run, fails %s of queries with pages hedged only — the same order, lower because its ladder is shorter and half the run is outside the fault. The Rust driver's cold start (9.0 s → 3.0 s with metadata hedging, azure-sdk-for-rust #4896) is a 3× reduction; here the p99 goes from %s to %s ms, %.1f×, with three sequential setup reads each hedged at 1.5 s.",
-		pct(fail["pages only"]), ms(p99["pages only"]), ms(p99["pages + metadata"]), p99["pages only"]/p99["pages + metadata"])
-	return fail["pages only"], nil
+	row := func(x setupDesign) []string {
+		return []string{x.Name, x.Failed.cell(), x.FailedInFault.cell(), ciCell(x.SetupMs, ms), ciCell(x.PagesMs, ms), ciCell(x.Share, pct), ciCell(x.P99, ms), ciCell(x.Stale, num)}
+	}
+	header := []string{"hedged", "queries failed [exact 95% CI]", "of those started in the fault", "mean setup ms", "mean pages ms", "setup share of latency", "p99 ms", "stale-cache hits"}
+	both := design{"pages + metadata", nil, polStatic("static-50ms", 50)}
+	pages := design{"pages only", func(c *simnet.Config) { c.Client.Phase = hedging.Phase2 &^ (1 << hedging.MetadataRead) }, polStatic("static-50ms", 50)}
+	nothing := design{"nothing", func(c *simnet.Config) { c.Client.Phase = hedging.Phase1 }, polDisabled()}
+	var err error
+	if v.Both, err = runDesign("feed-cold-metadata", both); err != nil {
+		return v, err
+	}
+	if v.Pages, err = runDesign("feed-cold-metadata", pages); err != nil {
+		return v, err
+	}
+	if v.Nothing, err = runDesign("feed-cold-metadata", nothing); err != nil {
+		return v, err
+	}
+	d.say("q9/setup-intro", v)
+	d.table(header, [][]string{row(v.Both), row(v.Pages), row(v.Nothing)})
+	if v.Both.MeanP99 > 0 {
+		v.Ratio = v.Pages.MeanP99 / v.Both.MeanP99
+	}
+	d.say("q9/setup", v)
+	if v.FastBoth, err = runDesign("feed-metadata-fast-500", both); err != nil {
+		return v, err
+	}
+	if v.FastNothing, err = runDesign("feed-metadata-fast-500", design{"nothing", nil, polDisabled()}); err != nil {
+		return v, err
+	}
+	d.say("q9/fast500-intro", v)
+	d.table(header, [][]string{row(v.FastBoth), row(v.FastNothing)})
+	d.check(claim{"fast 500s fail no query, hedged or not", func() error {
+		if v.FastBoth.Failed.K+v.FastNothing.Failed.K != 0 {
+			return failf("%d and %d queries failed", v.FastBoth.Failed.K, v.FastNothing.Failed.K)
+		}
+		return nil
+	}}, claim{"without metadata hedging, timeouts fail queries only while the fault lasts", func() error {
+		if v.Pages.FailedInFault.V <= v.Pages.Failed.V || v.Pages.Failed.K == 0 {
+			return failf("failed %s overall, %s in the fault", pct(v.Pages.Failed.V), pct(v.Pages.FailedInFault.V))
+		}
+		return nil
+	}})
+	d.say("q9/fast500", v)
+	d.say("q9/calibration", v)
+	return v, nil
+}
+
+// metaRow is one metadata choice of section 5.
+type metaRow struct {
+	Name           string
+	GraceMs        float64
+	Stale, NoNewer share
+	Hits, P50      []float64
+	MeanP50        float64
+}
+
+// metaView is section 5's finding.
+type metaView struct {
+	Rows                []metaRow
+	Fast, Short, Long   metaRow
+	Longest             metaRow
+	ShortCost, LongCost float64
+	Remaining           float64 // share of the fastest's stale reads a long grace leaves
+	Unavoidable         bool    // every stale read left at the long graces had no newer answer
+}
+
+// q9Graces are the LatestWithGrace graces of the metadata study (ms); the
+// notebook names the third (short) and fourth (long).
+var q9Graces = []float64{0, 50, 200, 600, 2000}
+
+// q9Metadata is study question 4 (section 5): feed.Fastest against
+// feed.LatestWithGrace on cold metadata reads.
+func q9Metadata(d *doc) (metaView, error) {
+	var v metaView
+	d.p("## 5. Metadata: latest or fastest")
+	d.say("q9/meta-intro", nil)
+	var tab [][]string
+	for _, g := range append([]float64{-1}, q9Graces...) {
+		edit := func(c *simnet.Config) {
+			if g >= 0 {
+				c.Feed.Setup.Latest, c.Feed.Setup.Grace = true, time.Duration(g*float64(time.Millisecond))
+			}
+		}
+		sts, _, err := d.perRep("feed-metadata-latest", edit, polStatic("static-50ms", 50))
+		if err != nil {
+			return v, err
+		}
+		r := metaRow{Name: "fastest", GraceMs: g}
+		if g >= 0 {
+			r.Name = fmt.Sprintf("latest(%g ms)", g)
+		}
+		var stale, noNewer, reads int64
+		for _, st := range sts {
+			f := st.Feed
+			stale += f.StaleSetupReads
+			noNewer += f.StaleSetupNoNewer
+			reads += f.SetupReads
+			r.Hits = append(r.Hits, float64(f.StaleCacheHits))
+			r.P50 = append(r.P50, f.Kinds[simnet.FeedQuery].QuantileMs(0.5))
+		}
+		r.Stale, r.NoNewer = newShare(stale, reads), newShare(noNewer, reads)
+		r.MeanP50, _ = meanCI(r.P50)
+		v.Rows = append(v.Rows, r)
+		tab = append(tab, []string{r.Name, r.Stale.cell(), r.NoNewer.cell(), ciCell(r.Hits, num), ciCell(r.P50, ms)})
+	}
+	d.table([]string{"metadata choice", "stale setup reads [exact 95% CI]", "of which no leg had a newer version", "stale-cache hits", "query p50 ms (cold: two setup reads)"}, tab)
+	v.Fast, v.Short, v.Long, v.Longest = v.Rows[0], v.Rows[3], v.Rows[4], v.Rows[len(v.Rows)-1]
+	v.ShortCost, v.LongCost = v.Short.MeanP50-v.Fast.MeanP50, v.Long.MeanP50-v.Fast.MeanP50
+	if v.Fast.Stale.V > 0 {
+		v.Remaining = v.Long.Stale.V / v.Fast.Stale.V
+	}
+	v.Unavoidable = v.Long.Stale.K == v.Long.NoNewer.K && v.Longest.Stale.K == v.Longest.NoNewer.K
+	d.check(claim{"a longer grace than the gap leaves the same stale reads", func() error {
+		if v.Longest.Stale.K != v.Long.Stale.K {
+			return failf("latest(%g ms) %d stale, latest(%g ms) %d", v.Long.GraceMs, v.Long.Stale.K, v.Longest.GraceMs, v.Longest.Stale.K)
+		}
+		return nil
+	}})
+	d.say("q9/meta", v)
+	return v, nil
 }

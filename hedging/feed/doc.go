@@ -12,19 +12,22 @@
 //     Java), pin after a hedge win, pin always, or breaker-driven (§9.5). A
 //     region-affine continuation always pins its leaf to the region that
 //     issued it ([hedging.Client.Pin]: no hedge, no upgrade path, no
-//     failover, whatever the settings); when the pinned region fails the
-//     leaf's chain restarts cold.
+//     failover, whatever the settings); a change feed whose cursors are
+//     region-affine is not hedged at all, its cold page included. When the
+//     pinned region fails, a metadata chain restarts cold and a data-plane
+//     chain resumes from its continuation by failover.
 //   - Concurrency: at most MaxConcurrency leaves in flight and at most
-//     MaxFanOut leaves per operation, and an optional per-client [Gate] on
-//     the hedge legs in flight, so a fan-out of 100 in a brown-out cannot
-//     send 100 hedges at once.
+//     MaxFanOut leaves per query or change feed (ReadMany is not capped),
+//     and an optional per-client [Gate] on the hedge legs in flight, so a
+//     fan-out of 100 in a brown-out cannot send 100 hedges at once.
 //   - Feed [Diagnostics]: pages, pages hedged, alternate wins, region
 //     switches within a leaf, cold restarts and the contacts made before the
 //     first page (the §16 G2 caveat).
-//   - Metadata reads ([MetadataConfig], [PrimaryAuthoritative], [Choice]):
-//     a fixed 1.5 s threshold, a race budget, "primary is authoritative",
-//     and the choice between the fastest answer and the latest by an
-//     ordered version.
+//   - Metadata reads ([MetadataConfig], [MetadataLeaf], [Choice]): a budget
+//     of alternates in flight and the choice between the fastest answer
+//     and the latest by an ordered version; the fixed 1.5 s threshold, the
+//     immediate hedge on a regional failure and "primary is authoritative"
+//     are the race's own rules for metadata reads.
 //
 // The Driver is a pure state machine like the race core: time and page
 // outcomes are inputs, it reads no clock and starts no goroutine, so the

@@ -14,9 +14,10 @@ import (
 // physical partitions).
 const DefaultMaxFanOut = 100
 
-// DefaultMaxColdRestarts is how many times a leaf's chain may restart cold
-// after its pinned region failed, when Config.MaxColdRestarts is 0.
-const DefaultMaxColdRestarts = 1
+// DefaultMaxPinRecoveries is how many times a leaf's pinned chain may
+// recover from its pinned region's failure, when Config.MaxPinRecoveries is
+// 0.
+const DefaultMaxPinRecoveries = 1
 
 // Config configures a [Driver] (spec §16 Phase 2).
 type Config struct {
@@ -32,14 +33,20 @@ type Config struct {
 	// MaxConcurrency is how many leaves may have a page in flight at once;
 	// 0 = all leaves.
 	MaxConcurrency int
-	// MaxFanOut is the most leaves the plan may have; 0 =
-	// [DefaultMaxFanOut].
+	// MaxFanOut is the most leaves a query, change-feed or metadata plan
+	// may have (the Rust driver's max_fan_out); 0 = [DefaultMaxFanOut]. A
+	// ReadMany plan (every leaf a ReadManyPage or a PointRead, as
+	// [ReadManyPlan] makes) has no cap, as no SDK caps it (.NET bounds its
+	// concurrency with a semaphore: set MaxConcurrency).
 	MaxFanOut int
-	// MaxColdRestarts is how many times one leaf may restart cold after its
-	// pinned region failed; 0 = [DefaultMaxColdRestarts].
-	MaxColdRestarts int
+	// MaxPinRecoveries is how many times one leaf's pinned chain may
+	// recover after its pinned region failed (a cold restart, or a resume
+	// by failover; see [Driver]); 0 = [DefaultMaxPinRecoveries].
+	MaxPinRecoveries int
 	// Gate, when set, is the client's gate on hedge legs in flight (the
-	// data plane's, or the metadata budget). Nil: no gate.
+	// data plane's, or the metadata budget): every page carries it as
+	// Operation.Legs, so a slot is held only while a page's alternate is
+	// out. Nil: no gate.
 	Gate *Gate
 	// Pin, when set, pins every page of every leaf to this region
 	// ([hedging.Client.Pin]: no page hedge, no failover), over any affinity
@@ -63,11 +70,11 @@ type Page struct {
 	Op hedging.Operation
 	// Pinned is the region the page is pinned to; "" when not pinned.
 	Pinned hedging.Region
-	// Gated: every slot of the gate was held, so the page runs unhedged (Strategy Disabled). An operator's
-	// AZURE_COSMOS_HEDGING_ENABLED(_OVERRIDE)=true still forces hedging on
-	// over it, as over any Disabled (§11.3.1); only a pin cannot be undone.
-	Gated bool
-	slot  bool // holds a gate slot
+	// Resume: the leaf's pinned region failed and this page resumes the
+	// chain from the same continuation unpinned (Strategy Disabled: the
+	// plain path's sequential failover, as the .NET and Java retry
+	// policies fail a change-feed page over).
+	Resume bool
 }
 
 // Outcome is what one page's race produced (spec §6.4 execute_hedged's
@@ -89,6 +96,9 @@ type Outcome struct {
 	// PrimaryRegion is the race's primary region when it was hedged, "" when
 	// hedging was not active.
 	PrimaryRegion hedging.Region
+	// HedgeRefused: an alternate was due but the gate
+	// (Operation.Legs) had no slot ([hedging.HedgeDiagnostics.HedgeRefused]).
+	HedgeRefused bool
 }
 
 // FromRace returns the outcome of a finished race (Done).
@@ -102,7 +112,7 @@ func FromRace(r *hedging.Race) Outcome {
 		o.Leg, o.Region = l, r.Endpoint(l).Region
 	}
 	if d, ok := r.Diagnostics(); ok {
-		o.PrimaryRegion = d.PrimaryRegion()
+		o.PrimaryRegion, o.HedgeRefused = d.PrimaryRegion(), d.HedgeRefused()
 	}
 	return o
 }
@@ -121,7 +131,7 @@ func FromResponse(resp *hedging.Response, err error) Outcome {
 		o.Result, o.Leg, o.Region, d = resp.Result, resp.Leg, resp.Region, resp.Diagnostics
 	}
 	if d != nil {
-		o.PrimaryRegion = d.PrimaryRegion()
+		o.PrimaryRegion, o.HedgeRefused = d.PrimaryRegion(), d.HedgeRefused()
 		o.Attempts = max(1, d.Leg(hedging.Primary).Attempts+d.Leg(hedging.Alternate).Attempts)
 		if _, ok := d.AlternateRegion(); ok {
 			o.Legs = 2
@@ -145,19 +155,22 @@ func (o *Outcome) served() hedging.Region {
 type Diagnostics struct {
 	// Pages is the pages delivered with a response, every leaf and epoch.
 	Pages int
-	// PagesHedged is the pages whose race sent the alternate.
+	// PagesHedged is the pages whose race sent the alternate, delivered or
+	// not (a failed page's race counts).
 	PagesHedged int
 	// AlternateWins is the pages the alternate answered.
 	AlternateWins int
 	// RegionSwitches counts consecutive pages of one leaf (same epoch)
 	// served by different regions.
 	RegionSwitches int
-	// PagesPinned is the pages sent pinned; PagesGated the pages sent
-	// unhedged because the gate was full.
+	// PagesPinned is the pages sent pinned; PagesGated the pages whose
+	// alternate was due but refused by the gate (every slot held by other
+	// pages' alternates in flight).
 	PagesPinned, PagesGated int
-	// ColdRestarts is how many leaf chains restarted cold after their pinned
-	// region failed.
-	ColdRestarts int
+	// ColdRestarts is how many metadata chains restarted cold after their
+	// pinned region failed; Resumes how many data-plane chains resumed
+	// from their continuation by failover.
+	ColdRestarts, Resumes int
 	// SetupContacts is the transport attempts of the setup stages
 	// (collection, partition-key ranges, query plan) reported with
 	// [Driver.NoteSetup] before the first page was sent: contacts the
@@ -201,17 +214,22 @@ type Delivery struct {
 	Page Page
 	// OK: the page returned a response whose continuation was forwarded.
 	OK bool
-	// Restarted: the leaf's pinned region failed and its chain restarted
-	// cold: drop what its earlier pages of Page.Epoch delivered.
+	// Restarted: the leaf's pinned region failed and its (metadata) chain
+	// restarted cold: drop what its earlier pages of Page.Epoch delivered.
 	Restarted bool
+	// Resumed: the leaf's pinned region failed and its chain resumes from
+	// the same continuation by failover (the next page); nothing to drop.
+	Resumed bool
 	// LeafDone: the leaf is drained (no continuation, or a 304).
 	LeafDone bool
 }
 
 type leafState struct {
 	cont       hedging.Continuation
-	policyPin  hedging.Region // pin set by the affinity policy ("" = none)
-	pinnedFrom hedging.Region // BreakerDriven: the primary whose breaker opened
+	chain      hedging.ContinuationAffinity // the affinity of the leaf's cursors (its cold page's)
+	resume     bool                         // the next page resumes cont unpinned after the pin failed
+	policyPin  hedging.Region               // pin set by the affinity policy ("" = none)
+	pinnedFrom hedging.Region               // BreakerDriven: the primary whose breaker opened
 	epoch, seq int
 	restarts   int
 	lastRegion hedging.Region // region of the epoch's previous page
@@ -231,9 +249,19 @@ type leafState struct {
 // page carries exactly the continuation of the previous page's returned
 // (winning) result; leaves are activated in plan order, at most
 // MaxConcurrency at a time; a leaf is pinned while its continuation is
-// region-affine or its affinity policy pinned it, and a pinned page that
-// fails without a response restarts the chain cold (a new epoch, no
-// continuation, no pin) up to MaxColdRestarts times.
+// region-affine or its affinity policy pinned it.
+//
+// When a pinned page fails without a response (its region failed), the
+// chain recovers, up to MaxPinRecoveries times per leaf (spec §16 Phase 2,
+// as the SDKs do): a metadata chain (the partition-key-range ETag)
+// restarts cold, a new epoch with no continuation and no pin (the Rust
+// driver's without_orphaned_continuation: a fresh read of the whole map
+// loses nothing); a data-plane chain (a change-feed cursor, a query
+// continuation) keeps its continuation and resumes by failover: the next
+// page carries the same continuation unpinned and unhedged (the plain
+// path's failover, as the .NET and Java retry policies fail a change-feed
+// page over), and is pinned again to the region that serves it. Restarting
+// a change feed cold would deliver its whole log again.
 type Driver struct {
 	c       *hedging.Client
 	cfg     Config
@@ -253,16 +281,16 @@ type Driver struct {
 // negative setting, an unknown affinity policy, a leaf with an empty partition, a kind that is not a
 // read, or a region-affine Start that names no issuing region.
 func New(c *hedging.Client, leaves []Leaf, cfg Config) (*Driver, error) {
-	if cfg.MaxConcurrency < 0 || cfg.MaxFanOut < 0 || cfg.MaxColdRestarts < 0 {
-		return nil, errors.New("feed: MaxConcurrency, MaxFanOut and MaxColdRestarts must not be negative")
+	if cfg.MaxConcurrency < 0 || cfg.MaxFanOut < 0 || cfg.MaxPinRecoveries < 0 {
+		return nil, errors.New("feed: MaxConcurrency, MaxFanOut and MaxPinRecoveries must not be negative")
 	}
 	if cfg.MaxFanOut == 0 {
 		cfg.MaxFanOut = DefaultMaxFanOut
 	}
-	if cfg.MaxColdRestarts == 0 {
-		cfg.MaxColdRestarts = DefaultMaxColdRestarts
+	if cfg.MaxPinRecoveries == 0 {
+		cfg.MaxPinRecoveries = DefaultMaxPinRecoveries
 	}
-	if len(leaves) > cfg.MaxFanOut {
+	if len(leaves) > cfg.MaxFanOut && !readMany(leaves) {
 		return nil, fmt.Errorf("feed: %d leaves exceed the fan-out cap MaxFanOut=%d", len(leaves), cfg.MaxFanOut)
 	}
 	if cfg.MaxConcurrency == 0 || cfg.MaxConcurrency > len(leaves) {
@@ -283,16 +311,27 @@ func New(c *hedging.Client, leaves []Leaf, cfg Config) (*Driver, error) {
 		case l.Start.Affinity == hedging.RegionAffine && !l.Start.Cold() && l.Start.IssuedBy == "":
 			return nil, fmt.Errorf("feed: leaf %d: region-affine start continuation names no issuing region", i)
 		}
-		d.st[i].cont = l.Start
+		d.st[i].cont, d.st[i].chain = l.Start, l.Start.Affinity
 	}
 	return d, nil
+}
+
+// readMany reports whether leaves is a ReadMany plan: every leaf a
+// ReadManyPage or a PointRead (a one-id group).
+func readMany(leaves []Leaf) bool {
+	for _, l := range leaves {
+		if l.Kind != hedging.ReadManyPage && l.Kind != hedging.PointRead {
+			return false
+		}
+	}
+	return true
 }
 
 // pageKind reports whether kind can be a feed page: a read of the Phase 2
 // set (spec §5.1 †) or a point read (a one-item ReadMany group).
 func pageKind(kind hedging.OperationKind) bool {
 	switch kind {
-	case hedging.PointRead, hedging.QueryPage, hedging.ReadManyPage, hedging.ChangeFeedPage, hedging.MetadataRead:
+	case hedging.PointRead, hedging.QueryPage, hedging.ReadManyPage, hedging.ChangeFeedPage, hedging.MetadataRead, hedging.QueryPlan:
 		return true
 	}
 	return false
@@ -307,8 +346,12 @@ func (d *Driver) affinity(kind hedging.OperationKind) Affinity {
 }
 
 // pin returns the region leaf i's next page is pinned to, "" for none: the
-// issuing region of a region-affine continuation, else the policy's pin.
+// issuing region of a region-affine continuation, else the policy's pin;
+// none for a page that resumes after its pinned region failed.
 func (s *leafState) pin() hedging.Region {
+	if s.resume {
+		return ""
+	}
 	if s.cont.Affinity == hedging.RegionAffine && !s.cont.Cold() {
 		return s.cont.IssuedBy
 	}
@@ -338,14 +381,12 @@ func (d *Driver) Next(now time.Duration) (Page, bool) {
 			!d.c.HedgeWinTracker().Unhealthy(now, l.Partition, s.pinnedFrom) {
 			s.policyPin, s.pinnedFrom = "", "" // the breaker let the primary back
 		}
-		p := Page{Leaf: i, Epoch: s.epoch, Seq: s.seq, Pinned: cmp.Or(d.cfg.Pin, s.pin())}
-		hedge := true
-		if d.cfg.Gate != nil && p.Pinned == "" {
-			p.slot = d.cfg.Gate.tryAcquire()
-			hedge = p.slot
-		}
+		p := Page{Leaf: i, Epoch: s.epoch, Seq: s.seq, Pinned: cmp.Or(d.cfg.Pin, s.pin()), Resume: s.resume}
 		p.Op = d.cfg.Template
 		p.Op.Kind, p.Op.Partition, p.Op.Continuation = l.Kind, l.Partition, s.cont
+		if d.cfg.Gate != nil {
+			p.Op.Legs = d.cfg.Gate
+		}
 		if l.Request != nil {
 			p.Op.Request = l.Request
 		}
@@ -353,9 +394,8 @@ func (d *Driver) Next(now time.Duration) (Page, bool) {
 		case p.Pinned != "":
 			d.c.Pin(&p.Op, p.Pinned)
 			d.diag.PagesPinned++
-		case !hedge:
-			p.Op.Strategy, p.Gated = hedging.Disabled, true
-			d.diag.PagesGated++
+		case p.Resume:
+			p.Op.Strategy = hedging.Disabled
 		}
 		s.inFlight = true
 		d.flight++
@@ -380,13 +420,13 @@ func (d *Driver) Deliver(now time.Duration, p Page, out Outcome) (Delivery, erro
 	}
 	s.inFlight = false
 	d.flight--
-	if p.slot {
-		d.cfg.Gate.release()
-	}
 	l := &d.leaves[p.Leaf]
 	del := Delivery{Page: p}
 	if out.Legs > 1 {
 		d.diag.PagesHedged++
+	}
+	if out.HedgeRefused {
+		d.diag.PagesGated++
 	}
 	fail := func(st hedging.Status, err error) {
 		if d.err == nil {
@@ -395,15 +435,23 @@ func (d *Driver) Deliver(now time.Duration, p Page, out Outcome) (Delivery, erro
 		d.finishLeaf(s)
 	}
 	switch {
-	case out.Err != nil && p.Pinned != "" && d.cfg.Pin == "" && s.restarts < d.cfg.MaxColdRestarts:
-		// The pinned region failed: the continuation cannot move, so the
-		// chain restarts cold (Rust without_orphaned_continuation).
+	case out.Err != nil && p.Pinned != "" && d.cfg.Pin == "" && s.restarts < d.cfg.MaxPinRecoveries && l.Kind.IsMetadata():
+		// The pinned region failed: a metadata chain restarts cold (Rust
+		// without_orphaned_continuation).
 		s.restarts++
 		s.epoch++
 		s.seq = 0
-		s.cont, s.policyPin, s.pinnedFrom, s.lastRegion = hedging.Continuation{}, "", "", ""
+		s.cont, s.policyPin, s.pinnedFrom, s.lastRegion = hedging.Continuation{Affinity: s.chain}, "", "", ""
 		d.diag.ColdRestarts++
 		del.Restarted = true
+		return del, nil
+	case out.Err != nil && p.Pinned != "" && d.cfg.Pin == "" && s.restarts < d.cfg.MaxPinRecoveries:
+		// The pinned region failed: a data-plane chain resumes from its
+		// continuation by failover (the .NET and Java retry policies).
+		s.restarts++
+		s.resume, s.policyPin, s.pinnedFrom = true, "", ""
+		d.diag.Resumes++
+		del.Resumed = true
 		return del, nil
 	case out.Err != nil:
 		fail(hedging.Status{}, out.Err)
@@ -413,6 +461,7 @@ func (d *Driver) Deliver(now time.Duration, p Page, out Outcome) (Delivery, erro
 		return del, nil
 	}
 	del.OK = true
+	s.resume = false
 	d.diag.Pages++
 	served := out.served()
 	if out.Leg == hedging.Alternate {

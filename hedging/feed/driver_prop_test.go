@@ -27,7 +27,9 @@ import (
 //     and the gate never holds more slots than its capacity;
 //   - a pinned page sends every attempt to its pinned region, and a
 //     region-affine continuation is never resumed elsewhere, even with the
-//     environment override forcing hedging on;
+//     environment override forcing hedging on, except by the page that
+//     resumes a data-plane chain after its pinned region failed (Resume:
+//     unpinned, unhedged, the same continuation);
 //   - the operation ends; without an error every leaf was read to its end.
 func TestDriverInvariants(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
@@ -101,6 +103,7 @@ func TestDriverInvariants(t *testing.T) {
 			i := rapid.IntRange(0, len(inFlight)-1).Draw(rt, "deliver")
 			p := inFlight[i]
 			inFlight = slices.Delete(inFlight, i, i+1)
+			srv.resuming = p.Resume
 			run := runRace(c, now, &p.Op, srv.answer)
 			now = run.end
 			if run.maxLegs > 2 || feed.FromRace(run.race).Legs > 2 {

@@ -2,6 +2,7 @@ package feed_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -71,25 +72,42 @@ func TestAffinityPolicies(t *testing.T) {
 	}
 }
 
-// A pinned chain whose region fails restarts cold: new epoch, no
-// continuation, no pin; with no restart left the leaf fails.
-func TestPinnedFailureRestartsCold(t *testing.T) {
+// A pinned chain whose region fails recovers as the SDKs do (spec §16
+// Phase 2, A1): a metadata chain (the partition-key-range ETag) restarts
+// cold (a new epoch, no continuation, no pin: the Rust driver), a
+// change-feed chain resumes from its cursor by failover (the .NET and Java
+// retry policies): the same page again, unpinned and unhedged, then pinned
+// to the region that served it; nothing is read twice. With no recovery
+// left the leaf fails.
+func TestPinnedFailureRecovers(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		westDown bool // West fails too once the restarted chain is pinned there
-		wantErr  bool
-	}{{"one restart allowed", false, false}, {"restart budget spent", true, true}} {
+		name      string
+		kind      hedging.OperationKind
+		twice     bool // the region the chain recovered to fails too
+		firstPin  hedging.Region
+		restarted bool
+		pages     int // pages delivered without error
+		slowMs    int // West's latency: beyond the threshold of the kind
+	}{
+		// The cold metadata page hedges (West slow) and East wins: pinned East.
+		{"metadata restarts cold", hedging.MetadataRead, false, "East", true, 1 + 3, 2000},
+		{"metadata, recovery spent", hedging.MetadataRead, true, "East", true, -1, 2000},
+		// The change feed's cold page is not hedged (§5.1 row 4a): West serves it.
+		{"change feed resumes by failover", hedging.ChangeFeedPage, false, "West", false, 3, 200},
+		{"change feed, recovery spent", hedging.ChangeFeedPage, true, "West", false, -1, 200},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := newClient(t, regions2, 0, nil)
-			eastDown, westDown := false, false
-			srv := &feedServer{pages: map[string]int{"p0": 3}, affinity: hedging.RegionAffine, latency: slowIn(200, "West")}
+			down := map[hedging.Region]bool{}
+			srv := &feedServer{pages: map[string]int{"p0": 3}, affinity: hedging.RegionAffine, latency: slowIn(tc.slowMs, "West")}
 			srv.status = func(a hedging.Attempt, op *hedging.Operation) hedging.Status {
-				if eastDown && a.Endpoint.Region == "East" || westDown && a.Endpoint.Region == "West" {
+				if down[a.Endpoint.Region] {
 					return hedging.Status{Code: 503}
 				}
 				return hedging.Status{Code: 200}
 			}
-			d, err := feed.New(c, feed.Leaves(hedging.ChangeFeedPage, "p0"), feed.Config{})
+			leaves := feed.Leaves(tc.kind, "p0")
+			d, err := feed.New(c, leaves, feed.Config{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,6 +118,7 @@ func TestPinnedFailureRestartsCold(t *testing.T) {
 				if !ok {
 					t.Fatal("stuck")
 				}
+				srv.resuming = p.Resume
 				run := runRace(c, now, &p.Op, srv.answer)
 				now = run.end
 				del, err := d.Deliver(now, p, feed.FromRace(run.race))
@@ -107,36 +126,38 @@ func TestPinnedFailureRestartsCold(t *testing.T) {
 					t.Fatal(err)
 				}
 				dels = append(dels, del)
-				if len(dels) == 1 {
-					eastDown = true // page 0 went to East (hedge win); East now fails
-				}
-				if len(dels) == 3 && tc.westDown {
-					westDown = true // epoch 1 page 0 went to West, which now fails
-				}
-				if del.Restarted {
-					// After the restart East is down and West slow: the cold page
-					// hedges to East (503, transient) and West's answer wins.
-					if del.Page.Pinned != "East" || del.Page.Epoch != 0 {
-						t.Errorf("restarted page = %+v, want epoch 0 pinned East", del.Page)
+				switch {
+				case len(dels) == 1:
+					if del.Page.Pinned != "" || feed.FromRace(run.race).Region != tc.firstPin {
+						t.Fatalf("first page served by %s, want %s", feed.FromRace(run.race).Region, tc.firstPin)
+					}
+					down[tc.firstPin] = true // the pinned region fails now
+				case del.Restarted || del.Resumed:
+					if del.Page.Pinned != tc.firstPin || del.Page.Seq != 1 {
+						t.Errorf("recovering page = %+v, want page 1 pinned %s", del.Page, tc.firstPin)
+					}
+					if tc.twice {
+						down = map[hedging.Region]bool{"West": true, "East": true}
+					}
+				case del.OK && del.Page.Resume:
+					if !tc.restarted && (del.Page.Seq != 1 || del.Page.Op.Continuation.IssuedBy != tc.firstPin) {
+						t.Errorf("resumed page = %+v, want page 1 with the cursor %s issued", del.Page, tc.firstPin)
 					}
 				}
 			}
-			if got := d.Diagnostics().ColdRestarts; got != 1 {
-				t.Errorf("ColdRestarts = %d, want 1", got)
+			diag := d.Diagnostics()
+			if tc.restarted && diag.ColdRestarts != 1 || !tc.restarted && diag.Resumes != 1 || diag.ColdRestarts+diag.Resumes != 1 {
+				t.Errorf("ColdRestarts %d Resumes %d; want one %s", diag.ColdRestarts, diag.Resumes, map[bool]string{true: "restart", false: "resume"}[tc.restarted])
 			}
-			var le *feed.LeafError
-			if tc.wantErr != errors.As(d.Err(), &le) {
-				t.Fatalf("Err = %v, want error %v", d.Err(), tc.wantErr)
-			}
-			if tc.wantErr {
-				if !errors.Is(d.Err(), hedging.ErrTransient) || le.Leaf != 0 || le.Partition != "p0" || le.Epoch != 1 || le.Seq != 1 {
-					t.Errorf("LeafError = %+v", le)
+			if tc.pages < 0 {
+				var le *feed.LeafError
+				if !errors.As(d.Err(), &le) || le.Leaf != 0 || le.Partition != "p0" {
+					t.Errorf("Err = %v, want the leaf's error", d.Err())
 				}
 				return
 			}
-			last := dels[len(dels)-1]
-			if last.Page.Epoch != 1 || !last.LeafDone || d.Diagnostics().Pages != 1+3 {
-				t.Errorf("last delivery %+v, pages %d; want epoch 1 drained after 1+3 pages", last, d.Diagnostics().Pages)
+			if d.Err() != nil || diag.Pages != tc.pages || !dels[len(dels)-1].LeafDone {
+				t.Errorf("err %v, %d pages, last %+v; want %d pages, drained", d.Err(), diag.Pages, dels[len(dels)-1], tc.pages)
 			}
 			if len(srv.violations) > 0 {
 				t.Errorf("violations: %v", srv.violations)
@@ -220,8 +241,10 @@ func TestTemplatePropagatesToEveryPage(t *testing.T) {
 	}
 }
 
-// The fan-out cap and concurrency: a plan over the cap is refused; at most
-// MaxConcurrency leaves have a page in flight, activated in plan order.
+// The fan-out cap and concurrency: a query plan over the cap is refused, a
+// ReadMany plan of any size is not (no SDK caps it, spec §16 Phase 2 A10);
+// at most MaxConcurrency leaves have a page in flight, activated in plan
+// order.
 func TestFanOutAndConcurrency(t *testing.T) {
 	c := newClient(t, regions2, 0, nil)
 	parts := make([]string, 101)
@@ -233,6 +256,31 @@ func TestFanOutAndConcurrency(t *testing.T) {
 	}
 	if _, err := feed.New(c, feed.Leaves(hedging.QueryPage, parts...), feed.Config{MaxFanOut: 101}); err != nil {
 		t.Errorf("MaxFanOut 101: %v", err)
+	}
+	groups := make([]feed.Group, 250)
+	for i := range groups {
+		groups[i] = feed.Group{Partition: fmt.Sprint("p", i), IDs: []string{"a", "b"}[:1+i%2]}
+	}
+	many, err := feed.ReadManyPlan(groups)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rm, err := feed.New(c, many, feed.Config{MaxConcurrency: 8})
+	if err != nil {
+		t.Fatalf("a ReadMany of 250 partitions refused: %v", err)
+	}
+	n := 0
+	for ; ; n++ {
+		if _, ok := rm.Next(0); !ok {
+			break
+		}
+	}
+	if len(many) != 250 || n != 8 {
+		t.Errorf("ReadMany: %d leaves, %d in flight; want 250, 8 (MaxConcurrency)", len(many), n)
+	}
+	mixed := append(slices.Clone(many), feed.Leaf{Partition: "q", Kind: hedging.QueryPage})
+	if _, err := feed.New(c, mixed, feed.Config{}); err == nil {
+		t.Error("a plan with a query leaf over the cap accepted")
 	}
 	d, err := feed.New(c, feed.Leaves(hedging.QueryPage, parts[:10]...), feed.Config{MaxConcurrency: 3})
 	if err != nil {
@@ -263,7 +311,7 @@ func TestNewRejects(t *testing.T) {
 		{"empty partition", []feed.Leaf{{Kind: hedging.QueryPage}}, feed.Config{}, "feed: leaf 0: empty partition"},
 		{"write kind", []feed.Leaf{{Partition: "a", Kind: hedging.QueryPage}, {Partition: "b", Kind: hedging.Upsert}}, feed.Config{}, "feed: leaf 1: kind upsert is not a read"},
 		{"region-affine without issuer", []feed.Leaf{{Partition: "a", Kind: hedging.ChangeFeedPage, Start: hedging.Continuation{Token: "e", Affinity: hedging.RegionAffine}}}, feed.Config{}, "feed: leaf 0: region-affine start continuation names no issuing region"},
-		{"negative concurrency", nil, feed.Config{MaxConcurrency: -1}, "feed: MaxConcurrency, MaxFanOut and MaxColdRestarts must not be negative"},
+		{"negative concurrency", nil, feed.Config{MaxConcurrency: -1}, "feed: MaxConcurrency, MaxFanOut and MaxPinRecoveries must not be negative"},
 	} {
 		if _, err := feed.New(c, tc.leaves, tc.cfg); err == nil || err.Error() != tc.want {
 			t.Errorf("%s: err = %v, want %q", tc.name, err, tc.want)
@@ -301,55 +349,105 @@ func TestReadManyPlan(t *testing.T) {
 	}
 }
 
-// The gate bounds the hedge legs in flight across a fan-out of 100 leaves
-// during a brown-out of the primary: with 10 slots, 10 pages may hedge and
-// 90 run unhedged (one leg each), so at most 100+10 legs are in flight
-// instead of 200; delivering a page frees its slot.
+// The gate bounds the hedge legs in flight, not the pages that might hedge
+// (spec §16 Phase 2, A5). 100 one-page leaves start at once: in a
+// brown-out every threshold fires, and a gate of 10 lets 10 alternates out
+// and refuses 90 (gated: their primaries run alone); with no brown-out the
+// one slow leaf's hedge finds a slot and nothing is gated; under a
+// Disabled strategy no page takes a slot nor counts as gated.
 func TestGateBoundsHedgeLegs(t *testing.T) {
-	c := newClient(t, regions2, 0, nil)
 	parts := make([]string, 100)
 	for i := range parts {
 		parts[i] = string(rune('A'+i/26)) + string(rune('a'+i%26))
 	}
-	srv := &feedServer{pages: map[string]int{}, latency: slowIn(500, "West")}
-	for _, gated := range []bool{false, true} {
-		var g *feed.Gate
-		if gated {
-			g, _ = feed.NewGate(10)
-		}
-		d, err := feed.New(c, feed.Leaves(hedging.QueryPage, parts...), feed.Config{Gate: g})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var pages []feed.Page
-		legs := 0
-		for {
-			p, ok := d.Next(0)
-			if !ok {
-				break
+	for _, tc := range []struct {
+		name                  string
+		disabled              bool
+		slow                  func(leaf int) bool
+		capacity              int
+		spawned, gated, inUse int
+	}{
+		{"brown-out, gate 10", false, func(int) bool { return true }, 10, 10, 90, 10},
+		{"brown-out, no gate", false, func(int) bool { return true }, 0, 100, 0, 0},
+		{"one slow leaf, gate 1", false, func(l int) bool { return l == 37 }, 1, 1, 0, 1},
+		{"disabled, gate 1", true, func(int) bool { return true }, 1, 0, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newClient(t, regions2, 0, nil)
+			var g *feed.Gate
+			cfg := feed.Config{}
+			if tc.capacity > 0 {
+				g, _ = feed.NewGate(tc.capacity)
+				cfg.Gate = g
 			}
-			pages = append(pages, p)
-			run := runRace(c, 0, &p.Op, srv.answer)
-			legs += feed.FromRace(run.race).Legs
-		}
-		want := 200
-		if gated {
-			want = 110
-			if g.InUse() != 10 || g.Peak() != 10 {
-				t.Errorf("gate in use %d peak %d, want 10", g.InUse(), g.Peak())
+			if tc.disabled {
+				cfg.Template.Strategy = hedging.Disabled
 			}
-		}
-		if len(pages) != 100 || legs != want {
-			t.Errorf("gated %v: %d pages with %d legs, want 100 pages with %d legs", gated, len(pages), legs, want)
-		}
-		if gated {
-			if _, err := d.Deliver(0, pages[0], feed.Outcome{Result: hedging.Result{Status: hedging.Status{Code: 200}}, Legs: 2}); err != nil || g.InUse() != 9 {
-				t.Errorf("after a delivery: err %v, in use %d; want 9", err, g.InUse())
+			d, err := feed.New(c, feed.Leaves(hedging.QueryPage, parts...), cfg)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if d.Diagnostics().PagesGated != 90 {
-				t.Errorf("PagesGated = %d, want 90", d.Diagnostics().PagesGated)
+			var pages []feed.Page
+			for {
+				p, ok := d.Next(0)
+				if !ok {
+					break
+				}
+				pages = append(pages, p)
 			}
-		}
+			races := make([]hedging.Race, len(pages))
+			sends := make([][]hedging.Attempt, len(pages))
+			var e hedging.Effects
+			collect := func(i int) {
+				for k := range e.Len() {
+					if a := e.At(k); a.Kind == hedging.ActSend {
+						sends[i] = append(sends[i], a.Attempt)
+					}
+				}
+			}
+			for i := range pages {
+				c.Begin(&e, &races[i], 0, &pages[i].Op)
+				collect(i)
+			}
+			spawned := 0
+			for i := range pages {
+				if !tc.slow(i) {
+					races[i].Responded(&e, 10*time.Millisecond, &sends[i][0], &hedging.Result{Status: hedging.Status{Code: 200}})
+					continue
+				}
+				races[i].TimerFired(&e, 50*time.Millisecond, hedging.TimerThreshold)
+				collect(i)
+				if races[i].AlternateSpawned() {
+					spawned++
+				}
+			}
+			inUse := 0
+			if g != nil {
+				inUse = g.InUse()
+			}
+			if spawned != tc.spawned || inUse != tc.inUse {
+				t.Errorf("alternates %d, slots in use %d; want %d, %d", spawned, inUse, tc.spawned, tc.inUse)
+			}
+			for i := range pages {
+				if !races[i].Done() {
+					last := sends[i][len(sends[i])-1]
+					races[i].Responded(&e, 60*time.Millisecond, &last, &hedging.Result{Status: hedging.Status{Code: 200}})
+				}
+				if !races[i].Done() {
+					races[i].Responded(&e, 500*time.Millisecond, &sends[i][0], &hedging.Result{Status: hedging.Status{Code: 200}})
+				}
+				if _, err := d.Deliver(500*time.Millisecond, pages[i], feed.FromRace(&races[i])); err != nil {
+					t.Fatal(err)
+				}
+			}
+			diag := d.Diagnostics()
+			if diag.PagesGated != tc.gated || diag.PagesHedged != tc.spawned || !d.Done() {
+				t.Errorf("PagesGated %d, PagesHedged %d, done %v; want %d, %d", diag.PagesGated, diag.PagesHedged, d.Done(), tc.gated, tc.spawned)
+			}
+			if g != nil && (g.InUse() != 0 || g.Peak() != tc.inUse) {
+				t.Errorf("after the operation: in use %d, peak %d; want 0, %d", g.InUse(), g.Peak(), tc.inUse)
+			}
+		})
 	}
 	if _, err := feed.NewGate(0); err == nil {
 		t.Error("NewGate(0) accepted")

@@ -62,5 +62,5 @@ func ExampleRun() {
 	// partition 1 page 0 from West sent ""   next "1:1"
 	// partition 1 page 1 from East sent "1:1" next "1:2"
 	// partition 1 page 2 from East sent "1:2" next ""
-	// err=<nil> {Pages:6 PagesHedged:1 AlternateWins:1 RegionSwitches:1 PagesPinned:0 PagesGated:0 ColdRestarts:0 SetupContacts:0}
+	// err=<nil> {Pages:6 PagesHedged:1 AlternateWins:1 RegionSwitches:1 PagesPinned:0 PagesGated:0 ColdRestarts:0 Resumes:0 SetupContacts:0}
 }

@@ -130,6 +130,10 @@ type feedServer struct {
 	latency    func(a hedging.Attempt, op *hedging.Operation) time.Duration
 	status     func(a hedging.Attempt, op *hedging.Operation) hedging.Status
 	violations []string
+	// resuming: the page being raced resumes its chain after its pinned
+	// region failed, so its region-affine token may go elsewhere (served
+	// as if portable there, as the SDKs' failover assumes).
+	resuming bool
 }
 
 // pageOf returns the page index a continuation resumes at.
@@ -147,7 +151,7 @@ func (s *feedServer) answer(a hedging.Attempt, op *hedging.Operation) (time.Dura
 		lat = s.latency(a, op)
 	}
 	region := a.Endpoint.Region
-	if c := op.Continuation; c.Affinity == hedging.RegionAffine && !c.Cold() && region != c.IssuedBy {
+	if c := op.Continuation; c.Affinity == hedging.RegionAffine && !c.Cold() && region != c.IssuedBy && !s.resuming {
 		s.violations = append(s.violations, fmt.Sprintf("%s resumed in %s", c.Token, region))
 		return lat, hedging.Result{Status: hedging.Status{Code: 400}}
 	}

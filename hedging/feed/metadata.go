@@ -1,7 +1,6 @@
 package feed
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -9,16 +8,9 @@ import (
 	"hedgelab/hedging"
 )
 
-// MetadataThreshold is the fixed threshold of metadata reads: the first
-// control-plane attempt timeout (about 1 s) plus a 500 ms step, so a hedge
-// fires strictly between the first (1 s) and second (5 s) attempt timeouts.
-// It is .NET's MetadataHedgingStrategy threshold and the Rust driver's
-// METADATA_HEDGE_THRESHOLD, and like theirs it is not configurable (spec §16
-// Phase 2 metadata reads).
-const MetadataThreshold = 1500 * time.Millisecond
-
-// DefaultMetadataBudget is the capacity of the metadata budget, a [Gate]: the
-// Rust driver's HedgeBudget of 32 concurrent hedged metadata races.
+// DefaultMetadataBudget is the capacity of the metadata budget, a [Gate]:
+// the Rust driver's HedgeBudget of 32, counted here in metadata alternates
+// in flight (the Rust budget counts races).
 const DefaultMetadataBudget = 32
 
 // Resource names what a metadata read reads (spec §16 Phase 2: Database /
@@ -27,9 +19,9 @@ const DefaultMetadataBudget = 32
 type Resource uint8
 
 // Metadata resources. .NET and Rust hedge only Collection and the cold
-// PartitionKeyRanges feed; .NET's gateway query plan rides the data-plane
-// strategy; no SDK hedges Database, Offer or Throughput reads (the spec
-// allows them).
+// PartitionKeyRanges feed; the gateway query plan rides the data-plane
+// strategy (.NET, Java); no SDK hedges Database, Offer or Throughput reads
+// (the spec allows them).
 const (
 	Collection         Resource = iota // the container (collection) read
 	PartitionKeyRanges                 // the partition-key-range feed: cold, or warm from the previous map's ETag
@@ -51,74 +43,39 @@ func (r Resource) String() string {
 	return fmt.Sprintf("Resource(%d)", uint8(r))
 }
 
-// metadataStrategy returns the availability strategy of every metadata
-// read: hedging at [MetadataThreshold].
-func metadataStrategy() hedging.AvailabilityStrategy {
-	return hedging.Hedging(hedging.NewHedgingStrategy(hedging.MustThreshold(MetadataThreshold)))
-}
-
-// MetadataConfig returns the driver configuration of metadata reads: the
-// fixed threshold on every page (which a caller's per-request strategy
-// cannot change) and budget, a [Gate] (nil: no budget). A client
-// whose Config.Phase allows MetadataRead (hedging.Phase2) and whose
-// Transport is wrapped by [PrimaryAuthoritative] runs them. A primary's
-// regional failure hedges at once where the race's upgrade path does (503,
-// 404/1002, 429/3092, no response, §7.2.1); .NET's metadata strategy also
-// does so on 500, 410/LeaseNotFound and 403/DatabaseAccountNotFound, which
-// the race core does not (it is unchanged by Phase 2).
+// MetadataConfig returns the driver configuration of metadata reads: budget,
+// a [Gate] on their alternates in flight (nil: no budget). Their threshold,
+// classification and winner rule are the race's own for
+// OperationKind.IsMetadata (spec §16 Phase 2, see hedging.MetadataThreshold):
+// the fixed 1.5 s threshold (which a caller's strategy cannot change, though
+// a Disabled one, or the master switch off, disables the hedge), an
+// immediate hedge on a regional failure (503, 500, 410/1022, 403/1008, no
+// response) and the primary authoritative (an alternate's answer that is
+// not a clean success is discarded, never retried). A client whose
+// Config.Phase allows MetadataRead (hedging.Phase2) runs them. A query-plan
+// leaf ([MetadataLeaf] of [QueryPlan]) is a data-plane read: run it under
+// the query's own configuration, not this one.
 func MetadataConfig(budget *Gate) Config {
-	return Config{Template: hedging.Operation{Strategy: metadataStrategy()}, Gate: budget}
+	return Config{Gate: budget}
 }
 
-// MetadataLeaf returns the leaf of one metadata read of res for partition
-// (the container or partition-key range it concerns). A warm
-// partition-key-range refresh passes the previous map's ETag and the region
-// that issued it: an ETag is region-affine, so the refresh is pinned there
-// (the Rust driver's rule; .NET hedges the warm refresh's first page, which
-// treating the ETag as portable reproduces). Its Request is res.
+// MetadataLeaf returns the leaf of one setup read of res for partition
+// (the container or partition-key range it concerns): a metadata read, or
+// for [QueryPlan] a hedging.QueryPlan read (a data-plane read, .NET's
+// Document/QueryPlan). A warm partition-key-range refresh passes the
+// previous map's ETag and the region that issued it: an ETag is
+// region-affine, so the refresh is pinned there (the Rust driver's rule;
+// .NET hedges the warm refresh's first page, which treating the ETag as
+// portable reproduces). Its Request is res.
 func MetadataLeaf(res Resource, partition, etag string, issuedBy hedging.Region) Leaf {
 	l := Leaf{Partition: partition, Kind: hedging.MetadataRead, Request: res}
+	if res == QueryPlan {
+		l.Kind = hedging.QueryPlan
+	}
 	if etag != "" {
 		l.Start = hedging.Continuation{Token: etag, Affinity: hedging.RegionAffine, IssuedBy: issuedBy}
 	}
 	return l
-}
-
-// NotAuthoritativeError marks an alternate's final non-success answer to a
-// metadata read, which [Authoritative] downgrades to transient.
-type NotAuthoritativeError struct {
-	// Status is the answer's status.
-	Status hedging.Status
-}
-
-// Error names the status.
-func (e *NotAuthoritativeError) Error() string {
-	return "feed: alternate's metadata answer " + e.Status.String() + " is not authoritative"
-}
-
-// Authoritative classifies one attempt's result of a metadata read by the
-// "primary is authoritative" rule (.NET ResolveWinnerAsync, Rust
-// classify_secondary_hedge_result): the alternate's final answer counts only
-// when it is a clean success (status < 400); its final non-success (404,
-// 409, 412, ...) is returned with Err set to a *[NotAuthoritativeError], so
-// the race treats it as transient and keeps waiting for the primary, whose
-// definitive answer is never overridden. The race retries such a result
-// locally within the leg's attempts (§8.4). Primary results pass unchanged.
-func Authoritative(a hedging.Attempt, res hedging.Result) hedging.Result {
-	if a.Leg == hedging.Alternate && res.Final() && res.Status.Code >= 400 {
-		res.Err = &NotAuthoritativeError{Status: res.Status}
-	}
-	return res
-}
-
-// PrimaryAuthoritative wraps t so that every result passes through
-// [Authoritative]: the Transport of a metadata client.
-func PrimaryAuthoritative(t hedging.Transport) hedging.Transport { return authoritative{t} }
-
-type authoritative struct{ t hedging.Transport }
-
-func (w authoritative) Send(ctx context.Context, op *hedging.Operation, a hedging.Attempt) hedging.Result {
-	return Authoritative(a, w.t.Send(ctx, op, a))
 }
 
 // Choice decides between the answers of a metadata read's two legs (spec

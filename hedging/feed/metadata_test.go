@@ -2,7 +2,6 @@ package feed_test
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -61,8 +60,11 @@ func TestWarmPKRangeRefreshPinnedUnderOverride(t *testing.T) {
 	}
 }
 
-// The metadata budget is the same gate: with its tokens spent a metadata
-// read runs unhedged instead of waiting; a pinned read takes no token.
+// The metadata budget is the same gate, counted in alternates in flight:
+// two cold reads whose primaries are slow both reach the 1.5 s threshold,
+// the first's alternate takes the only slot and the second's is refused
+// (its primary runs alone, counted as gated); a pinned read takes none
+// (spec §16 Phase 2, A5).
 func TestMetadataBudget(t *testing.T) {
 	c := newClient(t, regions2, 0, nil)
 	budget, _ := feed.NewGate(1)
@@ -72,36 +74,81 @@ func TestMetadataBudget(t *testing.T) {
 		feed.MetadataLeaf(feed.Collection, "b", "", ""),
 	}
 	d, _ := feed.New(c, leaves, feed.MetadataConfig(budget))
-	var gated []bool
+	var pages []feed.Page
 	for {
 		p, ok := d.Next(0)
 		if !ok {
 			break
 		}
-		gated = append(gated, p.Gated)
+		pages = append(pages, p)
 	}
-	if len(gated) != 3 || gated[0] || gated[1] || !gated[2] || budget.InUse() != 1 {
-		t.Errorf("gated = %v, in use %d; want [false false true], 1", gated, budget.InUse())
+	if len(pages) != 3 || budget.InUse() != 0 {
+		t.Fatalf("%d pages, %d slots in use before any threshold; want 3, 0", len(pages), budget.InUse())
+	}
+	races := make([]hedging.Race, 3)
+	sends := make([][]hedging.Attempt, 3)
+	var e hedging.Effects
+	collect := func(i int) {
+		for k := range e.Len() {
+			if a := e.At(k); a.Kind == hedging.ActSend {
+				sends[i] = append(sends[i], a.Attempt)
+			}
+		}
+	}
+	for i := range pages {
+		c.Begin(&e, &races[i], 0, &pages[i].Op)
+		collect(i)
+	}
+	for i := range pages {
+		races[i].TimerFired(&e, hedging.MetadataThreshold, hedging.TimerThreshold)
+		collect(i)
+	}
+	if !races[0].AlternateSpawned() || races[1].AlternateSpawned() || races[2].AlternateSpawned() || budget.InUse() != 1 {
+		t.Fatalf("spawned %v %v %v, in use %d; want the first only, 1", races[0].AlternateSpawned(), races[1].AlternateSpawned(), races[2].AlternateSpawned(), budget.InUse())
+	}
+	if diag, _ := races[2].Diagnostics(); !diag.HedgeRefused() {
+		t.Errorf("the second cold read's hedge was not refused")
+	}
+	for i := range races {
+		last := sends[i][len(sends[i])-1]
+		races[i].Responded(&e, 2*time.Second, &last, &hedging.Result{Status: hedging.Status{Code: 200}})
+		if _, err := d.Deliver(2*time.Second, pages[i], feed.FromRace(&races[i])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if g := d.Diagnostics().PagesGated; g != 1 || budget.InUse() != 0 || budget.Peak() != 1 {
+		t.Errorf("PagesGated %d, in use %d, peak %d; want 1, 0, 1", g, budget.InUse(), budget.Peak())
 	}
 }
 
-// Primary is authoritative: an alternate's final non-success is downgraded
-// to transient; the primary's answers and the alternate's successes pass.
-func TestAuthoritative(t *testing.T) {
-	for _, tc := range []struct {
-		leg       hedging.Leg
-		code      int
-		downgrade bool
-	}{
-		{hedging.Alternate, 404, true}, {hedging.Alternate, 409, true}, {hedging.Alternate, 412, true},
-		{hedging.Alternate, 200, false}, {hedging.Alternate, 304, false}, {hedging.Alternate, 503, false},
-		{hedging.Primary, 404, false}, {hedging.Primary, 200, false},
-	} {
-		res := feed.Authoritative(hedging.Attempt{Leg: tc.leg}, hedging.Result{Status: hedging.Status{Code: tc.code}})
-		var na *feed.NotAuthoritativeError
-		if errors.As(res.Err, &na) != tc.downgrade || res.Final() == tc.downgrade && tc.code < 500 {
-			t.Errorf("%v %d: Err = %v, Final %v; want downgraded %v", tc.leg, tc.code, res.Err, res.Final(), tc.downgrade)
-		}
+// A6: a Disabled client hedges no metadata read (the fixed threshold
+// replaces the threshold, not the decision), through the driver.
+func TestMetadataReadsUnderDisabled(t *testing.T) {
+	c, err := hedging.NewClient(hedging.Config{Regions: regions2, Phase: hedging.Phase2, Strategy: hedging.Disabled})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, _ := feed.New(c, []feed.Leaf{feed.MetadataLeaf(feed.Collection, "coll", "", "")}, feed.MetadataConfig(nil))
+	p, _ := d.Next(0)
+	var r hedging.Race
+	var e hedging.Effects
+	c.Begin(&e, &r, 0, &p.Op)
+	if _, hedged := r.Diagnostics(); hedged {
+		t.Errorf("a metadata read hedged under a Disabled client")
+	}
+}
+
+// The query plan is a data-plane read (spec §16 Phase 2, A9): its leaf is
+// a hedging.QueryPlan read, hedged at the client's 50 ms, not at 1.5 s.
+func TestQueryPlanLeaf(t *testing.T) {
+	c := newClient(t, regions2, 0, nil)
+	d, _ := feed.New(c, []feed.Leaf{feed.MetadataLeaf(feed.QueryPlan, "coll", "", "")}, feed.Config{})
+	p, _ := d.Next(0)
+	var r hedging.Race
+	var e hedging.Effects
+	c.Begin(&e, &r, 0, &p.Op)
+	if p.Op.Kind != hedging.QueryPlan || r.Threshold().Get() != 50*time.Millisecond {
+		t.Errorf("query plan: kind %v threshold %v; want query_plan at 50ms", p.Op.Kind, r.Threshold().Get())
 	}
 }
 
@@ -121,31 +168,32 @@ func (s staticTransport) Send(ctx context.Context, op *hedging.Operation, a hedg
 	}
 }
 
-// Through Client.Do: a slow primary's 200 is not overridden by the
-// alternate's fast 404 under PrimaryAuthoritative; without it, the 404 wins
-// (under testing/synctest: fake time, exact order).
+// Through Client.Do (the real-time driver obeys the race's rule): a slow
+// primary's 200 is not overridden by the alternate's fast 404 on a
+// metadata read, and the alternate is sent once; on a query page the 404
+// wins (under testing/synctest: fake time, exact order).
 func TestPrimaryAuthoritativeThroughDo(t *testing.T) {
 	synctest.Test(t, primaryAuthoritativeThroughDo)
 }
 
 func primaryAuthoritativeThroughDo(t *testing.T) {
-	tr := staticTransport{"West": {30 * time.Millisecond, 200}, "East": {time.Millisecond, 404}}
+	tr := staticTransport{"West": {2 * time.Second, 200}, "East": {time.Millisecond, 404}}
 	for _, tc := range []struct {
-		wrap bool
+		kind hedging.OperationKind
 		want int
-	}{{true, 200}, {false, 404}} {
-		var transport hedging.Transport = tr
-		if tc.wrap {
-			transport = feed.PrimaryAuthoritative(tr)
-		}
-		c, err := hedging.NewClient(hedging.Config{Regions: regions2, Phase: hedging.Phase2, Transport: transport,
+	}{{hedging.MetadataRead, 200}, {hedging.QueryPage, 404}} {
+		c, err := hedging.NewClient(hedging.Config{Regions: regions2, Phase: hedging.Phase2, Transport: tr,
 			Strategy: hedging.Hedging(hedging.NewHedgingStrategy(hedging.MustThreshold(5 * time.Millisecond)))})
 		if err != nil {
 			t.Fatal(err)
 		}
-		resp, err := c.Do(context.Background(), &hedging.Operation{Kind: hedging.MetadataRead, Partition: "coll"})
+		resp, err := c.Do(context.Background(), &hedging.Operation{Kind: tc.kind, Partition: "coll"})
 		if err != nil || resp.Result.Status.Code != tc.want {
-			t.Errorf("wrapped %v: %v %v; want %d", tc.wrap, resp, err, tc.want)
+			t.Errorf("%v: %v %v; want %d", tc.kind, resp, err, tc.want)
+			continue
+		}
+		if n := resp.Diagnostics.Leg(hedging.Alternate).Attempts; n != 1 {
+			t.Errorf("%v: alternate attempts %d, want 1", tc.kind, n)
 		}
 	}
 }

@@ -15,9 +15,13 @@ type Leaf struct {
 	// Kind is the page's operation kind: QueryPage, ReadManyPage,
 	// ChangeFeedPage, MetadataRead, or PointRead (a one-item ReadMany group).
 	Kind hedging.OperationKind
-	// Start is where the leaf resumes: zero for a cold start, a change-feed
-	// cursor or an inherited ETag otherwise. A region-affine Start must name
-	// the region that issued it.
+	// Start is where the leaf resumes: no Token for a cold start, a
+	// change-feed cursor or an inherited ETag otherwise. A region-affine
+	// Start with a Token must name the region that issued it. A cold
+	// Start's Affinity says what the leaf's cursors will be: a change feed
+	// whose cursors are region-affine is never hedged, its cold page
+	// included (hedging's §5.1 row 4a); [Leaves] sets
+	// hedging.DefaultContinuationAffinity of the kind.
 	Start hedging.Continuation
 	// Request is handed to every page's Operation.Request when non-nil (the
 	// query, or the ids of a ReadMany group); the race never reads it.
@@ -60,11 +64,14 @@ func ReadManyPlan(groups []Group) ([]Leaf, error) {
 }
 
 // Leaves returns one cold leaf of kind per partition, in order: the plan of
-// a cross-partition query or change feed.
+// a cross-partition query or change feed. Each Start is cold with the
+// kind's hedging.DefaultContinuationAffinity (a change feed's cursors are
+// region-affine, so no page of it is hedged; set Start.Affinity to
+// hedging.Portable to hedge every page as .NET does).
 func Leaves(kind hedging.OperationKind, partitions ...string) []Leaf {
 	out := make([]Leaf, len(partitions))
 	for i, p := range partitions {
-		out[i] = Leaf{Partition: p, Kind: kind}
+		out[i] = Leaf{Partition: p, Kind: kind, Start: hedging.Continuation{Affinity: hedging.DefaultContinuationAffinity(kind)}}
 	}
 	return out
 }

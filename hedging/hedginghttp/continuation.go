@@ -23,27 +23,50 @@ const (
 	// HeaderIfNoneMatch carries a change-feed request's continuation (the
 	// ETag of the previous page).
 	HeaderIfNoneMatch = "If-None-Match"
+	// FromNow is the If-None-Match value of a change feed read "from now":
+	// no continuation, so the page is a cold one, never pinned.
+	FromNow = "*"
+	// HeaderETag is the response header that hands out a change-feed
+	// page's next continuation.
+	HeaderETag = "Etag"
 )
 
 // ContinuationRules says how [NewRoundTripper] recognises a page request
 // of a feed and where its continuation may go (spec §16 Phase 2, §17 Q9).
 // The zero value is Cosmos DB's rules: a request with "A-IM: Incremental
 // feed" is a change-feed page whose continuation is If-None-Match,
-// region-affine; any other request with x-ms-continuation is a query page
-// whose continuation is portable, not pinned (the .NET and Java data plane).
+// region-affine, so no page of it is hedged (the Rust driver and Java): one
+// with an ETag goes to its issuing region alone, a cold one (no
+// If-None-Match, or "*", [FromNow], which is no cursor) to the first region
+// with the plain path's failover; any other request with x-ms-continuation
+// is a query page whose continuation is portable, not pinned (the .NET and
+// Java data plane). A Classify that calls the change feed's cursor
+// portable hedges every change-feed page, as .NET does.
 //
-// The region that issued a request's continuation is the region the
-// request addresses: address each page to the region that served the
-// previous one, the host of that response's Request.URL (NewRoundTripper
+// The region that issued a request's continuation is the region that
+// served the response that handed it out, when the RoundTripper returned
+// that response (it remembers the last 4096: a change feed's ETag, a
+// query's x-ms-continuation), whichever configured region the request
+// addresses; otherwise the region the request addresses, for which the
+// host of the previous response's Request.URL is right (NewRoundTripper
 // rewrites hosts, so the response's Request is the copy that was sent).
 // A page whose continuation is region-affine, or whose portable
 // continuation the Policy pins, goes to that region alone
 // ([hedging.Client.Pin]): it is never hedged and never fails over, whatever
 // the settings and the environment (AZURE_COSMOS_HEDGING_ENABLED_OVERRIDE
-// included). When that region fails, the response or error is returned as
-// it is: restart the chain cold (no continuation). Any other page with a
-// continuation is hedged like a read, whichever configured region it
-// addresses. The response, and so the next continuation in its headers, is
+// included). When that region fails the page (no final response by
+// [hedging.IsFinal]'s classification, as [hedging.Client.Do] reports it: a
+// transport error, 408, 410, most 429s, 404/1002, a 5xx but 501 and 505,
+// a metadata read's 403/1008), the response or error is returned as it
+// is, the RoundTripper does not
+// retry it elsewhere, and it forgets that continuation's serving region
+// (not when the request's own context ended). The caller's retry of the
+// same continuation then goes to the region it addresses, pinned there: to
+// resume the chain, address it to another region (the failover of the
+// .NET and Java retry policies, which hedging/feed's Driver performs), or
+// restart a metadata chain cold; the response of the resumed page is
+// remembered as that region's. Any other page with a continuation is
+// hedged like a read, whichever configured region it addresses. The response, and so the next continuation in its headers, is
 // the winner's alone.
 type ContinuationRules struct {
 	// Continuation is the request header of a page's continuation; ""
@@ -118,11 +141,14 @@ func (r *ContinuationRules) classify(req *http.Request, region hedging.Region) (
 		}
 	}
 	tok := headerValue(req.Header, header)
-	if tok == "" {
-		if kind == hedging.QueryPage {
-			kind = hedging.PointRead // no feed page: a plain read
-		}
-		return kind, hedging.Continuation{}
+	switch {
+	case tok == "" && kind == hedging.QueryPage:
+		return hedging.PointRead, hedging.Continuation{} // no feed page: a plain read
+	case tok == "" || kind == hedging.ChangeFeedPage && tok == FromNow:
+		// A cold page, or "from now", which is no cursor (spec §16 Phase
+		// 2): not pinned; its chain's affinity decides whether it is
+		// hedged (a region-affine change feed never is, §5.1 row 4a).
+		return kind, hedging.Continuation{Affinity: r.Classify(req, kind)}
 	}
 	return kind, hedging.Continuation{Token: tok, Affinity: r.Classify(req, kind), IssuedBy: region}
 }

@@ -56,8 +56,19 @@ func TestRoundTripperContinuation(t *testing.T) {
 			override: true, delay: map[string]time.Duration{b: slow}, wantA: 0, wantB: 1, winner: b, code: 200},
 		{name: "change feed pinned: a 503 does not fail over", to: a, header: cosmosChangeFeed,
 			override: true, status: map[string]int{a: 503}, wantA: -1, wantB: 0, winner: a, code: 503},
-		{name: "cold change feed (no ETag) is hedged", to: a, header: map[string]string{"A-IM": "Incremental feed"},
-			delay: map[string]time.Duration{a: slow}, wantA: 1, wantB: 1, winner: b, code: 200},
+		{name: "cold change feed (no ETag) is not hedged (region-affine chain, §5.1 row 4a)", to: a, header: map[string]string{"A-IM": "Incremental feed"},
+			delay: map[string]time.Duration{a: slow}, wantA: 1, wantB: 0, winner: a, code: 200},
+		{name: "change feed from now (If-None-Match: *) is no cursor: not pinned, fails over", to: a,
+			header: map[string]string{"A-IM": "Incremental feed", "If-None-Match": "*"},
+			status: map[string]int{a: 503}, wantA: 1, wantB: 1, winner: b, code: 200},
+		{name: "change feed from now is not hedged", to: a, override: true,
+			header: map[string]string{"A-IM": "Incremental feed", "If-None-Match": "*"},
+			delay:  map[string]time.Duration{a: slow}, wantA: 1, wantB: 0, winner: a, code: 200},
+		{name: "cold change feed with a portable cursor (.NET) is hedged", to: a,
+			rules: &hedginghttp.ContinuationRules{Classify: func(*http.Request, hedging.OperationKind) hedging.ContinuationAffinity {
+				return hedging.Portable
+			}},
+			header: map[string]string{"A-IM": "Incremental feed"}, delay: map[string]time.Duration{a: slow}, wantA: 1, wantB: 1, winner: b, code: 200},
 		{name: "custom headers: change feed pinned", to: a, rules: &custom, override: true,
 			header: map[string]string{"X-Feed": "changes", "X-Feed-Etag": "e1"},
 			delay:  map[string]time.Duration{a: slow}, wantA: 1, wantB: 0, winner: a, code: 200},
@@ -153,10 +164,11 @@ func stGetPage(t *testing.T, hc *http.Client, base string, header map[string]str
 	return resp, body
 }
 
-// The chain in practice: page 1 of a change feed is cold and hedged (region
-// A slow, B wins), page 2 addresses the region of page 1's response with
-// its ETag and stays there although B is now slow, and A is never asked
-// again, with the environment forcing hedging on.
+// The chain in practice (spec §16 Phase 2, A7): page 1 of a change feed is
+// cold and not hedged although region A is slow (a region-affine change
+// feed never is, §5.1 row 4a), page 2 addresses the region of page 1's
+// response with its ETag and stays there, and B is never asked, with the
+// environment forcing hedging on.
 func TestRoundTripperChangeFeedChain(t *testing.T) {
 	t.Setenv(hedging.EnvHedgingEnabledOverride, "true")
 	synctest.Test(t, func(t *testing.T) {
@@ -164,15 +176,11 @@ func TestRoundTripperChangeFeedChain(t *testing.T) {
 		var page atomic.Int32
 		urlA := n.serve("a.test:80", func(w http.ResponseWriter, r *http.Request) {
 			if stWait(r, time.Second) {
-				w.Header().Set("Etag", "a-etag")
+				w.Header().Set("Etag", fmt.Sprintf("a-etag-%d", page.Add(1)))
 			}
 		})
 		urlB := n.serve("b.test:80", func(w http.ResponseWriter, r *http.Request) {
-			p := page.Add(1)
-			if p > 1 && !stWait(r, time.Second) {
-				return
-			}
-			w.Header().Set("Etag", fmt.Sprintf("b-etag-%d", p))
+			w.Header().Set("Etag", "b-etag")
 		})
 		hc := stRoundTripper(t, n, urlA, urlB, hedginghttp.WithThreshold(10*time.Millisecond))
 		get := func(url, etag string) *http.Response {
@@ -184,13 +192,13 @@ func TestRoundTripperChangeFeedChain(t *testing.T) {
 			return resp
 		}
 		r1 := get(urlA, "")
-		if r1.Request.URL.Host != "b.test:80" || r1.Header.Get("Etag") != "b-etag-1" {
-			t.Fatalf("page 1 from %s with ETag %q, want b.test:80's b-etag-1 (hedged)", r1.Request.URL.Host, r1.Header.Get("Etag"))
+		if r1.Request.URL.Host != "a.test:80" || r1.Header.Get("Etag") != "a-etag-1" {
+			t.Fatalf("page 1 from %s with ETag %q, want a.test:80's a-etag-1 (not hedged)", r1.Request.URL.Host, r1.Header.Get("Etag"))
 		}
 		r2 := get(r1.Request.URL.Scheme+"://"+r1.Request.URL.Host, r1.Header.Get("Etag"))
 		synctest.Wait()
-		if r2.Header.Get("Etag") != "b-etag-2" || n.hitCount("a.test:80") != 1 || n.hitCount("b.test:80") != 2 {
-			t.Errorf("page 2 ETag %q, requests A %d B %d; want b-etag-2 and A 1 (page 1 only), B 2",
+		if r2.Header.Get("Etag") != "a-etag-2" || n.hitCount("a.test:80") != 2 || n.hitCount("b.test:80") != 0 {
+			t.Errorf("page 2 ETag %q, requests A %d B %d; want a-etag-2 and A 2, B 0",
 				r2.Header.Get("Etag"), n.hitCount("a.test:80"), n.hitCount("b.test:80"))
 		}
 	})

@@ -39,13 +39,23 @@
 // Phase 2, §17 Q9), and [ContinuationRules] decide where it may go: by
 // default a Cosmos DB change-feed page ("A-IM: Incremental feed" with an
 // If-None-Match ETag) has a region-affine continuation, pinned to the
-// region the request addresses ([hedging.Client.Pin]: no hedge, no upgrade
-// path, no failover, whatever the settings and the environment), and a
+// region that issued it ([hedging.Client.Pin]: no hedge, no upgrade path,
+// no failover, whatever the settings and the environment); its cold page
+// (no ETag, or "*", [FromNow]) is not hedged either, nor pinned; and a
 // query page (x-ms-continuation) a portable one, hedged unless the rules'
-// [feed.Affinity] policy pins it. Address each page to the region of the
-// previous response's Request.URL, the region that served it and issued
-// its continuation; the response and its next continuation are the
-// winner's alone. When a pinned region fails, restart the chain cold.
+// [feed.Affinity] policy pins it. The issuing region is the one that
+// served the response that handed the continuation out (the RoundTripper
+// remembers it for the last 4096 it returned), whichever region's URL the
+// next page addresses: an http.Client that sends every page to the first
+// region still sends the second region's cursor to the second region. A
+// continuation it does not remember belongs to the region the request
+// addresses (that of the previous response's Request.URL is right). The
+// response and its next continuation are the winner's alone. When a
+// pinned region fails the page (a transport error or a non-final status),
+// the failure is returned and the RoundTripper forgets which region served
+// that continuation: retry the same continuation addressed to another
+// region to resume the chain there, as the SDKs fail over (see
+// [ContinuationRules]), or restart a metadata chain cold.
 //
 // # Connections
 //
@@ -53,10 +63,9 @@
 // the connection stays pooled. Over HTTP/1.1 net/http closes a connection
 // whose request was cancelled before its response was read, so each
 // cancelled loser costs a new connection (TCP, and TLS, handshake) for a
-// later request: BenchmarkHedgedLoserDials measures 0.975 dials per hedged
-// request over HTTP/1.1 when the primary loses every race, and 0 over
-// HTTP/2 (h2c); a review reported 3,771 dials per 10,000 hedged requests in
-// a mixed workload. To avoid it, speak HTTP/2 to the regions: an
+// later request: about one dial per hedged request whose loser is still
+// reading, none over HTTP/2 (BenchmarkHedgedLoserDials reports dials/op for
+// both). To avoid it, speak HTTP/2 to the regions: an
 // http.Transport negotiates it over TLS by default (keep ForceAttemptHTTP2
 // when you set a custom DialContext or TLSClientConfig), and
 // http.Protocols.SetUnencryptedHTTP2 enables it without TLS. Over HTTP/1.1,

@@ -40,6 +40,9 @@ type settings struct {
 	partition func(*http.Request) string
 	prepare   func(req *http.Request, region string) error
 	cont      ContinuationRules
+	// unavailableAfter and unavailableFor: hedging.Config's.
+	unavailableAfter int
+	unavailableFor   time.Duration
 }
 
 // WithThreshold hedges after a fixed threshold d > 0 (spec §4.1). Without
@@ -194,15 +197,39 @@ func WithTimeout(d time.Duration) Option {
 	}
 }
 
+// WithUnavailable marks a region unavailable for one partition (see
+// [WithPartitionKey]) after `after` consecutive 503s of that region for that
+// partition, for d: while marked, the partition's requests go to the next
+// region first (spec §6.5 #10, §6.2). Any other answer of the region for
+// the partition starts the count again. Without it a single 503 marks the
+// region for 5 s (hedging.DefaultUnavailableAfter,
+// hedging.DefaultUnavailableFor: the spec's rule). A larger after keeps
+// random 503s from benching a healthy region; it costs after 503s per
+// partition, each followed at once by a copy to the next region, before a
+// real outage is routed around (notebook 07 measures both). after must be
+// at least 1 and d positive.
+func WithUnavailable(after int, d time.Duration) Option {
+	return func(s *settings) error {
+		if after < 1 || d <= 0 {
+			return fmt.Errorf("hedginghttp: WithUnavailable(%d, %v): after must be >= 1 and the duration positive", after, d)
+		}
+		s.unavailableAfter, s.unavailableFor = after, d
+		return nil
+	}
+}
+
 // roundTripper is the http.RoundTripper of NewRoundTripper.
 type roundTripper struct {
 	next      http.RoundTripper
 	client    *hedging.Client
 	first     baseURL // the first region's URL: requests addressing it are hedged
+	firstName string  // the first region's name
 	bases     []keyedBase
 	timeout   time.Duration
 	partition func(*http.Request) string
 	cont      ContinuationRules // with defaults filled in
+	inline    bool              // next returns on cancel: the client runs the first attempt on the caller's goroutine
+	cursors   cursors           // the serving region of the continuations handed out
 }
 
 // NewRoundTripper returns an http.RoundTripper that hedges requests across
@@ -220,18 +247,44 @@ type roundTripper struct {
 // only the first two take part in a request (spec §6.1), a third is a
 // fallback for the breaker (§9.5) and for regions marked unavailable.
 //
-// Only reads are hedged: GET and HEAD, and requests the caller marks
-// idempotent with an Idempotency-Key or X-Idempotency-Key header entry
-// (the net/http convention; an entry with no values marks the request
-// without sending the header). A request with a body is hedged only when
-// the body can be replayed (req.GetBody, set by http.NewRequest for
-// in-memory bodies). Every other request, and every request that does not
-// address the first region (except a feed page with a continuation that
-// addresses another configured region, below), is passed to next unchanged
-// and sent once.
-// RoundTrip reads the caller's request only before it returns (every
-// attempt sends its own copy), except that a losing attempt may still call
-// req.GetBody after it: keep the bytes GetBody replays unchanged.
+// Only reads are hedged: GET and HEAD, Cosmos DB query pages (a POST with
+// x-ms-documentdb-isquery: True, [HeaderIsQuery], as the .NET and Java
+// SDKs hedge every query page), and requests the caller marks idempotent
+// with an Idempotency-Key or X-Idempotency-Key header entry (the net/http
+// convention; an entry with no values marks the request without sending
+// the header). A request with a body is hedged only when the body can be
+// replayed (req.GetBody, set by http.NewRequest for in-memory bodies).
+// Every other request, and every request that does not address the first
+// region (except a feed page with a continuation that addresses another
+// configured region, below), is passed to next unchanged and sent once. A
+// request whose context comes from [WithoutHedging], or that carries
+// [HeaderHedging]: off, is not hedged (the plain path: one region, with
+// failover to the next on a 503 or transport error).
+// RoundTrip reads the caller's request, GetBody included, only before it
+// returns: the first attempt shares it, every other attempt copies it
+// first, and one that would start after RoundTrip returned is not sent.
+//
+// Every attempt, hedges and local retries included, goes through next: a
+// client-side rate limiter there is charged for each, and the attempts it
+// refuses are transport errors the caller does not see when the other leg
+// answers (hedgingotel counts them in cosmos.hedge.attempts_total; bound
+// the hedges with [WithHedgeGate]). A 429's wait comes from
+// x-ms-retry-after-ms or, without it, the standard Retry-After (seconds or
+// an HTTP-date); the leg waits at most [hedging.DefaultMaxRetryAfter] (30
+// s) and only when the wait ends before the deadline, else the 429 is
+// returned at once. The returned RoundTripper's CloseIdleConnections
+// closes next's idle connections (next serves every region).
+//
+// When next is known to return promptly once a request's context is
+// cancelled (net/http's *http.Transport, golang.org/x/net/http2's, or an
+// http.RoundTripper implementing [hedging.Cancellable] and saying so), the
+// first region's request runs on the caller's goroutine and nothing else
+// exists for the request unless the threshold fires or an upgrade-path
+// answer arrives (spec §6.5 goal 6); a won hedge cancels it and RoundTrip
+// returns once next.RoundTrip for it has returned. A RoundTripper that
+// wraps net/http's without declaring it gets the shape in which every
+// attempt has its own goroutine and RoundTrip returns as soon as the race
+// is decided, whatever a losing attempt does.
 //
 // A hedged request that ends without a final response returns the most
 // recent transient response (both legs 503, say: the later 503, with its
@@ -260,14 +313,15 @@ type roundTripper struct {
 // option is nil or invalid.
 //
 // Allocation: on the happy path (the first region answers before the
-// threshold) a request costs 11 allocations more than next.RoundTrip (76
-// against 65 allocs/op for a GET on loopback; cristalhq/hedgedhttp: 80):
-// the private copy of the request (3: the request, its URL, its header
-// map) and the attempt's copy of it (1), [hedging.Client.Do]'s 3 (its
-// answer, the attempt's context, 2), the result body that carries the
-// *http.Response, and net/http's use of the attempt's context (its Done
-// channel, and the registration of net/http's own per-request context
-// under it, 2).
+// threshold) a request over net/http's transport costs 5 allocations more
+// than next.RoundTrip (70 against 65 allocs/op for a GET on loopback;
+// cristalhq/hedgedhttp: 80): the request's state, one object (what its
+// attempts share, the first attempt's copy of the request and its result
+// body, and what [hedging.Client.Do] hands out: the Response and the first
+// attempt's context), and net/http's registration of its own per-request
+// context under that context (4: the context's Done channel, and the
+// context package's callback, its stop function and the wrapper holding
+// it).
 func NewRoundTripper(next http.RoundTripper, regions []Region, opts ...Option) (http.RoundTripper, error) {
 	if next == nil {
 		return nil, errors.New("hedginghttp: NewRoundTripper: next is nil (pass http.DefaultTransport explicitly)")
@@ -298,7 +352,7 @@ func NewRoundTripper(next http.RoundTripper, regions []Region, opts ...Option) (
 	}
 	rt := &roundTripper{next: next, timeout: s.timeout, partition: s.partition, cont: s.cont.withDefaults()}
 	cfg := hedging.Config{Strategy: s.strategy, Logger: s.logger, Observer: s.observer, RequestTimeout: s.timeout,
-		Phase: hedging.Phase2, Env: env}
+		Phase: hedging.Phase2, Env: env, UnavailableAfter: s.unavailableAfter, UnavailableFor: s.unavailableFor}
 	t := &Transport{RoundTripper: next, BaseURLs: make(map[string]string, len(regions)), bases: make([]keyedBase, 0, len(regions))}
 	if s.prepare != nil {
 		prepare := s.prepare
@@ -323,7 +377,7 @@ func NewRoundTripper(next http.RoundTripper, regions []Region, opts ...Option) (
 			}
 		}
 		if i == 0 {
-			rt.first = b
+			rt.first, rt.firstName = b, r.Name
 		}
 		t.BaseURLs[r.Name] = r.URL
 		t.bases = append(t.bases, keyedBase{r.Name, b})
@@ -337,18 +391,34 @@ func NewRoundTripper(next http.RoundTripper, regions []Region, opts ...Option) (
 		return nil, fmt.Errorf("hedginghttp: NewRoundTripper: %w", err)
 	}
 	rt.client = c
+	rt.inline = t.ReturnsOnCancel()
 	return rt, nil
 }
 
 // RoundTrip implements http.RoundTripper; see [NewRoundTripper].
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	region, _, ok := addressed(rt.bases, req.URL)
-	if !ok {
+	var at addressing
+	at.key, at.rest, at.ok = addressed(rt.bases, req.URL)
+	if !at.ok {
 		return rt.next.RoundTrip(req)
 	}
+	region := at.key
 	kind, cont := rt.cont.classify(req, hedging.Region(region))
-	if _, first := rt.first.match(req.URL); !first && cont.Cold() {
-		return rt.next.RoundTrip(req) // only continuations go from another region
+	var remembered hedging.Region // the serving region the cursor memory gave
+	if !cont.Cold() {
+		if served, ok := rt.cursors.servedBy(cont.Token); ok {
+			cont.IssuedBy, remembered = served, served // §16: the cursor is the serving region's
+		}
+	} else if kind == hedging.PointRead && isQuery(req) {
+		kind = hedging.QueryPage // a query's first page
+	}
+	// Only continuations go from another region. (region is the first
+	// region's name when its base is the longest match; the URL may still
+	// lie under the first region's shorter base.)
+	if cont.Cold() && region != rt.firstName {
+		if _, first := rt.first.match(req.URL); !first {
+			return rt.next.RoundTrip(req)
+		}
 	}
 	read, err := rt.replayableRead(req)
 	if err != nil {
@@ -360,15 +430,28 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !read {
 		return rt.next.RoundTrip(req)
 	}
-	// The attempts copy this private copy, never the caller's request: a
-	// losing attempt may still run after RoundTrip returned, when the
-	// caller may reuse req.
-	snap, part := req.Clone(req.Context()), rt.partition(req)
-	op := &hedging.Operation{Kind: kind, Continuation: cont, Method: req.Method, Timeout: rt.timeout, Request: snap, Partition: part}
-	if pin := rt.pin(kind, cont, part); pin != "" {
+	// The attempts read req only until RoundTrip returns (see call): a
+	// losing attempt may still run after that, when the caller may reuse
+	// req.
+	part := rt.partition(req)
+	off, header := optedOut(req)
+	c := &call{orig: req, shallow: rt.inline, strip: header, at: at}
+	op := &hedging.Operation{Kind: kind, Continuation: cont, Method: req.Method, Timeout: rt.timeout, Request: c, Partition: part}
+	if off {
+		op.HedgingEnabled = hedging.SwitchOff // §11.3 operation layer
+	}
+	pin := rt.pin(kind, cont, part)
+	if pin != "" {
 		rt.client.Pin(op, pin) // §16: region-affine, or pinned by the policy
 	}
 	resp, err := rt.client.Do(req.Context(), op)
+	c.done()
+	if err != nil && pin != "" && pin == remembered && req.Context().Err() == nil {
+		// The remembered serving region failed the page (no final
+		// response): forget it, so the caller's retry resumes the chain in
+		// the region it addresses (issue 26 A1, the SDKs' failover).
+		rt.cursors.forget(cont.Token, pin)
+	}
 	if req.Body != nil {
 		// Attempts read replays (GetBody); the original is closed here, as
 		// a RoundTripper must.
@@ -391,7 +474,43 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 		return nil, errors.New("hedginghttp: the winning attempt carried no HTTP response")
 	}
+	switch kind {
+	case hedging.ChangeFeedPage:
+		rt.cursors.record(headerValue(hr.Header, HeaderETag), resp.Region)
+	case hedging.QueryPage:
+		rt.cursors.record(headerValue(hr.Header, rt.cont.Continuation), resp.Region)
+	}
 	return hr, nil
+}
+
+// CloseIdleConnections closes the idle connections of next (the
+// RoundTripper every region's requests go through), when it has a
+// CloseIdleConnections method, as an http.Client's CloseIdleConnections
+// expects of a wrapping RoundTripper.
+func (rt *roundTripper) CloseIdleConnections() { closeIdle(rt.next) }
+
+// closeIdle calls rt's CloseIdleConnections method, if it has one.
+func closeIdle(rt http.RoundTripper) {
+	if c, ok := rt.(interface{ CloseIdleConnections() }); ok {
+		c.CloseIdleConnections()
+	}
+}
+
+// HeaderIsQuery marks a Cosmos DB query request (a POST of the query
+// text) with the value "True": [NewRoundTripper] hedges it as a query
+// page, as the .NET and Java SDKs hedge every query page (issue 26 A4),
+// without an Idempotency-Key.
+const HeaderIsQuery = "X-Ms-Documentdb-Isquery"
+
+// isQuery reports whether req is a Cosmos DB query request (HeaderIsQuery
+// true, compared case-insensitively).
+func isQuery(req *http.Request) bool {
+	for _, v := range req.Header[HeaderIsQuery] {
+		if strings.EqualFold(strings.TrimSpace(v), "true") {
+			return true
+		}
+	}
+	return false
 }
 
 // replayableRead reports whether req is a read whose body can be replayed,
@@ -399,6 +518,11 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 func (rt *roundTripper) replayableRead(req *http.Request) (bool, error) {
 	switch req.Method {
 	case http.MethodGet, http.MethodHead, "":
+	case http.MethodPost:
+		if isQuery(req) {
+			break // a query page reads (§16 Phase 2)
+		}
+		fallthrough
 	default:
 		marked := false
 		for _, k := range [...]string{"Idempotency-Key", "X-Idempotency-Key"} {

@@ -79,7 +79,8 @@ var (
 // is the HTTP status code; Status.SubStatus x-ms-substatus; RequestCharge
 // x-ms-request-charge (RU, decimal); SessionLSN the largest number after
 // the last ':' or '#' of each comma-separated token of x-ms-session-token;
-// RetryAfter x-ms-retry-after-ms (milliseconds, decimal). A malformed or
+// RetryAfter x-ms-retry-after-ms (milliseconds, decimal) or, without it,
+// the standard Retry-After (seconds, or an HTTP-date). A malformed or
 // absent header reads as zero, and so does a request charge that is not a
 // finite number >= 0 (NaN, ±Inf, negative) and a retry-after that is not a
 // finite number > 0; a retry-after beyond the largest time.Duration (~292
@@ -136,14 +137,20 @@ func lookupBase(bases []keyedBase, key string) (*baseURL, bool) {
 func (t *Transport) Send(ctx context.Context, op *hedging.Operation, a hedging.Attempt) hedging.Result {
 	var req *http.Request
 	var err error
-	orig, shared := op.Request.(*http.Request)
-	if shared {
-		req, err = t.attemptRequest(ctx, orig, a.Endpoint)
-		shared = t.Prepare == nil // attemptRequest shares orig's header map unless Prepare may write it
-	} else if base, ok := t.BaseURLs[a.Endpoint.Key]; ok {
+	var body *responseBody // the result body to fill; nil: make one
+	shared := false        // req shares its header map with the request it copies
+	switch orig := op.Request.(type) {
+	case *call:
+		req, body, shared, err = orig.request(t, ctx, a)
+	case *http.Request:
+		req, err = t.attemptRequest(ctx, orig, a.Endpoint, t.Prepare != nil, nil, nil)
+		shared = t.Prepare == nil
+	default:
+		base, ok := t.BaseURLs[a.Endpoint.Key]
+		if !ok {
+			return hedging.Result{Err: errNoBase(a.Endpoint)}
+		}
 		req, err = newRequest(ctx, op, base)
-	} else {
-		err = errNoBase(a.Endpoint)
 	}
 	if err != nil {
 		return hedging.Result{Err: err}
@@ -182,7 +189,7 @@ func (t *Transport) Send(ctx context.Context, op *hedging.Operation, a hedging.A
 	if err != nil {
 		return hedging.Result{Err: err}
 	}
-	return resultOf(resp)
+	return resultOf(resp, body)
 }
 
 // newRequest builds the request of op from its Method, Path and Body.
@@ -201,9 +208,12 @@ func newRequest(ctx context.Context, op *hedging.Operation, base string) (*http.
 // attemptRequest returns the request of one attempt to endpoint key: a
 // copy of orig with the attempt's context, rewritten for the endpoint (see
 // [Transport]) and its body replayed. The copy is deep (http.Request.Clone)
-// when Prepare is set; otherwise it shares orig's header map, which the
-// caller must copy before writing to it.
-func (t *Transport) attemptRequest(ctx context.Context, orig *http.Request, ep hedging.Endpoint) (*http.Request, error) {
+// when deep is set; otherwise it shares orig's header map, which the
+// caller must copy before writing to it, and is made in dst when dst is not
+// nil (a new request otherwise). at, when not nil, is the base orig's URL
+// addresses among t's bases, as addressed found it (RoundTrip already
+// looked it up); nil: look it up.
+func (t *Transport) attemptRequest(ctx context.Context, orig *http.Request, ep hedging.Endpoint, deep bool, dst *http.Request, at *addressing) (*http.Request, error) {
 	key := ep.Key
 	bases := t.bases
 	if bases == nil {
@@ -217,15 +227,25 @@ func (t *Transport) attemptRequest(ctx context.Context, orig *http.Request, ep h
 		return nil, fmt.Errorf("hedginghttp: the base URL of endpoint %q does not parse", key)
 	}
 	var req *http.Request
-	if t.Prepare != nil {
+	switch {
+	case deep:
 		req = orig.Clone(ctx)
-	} else {
+	case dst != nil:
+		*dst = *orig.WithContext(ctx) // the inlined copy stays on the stack
+		req = dst
+	default:
 		req = orig.WithContext(ctx)
 	}
-	if fromKey, rest, ok := addressed(bases, orig.URL); ok {
-		if fromKey != key {
+	var from addressing
+	if at != nil {
+		from = *at
+	} else {
+		from.key, from.rest, from.ok = addressed(bases, orig.URL)
+	}
+	if from.ok {
+		if from.key != key {
 			u := *orig.URL
-			if err := to.rebase(&u, rest); err != nil {
+			if err := to.rebase(&u, from.rest); err != nil {
 				return nil, err
 			}
 			req.URL, req.Host = &u, ""
@@ -274,6 +294,12 @@ func sortBases(bases []keyedBase) {
 	slices.SortFunc(bases, func(a, b keyedBase) int { return strings.Compare(a.key, b.key) })
 }
 
+// addressing is what addressed returns for a request's URL.
+type addressing struct {
+	key, rest string
+	ok        bool
+}
+
 // addressed returns the key of the base that u addresses and u's escaped
 // path below it: the longest prefix wins, then the smallest key (bases are
 // in key order).
@@ -293,15 +319,19 @@ func addressed(bases []keyedBase, u *url.URL) (key, rest string, ok bool) {
 }
 
 // resultOf classifies resp from its status and headers (spec §7.2) and
-// keeps it, unread, as the result's body.
-func resultOf(resp *http.Response) hedging.Result {
+// keeps it, unread, as the result's body, in b (nil: a new one).
+func resultOf(resp *http.Response, b *responseBody) hedging.Result {
 	h := resp.Header
+	if b == nil {
+		b = new(responseBody)
+	}
+	b.resp, b.body = resp, resp.Body
 	return hedging.Result{
 		Status:        hedging.Status{Code: resp.StatusCode, SubStatus: int(headerInt(h, HeaderSubStatus))},
 		RequestCharge: requestCharge(headerValue(h, HeaderRequestCharge)),
 		SessionLSN:    ParseSessionLSN(headerValue(h, HeaderSessionToken)),
-		RetryAfter:    retryAfter(headerValue(h, HeaderRetryAfterMs)),
-		Body:          &responseBody{resp: resp, body: resp.Body},
+		RetryAfter:    retryAfterOf(h),
+		Body:          b,
 	}
 }
 
@@ -340,6 +370,47 @@ func retryAfter(v string) time.Duration {
 		return math.MaxInt64
 	}
 	return time.Duration(ns)
+}
+
+// HeaderRetryAfter is the standard Retry-After response header (RFC 9110
+// §10.2.3): a delay in seconds or an HTTP-date. [Transport] reads it when
+// the response carries no [HeaderRetryAfterMs].
+const HeaderRetryAfter = "Retry-After"
+
+// retryAfterOf returns the wait a response asks for: x-ms-retry-after-ms
+// when present (see retryAfter), else the standard Retry-After: decimal
+// seconds, or an HTTP-date less the time now (a date not in the future
+// reads as zero). Malformed values read as zero; a value beyond the
+// largest time.Duration saturates at it.
+func retryAfterOf(h http.Header) time.Duration {
+	if v := headerValue(h, HeaderRetryAfterMs); v != "" {
+		return retryAfter(v)
+	}
+	v := strings.TrimSpace(headerValue(h, HeaderRetryAfter))
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.ParseUint(v, 10, 64); err == nil {
+		if secs > math.MaxInt64/uint64(time.Second) {
+			return math.MaxInt64
+		}
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		return max(time.Until(t), 0)
+	}
+	return 0
+}
+
+// CloseIdleConnections closes the idle connections of RoundTripper
+// (http.DefaultTransport when nil), when it has a CloseIdleConnections
+// method.
+func (t *Transport) CloseIdleConnections() {
+	if t.RoundTripper == nil {
+		closeIdle(http.DefaultTransport)
+		return
+	}
+	closeIdle(t.RoundTripper)
 }
 
 // responseBody is the body of a result [Transport] returns: the response's

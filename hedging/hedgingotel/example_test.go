@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"hedgelab/hedging/hedginghttp"
@@ -14,11 +15,13 @@ import (
 )
 
 // The §10.4 metrics and the reserved log events of a hedged http.Client
-// (the README's OTel wiring).
+// (the README's OTel wiring), labelled with the client's name.
 func ExampleNew() {
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader())) // your exporter's reader
 	otel.SetMeterProvider(mp)
-	obs, err := hedgingotel.New(otel.GetMeterProvider())
+	obs, err := hedgingotel.New(otel.GetMeterProvider(),
+		hedgingotel.WithAttributes(attribute.String("client", "orders"))) // one label per client
+
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -91,15 +91,15 @@ func TestObserverRecordsReservedMetrics(t *testing.T) {
 		synctest.Wait()
 
 		got := collect(t, reader)
-		if len(got) != 7 {
-			t.Errorf("%d metrics, want the 7 of §10.4: %v", len(got), got)
+		if len(got) != 9 {
+			t.Errorf("%d metrics, want the 7 of §10.4, attempts_total and attempt_latency_ms: %v", len(got), got)
 		}
 		counter := func(name string) map[string]int64 { t.Helper(); return counterOf(t, got, name) }
 		hist := func(name string) map[string][2]float64 { t.Helper(); return histOf(t, got, name) }
 		eq := func(name string, got, want any) { t.Helper(); eqSorted(t, name, got, want) }
 		eq(hedgingotel.MetricOperations, counter(hedgingotel.MetricOperations),
-			map[string]int64{"outcome=success,result=primary_won": 1, "outcome=success,result=alternate_won": 1,
-				"outcome=success,result=disabled": 1, "outcome=transient_error,result=both_transient": 1})
+			map[string]int64{"outcome=success,result=primary_won": 1, "cause=threshold,outcome=success,result=alternate_won": 1,
+				"outcome=success,result=disabled": 1, "cause=threshold,outcome=transient_error,result=both_transient": 1})
 		eq(hedgingotel.MetricAlternateSpawned, counter(hedgingotel.MetricAlternateSpawned), map[string]int64{"cause=threshold": 2})
 		eq(hedgingotel.MetricCanceled, counter(hedgingotel.MetricCanceled), map[string]int64{"reason=winner_found": 1})
 		eq(hedgingotel.MetricFirstResponseLatency, hist(hedgingotel.MetricFirstResponseLatency),

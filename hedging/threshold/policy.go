@@ -193,6 +193,15 @@ func (c *P99DynamicConfig) setDefaults() {
 	c.CeilingFactor = cmp.Or(c.CeilingFactor, DefaultCeilingFactor)
 }
 
+// WithDefaults returns c with every zero field set to its default (the
+// values the policy runs with): quantile 0.99, window 60 s in 6 buckets,
+// min 50 ms, max 4 s, initial min, 100 samples, refresh 1 s, accuracy
+// 0.01, ceiling factor DefaultCeilingFactor.
+func (c P99DynamicConfig) WithDefaults() P99DynamicConfig {
+	c.setDefaults()
+	return c
+}
+
 // Validate reports the first impossible setting after defaults are applied,
 // naming the field: quantile outside (0,1), non-positive window, buckets,
 // min, refresh or samples, min > max, accuracy outside (0,1), a ceiling

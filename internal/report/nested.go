@@ -7,7 +7,8 @@ import (
 )
 
 // resultsAbove returns the nearest directory above dir (dir itself
-// excluded) that holds hedgesim results (a summary.json or sweep.json), or
+// excluded) that holds hedgesim results (a summary.json, sweep.json or a
+// shard's shard.json), or
 // "" when none does. Writing into such a directory would nest one run's
 // results inside another's, which the next run of the outer one deletes
 // (a directory is replaced as a whole) or refuses.
@@ -17,7 +18,7 @@ func resultsAbove(dir string) string {
 		return ""
 	}
 	for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
-		for _, name := range []string{"summary.json", "sweep.json"} {
+		for _, name := range []string{"summary.json", "sweep.json", PartialHeader} {
 			if fi, err := os.Stat(filepath.Join(d, name)); err == nil && fi.Mode().IsRegular() {
 				return d
 			}

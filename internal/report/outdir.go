@@ -10,11 +10,12 @@ import (
 )
 
 // isOutputName reports whether name is a file hedgesim writes into an
-// output directory ([WriteRun], [WriteSweep]): summary.*, sweep.*,
-// timeline.csv, replicas.csv, quantiles_*.csv, and .png/.svg charts.
+// output directory ([WriteRun], [WriteSweep], [WritePartial]): summary.*,
+// sweep.*, timeline.csv, replicas.csv, hedge_units.csv, quantiles_*.csv,
+// .png/.svg charts, and a shard's shard.json and shard.bin.
 func isOutputName(name string) bool {
 	switch name {
-	case "summary.json", "summary.csv", "timeline.csv", "replicas.csv", "sweep.json", "sweep.csv":
+	case "summary.json", "summary.csv", "timeline.csv", "replicas.csv", "hedge_units.csv", "sweep.json", "sweep.csv", PartialHeader, PartialState:
 		return true
 	}
 	if strings.HasPrefix(name, "quantiles_") && strings.HasSuffix(name, ".csv") {

@@ -98,6 +98,10 @@ type Figures struct {
 	// then summary.json has no "replicas" key and no replicas.csv or
 	// replicas chart is written.
 	Replicas []ReplicaFigures
+	// Feed holds the Phase 2 figures of a run with feeds (queries,
+	// ReadMany calls or change-feed pollers); nil otherwise, and then
+	// summary.json has no "feed" key and summary.csv no feed_* columns.
+	Feed *FeedFigures
 }
 
 // Point is one point of a curve; units depend on the curve (for a CCDF,
@@ -174,6 +178,13 @@ type Run struct {
 	Policies []PolicyResult
 	// Episodes are shaded on the timeline chart.
 	Episodes []Episode
+	// HedgeUnits are the points of the hedge-unit chart (spec §17 Q9) of a
+	// run with feed operations; nil otherwise, and then neither
+	// hedge_units.csv nor the chart is written. HedgeUnitConfigured is the
+	// scenario's own unit ("page" or "operation", the one its other
+	// figures have); the legend marks it.
+	HedgeUnits          []HedgeUnit
+	HedgeUnitConfigured string
 }
 
 // SweepPoint is one value of the swept parameter together with the full set
@@ -238,7 +249,9 @@ type output struct {
 //	and hedge_rate charts as .svg (576x360 pt) and, with opt.PNG, as
 //	.png (8x5 in at 150 DPI = 1200x750 px); and,
 //	only when a policy has replica figures (Figures.Replicas, a run that
-//	models replica capacity), replicas.csv and the replicas chart.
+//	models replica capacity), replicas.csv and the replicas chart; and,
+//	only when Run.HedgeUnits is set (a run with feed operations),
+//	hedge_units.csv and the hedge_units chart.
 //
 // Format details:
 //   - summary.json: {"scenario","seed","replications","duration_s","policies"},
@@ -395,6 +408,11 @@ func renderRun(run *Run, opt Options) ([]output, error) {
 		data, err := replicasCSV(run)
 		r.add("replicas.csv", data, err)
 		r.charts([]string{"replicas"}, func(string) *chart { return replicasChart(run) })
+	}
+	if len(run.HedgeUnits) > 0 {
+		data, err := hedgeUnitsCSV(run)
+		r.add("hedge_units.csv", data, err)
+		r.charts([]string{"hedge_units"}, func(string) *chart { return hedgeUnitsChart(run) })
 	}
 	return r.result()
 }

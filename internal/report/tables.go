@@ -129,6 +129,7 @@ type policyJSON struct {
 	MeanCI            *ciJSON          `json:"mean_ms_ci95,omitempty"`
 	RUMultiplierCI    *ciJSON          `json:"ru_multiplier_ci95,omitempty"`
 	Replicas          []replicaJSON    `json:"replicas,omitempty"`
+	Feed              *feedJSON        `json:"feed,omitempty"`
 }
 
 func ciPrec(key string) int {
@@ -163,6 +164,7 @@ func newPolicyJSON(f *Figures) policyJSON {
 		TerminalStates:    ts,
 		Counters:          f.Counters,
 		Replicas:          replicasJSON(f.Replicas),
+		Feed:              newFeedJSON(f.Feed),
 	}
 	if f.CI95 != nil {
 		ci := func(key string) *ciJSON {
@@ -311,35 +313,53 @@ func writeCSV(rows [][]string) ([]byte, error) {
 
 // summaryCSV renders summary.csv: one row per policy; terminal states as a
 // single "name=count;..." cell; CI columns only when replications > 1
-// (empty cells when a policy has no CI for a key).
+// (empty cells when a policy has no CI for a key); the feed_* columns
+// only when a policy has feed figures.
 func summaryCSV(r *Run) ([]byte, error) {
-	withCI := r.Replications > 1
+	withCI, feed := r.Replications > 1, hasFeed(r.Policies)
 	header := append([]string(nil), figureHeader...)
 	if withCI {
 		header = append(header, ciHeader()...)
 	}
+	if feed {
+		header = append(header, feedHeader()...)
+	}
 	rows := [][]string{header}
 	for i := range r.Policies {
-		rows = append(rows, figureRow(&r.Policies[i].Figures, withCI))
+		row := figureRow(&r.Policies[i].Figures, withCI)
+		if feed {
+			row = append(row, feedRow(r.Policies[i].Feed)...)
+		}
+		rows = append(rows, row)
 	}
 	return writeCSV(rows)
 }
 
 // sweepCSV renders sweep.csv: value, the summary.csv columns, then
-// "label", the policy as labelled at this point (see sweepLabel; last, so
-// the earlier columns keep their positions).
+// "label", the policy as labelled at this point (see sweepLabel; after
+// the figures, so the earlier columns keep their positions), then the
+// feed_* columns when a policy has feed figures.
 func sweepCSV(s *Sweep) ([]byte, error) {
-	withCI := s.Replications > 1
+	withCI, feed := s.Replications > 1, false
+	for _, p := range s.Points {
+		feed = feed || hasFeed(p.Policies)
+	}
 	header := append([]string{"value"}, figureHeader...)
 	if withCI {
 		header = append(header, ciHeader()...)
 	}
 	header = append(header, "label")
+	if feed {
+		header = append(header, feedHeader()...)
+	}
 	rows := [][]string{header}
 	for _, p := range s.Points {
 		for i := range p.Policies {
 			row := append([]string{fmtNum(p.Value, precS)}, figureRow(&p.Policies[i].Figures, withCI)...)
 			row = append(row, sweepLabel(s, &p, &p.Policies[i]))
+			if feed {
+				row = append(row, feedRow(p.Policies[i].Feed)...)
+			}
 			rows = append(rows, row)
 		}
 	}
@@ -428,7 +448,8 @@ func FormatTable(w io.Writer, figs []Figures) error {
 // columnLegend says what each column of a FormatTable table counts.
 const columnLegend = "ops: operations that arrived (and finished), over all replications; " +
 	"p50, p99, p99.9, max ms: end-to-end latency of every operation, failed ones included (a fast refusal counts low, a timeout high); " +
-	"hedge: alternate sent; altwin: alternate's answer returned; RU ×: RU charged / RU returned; " +
+	"hedge: alternate sent; altwin: alternate's answer returned; RU ×: RU charged / RU returned, over the same operations as hedge " +
+	"(\"-\" when they returned no RU, every charge being 0: no cost to multiply); " +
 	"err: failed operations, an error (no final response: transient statuses, deadline) or a final response with status >= 400 " +
 	"(429/3200, 404/0, 409; by class in summary.json counters); trips: partition-breaker trips"
 

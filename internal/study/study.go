@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"runtime/debug"
 	"sort"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -33,6 +33,10 @@ type PolicyResult struct {
 	// into Merged as soon as it and its predecessors have finished, so
 	// memory does not grow with the number of replications.
 	PerRep [][]float64
+	// PerRepFeed holds the feed figures whose interval comes from the
+	// replications (feedValues) of the same replications, for runs with
+	// feeds.
+	PerRepFeed [][]float64
 	// EmptyReplications counts the replications in which no operation
 	// arrived (a low rate in a short run): they have no latency or RU
 	// multiplier, so they are left out of PerRep and of the means rather
@@ -56,39 +60,6 @@ type Options struct {
 	// Context, when set, cancels the simulation: Simulate stops its
 	// workers and returns the context's error and no result.
 	Context context.Context
-}
-
-// merger folds one policy's replications into Merged in replication
-// order (so floating-point sums, and hence the output, do not depend on
-// which replication finishes first), holding only the replications that
-// finished ahead of an unfinished predecessor.
-type merger struct {
-	merged  *simnet.Stats
-	perRep  [][]float64
-	empty   int // replications without an operation
-	next    int
-	pending map[int]*simnet.Stats
-}
-
-func (m *merger) add(r int, s *simnet.Stats) {
-	m.pending[r] = s
-	for {
-		s, ok := m.pending[m.next]
-		if !ok {
-			return
-		}
-		delete(m.pending, m.next)
-		if m.merged.WindowWidth == 0 {
-			m.merged.WindowWidth = s.WindowWidth
-		}
-		m.merged.Merge(s)
-		if s.Ops > 0 {
-			m.perRep = append(m.perRep, figureValues(s))
-		} else {
-			m.empty++
-		}
-		m.next++
-	}
 }
 
 // Simulate runs every policy for every replication (replication r uses
@@ -124,100 +95,49 @@ type Input struct {
 // Simulate returns for that input, and the first error in (input, policy,
 // replication) order, or the context's error when opts.Context is
 // cancelled. Replications are merged as they finish (see Simulate).
+// Every run's measurements pass simnet's invariants (simnet.Run) and
+// every policy's figures pass this package's (a *FigureError otherwise)
+// before a result is returned.
 func SimulateAll(inputs []Input, opts Options) ([]*Result, error) {
-	for _, in := range inputs {
-		var err error
-		switch {
-		case in.Replications < 1:
-			err = fmt.Errorf("replications must be >= 1, got %d", in.Replications)
-		case len(in.Policies) == 0:
-			err = fmt.Errorf("no policies to simulate")
-		}
-		if err != nil {
-			return nil, labelled(in.Label, err)
-		}
+	if err := checkInputs(inputs); err != nil {
+		return nil, err
 	}
-	ctx := opts.Context
-	if ctx == nil {
-		ctx = context.Background()
+	folds, errs, err := simulateRuns(inputs, allRuns(inputs), opts, false)
+	if err != nil {
+		return nil, err
 	}
 	workers := opts.Parallel
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	type job struct{ in, p, r int }
-	mergers := make([][]*merger, len(inputs))
-	errs := make([][][]error, len(inputs))
-	njobs := 0
-	for i, in := range inputs {
-		mergers[i] = make([]*merger, len(in.Policies))
-		errs[i] = make([][]error, len(in.Policies))
-		for p, pol := range in.Policies {
-			mergers[i][p] = &merger{
-				merged:  &simnet.Stats{Policy: pol.Name, Latency: simnet.NewLatencyHistogram()},
-				perRep:  make([][]float64, 0, in.Replications),
-				pending: map[int]*simnet.Stats{},
-			}
-			errs[i][p] = make([]error, in.Replications)
+	return results(inputs, folds, errs, workers)
+}
+
+// PanicError is a run that panicked (a defect of the simulator or the
+// hedging package, never of the input): the run fails with it instead of
+// taking the process down, so the other runs' workers stop cleanly and
+// hedgesim fuzz can shrink the input that provokes it.
+type PanicError struct {
+	Policy      string
+	Replication int
+	Value       any
+	Stack       []byte
+}
+
+// Error returns "policy "p", replication r: internal error: panic: V" and
+// the goroutine's stack.
+func (e *PanicError) Error() string {
+	return fmt.Sprintf("policy %q, replication %d: internal error (a defect, please report it): panic: %v\n%s", e.Policy, e.Replication, e.Value, e.Stack)
+}
+
+// runOne is simnet.Run with a panic turned into a *PanicError.
+func runOne(cfg *simnet.Config, p simnet.Policy, r int, opts simnet.RunOptions) (st *simnet.Stats, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			st, err = nil, &PanicError{Policy: p.Name, Replication: r, Value: v, Stack: debug.Stack()}
 		}
-		njobs += len(in.Policies) * in.Replications
-	}
-	var mu sync.Mutex
-	jobs := make(chan job)
-	var wg sync.WaitGroup
-	for w := 0; w < min(workers, njobs); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range jobs {
-				in := &inputs[j.in]
-				st, err := simnet.Run(in.Config, in.Policies[j.p], j.r, simnet.RunOptions{Progress: opts.Progress, Context: ctx})
-				mu.Lock()
-				if err != nil {
-					errs[j.in][j.p][j.r] = err
-				} else {
-					mergers[j.in][j.p].add(j.r, st)
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-feed:
-	for i, in := range inputs {
-		for r := 0; r < in.Replications; r++ {
-			for p := range in.Policies {
-				select {
-				case jobs <- job{i, p, r}:
-				case <-ctx.Done():
-					break feed
-				}
-			}
-		}
-	}
-	close(jobs)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	out := make([]*Result, len(inputs))
-	for i, in := range inputs {
-		res := &Result{Replications: in.Replications}
-		for p, pol := range in.Policies {
-			for r := 0; r < in.Replications; r++ {
-				if err := errs[i][p][r]; err != nil {
-					return nil, labelled(in.Label, err)
-				}
-			}
-			merged := mergers[i][p].merged
-			if merged.Ops == 0 {
-				return nil, labelled(in.Label, fmt.Errorf("policy %q: no operation arrived (raise the rate, the duration or max_ops)", pol.Name))
-			}
-			mg := mergers[i][p]
-			res.Policies = append(res.Policies, PolicyResult{Name: pol.Name, Merged: merged, PerRep: mg.perRep, EmptyReplications: mg.empty})
-		}
-		out[i] = res
-	}
-	return out, nil
+	}()
+	return simnet.Run(cfg, p, r, opts)
 }
 
 func labelled(label string, err error) error {
@@ -321,21 +241,31 @@ func Figures(p PolicyResult) report.Figures {
 		f.Counters["answers@"+name] = m.ReplicaAnswers[i]
 	}
 	f.Replicas = replicaFigures(m)
+	f.Feed = feedFigures(p)
 	if len(p.PerRep) > 1 {
 		// Method of independent replications: each figure is the mean of
 		// the per-replication values, with a Student-t 95% interval;
 		// latencies cannot be negative, so their lower bound is clamped at 0.
+		// A figure undefined in a replication (NaN: an RU multiplier with no
+		// RU returned) is left out of its mean, as empty replications are;
+		// undefined in every one, it stays NaN with no interval.
 		f.CI95 = map[string][2]float64{}
 		per := make([][]float64, len(figureNames))
 		for _, v := range p.PerRep {
 			for i, x := range v {
-				per[i] = append(per[i], x)
+				if !math.IsNaN(x) {
+					per[i] = append(per[i], x)
+				}
 			}
 		}
 		means := make([]float64, len(figureNames))
 		for i, name := range figureNames {
 			if name == "max_ms" {
 				continue // the true maximum over all replications, from Merged
+			}
+			if len(per[i]) == 0 {
+				means[i] = math.NaN()
+				continue
 			}
 			ci := CI95(per[i])
 			means[i] = (ci[0] + ci[1]) / 2

@@ -80,6 +80,10 @@ type Component struct {
 var families = []string{"constant", "uniform", "exponential", "normal", "lognormal",
 	"gamma", "weibull", "pareto", "empirical", "mixture"}
 
+// Families returns the names a Spec's Family may take, in the order errors
+// list them.
+func Families() []string { return slices.Clone(families) }
+
 // allowed maps each family to the keys it accepts.
 var allowed = map[string][]string{
 	"constant":    {"value_ms"},

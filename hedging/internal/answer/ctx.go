@@ -1,0 +1,185 @@
+package answer
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Canceller cancels one attempt's context: F, the context.CancelCauseFunc
+// of a context.WithCancelCause context, or X, the inline primary's Ctx
+// (held as a pointer, so that passing it around allocates nothing). The
+// zero Canceller cancels nothing.
+type Canceller struct {
+	F context.CancelCauseFunc
+	X *Ctx
+}
+
+// Cancel cancels the attempt's context with cause.
+func (c Canceller) Cancel(cause error) {
+	if c.X != nil {
+		c.X.Cancel(cause)
+	} else if c.F != nil {
+		c.F(cause)
+	}
+}
+
+// Set reports whether c cancels a context.
+func (c Canceller) Set() bool { return c.F != nil || c.X != nil }
+
+// Ctx is the context of the primary's first attempt when hedging.Client.Do
+// runs it on the caller's goroutine (hedging.Cancellable transports); Init
+// readies it. It behaves as the
+// context.WithCancelCause context of every other attempt, with the
+// operation's deadline as its Deadline (the race, not the context, enforces
+// it), but is part of the operation's answer, so it costs
+// no allocation of its own; and it implements the AfterFunc method that
+// the context package looks for in a parent, so a context derived from it
+// (net/http derives one per request) registers with it without a children
+// map. Err reports context.Canceled, or context.DeadlineExceeded when the
+// cause is one; context.Cause reports the cause it was cancelled with.
+type Ctx struct {
+	parent   context.Context // the operation's base: ctx's values, not its cancellation
+	deadline time.Time
+	hasDL    bool
+
+	mu    sync.Mutex
+	done  chan struct{} // made on the first call of Done
+	err   error         // nil until cancelled
+	first afterReg      // the first AfterFunc registration (the common only one)
+	more  []*afterReg   // later registrations
+	// inner, set when the cause is not err itself, is a cancelled
+	// context.WithCancelCause context carrying the cause, which Value
+	// forwards to so that context.Cause finds it.
+	inner atomic.Pointer[context.Context]
+}
+
+// afterReg is one registration of Ctx.AfterFunc.
+type afterReg struct {
+	f    func()
+	live bool // registered, neither run nor stopped
+	used bool // the registration slot was taken (first only: never reused)
+}
+
+// take returns the function to run at cancellation, if it is still live.
+func (r *afterReg) take() func() {
+	if !r.live {
+		return nil
+	}
+	f := r.f
+	r.live, r.f = false, nil
+	return f
+}
+
+// closedDone is the Done channel of an Ctx cancelled before Done was
+// first called.
+var closedDone = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// Init readies c for one attempt: parent gives its values (not its
+// cancellation), deadline its Deadline when hasDL.
+func (c *Ctx) Init(parent context.Context, deadline time.Time, hasDL bool) {
+	c.parent, c.deadline, c.hasDL = parent, deadline, hasDL
+}
+
+// Deadline reports the operation's deadline, if it has one.
+func (c *Ctx) Deadline() (time.Time, bool) { return c.deadline, c.hasDL }
+
+// Done returns a channel closed when the attempt is cancelled.
+func (c *Ctx) Done() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done == nil {
+		if c.err != nil {
+			return closedDone
+		}
+		c.done = make(chan struct{})
+	}
+	return c.done
+}
+
+// Err returns nil until the attempt is cancelled; then
+// context.DeadlineExceeded if the deadline ended it, else context.Canceled.
+func (c *Ctx) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.err
+}
+
+// Value returns the value of key in the operation's context (and, once
+// cancelled with a cause of its own, what context.Cause needs to find it).
+func (c *Ctx) Value(key any) any {
+	if in := c.inner.Load(); in != nil {
+		if v := (*in).Value(key); v != nil {
+			return v
+		}
+	}
+	return c.parent.Value(key)
+}
+
+// AfterFunc arranges for f to run once the attempt is cancelled, on the
+// goroutine that cancels it (synchronously: the context package's own
+// children are cancelled the same way), or at once on a goroutine of its
+// own when it is already cancelled. stop unregisters f; it reports whether
+// it stopped f from running. The context package calls it for a context
+// derived from c.
+func (c *Ctx) AfterFunc(f func()) (stop func() bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		go f()
+		return func() bool { return false }
+	}
+	r := &c.first
+	if r.used {
+		r = &afterReg{}
+		c.more = append(c.more, r)
+	}
+	r.f, r.live, r.used = f, true, true
+	return func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return r.take() != nil
+	}
+}
+
+// Cancel cancels the attempt with cause (context.Canceled when nil) and
+// runs the functions registered with AfterFunc; later calls do nothing.
+func (c *Ctx) Cancel(cause error) {
+	if cause == nil {
+		cause = context.Canceled
+	}
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.err = context.Canceled
+	if errors.Is(cause, context.DeadlineExceeded) {
+		c.err = context.DeadlineExceeded
+	}
+	if cause != c.err {
+		in, cancel := context.WithCancelCause(context.Background())
+		cancel(cause)
+		c.inner.Store(&in)
+	}
+	if c.done != nil {
+		close(c.done)
+	}
+	f0 := c.first.take()
+	var more []func()
+	for _, r := range c.more {
+		if f := r.take(); f != nil {
+			more = append(more, f)
+		}
+	}
+	c.more = nil
+	c.mu.Unlock()
+	if f0 != nil {
+		f0()
+	}
+	for _, f := range more {
+		f()
+	}
+}
