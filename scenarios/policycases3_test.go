@@ -15,15 +15,16 @@ import (
 	"slices"
 	"testing"
 
+	"hedgelab/internal/longtest"
 	"hedgelab/internal/racecases"
 	"hedgelab/internal/scorecard"
 	"hedgelab/scenarios"
 )
 
-func TestThirdSetRecommendedLosesNone(t *testing.T) {
-	if testing.Short() {
-		t.Skip("scores seven scenarios with the whole roster (minutes)")
-	}
+// A long test (HEDGELAB_LONG=1; about 90 s on 2 cores): seven scenarios,
+// the whole roster, up to 12 paired replications each.
+func TestLongThirdSetRecommendedLosesNone(t *testing.T) {
+	longtest.Skip(t)
 	local, _ := filepath.Glob(filepath.Join("testdata", "policy-cases", "third-set", "*.toml"))
 	shared, _ := filepath.Glob(filepath.Join(racecases.SharedDir(), "cases", "policy", "third-set", "*.toml"))
 	if len(local) == 0 {

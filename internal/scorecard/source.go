@@ -113,3 +113,20 @@ func Concat(name string, sources ...Source) Source {
 		},
 	}
 }
+
+// Population returns the n scenarios of space sp at seed (the population
+// of `hedgesim scorecard --n N --seed S [--space FILE]`): scenario i is
+// sp.Generate(seed, i), parsed as `hedgesim validate` parses the file
+// `hedgesim fuzz` writes for it, so a scenario of a population can be
+// written out and rerun byte for byte. The same space, seed and n always
+// give the same population. Errors: the generator's (a space lacking a
+// key) and the parser's (a defect of the generator: the fuzzer reports it).
+func Population(sp *scenarios.Space, seed uint64, n int) Source {
+	return Generated(fmt.Sprintf("%d scenarios of %s at seed %d", n, sp.Source, seed), n, func(i int) (*scenarios.Scenario, error) {
+		doc, err := sp.Generate(seed, i)
+		if err != nil {
+			return nil, err
+		}
+		return scenarios.Parse(fmt.Sprintf("fuzz-%d-%d.toml", seed, i), doc.Marshal())
+	})
+}
