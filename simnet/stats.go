@@ -83,7 +83,8 @@ type Stats struct {
 	RUCharged, RUReturned float64
 	// Latency is the end-to-end latency of every operation, failed ones
 	// included, µs; LatencySum is the exact sum of those latencies (for
-	// the mean).
+	// the mean). In the Stats a run returns it is the merge of KindLatency
+	// (the same counts as recording every operation in it).
 	Latency    *hdr.Histogram
 	LatencySum time.Duration
 	// KindLatency is Latency split by operation kind (indexed by
