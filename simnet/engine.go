@@ -151,6 +151,7 @@ func (s *sim) run(done <-chan struct{}) bool {
 		}
 	}
 	s.stats.End = max(s.now, s.deadEnd)
+	s.stats.poolLatency()
 	s.finishCapacity()
 	if s.fx != nil {
 		s.finishFeed()
