@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -199,6 +200,24 @@ var (
 // limits to 255 bytes.
 const MaxNameLen = 64
 
+// CheckName reports why name cannot be a scenario's name (the top-level
+// name key, which names the results directory): it is required, must
+// match [a-z0-9-]+ without a leading dash and be at most MaxNameLen
+// bytes. It returns nil for a valid name; the error's text is what the
+// validator reports after "file:line: name: ". Tools that write a
+// scenario (calibrate's --name) check their input with it.
+func CheckName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("required")
+	case !reScenarioName.MatchString(name):
+		return fmt.Errorf("must match [a-z0-9-]+ and not start with a dash, got %q", name)
+	case len(name) > MaxNameLen:
+		return fmt.Errorf("must be at most %d characters (it names the output directory), got %d", MaxNameLen, len(name))
+	}
+	return nil
+}
+
 // checkID checks an element name: required, [A-Za-z0-9_-]+, at most
 // MaxNameLen bytes, unique.
 func (b *builder) checkID(p fpath, what, name string, seen map[string]fpath) {
@@ -292,13 +311,8 @@ type names struct {
 func (b *builder) topLevel(cfg *simnet.Config) (reps int) {
 	f := b.f
 	var root fpath
-	switch {
-	case f.Name == "":
-		b.fail(root.key("name"), "required")
-	case !reScenarioName.MatchString(f.Name):
-		b.fail(root.key("name"), "must match [a-z0-9-]+ and not start with a dash, got %q", f.Name)
-	case len(f.Name) > MaxNameLen:
-		b.fail(root.key("name"), "must be at most %d characters (it names the output directory), got %d", MaxNameLen, len(f.Name))
+	if err := CheckName(f.Name); err != nil {
+		b.fail(root.key("name"), "%s", err)
 	}
 	b.integer(root.key("seed"), "seed", f.Seed)
 	cfg.Seed = uint64(f.Seed)

@@ -302,6 +302,28 @@ func (f field) rangeMsg(got string) string {
 	return f.prefix + r + f.note + ", got " + got
 }
 
+// CheckValue reports whether v is in the range the validator accepts for
+// the scalar key (a schema path as errors name it, such as
+// "workload.partitions" or "replicas.queue_limit"; see the fields table
+// in fields.go): nil when it is, else an error "key: must be ..., got v"
+// worded as the validator words it. An unknown key is an error. Tools
+// that write a scenario (calibrate's flags) check their input with it, so
+// a range is declared once.
+func CheckValue(key string, v float64) error {
+	f, ok := fields[key]
+	if !ok || f.kind == kEnum || f.kind == kBool {
+		return fmt.Errorf("scenarios: %q is not a numeric key of the schema", key)
+	}
+	if f.in(v) && (f.kind != kInt || v == math.Trunc(v)) {
+		return nil
+	}
+	got := strconv.FormatFloat(v, 'g', -1, 64)
+	if f.kind == kInt && v == math.Trunc(v) {
+		got = strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	return fmt.Errorf("%s: %s", key, f.rangeMsg(got))
+}
+
 // num checks the number v of key at p against its declaration and reports
 // whether it is in range.
 func (b *builder) num(p fpath, key string, v float64) bool {

@@ -7,6 +7,7 @@ package simnet
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"hedgelab/hedging"
@@ -149,6 +150,12 @@ func takeFree[T any](items *[]T, free *[]int32) int32 {
 		i := (*free)[n-1]
 		*free = (*free)[:n-1]
 		return i
+	}
+	if n := len(*items); n == cap(*items) {
+		// Double: append's 1.25× growth of a large slice leaves about four
+		// times its final size behind as garbage while it grows (the
+		// memory bound, memory.go).
+		*items = slices.Grow(*items, max(n, 16))
 	}
 	var zero T
 	*items = append(*items, zero)

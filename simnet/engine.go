@@ -81,7 +81,7 @@ func (s *sim) draw(purpose, a, b, c uint64) *rand.Rand {
 
 // run simulates until the event queue is empty and returns true, or
 // returns false as soon as it sees done closed or the run over its work
-// limit (s.workErr set), both checked every cancelCheckEvents events
+// or memory limit (s.workErr set), all checked every cancelCheckEvents events
 // (nil never closes).
 func (s *sim) run(done <-chan struct{}) bool {
 	s.initCapacity()
@@ -99,7 +99,7 @@ func (s *sim) run(done <-chan struct{}) bool {
 		s.now = ev.at
 		s.stats.Events++
 		if s.stats.Events&(cancelCheckEvents-1) == 0 {
-			if s.overWork() {
+			if s.overWork() || s.overMemory() {
 				return false
 			}
 			if s.stats.Events > s.eventCap {

@@ -129,6 +129,9 @@ func Fit(t *Telemetry, opt Options) (*Model, error) {
 	if m.Name == "" {
 		m.Name = "calibrated"
 	}
+	if err := scenarios.CheckName(m.Name); err != nil {
+		return nil, fmt.Errorf("calibrate: --name %q: %v", m.Name, err)
+	}
 	if m.Seed == 0 {
 		m.Seed = 1
 	}
@@ -432,6 +435,9 @@ func (m *Model) fitPartitions(t *Telemetry, n int) error {
 	case n < 0:
 		return fmt.Errorf("calibrate: --partitions %d: want a positive count (or 0 to count them from the telemetry)", n)
 	case n > 0:
+		if err := scenarios.CheckValue("workload.partitions", float64(n)); err != nil {
+			return fmt.Errorf("calibrate: --partitions %d: %v", n, err)
+		}
 		m.Partitions, m.PartitionsNote = n, "given (--partitions)"
 	case t.Partitions > 0:
 		m.Partitions = t.Partitions
