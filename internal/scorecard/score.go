@@ -32,6 +32,9 @@ type Options struct {
 	// (Policy.Best, Regret and Clairvoyant stay zero/NaN): a test of the
 	// rule on chosen policies.
 	OwnOnly, NoFrontier bool
+	// RosterOnly scores the roster without the scenario's own policies
+	// (a generated population, whose own policies are random draws).
+	RosterOnly bool
 }
 
 // scoredQ are the quantiles scored for every hedgeable kind (p99.9 only
@@ -209,7 +212,7 @@ func Score(s *scenarios.Scenario, opts Options) (*Card, error) {
 	if err != nil {
 		return nil, err
 	}
-	entries, grid, err := lineup(s, cfg, own, opts.OwnOnly)
+	entries, grid, err := lineup(s, cfg, own, opts.OwnOnly, opts.RosterOnly)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Source, err)
 	}
