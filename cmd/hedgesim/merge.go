@@ -98,6 +98,9 @@ func merge(ctx context.Context, dirs []string, out string, quiet bool, stdout io
 		return err
 	}
 	w := shards[0].header.work
+	if w.Command == "scorecard" {
+		return mergeScorecard(shards, out, stdout)
+	}
 	plan := shardPlanners[w.Command]
 	if plan == nil {
 		return fmt.Errorf("%s: a partial result of hedgesim %s, which this build cannot merge", shards[0].headerPath(), w.Command)
