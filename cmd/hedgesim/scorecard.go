@@ -325,7 +325,7 @@ func msText(v float64) string {
 // the last line.
 func summaryText(s scorecard.Summary) string {
 	var w strings.Builder
-	fmt.Fprintf(&w, "\n%d scenarios (%d settled at the replication cap)\n", s.Scenarios, s.Capped)
+	fmt.Fprintf(&w, "\n%d scenarios (%d settled at the replication cap; %d with no hedgeable operation kind)\n", s.Scenarios, s.Capped, s.Unhedgeable)
 	fmt.Fprintln(&w, "loss rate per roster policy (exact 95% interval):")
 	for _, r := range s.Rates {
 		fmt.Fprintf(&w, "    %-20s %3d of %3d  %5.1f%% [%.1f, %.1f]\n", r.Policy, r.Lost, r.Ran, 100*float64(r.Lost)/math.Max(float64(r.Ran), 1), 100*r.CI[0], 100*r.CI[1])

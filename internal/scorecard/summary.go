@@ -48,6 +48,9 @@ type Summary struct {
 	// Scenarios is the number scored; Capped how many were settled at the
 	// replication cap with some verdict undecided.
 	Scenarios, Capped int
+	// Unhedgeable counts the scenarios with no operation kind the client
+	// may hedge (no headline: only the RU and error rules can judge them).
+	Unhedgeable int
 	// Rates holds every roster policy's loss rate, in roster order.
 	Rates []Rate
 	// Regret is the recommended policy's median regret to the hindsight
@@ -155,6 +158,9 @@ func Summarize(cards []*Card) Summary {
 		s.Wall += c.Wall
 		if !c.Decided {
 			s.Capped++
+		}
+		if c.Headline < 0 {
+			s.Unhedgeable++
 		}
 		if c.Changes != "" {
 			changing = append(changing, c)
