@@ -132,6 +132,9 @@ func cmdScorecard(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if f.parallel < 1 {
 		return usageError(stderr, "scorecard", fmt.Sprintf("--parallel must be >= 1, got %d", f.parallel))
 	}
+	if f.out != "" && f.shard == nil {
+		return usageError(stderr, "scorecard", "--out names a shard's partial result: give --shard I/N (a scorecard prints its result)")
+	}
 	if f.cap > 0 && f.start > f.cap {
 		return usageError(stderr, "scorecard", fmt.Sprintf("--reps (%d) must be at most --cap (%d)", f.start, f.cap))
 	}
