@@ -63,6 +63,26 @@ func DefaultSpace() (*Space, error) {
 	return parseSpace(DefaultSpaceSource, defaultSpaceText, nil)
 }
 
+//go:embed space/population.toml
+var populationSpaceText []byte
+
+// PopulationSpaceSource names the embedded population space.
+const PopulationSpaceSource = "embedded:space/population.toml"
+
+// PopulationSpace returns the embedded population space of
+// `hedgesim scorecard --n` (space/population.toml, layered over the
+// default as a user's file is): scenarios where a threshold decision
+// matters (an alternate region, enough operations for a p99, conditions
+// that change inside the run). It never fails on a build whose embedded
+// files are valid (a test checks it).
+func PopulationSpace() (*Space, error) {
+	base, err := DefaultSpace()
+	if err != nil {
+		return nil, err
+	}
+	return parseSpace(PopulationSpaceSource, populationSpaceText, base)
+}
+
 // LoadSpace reads a scenario space from path, layered over the default:
 // each key the file sets replaces the default's. Errors name the file,
 // line and key: an unknown section or key (one the default space does not

@@ -211,8 +211,8 @@ func TestCLIHelpAndMissingArguments(t *testing.T) {
 	}
 }
 
-// hedgesim scorecard: usage errors name the flag; the population flags
-// are refused while the build has no scenario generator; a small
+// hedgesim scorecard: usage errors name the flag (the population's flags
+// go together and alone; --shard is for a population); a small
 // scenario's scorecard ends with the recommended policy's count.
 func TestCLIScorecard(t *testing.T) {
 	for _, c := range []struct {
@@ -223,7 +223,15 @@ func TestCLIScorecard(t *testing.T) {
 		{[]string{"scorecard"}, exitUsage, "no scenarios: give files, directories or names, or --library"},
 		{[]string{"scorecard", "--reps", "0", "tiny"}, exitUsage, "reps must be an integer >= 1"},
 		{[]string{"scorecard", "--reps", "5", "--cap", "3", "tiny"}, exitUsage, "--reps (5) must be at most --cap (3)"},
-		{[]string{"scorecard", "--n", "200", "--seed", "7"}, exitUsage, "needs the scenario generator"},
+		{[]string{"scorecard", "--n", "200"}, exitUsage, "give its seed with --seed S"},
+		{[]string{"scorecard", "--seed", "7"}, exitUsage, "give its size with --n N"},
+		{[]string{"scorecard", "--n", "0", "--seed", "7"}, exitUsage, "n must be an integer >= 1"},
+		{[]string{"scorecard", "--n", "2", "--seed", "7", "tiny"}, exitUsage, "--n scores a generated population alone"},
+		{[]string{"scorecard", "--n", "2", "--seed", "7", "--library"}, exitUsage, "--n scores a generated population alone"},
+		{[]string{"scorecard", "--n", "2", "--seed", "7", "--space", "nosuch.toml"}, exitUsage, "nosuch.toml"},
+		{[]string{"scorecard", "--n", "2", "--seed", "7", "--out", "x"}, exitUsage, "--out names a shard's partial result"},
+		{[]string{"scorecard", "--shard", "0/2", "tiny"}, exitUsage, "--shard and --out shard a generated population"},
+		{[]string{"scorecard", "--n", "2", "--seed", "7", "--shard", "2/2"}, exitUsage, "the shard I is 0-based"},
 		{[]string{"scorecard", "nosuch"}, exitError, `unknown scenario "nosuch"`},
 	} {
 		var out, errb strings.Builder

@@ -34,7 +34,9 @@ a whole, and prints the same tables. The partials must be of one command
 (the same scenarios, by their text, and flags) and one build: merge
 refuses partials that do not belong together, a missing or duplicate
 shard, and a partial written by another build than its own, naming the
-file. A shard's DIR holds shard.json (what was run, readable) and
+file. For a population scorecard (hedgesim scorecard --n N --seed S
+--shard I/N) it prints what the unsharded scorecard prints, byte for byte,
+and writes no file. A shard's DIR holds shard.json (what was run, readable) and
 shard.bin (its measurements: counters and histograms, a few numbers per
 replication, never the samples).
 
@@ -98,6 +100,9 @@ func merge(ctx context.Context, dirs []string, out string, quiet bool, stdout io
 		return err
 	}
 	w := shards[0].header.work
+	if w.Command == "scorecard" {
+		return mergeScorecard(shards, out, stdout)
+	}
 	plan := shardPlanners[w.Command]
 	if plan == nil {
 		return fmt.Errorf("%s: a partial result of hedgesim %s, which this build cannot merge", shards[0].headerPath(), w.Command)

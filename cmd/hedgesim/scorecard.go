@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -20,6 +22,7 @@ import (
 
 // scorecardUsage is the help of scorecard.
 const scorecardUsage = `Usage: hedgesim scorecard [flags] [FILE|DIR|NAME...]
+       hedgesim scorecard --n N --seed S [--space FILE] [--shard I/N --out DIR] [flags]
 
 Scores every threshold policy on each scenario (a file, every *.toml of a
 directory, an embedded scenario by name; --library adds every embedded
@@ -50,12 +53,31 @@ a hedger that knows every operation's latencies.
 
 It prints a line per scenario (-v: a row per policy), each roster
 policy's loss rate with its exact 95% interval, the recommended policy's
-median regret, and last "recommended: K losses of N".
+median regret (over all scenarios, and over those whose conditions change
+during the run: episodes, rate_changes, a fault or background window),
+the scenarios it loses and why, and last "recommended: K losses of N".
+The output does not depend on --parallel; wall times go to stderr.
+
+With --n N --seed S it scores a generated population: scenarios 0..N-1 of
+the seed in the population space (the embedded space/population.toml,
+layered over hedgesim fuzz's default space: two regions or more, at least
+1000 operations a replication, conditions that change inside the run) or
+in --space FILE (layered over fuzz's default space, as fuzz reads it). A
+generated scenario is scored with the roster only (its own policy is a
+random draw). Scenario i is fuzz-S-i, the file "hedgesim fuzz --space FILE
+--seed S --first i --n 1" checks.
+
+With --shard I/N (a population only) it scores the scenarios whose index
+is I modulo N and writes the shard's partial result into --out (default
+scorecard-shard-I-of-N); "hedgesim merge DIR..." of the N shards prints
+what the unsharded scorecard prints, byte for byte.
 
 Examples:
   hedgesim scorecard ../shared/cases/policy/third-set
   hedgesim scorecard --library --parallel 2
   hedgesim scorecard -v alternate-503-far-third.toml
+  hedgesim scorecard --n 200 --seed $(date +%s) --parallel 2
+  hedgesim scorecard --n 200 --seed 7 --shard 0/4 --out parts/0   # then: hedgesim merge parts
 
 Flags:
 `
@@ -66,6 +88,8 @@ type scorecardFlags struct {
 	n                    int
 	seed                 int64
 	space                string
+	shard                *study.Shard
+	out                  string
 }
 
 func cmdScorecard(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -88,10 +112,16 @@ func cmdScorecard(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.BoolVar(&f.library, "library", false, "score every embedded scenario too")
 	fs.Func("n", "score N scenarios of the generated population (needs --seed)", positive(&f.n, "n"))
 	fs.Int64Var(&f.seed, "seed", -1, "seed of the generated population (with --n)")
-	fs.StringVar(&f.space, "space", "", "scenario space of the generated population (with --n; default the built-in space)")
+	fs.StringVar(&f.space, "space", "", "scenario space of the generated population, layered over fuzz's default (with --n; default the embedded population space)")
+	fs.Func("shard", "score only the population's scenarios I modulo N and write the partial result into --out; hedgesim merge combines the N partials", func(s string) error {
+		sh, err := parseShard(s)
+		f.shard = &sh
+		return err
+	})
+	fs.StringVar(&f.out, "out", "", "with --shard: the partial result's directory (default scorecard-shard-I-of-N)")
 	if wantsHelp(args) {
 		fs.SetOutput(stdout)
-		fmt.Fprint(stdout, scorecardUsage)
+		_, _ = io.WriteString(stdout, scorecardUsage)
 		fs.PrintDefaults()
 		return exitOK
 	}
@@ -102,16 +132,29 @@ func cmdScorecard(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if f.parallel < 1 {
 		return usageError(stderr, "scorecard", fmt.Sprintf("--parallel must be >= 1, got %d", f.parallel))
 	}
+	if f.out != "" && f.shard == nil {
+		return usageError(stderr, "scorecard", "--out names a shard's partial result: give --shard I/N (a scorecard prints its result)")
+	}
 	if f.cap > 0 && f.start > f.cap {
 		return usageError(stderr, "scorecard", fmt.Sprintf("--reps (%d) must be at most --cap (%d)", f.start, f.cap))
 	}
-	src, err := scorecardSource(pos, f)
+	src, pop, err := scorecardSource(pos, f)
 	if err != nil {
 		return usageError(stderr, "scorecard", err.Error())
 	}
-	opts := scorecard.Options{Parallel: f.parallel, Start: f.start, Cap: f.cap, Context: ctx}
+	opts := scorecard.Options{Parallel: f.parallel, Start: f.start, Cap: f.cap, Context: ctx, RosterOnly: pop != nil}
 	began := time.Now()
-	cards, err := scorecard.Run(src, opts, func(c *scorecard.Card) { printCard(stdout, c, f.verbose) })
+	var shard []scorecardRecord
+	scored := 0
+	cards, err := scorecard.Run(src, opts, func(c *scorecard.Card) {
+		scored++
+		fmt.Fprintf(stderr, "scored %s in %s (%d)\n", c.Scenario, c.Wall.Round(time.Millisecond), scored)
+		if f.shard != nil {
+			shard = append(shard, recordOf(pop.indices[scored-1], c, f.verbose))
+			return
+		}
+		fmt.Fprint(stdout, cardText(c, f.verbose))
+	})
 	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintf(stderr, "hedgesim: %v\n", errInterrupted)
@@ -120,17 +163,69 @@ func cmdScorecard(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "hedgesim: %v\n", err)
 		return exitError
 	}
-	printSummary(stdout, scorecard.Summarize(cards), time.Since(began))
+	if f.shard != nil {
+		return exitCode(stderr, writeScorecardShard(pop, f, shard, time.Since(began), stdout))
+	}
+	fmt.Fprint(stdout, summaryText(scorecard.Summarize(cards)))
+	fmt.Fprintf(stderr, "scorecard: %d scenarios in %s\n", len(cards), time.Since(began).Round(time.Second))
 	return exitOK
+}
+
+// scorecardPopulation is a generated population's recipe: the flags that
+// make it and the indices this run scores (a shard's share, or all).
+type scorecardPopulation struct {
+	n       int
+	seed    uint64
+	space   string // the space's source (a path, or embedded:...)
+	sha256  string // of the --space file ("" for the embedded space)
+	indices []int
+}
+
+// populationOf returns the population of f and its source.
+func populationOf(f scorecardFlags) (*scorecardPopulation, scorecard.Source, error) {
+	switch {
+	case f.n == 0:
+		return nil, scorecard.Source{}, errors.New("--seed and --space score a generated population: give its size with --n N")
+	case f.seed < 0:
+		return nil, scorecard.Source{}, errors.New("--n scores a generated population: give its seed with --seed S (S >= 0)")
+	}
+	var sp *scenarios.Space
+	var err error
+	pop := &scorecardPopulation{n: f.n, seed: uint64(f.seed)}
+	if f.space == "" {
+		sp, err = scenarios.PopulationSpace()
+	} else {
+		var data []byte
+		if data, err = os.ReadFile(f.space); err == nil {
+			sum := sha256.Sum256(data)
+			pop.sha256 = hex.EncodeToString(sum[:])
+			sp, err = scenarios.LoadSpace(f.space)
+		}
+	}
+	if err != nil {
+		return nil, scorecard.Source{}, err
+	}
+	pop.space = sp.Source
+	for i := range f.n {
+		if f.shard == nil || i%f.shard.Count == f.shard.Index {
+			pop.indices = append(pop.indices, i)
+		}
+	}
+	return pop, scorecard.Population(sp, pop.seed, pop.indices), nil
 }
 
 // scorecardSource is where the scorecard's scenarios come from: the
 // paths and names given, and the library with --library.
-func scorecardSource(pos []string, f scorecardFlags) (scorecard.Source, error) {
+func scorecardSource(pos []string, f scorecardFlags) (scorecard.Source, *scorecardPopulation, error) {
 	if f.n > 0 || f.seed >= 0 || f.space != "" {
-		// The population: scorecard.Generated(name, f.n, func(i int) (*scenarios.Scenario, error) { ... })
-		// over the scenario generator (scenario i of seed S in space FILE).
-		return scorecard.Source{}, errors.New("--n, --seed and --space score a generated population, which needs the scenario generator: not in this build")
+		if len(pos) > 0 || f.library {
+			return scorecard.Source{}, nil, errors.New("--n scores a generated population alone: score files, names or --library in a run of their own")
+		}
+		pop, src, err := populationOf(f)
+		return src, pop, err
+	}
+	if f.shard != nil || f.out != "" {
+		return scorecard.Source{}, nil, errors.New("--shard and --out shard a generated population (--n N --seed S)")
 	}
 	var srcs []scorecard.Source
 	var paths []string
@@ -151,14 +246,14 @@ func scorecardSource(pos []string, f scorecardFlags) (scorecard.Source, error) {
 		srcs = append(srcs, scorecard.Library())
 	}
 	if len(srcs) == 0 {
-		return scorecard.Source{}, errors.New("no scenarios: give files, directories or names, or --library")
+		return scorecard.Source{}, nil, errors.New("no scenarios: give files, directories or names, or --library, or a population: --n N --seed S")
 	}
-	return scorecard.Concat("scenarios", srcs...), nil
+	return scorecard.Concat("scenarios", srcs...), nil, nil
 }
 
-// printCard prints one scenario's line (and with verbose a row per
-// policy).
-func printCard(w io.Writer, c *scorecard.Card, verbose bool) {
+// cardText is one scenario's line (and with verbose a row per policy).
+func cardText(c *scorecard.Card, verbose bool) string {
+	var w strings.Builder
 	state := "decided"
 	if !c.Decided {
 		state = "capped"
@@ -171,7 +266,11 @@ func printCard(w io.Writer, c *scorecard.Card, verbose bool) {
 	if c.Replications > c.Start {
 		reps += "-" + strconv.Itoa(c.Replications)
 	}
-	fmt.Fprintf(w, "%s  (%s replications, %s; headline %s; %s)\n", c.Scenario, reps, state, head, c.Wall.Round(time.Second))
+	changes := ""
+	if c.Changes != "" {
+		changes = "; changes: " + c.Changes
+	}
+	fmt.Fprintf(&w, "%s  (%s replications, %s; headline %s%s)\n", c.Scenario, reps, state, head, changes)
 	if verbose {
 		var qs []string
 		for _, q := range c.Quantities {
@@ -180,7 +279,7 @@ func printCard(w io.Writer, c *scorecard.Card, verbose bool) {
 		for _, q := range c.Pooled {
 			qs = append(qs, q.String())
 		}
-		fmt.Fprintf(w, "    %-22s %s | RU × | err | hedged | regret [95%%] (best fixed) | clairvoyant\n", "policy", strings.Join(qs, " | "))
+		fmt.Fprintf(&w, "    %-22s %s | RU × | err | hedged | regret [95%%] (best fixed) | clairvoyant\n", "policy", strings.Join(qs, " | "))
 		for _, p := range c.Policies {
 			var vs []string
 			for _, v := range p.Latency {
@@ -201,30 +300,20 @@ func printCard(w io.Writer, c *scorecard.Card, verbose bool) {
 			if p.Loses {
 				verdict = "  LOSES"
 			}
-			fmt.Fprintf(w, "    %-22s %s | %.3f | %.2f%% | %.2f%% | %s | %s%s\n", p.Name, strings.Join(vs, " | "), p.RU, 100*p.Errors, 100*p.Hedged, regret, clair, verdict)
+			fmt.Fprintf(&w, "    %-22s %s | %.3f | %.2f%% | %.2f%% | %s | %s%s\n", p.Name, strings.Join(vs, " | "), p.RU, 100*p.Errors, 100*p.Hedged, regret, clair, verdict)
 		}
 		if c.ClairvoyantWhy != "" {
-			fmt.Fprintf(w, "    no clairvoyant bound: %s\n", c.ClairvoyantWhy)
+			fmt.Fprintf(&w, "    no clairvoyant bound: %s\n", c.ClairvoyantWhy)
 		}
 	}
 	if p := c.Policy(scorecard.Recommended); p != nil {
 		line := "no loss"
 		if p.Loses {
-			var why []string
-			for _, l := range p.Losses {
-				if l.Truth != study.True {
-					continue
-				}
-				if l.By == "" {
-					why = append(why, l.Why)
-				} else {
-					why = append(why, l.By+": "+l.Why)
-				}
-			}
-			line = "LOSES to " + strings.Join(why, "; ")
+			line = "LOSES to " + c.Why(scorecard.Recommended)
 		}
-		fmt.Fprintf(w, "    %s: %s\n", scorecard.Recommended, line)
+		fmt.Fprintf(&w, "    %s: %s\n", scorecard.Recommended, line)
 	}
+	return w.String()
 }
 
 func msText(v float64) string {
@@ -234,18 +323,54 @@ func msText(v float64) string {
 	return strconv.FormatFloat(v, 'f', 1, 64)
 }
 
-// printSummary prints the loss rates, the recommended policy's regret and
+// summaryText is the loss rates, the recommended policy's regret (over
+// all scenarios and over those whose conditions change), its losses and
 // the last line.
-func printSummary(w io.Writer, s scorecard.Summary, wall time.Duration) {
-	fmt.Fprintf(w, "\n%d scenarios (%d settled at the replication cap), %s\n", s.Scenarios, s.Capped, wall.Round(time.Second))
-	fmt.Fprintln(w, "loss rate per roster policy (exact 95% interval):")
+func summaryText(s scorecard.Summary) string {
+	var w strings.Builder
+	fmt.Fprintf(&w, "\n%d scenarios (%d settled at the replication cap; %d with no hedgeable operation kind)\n", s.Scenarios, s.Capped, s.Unhedgeable)
+	fmt.Fprintln(&w, "loss rate per roster policy (exact 95% interval):")
 	for _, r := range s.Rates {
-		fmt.Fprintf(w, "    %-20s %3d of %3d  %5.1f%% [%.1f, %.1f]\n", r.Policy, r.Lost, r.Ran, 100*float64(r.Lost)/math.Max(float64(r.Ran), 1), 100*r.CI[0], 100*r.CI[1])
+		fmt.Fprintf(&w, "    %-20s %3d of %3d  %5.1f%% [%.1f, %.1f]\n", r.Policy, r.Lost, r.Ran, 100*float64(r.Lost)/math.Max(float64(r.Ran), 1), 100*r.CI[0], 100*r.CI[1])
 	}
 	if s.RegretN > 0 {
-		fmt.Fprintf(w, "%s: median regret to the hindsight frontier %+.1f%% [%+.1f, %+.1f] over %d scenarios; beats every fixed threshold on %d, behind the best on %d\n",
-			scorecard.Recommended, 100*s.Regret, 100*s.RegretCI[0], 100*s.RegretCI[1], s.RegretN, s.Beats, s.Behind)
+		fmt.Fprintf(&w, "%s: median regret to the hindsight frontier %s over %d scenarios; beats every fixed threshold on %d, behind the best on %d\n",
+			scorecard.Recommended, pctCI(s.Regret, s.RegretCI), s.RegretN, s.Beats, s.Behind)
+	}
+	if c := s.Changing; c.Scenarios > 0 {
+		verdict := "not distinguishable from the best fixed threshold at equal RU"
+		switch {
+		case c.N == 0:
+			verdict = "no regret measured"
+		case c.CI[1] < 0:
+			verdict = "beats the best fixed threshold at equal RU"
+		case c.CI[0] > 0:
+			verdict = "behind the best fixed threshold at equal RU"
+		}
+		fmt.Fprintf(&w, "%s where conditions change during the run (%d scenarios: episodes, rate_changes, a fault or background window): median regret %s over %d; beats every fixed threshold on %d, behind the best on %d: %s\n",
+			scorecard.Recommended, c.Scenarios, pctCI(c.Median, c.CI), c.N, c.Beats, c.Behind, verdict)
+	} else {
+		fmt.Fprintf(&w, "%s where conditions change during the run: no such scenario\n", scorecard.Recommended)
+	}
+	if len(s.Lost) > 0 {
+		fmt.Fprintf(&w, "%s loses %d:\n", scorecard.Recommended, len(s.Lost))
+		for _, l := range s.Lost {
+			changes := ""
+			if l.Changes != "" {
+				changes = " (changes: " + l.Changes + ")"
+			}
+			fmt.Fprintf(&w, "    %s%s: %s\n", l.Scenario, changes, l.Why)
+		}
 	}
 	r := s.Rate(scorecard.Recommended)
-	fmt.Fprintf(w, "%s: %d losses of %d\n", scorecard.Recommended, r.Lost, r.Ran)
+	fmt.Fprintf(&w, "%s: %d losses of %d\n", scorecard.Recommended, r.Lost, r.Ran)
+	return w.String()
+}
+
+// pctCI renders a relative figure and its interval in percent.
+func pctCI(v float64, ci [2]float64) string {
+	if math.IsNaN(v) {
+		return "-"
+	}
+	return fmt.Sprintf("%+.1f%% [%+.1f, %+.1f]", 100*v, 100*ci[0], 100*ci[1])
 }

@@ -52,7 +52,7 @@ type partialHeader struct {
 
 // work is what a sharded command does: enough to rebuild its plan.
 type work struct {
-	// Command is the hedgesim command: run or sweep.
+	// Command is the hedgesim command: run, sweep or scorecard.
 	Command   string         `json:"command"`
 	Flags     workFlags      `json:"flags"`
 	Scenarios []workScenario `json:"scenarios"`
@@ -64,6 +64,8 @@ type workFlags struct {
 	Seed         *uint64 `json:"seed,omitempty"`         // nil: the scenario's
 	PNG          bool    `json:"png,omitempty"`
 	Param        string  `json:"param,omitempty"` // sweep --param, as given
+	// Scorecard is a population scorecard's recipe (scorecard_shard.go).
+	Scorecard *scorecardWork `json:"scorecard,omitempty"`
 }
 
 // workScenario is one scenario of a command, by its text.
@@ -103,6 +105,9 @@ func (w workFlags) String() string {
 	}
 	if w.Param != "" {
 		parts = append(parts, "--param "+w.Param)
+	}
+	if w.Scorecard != nil {
+		parts = append(parts, w.Scorecard.String())
 	}
 	if len(parts) == 0 {
 		return "no flags that change the results"

@@ -124,13 +124,16 @@ type entry struct {
 }
 
 // lineup returns the policies a scenario is scored with — its own, in
-// file order, then every roster entry it does not already have (its entry
+// file order (none with rosterOnly), then every roster entry it does not already have (its entry
 // of a roster entry's name, or else of its settings, stands for it) — and the fixed thresholds of the hindsight frontier that no
 // scored policy already is (index into GridMs → the scored policy that is
 // that threshold, or -1).
-func lineup(s *scenarios.Scenario, cfg *simnet.Config, own []simnet.Policy, ownOnly bool) ([]entry, []int, error) {
+func lineup(s *scenarios.Scenario, cfg *simnet.Config, own []simnet.Policy, ownOnly, rosterOnly bool) ([]entry, []int, error) {
 	var out []entry
 	for i, p := range s.File.Policies {
+		if rosterOnly {
+			break
+		}
 		out = append(out, entry{file: p, pol: own[i]})
 	}
 	built, err := scenarios.BuildPolicies("scorecard roster", []byte(RosterTOML), cfg.Client.RequestTimeout)

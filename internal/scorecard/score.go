@@ -32,6 +32,9 @@ type Options struct {
 	// (Policy.Best, Regret and Clairvoyant stay zero/NaN): a test of the
 	// rule on chosen policies.
 	OwnOnly, NoFrontier bool
+	// RosterOnly scores the roster without the scenario's own policies
+	// (a generated population, whose own policies are random draws).
+	RosterOnly bool
 }
 
 // scoredQ are the quantiles scored for every hedgeable kind (p99.9 only
@@ -96,6 +99,10 @@ type Card struct {
 	ClairvoyantWhy string
 	// Paired is the rule's input (the scored policies' replications).
 	Paired *study.Paired
+	// Changes names what changes the scenario's conditions during a run
+	// (episodes, rate_changes, a fault or background window), "" when
+	// nothing does (see changes).
+	Changes string
 	// Wall is the wall time the scenario took.
 	Wall time.Duration
 }
@@ -209,7 +216,7 @@ func Score(s *scenarios.Scenario, opts Options) (*Card, error) {
 	if err != nil {
 		return nil, err
 	}
-	entries, grid, err := lineup(s, cfg, own, opts.OwnOnly)
+	entries, grid, err := lineup(s, cfg, own, opts.OwnOnly, opts.RosterOnly)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Source, err)
 	}
@@ -247,7 +254,7 @@ func Score(s *scenarios.Scenario, opts Options) (*Card, error) {
 	if err := run(pols, nil, runs, 0, start); err != nil {
 		return nil, err
 	}
-	card := &Card{Scenario: s.Name, Source: s.Source, Start: start}
+	card := &Card{Scenario: s.Name, Source: s.Source, Start: start, Changes: changes(&s.File)}
 	card.choose(cfg, runs)
 	n := start
 	for {
@@ -433,13 +440,15 @@ func (c *Card) fill(entries []entry, runs [][]sample, grid, gidx []int, gruns []
 		for _, q := range c.Pooled {
 			p.Pooled = append(p.Pooled, meanOf(ss, func(s sample) float64 { return value(s, q) }))
 		}
-		if c.Headline >= 0 && len(points) > 0 {
+		if c.Headline >= 0 && len(points) > 0 && !math.IsNaN(p.RU) {
+			// By name: a point whose figures are NaN (no operation of the
+			// headline kind completed) is not == to itself.
 			best, _ := study.BestAt(c.Frontier, p.RU)
-			bi := slices.IndexFunc(points, func(pt point) bool { return pt.fp == best })
+			bi := slices.IndexFunc(points, func(pt point) bool { return pt.fp.Policy == best.Policy })
 			hq := c.Quantities[c.Headline]
 			var mine, theirs []float64
 			for r := range n {
-				if ss[r].ops > 0 && points[bi].runs[r].ops > 0 {
+				if bi >= 0 && ss[r].ops > 0 && points[bi].runs[r].ops > 0 {
 					mine = append(mine, value(ss[r], hq))
 					theirs = append(theirs, value(points[bi].runs[r], hq))
 				}

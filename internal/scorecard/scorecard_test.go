@@ -24,7 +24,7 @@ func TestLineup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	entries, grid, err := lineup(s, cfg, own, false)
+	entries, grid, err := lineup(s, cfg, own, false, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestLineup(t *testing.T) {
 	if j := grid[g]; j < 0 || entries[j].file.Name != "static-20ms" {
 		t.Errorf("fixed 20 ms: %d, want the file's static-20ms", grid[g])
 	}
-	ownOnly, _, _ := lineup(s, cfg, own, true)
+	ownOnly, _, _ := lineup(s, cfg, own, true, false)
 	if len(ownOnly) != len(own) {
 		t.Errorf("own only: %d policies, want %d", len(ownOnly), len(own))
 	}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"hedgelab/scenarios"
 )
@@ -114,19 +115,39 @@ func Concat(name string, sources ...Source) Source {
 	}
 }
 
-// Population returns the n scenarios of space sp at seed (the population
-// of `hedgesim scorecard --n N --seed S [--space FILE]`): scenario i is
-// sp.Generate(seed, i), parsed as `hedgesim validate` parses the file
-// `hedgesim fuzz` writes for it, so a scenario of a population can be
-// written out and rerun byte for byte. The same space, seed and n always
-// give the same population. Errors: the generator's (a space lacking a
-// key) and the parser's (a defect of the generator: the fuzzer reports it).
-func Population(sp *scenarios.Space, seed uint64, n int) Source {
-	return Generated(fmt.Sprintf("%d scenarios of %s at seed %d", n, sp.Source, seed), n, func(i int) (*scenarios.Scenario, error) {
+// Population returns the scenarios of space sp at seed with the given
+// indices, in that order (the population of `hedgesim scorecard --n N
+// --seed S [--space FILE]` is indices 0..N-1; a shard's, those of its
+// share): scenario i is sp.Generate(seed, i), parsed as `hedgesim
+// validate` parses the file `hedgesim fuzz` writes for it, so a scenario
+// of a population can be written out and rerun byte for byte. The same
+// space, seed and index always give the same scenario. Errors name the
+// scenario (fuzz-<seed>-<i>) and how to write it out: the generator's (a
+// space lacking a key) and the parser's (a defect of the generator, which
+// `hedgesim fuzz` reports).
+func Population(sp *scenarios.Space, seed uint64, indices []int) Source {
+	return Generated(fmt.Sprintf("%d scenarios of %s at seed %d", len(indices), sp.Source, seed), len(indices), func(k int) (*scenarios.Scenario, error) {
+		i := indices[k]
+		name := fmt.Sprintf("fuzz-%d-%d", seed, i)
 		doc, err := sp.Generate(seed, i)
-		if err != nil {
-			return nil, err
+		if err == nil {
+			var s *scenarios.Scenario
+			if s, err = scenarios.Parse(name+".toml", doc.Marshal()); err == nil {
+				return s, nil
+			}
 		}
-		return scenarios.Parse(fmt.Sprintf("fuzz-%d-%d.toml", seed, i), doc.Marshal())
+		return nil, fmt.Errorf("population scenario %s does not generate: %w\n(write it out with: hedgesim fuzz%s --seed %d --first %d --n 1 --out DIR)", name, err, spaceFlag(sp), seed, i)
 	})
+}
+
+// spaceFlag is the --space flag that names sp ("" for an embedded space,
+// which fuzz does not take by name).
+func spaceFlag(sp *scenarios.Space) string {
+	if strings.HasPrefix(sp.Source, "embedded:") {
+		if sp.Source == scenarios.PopulationSpaceSource {
+			return " --space scenarios/space/population.toml"
+		}
+		return ""
+	}
+	return " --space " + sp.Source
 }

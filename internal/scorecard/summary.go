@@ -3,6 +3,7 @@ package scorecard
 import (
 	"context"
 	"slices"
+	"strings"
 	"time"
 
 	"hedgelab/internal/study"
@@ -47,6 +48,9 @@ type Summary struct {
 	// Scenarios is the number scored; Capped how many were settled at the
 	// replication cap with some verdict undecided.
 	Scenarios, Capped int
+	// Unhedgeable counts the scenarios with no operation kind the client
+	// may hedge (no headline: only the RU and error rules can judge them).
+	Unhedgeable int
 	// Rates holds every roster policy's loss rate, in roster order.
 	Rates []Rate
 	// Regret is the recommended policy's median regret to the hindsight
@@ -59,15 +63,80 @@ type Summary struct {
 	RegretCI      [2]float64
 	Beats, Behind int
 	RegretN       int
+	// Changing is Regret, RegretCI, Beats, Behind and RegretN over the
+	// scenarios whose conditions change during the run (Card.Changes):
+	// where an adaptive policy has something to adapt to.
+	Changing RegretSummary
+	// Lost lists the scenarios the recommended policy loses, in order,
+	// with why (Card.Why).
+	Lost []Lost
 	// Wall is the total wall time of the scenarios.
 	Wall time.Duration
+}
+
+// RegretSummary is the recommended policy's median regret to the
+// hindsight frontier over a set of scenarios, with its distribution-free
+// 95% interval (study.MedianCI); Beats and Behind count the scenarios
+// whose regret interval lies below 0 and above 0; N is the number with a
+// regret (Scenarios of them in the set).
+type RegretSummary struct {
+	Median        float64
+	CI            [2]float64
+	Beats, Behind int
+	N, Scenarios  int
+}
+
+// Lost is one scenario a policy loses and why.
+type Lost struct {
+	Scenario, Why, Changes string
+}
+
+// Why returns why policy name loses the scenario ("" when it does not):
+// each decided reason, "<by>: <why>", joined by "; ".
+func (c *Card) Why(name string) string {
+	p := c.Policy(name)
+	if p == nil || !p.Loses {
+		return ""
+	}
+	var why []string
+	for _, l := range p.Losses {
+		if l.Truth != study.True {
+			continue
+		}
+		if l.By == "" {
+			why = append(why, l.Why)
+		} else {
+			why = append(why, l.By+": "+l.Why)
+		}
+	}
+	return strings.Join(why, "; ")
+}
+
+// regretOf summarizes the recommended policy's regret over cards.
+func regretOf(cards []*Card) RegretSummary {
+	var r RegretSummary
+	var regrets []float64
+	for _, c := range cards {
+		r.Scenarios++
+		if p := c.Policy(Recommended); p != nil && c.Headline >= 0 && p.Regret.N > 0 {
+			regrets = append(regrets, p.Regret.Mean)
+			switch {
+			case p.Regret.Hi < 0:
+				r.Beats++
+			case p.Regret.Lo > 0:
+				r.Behind++
+			}
+		}
+	}
+	r.N = len(regrets)
+	r.Median, r.CI = study.MedianCI(regrets)
+	return r
 }
 
 // Summarize returns the summary of cards.
 func Summarize(cards []*Card) Summary {
 	var s Summary
 	s.Scenarios = len(cards)
-	var regrets []float64
 	for _, name := range RosterNames() {
 		r := Rate{Policy: name}
 		for _, c := range cards {
@@ -84,23 +153,25 @@ func Summarize(cards []*Card) Summary {
 		r.CI = study.ProportionCI(int64(r.Lost), int64(r.Ran))
 		s.Rates = append(s.Rates, r)
 	}
+	var changing []*Card
 	for _, c := range cards {
 		s.Wall += c.Wall
 		if !c.Decided {
 			s.Capped++
 		}
-		if p := c.Policy(Recommended); p != nil && c.Headline >= 0 && p.Regret.N > 0 {
-			regrets = append(regrets, p.Regret.Mean)
-			switch {
-			case p.Regret.Hi < 0:
-				s.Beats++
-			case p.Regret.Lo > 0:
-				s.Behind++
-			}
+		if c.Headline < 0 {
+			s.Unhedgeable++
+		}
+		if c.Changes != "" {
+			changing = append(changing, c)
+		}
+		if p := c.Policy(Recommended); p != nil && p.Loses {
+			s.Lost = append(s.Lost, Lost{Scenario: c.Scenario, Why: c.Why(Recommended), Changes: c.Changes})
 		}
 	}
-	s.RegretN = len(regrets)
-	s.Regret, s.RegretCI = study.MedianCI(regrets)
+	all := regretOf(cards)
+	s.Regret, s.RegretCI, s.Beats, s.Behind, s.RegretN = all.Median, all.CI, all.Beats, all.Behind, all.N
+	s.Changing = regretOf(changing)
 	return s
 }
 
