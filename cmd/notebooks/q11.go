@@ -142,6 +142,11 @@ type q11View struct {
 	// is more than 5% below its own clairvoyant bound: routing the bound
 	// does not count (the partition breaker) did it.
 	BelowBound []string
+	// Pop is the population section's view (nil before it is scored).
+	Pop *q11PopView
+	// FeedScns counts the scenarios with a feed, where `disabled` must
+	// still hedge nothing (issue 26 A6: metadata reads included).
+	FeedScns int
 }
 
 // q11RecLoss is one scenario the recommended policy loses.
@@ -343,6 +348,12 @@ func q11Fourth(d *doc) error {
 		return err
 	}
 
+	pop, err := d.q11Population()
+	if err != nil {
+		return err
+	}
+	v.Pop = pop
+
 	// Every scenario, every roster policy.
 	d.p("## Every scenario")
 	names := scorecard.RosterNames()
@@ -385,6 +396,19 @@ func q11Fourth(d *doc) error {
 			row = append(row, cell)
 		}
 		tab = append(tab, row)
+	}
+	d.check(claim{"disabled hedges nothing, feed scenarios included", func() error {
+		for _, s := range scns {
+			if p := s.Card.RosterPolicy("disabled"); p != nil && p.Hedged > 0 {
+				return failf("`disabled` hedged %s of operations on %s", pct(p.Hedged), s.Name)
+			}
+		}
+		return nil
+	}})
+	for sc, err := range q11Source().Scenarios {
+		if err == nil && sc.File.Feed != nil {
+			v.FeedScns++
+		}
 	}
 	d.say("q11/matrix", v)
 	d.table(header, tab)

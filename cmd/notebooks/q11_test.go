@@ -15,10 +15,17 @@ func TestQ11Templates(t *testing.T) {
 		RecRate: scorecard.Rate{Policy: q11RecName, Ran: 3, CI: [2]float64{0, 0.7076}},
 		Summary: scorecard.Summary{Regret: -0.12, RegretCI: [2]float64{-0.2, 0.01}, RegretN: 3},
 		Beats:   []string{"`x`"}, Kind: q11Change{Case: "k", Text: "t"}, P999: q11Change{Case: "p", Text: "t"},
-		Paired: q11Change{Text: "t"}, Price: q11Change{Case: "g", Text: "t"}}
+		Paired: q11Change{Text: "t"}, Price: q11Change{Case: "g", Text: "t"},
+		Pop: &q11PopView{Rec: q11RecName, Space: "embedded:space/default.toml", Seed: 25, N: 12, FewestLost: 0, Fewest: []string{"`disabled`"},
+			RecRate: scorecard.Rate{Policy: q11RecName, Ran: 12, Lost: 1, CI: [2]float64{0.0021, 0.3848}},
+			RecLost: []q11RecLoss{{Scenario: "`fuzz-25-3`"}}, Near: []string{"`fuzz-25-7`"},
+			Summary: scorecard.Summary{Regret: 0.02, RegretCI: [2]float64{-0.01, 0.05}, RegretN: 10}}}
 	d := &doc{}
 	for _, n := range []string{"q11/question", "q11/recommended", "q11/method", "q11/rule-changes", "q11/rates", "q11/rec-losses", "q11/regret", "q11/third-set", "q11/matrix", "q11/answer"} {
 		d.say(n, v)
+	}
+	for _, n := range []string{"q11/pop-intro", "q11/pop-losses", "q11/pop-regret"} {
+		d.say(n, v.Pop)
 	}
 	d.say("q11/breaker", q11BreakerView{Rec: q11RecName, Scenario: "s", On: "a", Off: "b", Lost: true})
 	if d.err != nil {
@@ -31,6 +38,10 @@ func TestQ11Templates(t *testing.T) {
 		"It beats every fixed threshold chosen after the fact (its regret's interval below 0) on 1: `x`",
 		"**Answer.** Ship `type = \"recommended\"`: on all 3 scenarios",
 		"This is where `recommended` still loses.",
+		"then a generated population of 12 scenarios nobody wrote (space `embedded:space/default.toml`, seed 25)",
+		"On the population `recommended` loses 1 of 12 (8.3%, exact 95% interval [0.2, 38.5]%)",
+		"Near losses on the population (not lost, some verdict settled at the cap): `fuzz-25-7`.",
+		"median regret there is +2.0% [-1.0, +5.0]%",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("lacks %q:\n%s", want, got)

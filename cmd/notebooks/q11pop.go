@@ -1,0 +1,145 @@
+package main
+
+// Notebook 01, fourth edition: the population section. Every roster
+// policy on scenarios nobody wrote — a generated population of a scenario
+// space at a fixed seed (scorecard.Population, the population of
+// `hedgesim scorecard --n N --seed S`) — with each loss of the
+// recommended policy named and why, and its regret to the hindsight
+// frontier.
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"hedgelab/internal/scorecard"
+	"hedgelab/scenarios"
+)
+
+// q11PopSeed is the population's seed, stated in the notebook: the issue's
+// number (25), fixed before any population was scored, so that nobody
+// chose it from the results.
+const q11PopSeed = 25
+
+// q11PopN is the population's size: small enough that notebook 01
+// regenerates in a few minutes on 2 cores (the notebook states its wall
+// time); `hedgesim scorecard --n 200` is the population of record.
+const q11PopN = 12
+
+// q11PopSpace returns the space the population is drawn from and how the
+// notebook names it. It is a variable so that the space can be switched
+// (a population space such as scenarios/space/population.toml) in one
+// place.
+var q11PopSpace = func() (*scenarios.Space, error) { return scenarios.DefaultSpace() }
+
+// q11PopView is the population section's prose view.
+type q11PopView struct {
+	Rec, Space    string
+	Seed          uint64
+	N             int
+	RecRate       scorecard.Rate
+	Summary       scorecard.Summary
+	Fewest        []string
+	FewestLost    int
+	RecLost       []q11RecLoss
+	Beats, Behind []string
+	Capped        []string
+	// Near names the scenarios where the recommended policy does not lose
+	// but some comparison against it was settled at the replication cap
+	// rather than decided: the near losses.
+	Near []string
+}
+
+// q11Population scores the population and writes its section; it returns
+// the view for the answer.
+func (d *doc) q11Population() (*q11PopView, error) {
+	sp, err := q11PopSpace()
+	if err != nil {
+		return nil, err
+	}
+	cards, err := scorecard.Run(scorecard.Population(sp, q11PopSeed, q11PopN), scorecard.Options{Parallel: d.parallel}, nil)
+	if err != nil {
+		return nil, err
+	}
+	v := &q11PopView{Rec: q11RecName, Space: sp.Source, Seed: q11PopSeed, N: len(cards), Summary: scorecard.Summarize(cards)}
+	v.RecRate = v.Summary.Rate(q11RecName)
+	d.check(claim{"every population scenario scored every roster policy", func() error {
+		for _, r := range v.Summary.Rates {
+			if r.Ran != len(cards) {
+				return failf("%s ran on %d of %d population scenarios", r.Policy, r.Ran, len(cards))
+			}
+		}
+		return nil
+	}})
+
+	d.p("## The population: %d scenarios nobody wrote", len(cards))
+	rates := slices.Clone(v.Summary.Rates)
+	slices.SortStableFunc(rates, func(a, b scorecard.Rate) int { return cmp.Compare(a.Lost, b.Lost) })
+	v.FewestLost = rates[0].Lost
+	var tab [][]string
+	for _, r := range rates {
+		if r.Lost == v.FewestLost {
+			v.Fewest = append(v.Fewest, "`"+r.Policy+"`")
+		}
+		tab = append(tab, []string{"`" + r.Policy + "`", fmt.Sprint(r.Ran), fmt.Sprint(r.Lost),
+			fmt.Sprintf("%.1f%% [%.1f, %.1f]", 100*float64(r.Lost)/float64(max(r.Ran, 1)), 100*r.CI[0], 100*r.CI[1])})
+	}
+	var rows [][]string
+	for _, c := range cards {
+		p := c.Policy(q11RecName)
+		if p == nil {
+			continue
+		}
+		if !c.Decided {
+			v.Capped = append(v.Capped, "`"+c.Scenario+"`")
+		}
+		if p.Loses {
+			l := q11RecLoss{Scenario: "`" + c.Scenario + "`", Figures: headline(c, p), Why: lossText(p)}
+			v.RecLost = append(v.RecLost, l)
+			rows = append(rows, []string{l.Scenario, l.Figures, l.Why})
+		} else if !c.Decided {
+			v.Near = append(v.Near, "`"+c.Scenario+"`")
+		}
+	}
+	d.check(claim{"the population's loss list is recommended's loss count", func() error {
+		if len(v.RecLost) != v.RecRate.Lost {
+			return failf("%d rows, %d losses", len(v.RecLost), v.RecRate.Lost)
+		}
+		return nil
+	}})
+	d.say("q11/pop-intro", v)
+	d.table([]string{"policy", "scenarios", "lost", "loss rate [exact 95% CI]"}, tab)
+	d.say("q11/pop-losses", v)
+	if len(rows) > 0 {
+		d.table([]string{"scenario", "recommended: headline ms / RU × / errors", "lost to (paired gain [95% CI])"}, rows)
+	}
+
+	// Regret, per scenario.
+	tab = nil
+	for _, c := range cards {
+		p := c.Policy(q11RecName)
+		if p == nil || c.Headline < 0 || p.Regret.N == 0 {
+			continue
+		}
+		switch {
+		case p.Regret.Hi < 0:
+			v.Beats = append(v.Beats, "`"+c.Scenario+"`")
+		case p.Regret.Lo > 0:
+			v.Behind = append(v.Behind, "`"+c.Scenario+"`")
+		}
+		tab = append(tab, []string{"`" + c.Scenario + "`", c.Quantities[c.Headline].String(), ms(p.Latency[c.Headline]) + " / " + ru(p.RU),
+			fmt.Sprintf("`%s` %s ms / %s", p.Best.Policy, ms(p.Best.Ms), ru(p.Best.RU)),
+			fmt.Sprintf("%+.1f%% [%+.1f, %+.1f]", 100*p.Regret.Mean, 100*p.Regret.Lo, 100*p.Regret.Hi)})
+	}
+	d.check(claim{"the population's regret summary counts the rows", func() error {
+		if len(tab) != v.Summary.RegretN || v.Summary.Beats != len(v.Beats) || v.Summary.Behind != len(v.Behind) {
+			return failf("rows %d/%d beats %d/%d behind %d/%d", len(tab), v.Summary.RegretN, len(v.Beats), v.Summary.Beats, len(v.Behind), v.Summary.Behind)
+		}
+		return nil
+	}})
+	d.say("q11/pop-regret", v)
+	if len(tab) > 0 {
+		d.table([]string{"scenario", "headline", "recommended ms / RU ×", "best fixed threshold at no more RU: ms / RU ×", "regret [95% CI]"}, tab)
+	}
+	return v, nil
+}
