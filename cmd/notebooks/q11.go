@@ -68,7 +68,7 @@ type q11Scn struct {
 
 // q11Score scores every scenario of q11Source.
 func (d *doc) q11Score() ([]q11Scn, error) {
-	cards, err := scorecard.Run(q11Source(), scorecard.Options{Parallel: d.parallel}, nil)
+	cards, err := scorecard.Run(q11Source(), scorecard.Options{Parallel: d.parallel}, q11Progress)
 	if err != nil {
 		return nil, err
 	}
@@ -348,7 +348,7 @@ func q11Fourth(d *doc) error {
 		return err
 	}
 
-	pop, err := d.q11Population()
+	pop, err := d.q11Population(q11PopN)
 	if err != nil {
 		return err
 	}

@@ -48,3 +48,31 @@ func TestQ11Templates(t *testing.T) {
 		}
 	}
 }
+
+// The population section scores generated scenarios and its prose follows
+// its table: one scenario of the population, every roster policy scored,
+// the loss list as long as recommended's loss count (a claim), and the
+// section names the seed and the space. A long test (a full scorecard of
+// one generated scenario).
+func TestQ11PopulationSection(t *testing.T) {
+	if testing.Short() {
+		t.Skip("long: scores a generated scenario")
+	}
+	d := &doc{parallel: 2}
+	v, err := d.q11Population(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.err != nil {
+		t.Fatal(d.err)
+	}
+	if v.N != 1 || v.Seed != q11PopSeed || len(v.RecLost) != v.RecRate.Lost || v.RecRate.Ran != 1 {
+		t.Fatalf("view %+v", v)
+	}
+	got := d.b.String()
+	for _, want := range []string{"## The population: 1 scenarios nobody wrote", "`fuzz-25-0`", "at seed 25", "`embedded:space/default.toml`"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("lacks %q:\n%s", want, got)
+		}
+	}
+}

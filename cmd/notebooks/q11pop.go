@@ -10,7 +10,9 @@ package main
 import (
 	"cmp"
 	"fmt"
+	"os"
 	"slices"
+	"time"
 
 	"hedgelab/internal/scorecard"
 	"hedgelab/scenarios"
@@ -32,6 +34,12 @@ const q11PopN = 12
 // place.
 var q11PopSpace = func() (*scenarios.Space, error) { return scenarios.DefaultSpace() }
 
+// q11Progress reports each scored scenario and its wall time on stderr
+// (not in the notebook, which stays byte-identical).
+func q11Progress(c *scorecard.Card) {
+	fmt.Fprintf(os.Stderr, "q11: %s (%s)\n", c.Scenario, c.Wall.Round(time.Second))
+}
+
 // q11PopView is the population section's prose view.
 type q11PopView struct {
 	Rec, Space    string
@@ -50,14 +58,14 @@ type q11PopView struct {
 	Near []string
 }
 
-// q11Population scores the population and writes its section; it returns
-// the view for the answer.
-func (d *doc) q11Population() (*q11PopView, error) {
+// q11Population scores the first n scenarios of the population and writes
+// its section; it returns the view for the answer.
+func (d *doc) q11Population(n int) (*q11PopView, error) {
 	sp, err := q11PopSpace()
 	if err != nil {
 		return nil, err
 	}
-	cards, err := scorecard.Run(scorecard.Population(sp, q11PopSeed, q11PopN), scorecard.Options{Parallel: d.parallel}, nil)
+	cards, err := scorecard.Run(scorecard.Population(sp, q11PopSeed, n), scorecard.Options{Parallel: d.parallel}, q11Progress)
 	if err != nil {
 		return nil, err
 	}
