@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"hedgelab/internal/longtest"
 	"hedgelab/internal/scorecard"
 )
 
@@ -52,12 +53,10 @@ func TestQ11Templates(t *testing.T) {
 // The population section scores generated scenarios and its prose follows
 // its table: one scenario of the population, every roster policy scored,
 // the loss list as long as recommended's loss count (a claim), and the
-// section names the seed and the space. A long test (a full scorecard of
-// one generated scenario).
-func TestQ11PopulationSection(t *testing.T) {
-	if testing.Short() {
-		t.Skip("long: scores a generated scenario")
-	}
+// section names the seed and the space. A long test (HEDGELAB_LONG=1;
+// about a minute on 2 cores: a full scorecard of one generated scenario).
+func TestLongQ11PopulationSection(t *testing.T) {
+	longtest.Skip(t)
 	d := &doc{parallel: 2}
 	v, err := d.q11Population(1)
 	if err != nil {
