@@ -51,7 +51,6 @@ type q11PopView struct {
 	FewestLost    int
 	RecLost       []q11RecLoss
 	Beats, Behind []string
-	Capped        []string
 	// Near names the scenarios where the recommended policy does not lose
 	// but some comparison against it was settled at the replication cap
 	// rather than decided: the near losses.
@@ -97,9 +96,6 @@ func (d *doc) q11Population(n int) (*q11PopView, error) {
 		p := c.Policy(q11RecName)
 		if p == nil {
 			continue
-		}
-		if !c.Decided {
-			v.Capped = append(v.Capped, "`"+c.Scenario+"`")
 		}
 		if p.Loses {
 			l := q11RecLoss{Scenario: "`" + c.Scenario + "`", Figures: headline(c, p), Why: lossText(p)}
