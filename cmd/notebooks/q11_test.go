@@ -6,6 +6,7 @@ import (
 
 	"hedgelab/internal/longtest"
 	"hedgelab/internal/scorecard"
+	"hedgelab/scenarios"
 )
 
 // The fourth edition's paragraphs render from a view without template
@@ -28,6 +29,7 @@ func TestQ11Templates(t *testing.T) {
 	for _, n := range []string{"q11/pop-intro", "q11/pop-losses", "q11/pop-regret"} {
 		d.say(n, v.Pop)
 	}
+	d.say("q11/split", q11Split{Changing: 3, ChangingBeats: 1, Steady: 4, SteadyBeats: 2, SteadyBehind: 1})
 	d.say("q11/breaker", q11BreakerView{Rec: q11RecName, Scenario: "s", On: "a", Off: "b", Lost: true})
 	if d.err != nil {
 		t.Fatal(d.err)
@@ -43,6 +45,7 @@ func TestQ11Templates(t *testing.T) {
 		"On the population `recommended` loses 1 of 12 (8.3%, exact 95% interval [0.2, 38.5]%)",
 		"Near losses on the population (not lost, some verdict settled at the cap): `fuzz-25-7`.",
 		"median regret there is +2.0% [-1.0, +5.0]%",
+		"Of the 3 such scenarios it beats the best fixed threshold in hindsight on 1 and is behind it on 0; of the 4 steady ones it beats it on 2 and is behind on 1 — more wins where nothing changes",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("lacks %q:\n%s", want, got)
@@ -73,5 +76,31 @@ func TestLongQ11PopulationSection(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("lacks %q:\n%s", want, got)
 		}
+	}
+}
+
+// A scenario's conditions change when something in it starts or ends
+// during the run; a steady one has none of that.
+func TestQ11Changing(t *testing.T) {
+	end := 10.0
+	for _, c := range []struct {
+		name string
+		f    scenarios.File
+		want bool
+	}{
+		{"steady", scenarios.File{Faults: []scenarios.Fault{{}}, Background: []scenarios.Background{{}}}, false},
+		{"episode", scenarios.File{Episodes: []scenarios.Episode{{StartS: 5, EndS: 10}}}, true},
+		{"rate change", scenarios.File{Workload: scenarios.Workload{RateChanges: []scenarios.RateChange{{}}}}, true},
+		{"fault that starts", scenarios.File{Faults: []scenarios.Fault{{StartS: 1}}}, true},
+		{"fault that ends", scenarios.File{Faults: []scenarios.Fault{{EndS: 3}}}, true},
+		{"background that ends", scenarios.File{Background: []scenarios.Background{{EndS: &end}}}, true},
+	} {
+		if got := q11Changing(&c.f); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	s := q11SplitOf(map[string]int{"a": -1, "b": 1, "c": 0, "d": -1}, map[string]bool{"a": true, "b": true})
+	if s != (q11Split{Changing: 2, ChangingBeats: 1, ChangingBehind: 1, Steady: 2, SteadyBeats: 1}) {
+		t.Errorf("split %+v", s)
 	}
 }

@@ -55,6 +55,8 @@ type q11PopView struct {
 	// but some comparison against it was settled at the replication cap
 	// rather than decided: the near losses.
 	Near []string
+	// Split is the regret rows by whether conditions change.
+	Split q11Split
 }
 
 // q11Population scores the first n scenarios of the population and writes
@@ -120,6 +122,7 @@ func (d *doc) q11Population(n int) (*q11PopView, error) {
 
 	// Regret, per scenario.
 	tab = nil
+	verdicts := map[string]int{}
 	for _, c := range cards {
 		p := c.Policy(q11RecName)
 		if p == nil || c.Headline < 0 || p.Regret.N == 0 {
@@ -128,8 +131,12 @@ func (d *doc) q11Population(n int) (*q11PopView, error) {
 		switch {
 		case p.Regret.Hi < 0:
 			v.Beats = append(v.Beats, "`"+c.Scenario+"`")
+			verdicts[c.Source] = -1
 		case p.Regret.Lo > 0:
 			v.Behind = append(v.Behind, "`"+c.Scenario+"`")
+			verdicts[c.Source] = 1
+		default:
+			verdicts[c.Source] = 0
 		}
 		tab = append(tab, []string{"`" + c.Scenario + "`", c.Quantities[c.Headline].String(), ms(p.Latency[c.Headline]) + " / " + ru(p.RU),
 			fmt.Sprintf("`%s` %s ms / %s", p.Best.Policy, ms(p.Best.Ms), ru(p.Best.RU)),
@@ -141,9 +148,80 @@ func (d *doc) q11Population(n int) (*q11PopView, error) {
 		}
 		return nil
 	}})
+	v.Split = q11SplitOf(verdicts, q11ChangingOf(scorecard.Population(sp, q11PopSeed, n)))
 	d.say("q11/pop-regret", v)
+	d.say("q11/split", v.Split)
 	if len(tab) > 0 {
 		d.table([]string{"scenario", "headline", "recommended ms / RU ×", "best fixed threshold at no more RU: ms / RU ×", "regret [95% CI]"}, tab)
 	}
 	return v, nil
+}
+
+// q11Changing reports whether a scenario's conditions change during the
+// run: an episode, a fault or background load that starts after the
+// beginning or ends before the end, or a change of the arrival rate. The
+// regret paragraphs split the scenarios by it: an adaptive policy is worth
+// its complexity where no single threshold fits the whole run.
+func q11Changing(f *scenarios.File) bool {
+	if len(f.Episodes) > 0 || len(f.Workload.RateChanges) > 0 {
+		return true
+	}
+	for _, x := range f.Faults {
+		if x.StartS > 0 || x.EndS > 0 {
+			return true
+		}
+	}
+	for _, x := range f.Background {
+		if x.StartS > 0 || x.EndS != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// q11Split counts the scenarios with a regret row by whether their
+// conditions change (q11Changing) and by the regret's verdict.
+type q11Split struct {
+	Changing, Steady              int
+	ChangingBeats, ChangingBehind int
+	SteadyBeats, SteadyBehind     int
+}
+
+// q11SplitOf returns the split of the scenarios in rows (source →
+// regret verdict: -1 beats, +1 behind, 0 undecided), changing[source] saying
+// whether a scenario's conditions change.
+func q11SplitOf(rows map[string]int, changing map[string]bool) q11Split {
+	var s q11Split
+	for name, verdict := range rows {
+		if changing[name] {
+			s.Changing++
+			s.ChangingBeats += b2i(verdict < 0)
+			s.ChangingBehind += b2i(verdict > 0)
+		} else {
+			s.Steady++
+			s.SteadyBeats += b2i(verdict < 0)
+			s.SteadyBehind += b2i(verdict > 0)
+		}
+	}
+	return s
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// q11ChangingOf returns, per scenario source of src (Card.Source), whether its conditions
+// change.
+func q11ChangingOf(src scorecard.Source) map[string]bool {
+	m := map[string]bool{}
+	for s, err := range src.Scenarios {
+		if err != nil {
+			break
+		}
+		m[s.Source] = q11Changing(&s.File)
+	}
+	return m
 }
