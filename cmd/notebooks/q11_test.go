@@ -43,7 +43,7 @@ func TestQ11Templates(t *testing.T) {
 		"This is where `recommended` still loses.",
 		"then a generated population of 12 scenarios nobody wrote (space `embedded:space/default.toml`, seed 25)",
 		"On the population `recommended` loses 1 of 12 (8.3%, exact 95% interval [0.2, 38.5]%)",
-		"Near losses on the population (not lost, some verdict settled at the cap): `fuzz-25-7`.",
+		"Near losses on the population (not lost, a loss left undecided at the cap): `fuzz-25-7`.",
 		"median regret there is +2.0% [-1.0, +5.0]%",
 		"Of the 3 such scenarios it beats the best fixed threshold in hindsight on 1 and is behind it on 0; of the 4 steady ones it beats it on 2 and is behind on 1 — more wins where nothing changes",
 	} {

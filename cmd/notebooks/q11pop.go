@@ -12,9 +12,11 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"hedgelab/internal/scorecard"
+	"hedgelab/internal/study"
 	"hedgelab/scenarios"
 )
 
@@ -52,8 +54,8 @@ type q11PopView struct {
 	RecLost       []q11RecLoss
 	Beats, Behind []string
 	// Near names the scenarios where the recommended policy does not lose
-	// but some comparison against it was settled at the replication cap
-	// rather than decided: the near losses.
+	// but some loss of it was left undecided at the replication cap (a
+	// verdict more replications could turn), with those comparisons.
 	Near []string
 	// Split is the regret rows by whether conditions change.
 	Split q11Split
@@ -103,8 +105,8 @@ func (d *doc) q11Population(n int) (*q11PopView, error) {
 			l := q11RecLoss{Scenario: "`" + c.Scenario + "`", Figures: headline(c, p), Why: lossText(p)}
 			v.RecLost = append(v.RecLost, l)
 			rows = append(rows, []string{l.Scenario, l.Figures, l.Why})
-		} else if !c.Decided {
-			v.Near = append(v.Near, "`"+c.Scenario+"`")
+		} else if near := nearText(p); near != "" {
+			v.Near = append(v.Near, "`"+c.Scenario+"` ("+near+")")
 		}
 	}
 	d.check(claim{"the population's loss list is recommended's loss count", func() error {
@@ -155,6 +157,23 @@ func (d *doc) q11Population(n int) (*q11PopView, error) {
 		d.table([]string{"scenario", "headline", "recommended ms / RU ×", "best fixed threshold at no more RU: ms / RU ×", "regret [95% CI]"}, tab)
 	}
 	return v, nil
+}
+
+// nearText renders the undecided reasons of a policy's losses (a verdict
+// left open at the replication cap); empty when there is none.
+func nearText(p *scorecard.Policy) string {
+	var out []string
+	for _, l := range p.Losses {
+		if l.Truth != study.Unknown {
+			continue
+		}
+		if l.By == "" {
+			out = append(out, l.Why)
+		} else {
+			out = append(out, "`"+l.By+"`: "+l.Why)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // q11Changing reports whether a scenario's conditions change during the
