@@ -68,7 +68,7 @@ type q11Scn struct {
 
 // q11Score scores every scenario of q11Source.
 func (d *doc) q11Score() ([]q11Scn, error) {
-	cards, err := scorecard.Run(q11Source(), scorecard.Options{Parallel: d.parallel}, nil)
+	cards, err := scorecard.Run(q11Source(), scorecard.Options{Parallel: d.parallel}, q11Progress)
 	if err != nil {
 		return nil, err
 	}
@@ -142,6 +142,13 @@ type q11View struct {
 	// is more than 5% below its own clairvoyant bound: routing the bound
 	// does not count (the partition breaker) did it.
 	BelowBound []string
+	// Split is the library's regret rows by whether conditions change.
+	Split q11Split
+	// Pop is the population section's view (nil before it is scored).
+	Pop *q11PopView
+	// FeedScns counts the scenarios with a feed, where `disabled` must
+	// still hedge nothing (issue 26 A6: metadata reads included).
+	FeedScns int
 }
 
 // q11RecLoss is one scenario the recommended policy loses.
@@ -259,6 +266,7 @@ func q11Fourth(d *doc) error {
 	// Regret to the hindsight frontier, and the clairvoyant bound.
 	d.p("## Regret to the best fixed threshold in hindsight")
 	tab = nil
+	verdicts := map[string]int{}
 	for _, s := range scns {
 		c := s.Card
 		p := c.Policy(q11RecName)
@@ -269,8 +277,12 @@ func q11Fourth(d *doc) error {
 		switch {
 		case p.Regret.Hi < 0:
 			v.Beats = append(v.Beats, "`"+s.Name+"`")
+			verdicts[c.Source] = -1
 		case p.Regret.Lo > 0:
 			v.Behind = append(v.Behind, "`"+s.Name+"`")
+			verdicts[c.Source] = 1
+		default:
+			verdicts[c.Source] = 0
 		}
 		bound := "— (" + c.ClairvoyantWhy + ")"
 		if !math.IsNaN(p.Clairvoyant) {
@@ -300,7 +312,9 @@ func q11Fourth(d *doc) error {
 			}
 		}
 	}
+	v.Split = q11SplitOf(verdicts, q11ChangingOf(q11Source()))
 	d.say("q11/regret", v)
+	d.say("q11/split", v.Split)
 	d.table([]string{"scenario", "headline", "recommended ms / RU ×", "best fixed threshold at no more RU: ms / RU ×", "regret [95% CI]", "clairvoyant bound at its RU, ms"}, tab)
 	d.check(claim{"the regret summary counts the rows", func() error {
 		if len(v.Beats)+len(v.Behind) > v.Summary.RegretN || v.Summary.Beats != len(v.Beats) || v.Summary.Behind != len(v.Behind) {
@@ -342,6 +356,12 @@ func q11Fourth(d *doc) error {
 	if err := d.q11Breaker(scns); err != nil {
 		return err
 	}
+
+	pop, err := d.q11Population(q11PopN)
+	if err != nil {
+		return err
+	}
+	v.Pop = pop
 
 	// Every scenario, every roster policy.
 	d.p("## Every scenario")
@@ -385,6 +405,19 @@ func q11Fourth(d *doc) error {
 			row = append(row, cell)
 		}
 		tab = append(tab, row)
+	}
+	d.check(claim{"disabled hedges nothing, feed scenarios included", func() error {
+		for _, s := range scns {
+			if p := s.Card.RosterPolicy("disabled"); p != nil && p.Hedged > 0 {
+				return failf("`disabled` hedged %s of operations on %s", pct(p.Hedged), s.Name)
+			}
+		}
+		return nil
+	}})
+	for sc, err := range q11Source().Scenarios {
+		if err == nil && sc.File.Feed != nil {
+			v.FeedScns++
+		}
 	}
 	d.say("q11/matrix", v)
 	d.table(header, tab)

@@ -4,7 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"hedgelab/internal/longtest"
 	"hedgelab/internal/scorecard"
+	"hedgelab/scenarios"
 )
 
 // The fourth edition's paragraphs render from a view without template
@@ -15,11 +17,19 @@ func TestQ11Templates(t *testing.T) {
 		RecRate: scorecard.Rate{Policy: q11RecName, Ran: 3, CI: [2]float64{0, 0.7076}},
 		Summary: scorecard.Summary{Regret: -0.12, RegretCI: [2]float64{-0.2, 0.01}, RegretN: 3},
 		Beats:   []string{"`x`"}, Kind: q11Change{Case: "k", Text: "t"}, P999: q11Change{Case: "p", Text: "t"},
-		Paired: q11Change{Text: "t"}, Price: q11Change{Case: "g", Text: "t"}}
+		Paired: q11Change{Text: "t"}, Price: q11Change{Case: "g", Text: "t"},
+		Pop: &q11PopView{Rec: q11RecName, Space: "embedded:space/default.toml", Seed: 25, N: 12, FewestLost: 0, Fewest: []string{"`disabled`"},
+			RecRate: scorecard.Rate{Policy: q11RecName, Ran: 12, Lost: 1, CI: [2]float64{0.0021, 0.3848}},
+			RecLost: []q11RecLoss{{Scenario: "`fuzz-25-3`"}}, Near: []string{"`fuzz-25-7`"},
+			Summary: scorecard.Summary{Regret: 0.02, RegretCI: [2]float64{-0.01, 0.05}, RegretN: 10}}}
 	d := &doc{}
 	for _, n := range []string{"q11/question", "q11/recommended", "q11/method", "q11/rule-changes", "q11/rates", "q11/rec-losses", "q11/regret", "q11/third-set", "q11/matrix", "q11/answer"} {
 		d.say(n, v)
 	}
+	for _, n := range []string{"q11/pop-intro", "q11/pop-losses", "q11/pop-regret"} {
+		d.say(n, v.Pop)
+	}
+	d.say("q11/split", q11Split{Changing: 3, ChangingBeats: 1, Steady: 4, SteadyBeats: 2, SteadyBehind: 1})
 	d.say("q11/breaker", q11BreakerView{Rec: q11RecName, Scenario: "s", On: "a", Off: "b", Lost: true})
 	if d.err != nil {
 		t.Fatal(d.err)
@@ -31,9 +41,66 @@ func TestQ11Templates(t *testing.T) {
 		"It beats every fixed threshold chosen after the fact (its regret's interval below 0) on 1: `x`",
 		"**Answer.** Ship `type = \"recommended\"`: on all 3 scenarios",
 		"This is where `recommended` still loses.",
+		"then a generated population of 12 scenarios nobody wrote (space `embedded:space/default.toml`, seed 25)",
+		"On the population `recommended` loses 1 of 12 (8.3%, exact 95% interval [0.2, 38.5]%)",
+		"Near losses on the population (not lost, a loss left undecided at the cap): `fuzz-25-7`.",
+		"median regret there is +2.0% [-1.0, +5.0]%",
+		"Of the 3 such scenarios it beats the best fixed threshold in hindsight on 1 and is behind it on 0; of the 4 steady ones it beats it on 2 and is behind on 1 — more wins where nothing changes",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("lacks %q:\n%s", want, got)
 		}
+	}
+}
+
+// The population section scores generated scenarios and its prose follows
+// its table: one scenario of the population, every roster policy scored,
+// the loss list as long as recommended's loss count (a claim), and the
+// section names the seed and the space. A long test (HEDGELAB_LONG=1;
+// about a minute on 2 cores: a full scorecard of one generated scenario).
+func TestLongQ11PopulationSection(t *testing.T) {
+	longtest.Skip(t)
+	d := &doc{parallel: 2}
+	v, err := d.q11Population(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.err != nil {
+		t.Fatal(d.err)
+	}
+	if v.N != 1 || v.Seed != q11PopSeed || len(v.RecLost) != v.RecRate.Lost || v.RecRate.Ran != 1 {
+		t.Fatalf("view %+v", v)
+	}
+	got := d.b.String()
+	for _, want := range []string{"## The population: 1 scenarios nobody wrote", "`fuzz-25-0`", "at seed 25", "`embedded:space/default.toml`"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// A scenario's conditions change when something in it starts or ends
+// during the run; a steady one has none of that.
+func TestQ11Changing(t *testing.T) {
+	end := 10.0
+	for _, c := range []struct {
+		name string
+		f    scenarios.File
+		want bool
+	}{
+		{"steady", scenarios.File{Faults: []scenarios.Fault{{}}, Background: []scenarios.Background{{}}}, false},
+		{"episode", scenarios.File{Episodes: []scenarios.Episode{{StartS: 5, EndS: 10}}}, true},
+		{"rate change", scenarios.File{Workload: scenarios.Workload{RateChanges: []scenarios.RateChange{{}}}}, true},
+		{"fault that starts", scenarios.File{Faults: []scenarios.Fault{{StartS: 1}}}, true},
+		{"fault that ends", scenarios.File{Faults: []scenarios.Fault{{EndS: 3}}}, true},
+		{"background that ends", scenarios.File{Background: []scenarios.Background{{EndS: &end}}}, true},
+	} {
+		if got := q11Changing(&c.f); got != c.want {
+			t.Errorf("%s: %v, want %v", c.name, got, c.want)
+		}
+	}
+	s := q11SplitOf(map[string]int{"a": -1, "b": 1, "c": 0, "d": -1}, map[string]bool{"a": true, "b": true})
+	if s != (q11Split{Changing: 2, ChangingBeats: 1, ChangingBehind: 1, Steady: 2, SteadyBeats: 1}) {
+		t.Errorf("split %+v", s)
 	}
 }

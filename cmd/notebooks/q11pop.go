@@ -1,0 +1,246 @@
+package main
+
+// Notebook 01, fourth edition: the population section. Every roster
+// policy on scenarios nobody wrote — a generated population of a scenario
+// space at a fixed seed (scorecard.Population, the population of
+// `hedgesim scorecard --n N --seed S`) — with each loss of the
+// recommended policy named and why, and its regret to the hindsight
+// frontier.
+
+import (
+	"cmp"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"hedgelab/internal/scorecard"
+	"hedgelab/internal/study"
+	"hedgelab/scenarios"
+)
+
+// q11PopSeed is the population's seed, stated in the notebook: the issue's
+// number (25), fixed before any population was scored, so that nobody
+// chose it from the results.
+const q11PopSeed = 25
+
+// q11PopN is the population's size: small enough that notebook 01
+// regenerates in a few minutes on 2 cores (the notebook states its wall
+// time); `hedgesim scorecard --n 200` is the population of record.
+const q11PopN = 12
+
+// q11PopSpace returns the space the population is drawn from and how the
+// notebook names it. It is a variable so that the space can be switched
+// (a population space such as scenarios/space/population.toml) in one
+// place.
+var q11PopSpace = func() (*scenarios.Space, error) { return scenarios.DefaultSpace() }
+
+// q11Progress reports each scored scenario and its wall time on stderr
+// (not in the notebook, which stays byte-identical).
+func q11Progress(c *scorecard.Card) {
+	fmt.Fprintf(os.Stderr, "q11: %s (%s)\n", c.Scenario, c.Wall.Round(time.Second))
+}
+
+// q11PopView is the population section's prose view.
+type q11PopView struct {
+	Rec, Space    string
+	Seed          uint64
+	N             int
+	RecRate       scorecard.Rate
+	Summary       scorecard.Summary
+	Fewest        []string
+	FewestLost    int
+	RecLost       []q11RecLoss
+	Beats, Behind []string
+	// Near names the scenarios where the recommended policy does not lose
+	// but some loss of it was left undecided at the replication cap (a
+	// verdict more replications could turn), with those comparisons.
+	Near []string
+	// Split is the regret rows by whether conditions change.
+	Split q11Split
+}
+
+// q11Population scores the first n scenarios of the population and writes
+// its section; it returns the view for the answer.
+func (d *doc) q11Population(n int) (*q11PopView, error) {
+	sp, err := q11PopSpace()
+	if err != nil {
+		return nil, err
+	}
+	cards, err := scorecard.Run(scorecard.Population(sp, q11PopSeed, n), scorecard.Options{Parallel: d.parallel}, q11Progress)
+	if err != nil {
+		return nil, err
+	}
+	v := &q11PopView{Rec: q11RecName, Space: sp.Source, Seed: q11PopSeed, N: len(cards), Summary: scorecard.Summarize(cards)}
+	v.RecRate = v.Summary.Rate(q11RecName)
+	d.check(claim{"every population scenario scored every roster policy", func() error {
+		for _, r := range v.Summary.Rates {
+			if r.Ran != len(cards) {
+				return failf("%s ran on %d of %d population scenarios", r.Policy, r.Ran, len(cards))
+			}
+		}
+		return nil
+	}})
+
+	d.p("## The population: %d scenarios nobody wrote", len(cards))
+	rates := slices.Clone(v.Summary.Rates)
+	slices.SortStableFunc(rates, func(a, b scorecard.Rate) int { return cmp.Compare(a.Lost, b.Lost) })
+	v.FewestLost = rates[0].Lost
+	var tab [][]string
+	for _, r := range rates {
+		if r.Lost == v.FewestLost {
+			v.Fewest = append(v.Fewest, "`"+r.Policy+"`")
+		}
+		tab = append(tab, []string{"`" + r.Policy + "`", fmt.Sprint(r.Ran), fmt.Sprint(r.Lost),
+			fmt.Sprintf("%.1f%% [%.1f, %.1f]", 100*float64(r.Lost)/float64(max(r.Ran, 1)), 100*r.CI[0], 100*r.CI[1])})
+	}
+	var rows [][]string
+	for _, c := range cards {
+		p := c.Policy(q11RecName)
+		if p == nil {
+			continue
+		}
+		if p.Loses {
+			l := q11RecLoss{Scenario: "`" + c.Scenario + "`", Figures: headline(c, p), Why: lossText(p)}
+			v.RecLost = append(v.RecLost, l)
+			rows = append(rows, []string{l.Scenario, l.Figures, l.Why})
+		} else if near := nearText(p); near != "" {
+			v.Near = append(v.Near, "`"+c.Scenario+"` ("+near+")")
+		}
+	}
+	d.check(claim{"the population's loss list is recommended's loss count", func() error {
+		if len(v.RecLost) != v.RecRate.Lost {
+			return failf("%d rows, %d losses", len(v.RecLost), v.RecRate.Lost)
+		}
+		return nil
+	}})
+	d.say("q11/pop-intro", v)
+	d.table([]string{"policy", "scenarios", "lost", "loss rate [exact 95% CI]"}, tab)
+	d.say("q11/pop-losses", v)
+	if len(rows) > 0 {
+		d.table([]string{"scenario", "recommended: headline ms / RU × / errors", "lost to (paired gain [95% CI])"}, rows)
+	}
+
+	// Regret, per scenario.
+	tab = nil
+	verdicts := map[string]int{}
+	for _, c := range cards {
+		p := c.Policy(q11RecName)
+		if p == nil || c.Headline < 0 || p.Regret.N == 0 {
+			continue
+		}
+		switch {
+		case p.Regret.Hi < 0:
+			v.Beats = append(v.Beats, "`"+c.Scenario+"`")
+			verdicts[c.Source] = -1
+		case p.Regret.Lo > 0:
+			v.Behind = append(v.Behind, "`"+c.Scenario+"`")
+			verdicts[c.Source] = 1
+		default:
+			verdicts[c.Source] = 0
+		}
+		tab = append(tab, []string{"`" + c.Scenario + "`", c.Quantities[c.Headline].String(), ms(p.Latency[c.Headline]) + " / " + ru(p.RU),
+			fmt.Sprintf("`%s` %s ms / %s", p.Best.Policy, ms(p.Best.Ms), ru(p.Best.RU)),
+			fmt.Sprintf("%+.1f%% [%+.1f, %+.1f]", 100*p.Regret.Mean, 100*p.Regret.Lo, 100*p.Regret.Hi)})
+	}
+	d.check(claim{"the population's regret summary counts the rows", func() error {
+		if len(tab) != v.Summary.RegretN || v.Summary.Beats != len(v.Beats) || v.Summary.Behind != len(v.Behind) {
+			return failf("rows %d/%d beats %d/%d behind %d/%d", len(tab), v.Summary.RegretN, len(v.Beats), v.Summary.Beats, len(v.Behind), v.Summary.Behind)
+		}
+		return nil
+	}})
+	v.Split = q11SplitOf(verdicts, q11ChangingOf(scorecard.Population(sp, q11PopSeed, n)))
+	d.say("q11/pop-regret", v)
+	d.say("q11/split", v.Split)
+	if len(tab) > 0 {
+		d.table([]string{"scenario", "headline", "recommended ms / RU ×", "best fixed threshold at no more RU: ms / RU ×", "regret [95% CI]"}, tab)
+	}
+	return v, nil
+}
+
+// nearText renders the undecided reasons of a policy's losses (a verdict
+// left open at the replication cap); empty when there is none.
+func nearText(p *scorecard.Policy) string {
+	var out []string
+	for _, l := range p.Losses {
+		if l.Truth != study.Unknown {
+			continue
+		}
+		if l.By == "" {
+			out = append(out, l.Why)
+		} else {
+			out = append(out, "`"+l.By+"`: "+l.Why)
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// q11Changing reports whether a scenario's conditions change during the
+// run: an episode, a fault or background load that starts after the
+// beginning or ends before the end, or a change of the arrival rate. The
+// regret paragraphs split the scenarios by it: an adaptive policy is worth
+// its complexity where no single threshold fits the whole run.
+func q11Changing(f *scenarios.File) bool {
+	if len(f.Episodes) > 0 || len(f.Workload.RateChanges) > 0 {
+		return true
+	}
+	for _, x := range f.Faults {
+		if x.StartS > 0 || x.EndS > 0 {
+			return true
+		}
+	}
+	for _, x := range f.Background {
+		if x.StartS > 0 || x.EndS != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// q11Split counts the scenarios with a regret row by whether their
+// conditions change (q11Changing) and by the regret's verdict.
+type q11Split struct {
+	Changing, Steady              int
+	ChangingBeats, ChangingBehind int
+	SteadyBeats, SteadyBehind     int
+}
+
+// q11SplitOf returns the split of the scenarios in rows (source →
+// regret verdict: -1 beats, +1 behind, 0 undecided), changing[source] saying
+// whether a scenario's conditions change.
+func q11SplitOf(rows map[string]int, changing map[string]bool) q11Split {
+	var s q11Split
+	for name, verdict := range rows {
+		if changing[name] {
+			s.Changing++
+			s.ChangingBeats += b2i(verdict < 0)
+			s.ChangingBehind += b2i(verdict > 0)
+		} else {
+			s.Steady++
+			s.SteadyBeats += b2i(verdict < 0)
+			s.SteadyBehind += b2i(verdict > 0)
+		}
+	}
+	return s
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// q11ChangingOf returns, per scenario source of src (Card.Source), whether its conditions
+// change.
+func q11ChangingOf(src scorecard.Source) map[string]bool {
+	m := map[string]bool{}
+	for s, err := range src.Scenarios {
+		if err != nil {
+			break
+		}
+		m[s.Source] = q11Changing(&s.File)
+	}
+	return m
+}
