@@ -312,7 +312,11 @@ func q11Fourth(d *doc) error {
 			}
 		}
 	}
-	v.Split = q11SplitOf(verdicts, q11ChangingOf(q11Source()))
+	scored := make([]*scorecard.Card, len(scns))
+	for i, s := range scns {
+		scored[i] = s.Card
+	}
+	v.Split = q11SplitOf(verdicts, q11ChangingOf(scored))
 	d.say("q11/regret", v)
 	d.say("q11/split", v.Split)
 	d.table([]string{"scenario", "headline", "recommended ms / RU ×", "best fixed threshold at no more RU: ms / RU ×", "regret [95% CI]", "clairvoyant bound at its RU, ms"}, tab)

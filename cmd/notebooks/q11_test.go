@@ -1,12 +1,12 @@
 package main
 
 import (
+	"maps"
 	"strings"
 	"testing"
 
 	"hedgelab/internal/longtest"
 	"hedgelab/internal/scorecard"
-	"hedgelab/scenarios"
 )
 
 // The fourth edition's paragraphs render from a view without template
@@ -72,34 +72,22 @@ func TestLongQ11PopulationSection(t *testing.T) {
 		t.Fatalf("view %+v", v)
 	}
 	got := d.b.String()
-	for _, want := range []string{"## The population: 1 scenarios nobody wrote", "`fuzz-25-0`", "at seed 25", "`embedded:space/default.toml`"} {
+	for _, want := range []string{"## The population: 1 scenarios nobody wrote", "`fuzz-25-0`", "at seed 25", "`"+scenarios.PopulationSpaceSource+"`"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("lacks %q:\n%s", want, got)
 		}
 	}
 }
 
-// A scenario's conditions change when something in it starts or ends
-// during the run; a steady one has none of that.
-func TestQ11Changing(t *testing.T) {
-	end := 10.0
-	for _, c := range []struct {
-		name string
-		f    scenarios.File
-		want bool
-	}{
-		{"steady", scenarios.File{Faults: []scenarios.Fault{{}}, Background: []scenarios.Background{{}}}, false},
-		{"episode", scenarios.File{Episodes: []scenarios.Episode{{StartS: 5, EndS: 10}}}, true},
-		{"rate change", scenarios.File{Workload: scenarios.Workload{RateChanges: []scenarios.RateChange{{}}}}, true},
-		{"fault that starts", scenarios.File{Faults: []scenarios.Fault{{StartS: 1}}}, true},
-		{"fault that ends", scenarios.File{Faults: []scenarios.Fault{{EndS: 3}}}, true},
-		{"background that ends", scenarios.File{Background: []scenarios.Background{{EndS: &end}}}, true},
-	} {
-		if got := q11Changing(&c.f); got != c.want {
-			t.Errorf("%s: %v, want %v", c.name, got, c.want)
-		}
+// The split counts each regret verdict under the scorecard's changing or
+// steady scenarios (Card.Changes; internal/scorecard's TestChanges covers
+// the classification).
+func TestQ11Split(t *testing.T) {
+	changing := q11ChangingOf([]*scorecard.Card{{Source: "a", Changes: "episodes"}, {Source: "b", Changes: "rate_changes"}, {Source: "c"}})
+	if want := map[string]bool{"a": true, "b": true, "c": false}; !maps.Equal(changing, want) {
+		t.Errorf("changing %v, want %v", changing, want)
 	}
-	s := q11SplitOf(map[string]int{"a": -1, "b": 1, "c": 0, "d": -1}, map[string]bool{"a": true, "b": true})
+	s := q11SplitOf(map[string]int{"a": -1, "b": 1, "c": 0, "d": -1}, changing)
 	if s != (q11Split{Changing: 2, ChangingBeats: 1, ChangingBehind: 1, Steady: 2, SteadyBeats: 1}) {
 		t.Errorf("split %+v", s)
 	}

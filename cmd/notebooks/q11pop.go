@@ -30,11 +30,10 @@ const q11PopSeed = 25
 // time); `hedgesim scorecard --n 200` is the population of record.
 const q11PopN = 12
 
-// q11PopSpace returns the space the population is drawn from and how the
-// notebook names it. It is a variable so that the space can be switched
-// (a population space such as scenarios/space/population.toml) in one
-// place.
-var q11PopSpace = func() (*scenarios.Space, error) { return scenarios.DefaultSpace() }
+// q11PopSpace returns the space the population is drawn from: the
+// population space `hedgesim scorecard --n` draws from by default
+// (scenarios/space/population.toml over the fuzzer's default).
+var q11PopSpace = scenarios.PopulationSpace
 
 // q11Progress reports each scored scenario and its wall time on stderr
 // (not in the notebook, which stays byte-identical).
@@ -68,7 +67,7 @@ func (d *doc) q11Population(n int) (*q11PopView, error) {
 	if err != nil {
 		return nil, err
 	}
-	cards, err := scorecard.Run(scorecard.Population(sp, q11PopSeed, n), scorecard.Options{Parallel: d.parallel}, q11Progress)
+	cards, err := scorecard.Run(scorecard.Population(sp, q11PopSeed, q11Indices(n)), scorecard.Options{Parallel: d.parallel}, q11Progress)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +149,7 @@ func (d *doc) q11Population(n int) (*q11PopView, error) {
 		}
 		return nil
 	}})
-	v.Split = q11SplitOf(verdicts, q11ChangingOf(scorecard.Population(sp, q11PopSeed, n)))
+	v.Split = q11SplitOf(verdicts, q11ChangingOf(cards))
 	d.say("q11/pop-regret", v)
 	d.say("q11/split", v.Split)
 	if len(tab) > 0 {
@@ -174,28 +173,6 @@ func nearText(p *scorecard.Policy) string {
 		}
 	}
 	return strings.Join(out, "; ")
-}
-
-// q11Changing reports whether a scenario's conditions change during the
-// run: an episode, a fault or background load that starts after the
-// beginning or ends before the end, or a change of the arrival rate. The
-// regret paragraphs split the scenarios by it: an adaptive policy is worth
-// its complexity where no single threshold fits the whole run.
-func q11Changing(f *scenarios.File) bool {
-	if len(f.Episodes) > 0 || len(f.Workload.RateChanges) > 0 {
-		return true
-	}
-	for _, x := range f.Faults {
-		if x.StartS > 0 || x.EndS > 0 {
-			return true
-		}
-	}
-	for _, x := range f.Background {
-		if x.StartS > 0 || x.EndS != nil {
-			return true
-		}
-	}
-	return false
 }
 
 // q11Split counts the scenarios with a regret row by whether their
@@ -232,15 +209,24 @@ func b2i(b bool) int {
 	return 0
 }
 
-// q11ChangingOf returns, per scenario source of src (Card.Source), whether its conditions
-// change.
-func q11ChangingOf(src scorecard.Source) map[string]bool {
+// q11ChangingOf returns, per scenario source (Card.Source), whether its
+// conditions change during the run (Card.Changes is not empty: the one
+// definition, in internal/scorecard). The regret paragraphs split the
+// scenarios by it: an adaptive policy is worth its complexity where no
+// single threshold fits the whole run.
+func q11ChangingOf(cards []*scorecard.Card) map[string]bool {
 	m := map[string]bool{}
-	for s, err := range src.Scenarios {
-		if err != nil {
-			break
-		}
-		m[s.Source] = q11Changing(&s.File)
+	for _, c := range cards {
+		m[c.Source] = c.Changes != ""
 	}
 	return m
+}
+
+// q11Indices returns 0, 1, ..., n-1: the population's first n scenarios.
+func q11Indices(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
 }
