@@ -7,6 +7,7 @@ import (
 
 	"hedgelab/internal/longtest"
 	"hedgelab/internal/scorecard"
+	"hedgelab/scenarios"
 )
 
 // The fourth edition's paragraphs render from a view without template
@@ -72,7 +73,7 @@ func TestLongQ11PopulationSection(t *testing.T) {
 		t.Fatalf("view %+v", v)
 	}
 	got := d.b.String()
-	for _, want := range []string{"## The population: 1 scenarios nobody wrote", "`fuzz-25-0`", "at seed 25", "`"+scenarios.PopulationSpaceSource+"`"} {
+	for _, want := range []string{"## The population: 1 scenarios nobody wrote", "`fuzz-25-0`", "at seed 25", "`" + scenarios.PopulationSpaceSource + "`"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("lacks %q:\n%s", want, got)
 		}
