@@ -51,9 +51,9 @@ type Ctx struct {
 	// mu, as the context package's own cancelCtx reads its channel (the
 	// context package asks for it twice when net/http derives a context).
 	done  atomic.Value
-	err   error         // nil until cancelled
-	first afterReg      // the first AfterFunc registration (the common only one)
-	more  []*afterReg   // later registrations
+	err   error       // nil until cancelled
+	first afterReg    // the first AfterFunc registration (the common only one)
+	more  []*afterReg // later registrations
 	// inner, set when the cause is not err itself, is a cancelled
 	// context.WithCancelCause context carrying the cause, which Value
 	// forwards to so that context.Cause finds it.
