@@ -321,18 +321,58 @@ func addressed(bases []keyedBase, u *url.URL) (key, rest string, ok bool) {
 // resultOf classifies resp from its status and headers (spec §7.2) and
 // keeps it, unread, as the result's body, in b (nil: a new one).
 func resultOf(resp *http.Response, b *responseBody) hedging.Result {
-	h := resp.Header
+	hv := readHeaders(resp.Header)
 	if b == nil {
 		b = new(responseBody)
 	}
 	b.resp, b.body = resp, resp.Body
 	return hedging.Result{
-		Status:        hedging.Status{Code: resp.StatusCode, SubStatus: int(headerInt(h, HeaderSubStatus))},
-		RequestCharge: requestCharge(headerValue(h, HeaderRequestCharge)),
-		SessionLSN:    ParseSessionLSN(headerValue(h, HeaderSessionToken)),
-		RetryAfter:    retryAfterOf(h),
+		Status:        hedging.Status{Code: resp.StatusCode, SubStatus: int(parseInt(hv.subStatus))},
+		RequestCharge: requestCharge(hv.charge),
+		SessionLSN:    ParseSessionLSN(hv.session),
+		RetryAfter:    retryAfterOf(hv.retryAfterMs, hv.retryAfter),
 		Body:          b,
 	}
+}
+
+// responseHeaders holds the first value of each response header resultOf
+// classifies by ("" when absent).
+type responseHeaders struct {
+	subStatus, charge, session, retryAfterMs, retryAfter string
+}
+
+// smallHeader is the size up to which readHeaders walks the header map
+// once instead of looking up each of its five names (a walk costs about
+// as much as a lookup per two entries under callgrind; a response on the
+// happy path carries about four headers).
+const smallHeader = 6
+
+// readHeaders returns h's values of the headers resultOf reads, as
+// headerValue would return them (keys compared exactly: net/http
+// canonicalizes a response's header names).
+func readHeaders(h http.Header) (r responseHeaders) {
+	if len(h) > smallHeader {
+		return responseHeaders{headerValue(h, HeaderSubStatus), headerValue(h, HeaderRequestCharge),
+			headerValue(h, HeaderSessionToken), headerValue(h, HeaderRetryAfterMs), headerValue(h, HeaderRetryAfter)}
+	}
+	for k, v := range h {
+		if len(v) == 0 {
+			continue
+		}
+		switch k {
+		case HeaderSubStatus:
+			r.subStatus = v[0]
+		case HeaderRequestCharge:
+			r.charge = v[0]
+		case HeaderSessionToken:
+			r.session = v[0]
+		case HeaderRetryAfterMs:
+			r.retryAfterMs = v[0]
+		case HeaderRetryAfter:
+			r.retryAfter = v[0]
+		}
+	}
+	return r
 }
 
 // requestCharge parses an x-ms-request-charge value (RU, decimal). A
@@ -377,16 +417,17 @@ func retryAfter(v string) time.Duration {
 // the response carries no [HeaderRetryAfterMs].
 const HeaderRetryAfter = "Retry-After"
 
-// retryAfterOf returns the wait a response asks for: x-ms-retry-after-ms
-// when present (see retryAfter), else the standard Retry-After: decimal
+// retryAfterOf returns the wait a response asks for from its
+// x-ms-retry-after-ms value ms and its Retry-After value std (""
+// when absent): ms when present (see retryAfter), else std: decimal
 // seconds, or an HTTP-date less the time now (a date not in the future
 // reads as zero). Malformed values read as zero; a value beyond the
 // largest time.Duration saturates at it.
-func retryAfterOf(h http.Header) time.Duration {
-	if v := headerValue(h, HeaderRetryAfterMs); v != "" {
-		return retryAfter(v)
+func retryAfterOf(ms, std string) time.Duration {
+	if ms != "" {
+		return retryAfter(ms)
 	}
-	v := strings.TrimSpace(headerValue(h, HeaderRetryAfter))
+	v := strings.TrimSpace(std)
 	if v == "" {
 		return 0
 	}
@@ -473,8 +514,9 @@ func headerValue(h http.Header, key string) string {
 	return ""
 }
 
-func headerInt(h http.Header, key string) int64 {
-	v := strings.TrimSpace(headerValue(h, key))
+// parseInt parses a decimal header value; absent or malformed reads as 0.
+func parseInt(v string) int64 {
+	v = strings.TrimSpace(v)
 	if v == "" {
 		return 0
 	}

@@ -45,11 +45,15 @@ type Ctx struct {
 	deadline time.Time
 	hasDL    bool
 
-	mu    sync.Mutex
-	done  chan struct{} // made on the first call of Done
-	err   error         // nil until cancelled
-	first afterReg      // the first AfterFunc registration (the common only one)
-	more  []*afterReg   // later registrations
+	mu sync.Mutex
+	// done holds the chan struct{} Done returns: made on the first call of
+	// Done (under mu), or closedDone when cancelled before; read without
+	// mu, as the context package's own cancelCtx reads its channel (the
+	// context package asks for it twice when net/http derives a context).
+	done  atomic.Value
+	err   error       // nil until cancelled
+	first afterReg    // the first AfterFunc registration (the common only one)
+	more  []*afterReg // later registrations
 	// inner, set when the cause is not err itself, is a cancelled
 	// context.WithCancelCause context carrying the cause, which Value
 	// forwards to so that context.Cause finds it.
@@ -88,15 +92,17 @@ func (c *Ctx) Deadline() (time.Time, bool) { return c.deadline, c.hasDL }
 
 // Done returns a channel closed when the attempt is cancelled.
 func (c *Ctx) Done() <-chan struct{} {
+	if d := c.done.Load(); d != nil {
+		return d.(chan struct{})
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.done == nil {
-		if c.err != nil {
-			return closedDone
-		}
-		c.done = make(chan struct{})
+	d := c.done.Load()
+	if d == nil {
+		d = make(chan struct{})
+		c.done.Store(d)
 	}
-	return c.done
+	return d.(chan struct{})
 }
 
 // Err returns nil until the attempt is cancelled; then
@@ -164,8 +170,10 @@ func (c *Ctx) Cancel(cause error) {
 		cancel(cause)
 		c.inner.Store(&in)
 	}
-	if c.done != nil {
-		close(c.done)
+	if d := c.done.Load(); d != nil {
+		close(d.(chan struct{}))
+	} else {
+		c.done.Store(closedDone)
 	}
 	f0 := c.first.take()
 	var more []func()
