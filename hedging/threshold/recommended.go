@@ -234,7 +234,10 @@ type recAlt struct {
 //     difference of the pair's floors over every kind, or P's median while
 //     the pair has no floor), and one operation in Probe is hedged at P's
 //     90th percentile (the probe budget: an alternate is observed even
-//     when every region slows together and the prior sees no gain).
+//     when every region slows together and the prior sees no gain). Past
+//     its last observation A takes the prior's shape only until MinSamples
+//     alternates have answered, and ends there after (a queue that
+//     stretches P does not stretch A).
 //  4. choose: for each candidate threshold T, the Quantile of min(P, T +
 //     A), capped at the deadline, and the hedge rate P(P > T); the T with
 //     the largest relative gain over not hedging, net of HedgeCost × the

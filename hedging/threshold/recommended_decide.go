@@ -313,16 +313,27 @@ func (p *Recommended) estimate(now time.Duration, s *recState, a *recAlt) (wA, s
 	}
 	wA = km(&a.aU, &a.aC, &a.survA)
 	// Beyond its last observation the alternate's tail takes the prior's
-	// shape: cancelled alternates say only "slower than this", and an open
-	// tail would read a few early cancellations as "never answers", a
-	// closed one a far alternate as a fast one.
+	// shape while fewer than MinSamples alternates answered: cancelled
+	// alternates say only "slower than this", and an open tail would read
+	// a few early cancellations as "never answers", a closed one a far
+	// alternate as a fast one. Once MinSamples have answered, the
+	// alternate's own answers say how far it is, and the mass left past
+	// its last observation is put one bin past it (the Kaplan–Meier
+	// estimate closed at its largest observation, Efron's convention):
+	// the prior's shape is the primary's, and a queue that stretches the
+	// primary would stretch the alternate's tail with it, so that no
+	// threshold gains while the queue grows (rate-surge-10x-queueing).
 	last := -1
 	for i := range recBins {
 		if a.aU[i]+a.aC[i] > 0 {
 			last = i
 		}
 	}
-	if last >= 0 && a.aU[recBins-1] == 0 {
+	if last >= 0 && a.aU[recBins-1] == 0 && weight(&a.aU) >= p.cfg.MinSamples {
+		for i := last + 1; i < recBins; i++ {
+			a.survA[i] = 0
+		}
+	} else if last >= 0 && a.aU[recBins-1] == 0 {
 		pl := prior(last)
 		for i := last + 1; i < recBins; i++ {
 			if pl > 0 {

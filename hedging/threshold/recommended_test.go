@@ -353,3 +353,40 @@ func TestRecommendedPriorKeepsTheAlternateFar(t *testing.T) {
 		t.Errorf("hedged %d of %d reads; want at most 1%% (probes)", hedged, n)
 	}
 }
+
+// A queue that builds after hedges that mostly lost (rate-surge-10x-
+// queueing): the alternate has answered often (9 to 20 ms) and been
+// cancelled at 20 to 25 ms where the primary answered first, so its
+// Kaplan–Meier estimate leaves a seventh of its mass past its last
+// observation. That mass is the alternate's unknown, not the primary's:
+// taking it in the shape of the primary's latency, which the queue then
+// stretches, had the alternate's p99 follow the primary's, no threshold
+// gained, and hedging stayed off while every read slowed by up to 200 ms
+// (the alternate known, so no probe either).
+func TestRecommendedAlternateTailDoesNotFollowTheQueue(t *testing.T) {
+	p := newRec(t)
+	healthy := func(i int) (time.Duration, time.Duration) { return body(i), 10 * time.Millisecond }
+	_, now := recRun(p, 0, 20000, time.Millisecond, healthy, 0)
+	ms := func(x int) time.Duration { return time.Duration(x) * time.Millisecond }
+	for i := range 500 {
+		o := hedging.Observation{Event: hedging.OperationEnded, Primary: "A", Alternate: "B", Kind: hedging.PointRead, Won: true,
+			Cause: hedging.SpawnThreshold}
+		if i < 400 { // answered: the alternate won
+			al := ms(9 + i%12)
+			o.Winner, o.Latency = hedging.Alternate, ms(5)+al
+			o.Legs[hedging.Primary] = hedging.LegEnd{Region: "A", Outcome: hedging.LegCancelled, Elapsed: o.Latency}
+			o.Legs[hedging.Alternate] = hedging.LegEnd{Region: "B", Outcome: hedging.LegAnswered, Elapsed: al}
+		} else { // cancelled: the primary answered first
+			o.Latency = ms(45)
+			o.Legs[hedging.Primary] = hedging.LegEnd{Region: "A", Outcome: hedging.LegAnswered, Elapsed: o.Latency}
+			o.Legs[hedging.Alternate] = hedging.LegEnd{Region: "B", Outcome: hedging.LegCancelled, Elapsed: ms(20 + i%6)}
+		}
+		p.Observe(now, o)
+	}
+	queue := func(i int) (time.Duration, time.Duration) {
+		return ms(i/200) + body(i), ms(9 + i%12) // a queue growing 5 ms a second; the alternate idle
+	}
+	if h, _ := recRun(p, now, 40000, time.Millisecond, queue, 30000); h < 9000 {
+		t.Errorf("every read 150 to 200 ms slower, the alternate 9-20 ms: hedged %d of the last 10000, want nearly all", h)
+	}
+}
