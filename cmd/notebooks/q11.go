@@ -6,6 +6,7 @@ package main
 // frontier of fixed thresholds and the clairvoyant bound.
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"math"
@@ -217,6 +218,17 @@ func q11Fourth(d *doc) error {
 		return nil
 	}})
 
+	// The question and the answer cite the population, whose section comes
+	// later: score it first and hold its text until its place.
+	mark := d.b.Len()
+	pop, err := d.q11Population(q11PopN)
+	if err != nil {
+		return err
+	}
+	popText := bytes.Clone(d.b.Bytes()[mark:])
+	d.b.Truncate(mark)
+	v.Pop = pop
+
 	d.say("q11/question", v)
 	d.say("q11/policies-intro", nil)
 	d.b.WriteString("```toml\n" + scorecard.RosterTOML + "```\n\n")
@@ -361,11 +373,7 @@ func q11Fourth(d *doc) error {
 		return err
 	}
 
-	pop, err := d.q11Population(q11PopN)
-	if err != nil {
-		return err
-	}
-	v.Pop = pop
+	d.b.Write(popText)
 
 	// Every scenario, every roster policy.
 	d.p("## Every scenario")
