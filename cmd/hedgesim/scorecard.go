@@ -35,7 +35,9 @@ replication on the same seeds:
   - faster: a scored quantile at least 10% lower with its paired 95%
     interval above 0, plus 10% for every 2 RU points more it spends, and
     no scored quantile 5% worse; or
-  - cheaper: at least 2 RU points cheaper with no scored quantile 5% worse;
+  - cheaper: at least 2 RU points cheaper with no scored quantile 5% worse
+    (a policy whose error rate is more than 1 point above another's
+    dominates it in neither way: its quantiles hold its failures);
   - or its error rate is more than 1 point above the best.
 
 Replications start at max(3, the scenario's) and grow by half (3, 5, 8,

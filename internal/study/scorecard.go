@@ -226,10 +226,20 @@ func worse(g Gain, m float64, final bool) Truth {
 //     (RU spent for a gain smaller than that, or one not shown, in every
 //     quantile of every kind, loses).
 //
+// Neither clause holds when b's error rate is more than ScoreErrPoints
+// above a's: a failed operation is in b's quantiles at the time it failed,
+// so b's figures may be fast failures of operations a answered (a fault
+// failing in 5 ms where a hedge answers in 100 ms), and RU that rescues
+// operations is spent for a gain; the error-rate clause of [Paired.Losses]
+// judges errors.
+//
 // final says the replications are the last ones: an undecided comparison
 // is then settled (a gain needs its interval to exclude 0; b's being worse
 // is judged by its mean).
 func (c *Paired) Dominates(a, b int, final bool) (Truth, string) {
+	if c.Errors(b) > c.Errors(a)+ScoreErrPoints {
+		return False, ""
+	}
 	dRU := c.dRU(a, b)
 	nq := len(c.Quantities)
 	gains := make([]Gain, nq)

@@ -75,8 +75,10 @@ func TestDominatesPerQuantity(t *testing.T) {
 	}
 }
 
-// Losses adds an error-rate loss, names every dominating policy, and
-// Undecided names the policies more replications must go to.
+// Losses adds an error-rate loss, names every dominating policy (not
+// erring: 3 points more errors than spender, so it dominates nothing of
+// spender's), and Undecided names the policies more replications must go
+// to.
 func TestLossesAndUndecided(t *testing.T) {
 	c := &Paired{Quantities: []Quantity{{"read", 0.99}}, Policies: []string{"disabled", "spender", "noisy", "erring"},
 		Reps: [][]Replication{
@@ -90,17 +92,18 @@ func TestLossesAndUndecided(t *testing.T) {
 	for _, l := range losses {
 		by = append(by, l.By)
 	}
-	if v != True || strings.Join(by, ",") != "disabled,noisy,erring" {
-		t.Errorf("spender: %v lost to %q, want true to disabled,noisy,erring", v, by)
+	if v != True || strings.Join(by, ",") != "disabled,noisy" {
+		t.Errorf("spender: %v lost to %q, want true to disabled,noisy", v, by)
 	}
 	if v, l := c.Losses(3, false); v != True || l[0].By != "" || !strings.Contains(l[0].Why, "errors 3.00% vs best 0.00%") {
 		t.Errorf("erring: %v %+v, want an error-rate loss first", v, l)
 	}
 	// disabled's verdict waits on noisy (maybe faster); noisy's on
-	// disabled and erring (cheaper, maybe no worse) and spender (as dear,
-	// maybe faster): every policy needs more replications.
-	if u := c.Undecided(); len(u) != 4 {
-		t.Errorf("Undecided = %v, want [0 1 2 3]", u)
+	// disabled (cheaper, maybe no worse) and spender (as dear, maybe
+	// faster); erring's is decided (its error rate), and erring, with more
+	// errors, is compared undecidedly with no one.
+	if u := c.Undecided(); len(u) != 3 || u[0] != 0 || u[1] != 1 || u[2] != 2 {
+		t.Errorf("Undecided = %v, want [0 1 2]", u)
 	}
 	c.Reps[2] = reps(1.05, 100, 101, 99) // noisy settles: nothing is undecided
 	if u := c.Undecided(); len(u) != 0 {
@@ -190,5 +193,34 @@ func TestClairvoyantQuantile(t *testing.T) {
 	}
 	if !math.IsNaN(ClairvoyantQuantile(nil, 0.99, 1)) {
 		t.Error("no operations: want NaN")
+	}
+}
+
+// A policy that fails more does not dominate: its quantiles hold its
+// failures at the time they failed (population scenario fuzz-1796172630-7:
+// disabled, 9.05% of reads failing fast, read p99 8.4 ms, "dominated"
+// every hedging policy, 0.84% failing, read p99 101.8 ms, by 91.8%). Up to
+// ScoreErrPoints more errors it still may; the cheaper clause likewise.
+func TestDominatesNotByMoreErrors(t *testing.T) {
+	withErr := func(e float64, r []Replication) []Replication {
+		for i := range r {
+			r[i].Errors = e
+		}
+		return r
+	}
+	for _, c := range []struct {
+		name string
+		a, b []Replication
+		want Truth
+	}{
+		{"92% faster, 8.2 points more errors", withErr(0.0084, reps(1.001, 101.8, 101.9, 101.7)), withErr(0.0905, reps(1.0, 8.4, 8.3, 8.5)), False},
+		{"92% faster, 0.9 points more errors", withErr(0.0084, reps(1.001, 101.8, 101.9, 101.7)), withErr(0.0174, reps(1.0, 8.4, 8.3, 8.5)), True},
+		{"15 points cheaper, 17 points more errors", withErr(0.047, reps(1.146, 600, 601, 599)), withErr(0.216, reps(1.0, 600, 601, 599)), False},
+		{"15 points cheaper, fewer errors", withErr(0.047, reps(1.146, 600, 601, 599)), withErr(0.01, reps(1.0, 600, 601, 599)), True},
+	} {
+		got, why := two(c.a, c.b).Dominates(0, 1, false)
+		if got != c.want {
+			t.Errorf("%s: Dominates = %v (%s), want %v", c.name, got, why, c.want)
+		}
 	}
 }
