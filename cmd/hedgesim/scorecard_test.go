@@ -81,3 +81,23 @@ func TestScorecardPopulation(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// Inputs users reported: a directory without scenario files printed "0
+// losses of 0", and --reps 1000000000 ran unbounded. Both are errors that
+// name what to change, and nothing is printed on stdout.
+func TestScorecardRefusesEmptyDirAndUnboundedReps(t *testing.T) {
+	empty := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"scorecard", empty}, "no *.toml"},
+		{[]string{"scorecard", "--reps", "1000000000", "tiny"}, "--reps"},
+		{[]string{"scorecard", "--cap", "1000000000", "tiny"}, "--cap"},
+	} {
+		out, stderr, code := runCLI(t, tc.args...)
+		if code != exitError || out != "" || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d naming %q", tc.args, code, out, stderr, exitError, tc.want)
+		}
+	}
+}
