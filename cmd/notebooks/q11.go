@@ -97,20 +97,10 @@ func headline(c *scorecard.Card, p *scorecard.Policy) string {
 }
 
 // lossText renders the decided reasons of a loss.
-func lossText(p *scorecard.Policy) string {
-	var out []string
-	for _, l := range p.Losses {
-		if l.Truth != study.True {
-			continue
-		}
-		if l.By == "" {
-			out = append(out, l.Why)
-		} else {
-			out = append(out, "`"+l.By+"`: "+l.Why)
-		}
-	}
-	return strings.Join(out, "; ")
-}
+func lossText(p *scorecard.Policy) string { return p.Reasons(study.True, code) }
+
+// code renders a name as Markdown code.
+func code(name string) string { return "`" + name + "`" }
 
 // quantity returns the index of quantity q on card c (-1: not scored).
 func quantity(c *scorecard.Card, q study.Quantity) int {

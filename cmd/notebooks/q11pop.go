@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"hedgelab/internal/scorecard"
@@ -160,20 +159,7 @@ func (d *doc) q11Population(n int) (*q11PopView, error) {
 
 // nearText renders the undecided reasons of a policy's losses (a verdict
 // left open at the replication cap); empty when there is none.
-func nearText(p *scorecard.Policy) string {
-	var out []string
-	for _, l := range p.Losses {
-		if l.Truth != study.Unknown {
-			continue
-		}
-		if l.By == "" {
-			out = append(out, l.Why)
-		} else {
-			out = append(out, "`"+l.By+"`: "+l.Why)
-		}
-	}
-	return strings.Join(out, "; ")
-}
+func nearText(p *scorecard.Policy) string { return p.Reasons(study.Unknown, code) }
 
 // q11Split counts the scenarios with a regret row by whether their
 // conditions change (q11Changing) and by the regret's verdict.
