@@ -8,10 +8,8 @@ package main
 // frontier.
 
 import (
-	"cmp"
 	"fmt"
 	"os"
-	"slices"
 	"time"
 
 	"hedgelab/internal/scorecard"
@@ -82,17 +80,8 @@ func (d *doc) q11Population(n int) (*q11PopView, error) {
 	}})
 
 	d.p("## The population: %d scenarios nobody wrote", len(cards))
-	rates := slices.Clone(v.Summary.Rates)
-	slices.SortStableFunc(rates, func(a, b scorecard.Rate) int { return cmp.Compare(a.Lost, b.Lost) })
-	v.FewestLost = rates[0].Lost
 	var tab [][]string
-	for _, r := range rates {
-		if r.Lost == v.FewestLost {
-			v.Fewest = append(v.Fewest, "`"+r.Policy+"`")
-		}
-		tab = append(tab, []string{"`" + r.Policy + "`", fmt.Sprint(r.Ran), fmt.Sprint(r.Lost),
-			fmt.Sprintf("%.1f%% [%.1f, %.1f]", 100*float64(r.Lost)/float64(max(r.Ran, 1)), 100*r.CI[0], 100*r.CI[1])})
-	}
+	v.FewestLost, v.Fewest, tab = rateTable(v.Summary.Rates)
 	var rows [][]string
 	for _, c := range cards {
 		p := c.Policy(q11RecName)
