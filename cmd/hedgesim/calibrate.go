@@ -43,7 +43,7 @@ type calibrateFlags struct {
 }
 
 func (f *calibrateFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.name, "name", "calibrated", "the scenario's name ([a-z0-9-]+; names the results directory)")
+	fs.StringVar(&f.name, "name", calibrate.DefaultName, "the scenario's name ([a-z0-9-]+; names the results directory)")
 	fs.StringVar(&f.client, "client-region", "", "where the client runs (default the telemetry's cloud.region, else the primary region)")
 	fs.StringVar(&f.regions, "regions", "", "the preferred read regions in order, comma-separated (default those the telemetry shows, the primary first)")
 	fs.StringVar(&f.policies, "policies", "", "a TOML file of [[policies]] to compare instead of the standard roster")
@@ -52,6 +52,9 @@ func (f *calibrateFlags) register(fs *flag.FlagSet) {
 
 // fit reads the telemetry files and returns the scenario text.
 func (f *calibrateFlags) fit(files []string, stderr io.Writer) ([]byte, error) {
+	if f.name == "" { // Fit would read it as its default: say so instead
+		return nil, fmt.Errorf("calibrate: --name %q: the scenario needs a name (default %q)", f.name, calibrate.DefaultName)
+	}
 	tel, err := calibrate.ReadFiles(files)
 	if err != nil {
 		return nil, err

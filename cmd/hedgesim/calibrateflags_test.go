@@ -25,6 +25,7 @@ func TestCLICalibrateFlagsRefused(t *testing.T) {
 		{[]string{"--name", "Bad"}, `--name "Bad": must match [a-z0-9-]+ and not start with a dash, got "Bad"`},
 		{[]string{"--name", "-x"}, `--name "-x": must match`},
 		{[]string{"--name", "a b"}, `--name "a b": must match`},
+		{[]string{"--name", ""}, `--name "": the scenario needs a name`},
 		{[]string{"--name", long}, `: must be at most 64 characters (it names the output directory), got 65`},
 		{[]string{"--partitions", "1000001"}, "--partitions 1000001: workload.partitions: must be between 0 and 1000000, got 1000001"},
 		{[]string{"--partitions", "9223372036854775807"}, "--partitions 9223372036854775807: workload.partitions: must be between 0 and 1000000"},

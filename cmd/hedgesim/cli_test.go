@@ -228,7 +228,7 @@ func TestCLIScorecard(t *testing.T) {
 		{[]string{"scorecard", "--n", "0", "--seed", "7"}, exitUsage, "n must be an integer >= 1"},
 		{[]string{"scorecard", "--n", "2", "--seed", "7", "tiny"}, exitUsage, "--n scores a generated population alone"},
 		{[]string{"scorecard", "--n", "2", "--seed", "7", "--library"}, exitUsage, "--n scores a generated population alone"},
-		{[]string{"scorecard", "--n", "2", "--seed", "7", "--space", "nosuch.toml"}, exitUsage, "nosuch.toml"},
+		{[]string{"scorecard", "--n", "2", "--seed", "7", "--space", "nosuch.toml"}, exitError, "nosuch.toml"}, // an input problem, as run, fuzz and a scorecard FILE report it
 		{[]string{"scorecard", "--n", "2", "--seed", "7", "--out", "x"}, exitUsage, "--out names a shard's partial result"},
 		{[]string{"scorecard", "--shard", "0/2", "tiny"}, exitUsage, "--shard and --out shard a generated population"},
 		{[]string{"scorecard", "--n", "2", "--seed", "7", "--shard", "2/2"}, exitUsage, "the shard I is 0-based"},

@@ -113,7 +113,15 @@ func cmdScorecard(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.BoolVar(&f.verbose, "v", false, "print every policy's figures")
 	fs.BoolVar(&f.library, "library", false, "score every embedded scenario too")
 	fs.Func("n", "score N scenarios of the generated population (needs --seed)", positive(&f.n, "n"))
-	fs.Int64Var(&f.seed, "seed", -1, "seed of the generated population (with --n)")
+	f.seed = -1 // unset
+	fs.Func("seed", "seed of the generated population, 0 to 2^63-1 (with --n)", func(v string) error {
+		seed, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || seed < 0 {
+			return fmt.Errorf("seed must be an integer from 0 to 2^63-1, got %q", v)
+		}
+		f.seed = seed
+		return nil
+	})
 	fs.StringVar(&f.space, "space", "", "scenario space of the generated population, layered over fuzz's default (with --n; default the embedded population space)")
 	fs.Func("shard", "score only the population's scenarios I modulo N and write the partial result into --out; hedgesim merge combines the N partials", func(s string) error {
 		sh, err := parseShard(s)
@@ -141,6 +149,10 @@ func cmdScorecard(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return usageError(stderr, "scorecard", fmt.Sprintf("--reps (%d) must be at most --cap (%d)", f.start, f.cap))
 	}
 	src, pop, err := scorecardSource(pos, f)
+	if le := (*loadError)(nil); errors.As(err, &le) {
+		fmt.Fprintf(stderr, "hedgesim: %v\n", le.err)
+		return exitError
+	}
 	if err != nil {
 		return usageError(stderr, "scorecard", err.Error())
 	}
@@ -205,7 +217,7 @@ func populationOf(f scorecardFlags) (*scorecardPopulation, scorecard.Source, err
 		}
 	}
 	if err != nil {
-		return nil, scorecard.Source{}, err
+		return nil, scorecard.Source{}, &loadError{err}
 	}
 	pop.space = sp.Source
 	for i := range f.n {
@@ -215,6 +227,13 @@ func populationOf(f scorecardFlags) (*scorecardPopulation, scorecard.Source, err
 	}
 	return pop, scorecard.Population(sp, pop.seed, pop.indices), nil
 }
+
+// loadError is a --space file that cannot be read or is not a valid
+// space: a problem of the input (exit 1, as hedgesim fuzz reports it), not
+// of the command line.
+type loadError struct{ err error }
+
+func (e *loadError) Error() string { return e.err.Error() }
 
 // scorecardSource is where the scorecard's scenarios come from: the
 // paths and names given, and the library with --library.

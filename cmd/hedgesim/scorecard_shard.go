@@ -17,6 +17,7 @@ import (
 	"hedgelab/internal/report"
 	"hedgelab/internal/scorecard"
 	"hedgelab/internal/study"
+	"hedgelab/scenarios"
 )
 
 // A sharded population scorecard (hedgesim scorecard --n N --seed S
@@ -40,7 +41,10 @@ type scorecardWork struct {
 }
 
 func (w *scorecardWork) String() string {
-	s := fmt.Sprintf("--n %d --seed %d --space %s", w.N, w.Seed, w.Space)
+	s := fmt.Sprintf("--n %d --seed %d", w.N, w.Seed)
+	if w.Space != scenarios.PopulationSpaceSource { // the default, which --space cannot name
+		s += " --space " + w.Space
+	}
 	if w.SpaceSHA256 != "" {
 		s += " (sha256 " + w.SpaceSHA256[:12] + ")"
 	}

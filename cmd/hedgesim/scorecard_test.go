@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"hedgelab/scenarios"
 )
 
 // A population scorecard is a function of its flags: the same --n, --seed
@@ -79,5 +81,50 @@ func TestScorecardPopulation(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join("parts", "0-2", "shard.bin")); err != nil {
 		t.Error(err)
+	}
+}
+
+// Inputs users reported: a directory without scenario files printed "0
+// losses of 0", and --reps 1000000000 ran unbounded. Both are errors that
+// name what to change, and nothing is printed on stdout.
+func TestScorecardRefusesEmptyDirAndUnboundedReps(t *testing.T) {
+	empty := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"scorecard", empty}, "no *.toml"},
+		{[]string{"scorecard", "--reps", "1000000000", "tiny"}, "--reps"},
+		{[]string{"scorecard", "--cap", "1000000000", "tiny"}, "--cap"},
+	} {
+		out, stderr, code := runCLI(t, tc.args...)
+		if code != exitError || out != "" || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit %d naming %q", tc.args, code, out, stderr, exitError, tc.want)
+		}
+	}
+}
+
+// A --space file that cannot be read is an input problem (exit 1, as
+// hedgesim fuzz reports it), a negative --seed a usage error (exit 2); the
+// help states the seed's range, not an internal "default -1"; a shard of
+// the embedded space is described by flags that reproduce it (no --space).
+func TestScorecardSeedAndSpaceErrors(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "none.toml")
+	if _, stderr, code := runCLI(t, "scorecard", "--n", "1", "--seed", "1", "--space", missing); code != exitError || !strings.Contains(stderr, missing) {
+		t.Errorf("missing --space: exit %d, %q; want exit %d naming the file", code, stderr, exitError)
+	}
+	if _, stderr, code := runCLI(t, "scorecard", "--n", "1", "--seed", "-4"); code != exitUsage || !strings.Contains(stderr, "0 to 2^63-1") {
+		t.Errorf("--seed -4: exit %d, %q; want a usage error stating the range", code, stderr)
+	}
+	if help, _, _ := runCLI(t, "scorecard", "-h"); strings.Contains(help, "default -1") {
+		t.Errorf("help shows the unset seed's sentinel:\n%s", help)
+	}
+	w := scorecardWork{N: 3, Seed: 7, Space: scenarios.PopulationSpaceSource}
+	if got, want := w.String(), "--n 3 --seed 7"; got != want {
+		t.Errorf("embedded space: %q, want %q", got, want)
+	}
+	w.Space = "my.toml"
+	if got, want := w.String(), "--n 3 --seed 7 --space my.toml"; got != want {
+		t.Errorf("a --space file: %q, want %q", got, want)
 	}
 }

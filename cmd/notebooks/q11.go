@@ -98,19 +98,26 @@ func headline(c *scorecard.Card, p *scorecard.Policy) string {
 }
 
 // lossText renders the decided reasons of a loss.
-func lossText(p *scorecard.Policy) string {
-	var out []string
-	for _, l := range p.Losses {
-		if l.Truth != study.True {
-			continue
+func lossText(p *scorecard.Policy) string { return p.Reasons(study.True, code) }
+
+// code renders a name as Markdown code.
+func code(name string) string { return "`" + name + "`" }
+
+// rateTable returns the loss-rate table of rates, fewest losses first
+// (rows: policy, scenarios, lost, loss rate with its exact 95% interval),
+// the fewest losses and the policies that have them.
+func rateTable(rates []scorecard.Rate) (fewestLost int, fewest []string, tab [][]string) {
+	rates = slices.Clone(rates)
+	slices.SortStableFunc(rates, func(a, b scorecard.Rate) int { return cmp.Compare(a.Lost, b.Lost) })
+	fewestLost = rates[0].Lost
+	for _, r := range rates {
+		if r.Lost == fewestLost {
+			fewest = append(fewest, code(r.Policy))
 		}
-		if l.By == "" {
-			out = append(out, l.Why)
-		} else {
-			out = append(out, "`"+l.By+"`: "+l.Why)
-		}
+		tab = append(tab, []string{code(r.Policy), fmt.Sprint(r.Ran), fmt.Sprint(r.Lost),
+			fmt.Sprintf("%.1f%% [%.1f, %.1f]", 100*float64(r.Lost)/float64(max(r.Ran, 1)), 100*r.CI[0], 100*r.CI[1])})
 	}
-	return strings.Join(out, "; ")
+	return fewestLost, fewest, tab
 }
 
 // quantity returns the index of quantity q on card c (-1: not scored).
@@ -244,17 +251,8 @@ func q11Fourth(d *doc) error {
 
 	// Loss rates.
 	d.p("## Loss rate per policy")
-	rates := slices.Clone(v.Summary.Rates)
-	slices.SortStableFunc(rates, func(a, b scorecard.Rate) int { return cmp.Compare(a.Lost, b.Lost) })
-	v.FewestLost = rates[0].Lost
 	var tab [][]string
-	for _, r := range rates {
-		if r.Lost == v.FewestLost {
-			v.Fewest = append(v.Fewest, "`"+r.Policy+"`")
-		}
-		tab = append(tab, []string{"`" + r.Policy + "`", fmt.Sprint(r.Ran), fmt.Sprint(r.Lost),
-			fmt.Sprintf("%.1f%% [%.1f, %.1f]", 100*float64(r.Lost)/float64(max(r.Ran, 1)), 100*r.CI[0], 100*r.CI[1])})
-	}
+	v.FewestLost, v.Fewest, tab = rateTable(v.Summary.Rates)
 	d.say("q11/rates", v)
 	d.table([]string{"policy", "scenarios", "lost", "loss rate [exact 95% CI]"}, tab)
 

@@ -8,11 +8,8 @@ package main
 // frontier.
 
 import (
-	"cmp"
 	"fmt"
 	"os"
-	"slices"
-	"strings"
 	"time"
 
 	"hedgelab/internal/scorecard"
@@ -83,17 +80,8 @@ func (d *doc) q11Population(n int) (*q11PopView, error) {
 	}})
 
 	d.p("## The population: %d scenarios nobody wrote", len(cards))
-	rates := slices.Clone(v.Summary.Rates)
-	slices.SortStableFunc(rates, func(a, b scorecard.Rate) int { return cmp.Compare(a.Lost, b.Lost) })
-	v.FewestLost = rates[0].Lost
 	var tab [][]string
-	for _, r := range rates {
-		if r.Lost == v.FewestLost {
-			v.Fewest = append(v.Fewest, "`"+r.Policy+"`")
-		}
-		tab = append(tab, []string{"`" + r.Policy + "`", fmt.Sprint(r.Ran), fmt.Sprint(r.Lost),
-			fmt.Sprintf("%.1f%% [%.1f, %.1f]", 100*float64(r.Lost)/float64(max(r.Ran, 1)), 100*r.CI[0], 100*r.CI[1])})
-	}
+	v.FewestLost, v.Fewest, tab = rateTable(v.Summary.Rates)
 	var rows [][]string
 	for _, c := range cards {
 		p := c.Policy(q11RecName)
@@ -160,20 +148,7 @@ func (d *doc) q11Population(n int) (*q11PopView, error) {
 
 // nearText renders the undecided reasons of a policy's losses (a verdict
 // left open at the replication cap); empty when there is none.
-func nearText(p *scorecard.Policy) string {
-	var out []string
-	for _, l := range p.Losses {
-		if l.Truth != study.Unknown {
-			continue
-		}
-		if l.By == "" {
-			out = append(out, l.Why)
-		} else {
-			out = append(out, "`"+l.By+"`: "+l.Why)
-		}
-	}
-	return strings.Join(out, "; ")
-}
+func nearText(p *scorecard.Policy) string { return p.Reasons(study.Unknown, code) }
 
 // q11Split counts the scenarios with a regret row by whether their
 // conditions change (q11Changing) and by the regret's verdict.

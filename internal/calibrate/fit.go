@@ -15,9 +15,13 @@ import (
 	"hedgelab/scenarios"
 )
 
+// DefaultName is the name of a calibrated scenario when Options.Name is
+// empty (hedgesim calibrate's --name default).
+const DefaultName = "calibrated"
+
 // Options tune [Fit].
 type Options struct {
-	// Name is the scenario's name (default "calibrated").
+	// Name is the scenario's name (default DefaultName).
 	Name string
 	// ClientRegion is where the client runs; default the telemetry's
 	// resource attribute cloud.region, else the primary region.
@@ -127,7 +131,7 @@ func Fit(t *Telemetry, opt Options) (*Model, error) {
 	}
 	m := &Model{Name: opt.Name, Sources: t.Sources, Seed: opt.Seed, Warnings: append([]string(nil), t.Warnings...)}
 	if m.Name == "" {
-		m.Name = "calibrated"
+		m.Name = DefaultName
 	}
 	if err := scenarios.CheckName(m.Name); err != nil {
 		return nil, fmt.Errorf("calibrate: --name %q: %v", m.Name, err)

@@ -220,6 +220,17 @@ func Score(s *scenarios.Scenario, opts Options) (*Card, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Source, err)
 	}
+	frontier := 0
+	if !opts.NoFrontier {
+		for _, j := range grid {
+			if j < 0 {
+				frontier++
+			}
+		}
+	}
+	if err := checkWork(s, cfg, len(entries), frontier, start, limit); err != nil {
+		return nil, err
+	}
 	runs := make([][]sample, len(entries)) // [policy][replication]
 	// run runs replications [from, to) of the policies which (all when
 	// nil) of pols into out.

@@ -29,7 +29,8 @@ type Source struct {
 }
 
 // Files returns the scenarios of paths in order: a directory stands for
-// its *.toml files (sorted by name), anything else for the one file. A
+// its *.toml files (sorted by name; one with none is an error, not an
+// empty set), anything else for the one file. A
 // file whose content an earlier path already gave (the same case in a
 // repository copy and in ../shared) is read once.
 func Files(paths ...string) Source {
@@ -40,7 +41,11 @@ func Files(paths ...string) Source {
 			for _, p := range paths {
 				files := []string{p}
 				if st, err := os.Stat(p); err == nil && st.IsDir() {
-					files, _ = filepath.Glob(filepath.Join(p, "*.toml"))
+					files, _ = filepath.Glob(filepath.Join(p, "*.toml")) // the pattern is well formed: no error
+					if len(files) == 0 {
+						yield(nil, fmt.Errorf("%s: a directory with no *.toml scenario files", p))
+						return
+					}
 					slices.Sort(files)
 				}
 				for _, f := range files {

@@ -98,14 +98,24 @@ func (c *Card) Why(name string) string {
 	if p == nil || !p.Loses {
 		return ""
 	}
+	return p.Reasons(study.True, nil)
+}
+
+// Reasons returns p's reasons to lose whose truth is truth (study.True:
+// the decided ones; study.Unknown: those left open at the replication
+// cap), each "<by>: <why>" ("<why>" alone when no one policy is the
+// winner), joined by "; "; name renders the winner's name (nil: as it
+// is). It is "" when there is none.
+func (p *Policy) Reasons(truth study.Truth, name func(string) string) string {
 	var why []string
 	for _, l := range p.Losses {
-		if l.Truth != study.True {
-			continue
-		}
-		if l.By == "" {
+		switch {
+		case l.Truth != truth:
+		case l.By == "":
 			why = append(why, l.Why)
-		} else {
+		case name != nil:
+			why = append(why, name(l.By)+": "+l.Why)
+		default:
 			why = append(why, l.By+": "+l.Why)
 		}
 	}
