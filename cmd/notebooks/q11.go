@@ -284,15 +284,12 @@ func q11Fourth(d *doc) error {
 			continue
 		}
 		regret := fmt.Sprintf("%+.1f%% [%+.1f, %+.1f]", 100*p.Regret.Mean, 100*p.Regret.Lo, 100*p.Regret.Hi)
-		switch {
-		case p.Regret.Hi < 0:
+		verdicts[c.Source] = p.RegretVerdict()
+		switch verdicts[c.Source] {
+		case -1:
 			v.Beats = append(v.Beats, "`"+s.Name+"`")
-			verdicts[c.Source] = -1
-		case p.Regret.Lo > 0:
+		case 1:
 			v.Behind = append(v.Behind, "`"+s.Name+"`")
-			verdicts[c.Source] = 1
-		default:
-			verdicts[c.Source] = 0
 		}
 		bound := "— (" + c.ClairvoyantWhy + ")"
 		if !math.IsNaN(p.Clairvoyant) {

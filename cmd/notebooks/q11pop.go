@@ -117,15 +117,12 @@ func (d *doc) q11Population(n int) (*q11PopView, error) {
 		if p == nil || c.Headline < 0 || p.Regret.N == 0 {
 			continue
 		}
-		switch {
-		case p.Regret.Hi < 0:
+		verdicts[c.Source] = p.RegretVerdict()
+		switch verdicts[c.Source] {
+		case -1:
 			v.Beats = append(v.Beats, "`"+c.Scenario+"`")
-			verdicts[c.Source] = -1
-		case p.Regret.Lo > 0:
+		case 1:
 			v.Behind = append(v.Behind, "`"+c.Scenario+"`")
-			verdicts[c.Source] = 1
-		default:
-			verdicts[c.Source] = 0
 		}
 		tab = append(tab, []string{"`" + c.Scenario + "`", c.Quantities[c.Headline].String(), ms(p.Latency[c.Headline]) + " / " + ru(p.RU),
 			fmt.Sprintf("`%s` %s ms / %s", p.Best.Policy, ms(p.Best.Ms), ru(p.Best.RU)),

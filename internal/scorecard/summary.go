@@ -122,6 +122,21 @@ func (p *Policy) Reasons(truth study.Truth, name func(string) string) string {
 	return strings.Join(why, "; ")
 }
 
+// RegretVerdict says where p's regret's 95% interval lies: -1 below 0 (p
+// beats every fixed threshold chosen in hindsight), +1 above 0 (the best
+// fixed threshold at no more RU beats p), 0 undecided or not computed.
+func (p *Policy) RegretVerdict() int {
+	switch {
+	case p.Regret.N == 0:
+		return 0
+	case p.Regret.Hi < 0:
+		return -1
+	case p.Regret.Lo > 0:
+		return 1
+	}
+	return 0
+}
+
 // regretOf summarizes the recommended policy's regret over cards.
 func regretOf(cards []*Card) RegretSummary {
 	var r RegretSummary
@@ -130,10 +145,10 @@ func regretOf(cards []*Card) RegretSummary {
 		r.Scenarios++
 		if p := c.Policy(Recommended); p != nil && c.Headline >= 0 && p.Regret.N > 0 {
 			regrets = append(regrets, p.Regret.Mean)
-			switch {
-			case p.Regret.Hi < 0:
+			switch p.RegretVerdict() {
+			case -1:
 				r.Beats++
-			case p.Regret.Lo > 0:
+			case 1:
 				r.Behind++
 			}
 		}
