@@ -95,6 +95,9 @@ func runIn(t *testing.T, dir string, args ...string) (string, string, int) {
 // as SVG and PNG) — and merge prints the same tables; with several
 // scenarios in one run too, and whatever the order of the directories.
 func TestShardMergeByteIdentical(t *testing.T) {
+	if raceEnabled {
+		t.Skip("whole runs, sharded and merged, byte for byte: 34 s under -race for no shared state the other race tests of shards and merges do not reach; the test step runs it")
+	}
 	tmp := t.TempDir()
 	files := smallScenarios(t, tmp)
 	for _, c := range []struct {
