@@ -103,10 +103,7 @@ func cmdCalibrate(args []string, stdout, stderr io.Writer) int {
 	f.register(fs)
 	out := fs.String("out", "", "write the scenario to this file (replaced whole; default stdout)")
 	if wantsHelp(args) {
-		fmt.Fprint(stdout, calibrateUsage)
-		fs.SetOutput(stdout)
-		fs.PrintDefaults()
-		return exitOK
+		return writeHelp(stdout, calibrateUsage, fs)
 	}
 	files, err := parseInterleaved(fs, args)
 	if err != nil {

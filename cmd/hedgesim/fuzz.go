@@ -76,11 +76,7 @@ func cmdFuzz(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return nil
 	})
 	fs.BoolVar(&quiet, "q", false, "quiet: no progress bar and no line per failure, only the summary")
-	printUsage := func(w io.Writer) {
-		_, _ = io.WriteString(w, fuzzUsage)
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-	}
+	printUsage := func(w io.Writer) { writeHelp(w, fuzzUsage, fs) }
 	if wantsHelp(args) {
 		printUsage(stdout)
 		return exitOK

@@ -24,6 +24,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -173,6 +174,15 @@ func firstLine(s string) string {
 // usageError prints a usage error of command cmd ("" for hedgesim
 // itself) to w: one line saying what is wrong, the command's usage line
 // and where its help is; it returns exitUsage.
+// writeHelp writes a command's usage text and its flags with their
+// defaults to w (what -h and --help print) and returns exitOK.
+func writeHelp(w io.Writer, usage string, fs *flag.FlagSet) int {
+	fmt.Fprint(w, usage)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+	return exitOK
+}
+
 func usageError(w io.Writer, cmd, msg string) int {
 	help := "hedgesim help"
 	if cmd != "" {

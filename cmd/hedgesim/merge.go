@@ -62,10 +62,7 @@ func cmdMerge(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&out, "out", "", "output directory, only for one scenario (default: the command's, results/<scenario-name>[-sweep-<param>]); replaced as a whole")
 	fs.BoolVar(&quiet, "q", false, "quiet: no table")
 	if wantsHelp(args) {
-		fmt.Fprint(stdout, mergeUsage)
-		fs.SetOutput(stdout)
-		fs.PrintDefaults()
-		return exitOK
+		return writeHelp(stdout, mergeUsage, fs)
 	}
 	dirs, err := parseInterleaved(fs, args)
 	if err != nil {

@@ -136,9 +136,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer, top bo
 			fmt.Fprint(w, usage)
 			return
 		}
-		fmt.Fprint(w, runUsage)
-		fs.SetOutput(w)
-		fs.PrintDefaults()
+		writeHelp(w, runUsage, fs)
 		fs.SetOutput(stderr)
 	}
 	if wantsHelp(args) {

@@ -130,10 +130,7 @@ func cmdScorecard(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	})
 	fs.StringVar(&f.out, "out", "", "with --shard: the partial result's directory (default scorecard-shard-I-of-N)")
 	if wantsHelp(args) {
-		fs.SetOutput(stdout)
-		_, _ = io.WriteString(stdout, scorecardUsage)
-		fs.PrintDefaults()
-		return exitOK
+		return writeHelp(stdout, scorecardUsage, fs)
 	}
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {

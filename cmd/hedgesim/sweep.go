@@ -61,9 +61,7 @@ func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return nil
 	})
 	printUsage := func(w io.Writer) {
-		fmt.Fprint(w, sweepUsage)
-		fs.SetOutput(w)
-		fs.PrintDefaults()
+		writeHelp(w, sweepUsage, fs)
 		fs.SetOutput(stderr)
 	}
 	if wantsHelp(args) {

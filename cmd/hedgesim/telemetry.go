@@ -37,10 +37,7 @@ func cmdTelemetry(args []string, stdout, stderr io.Writer) int {
 	policy := fs.String("policy", "", "the policy the simulated client runs (default the scenario's first)")
 	interval := fs.Float64("interval-s", 10, fmt.Sprintf("the export interval, virtual seconds (1e-9 to 1e9; at most %d exports a run)", calibrate.MaxExports))
 	if wantsHelp(args) {
-		fmt.Fprint(stdout, telemetryUsage)
-		fs.SetOutput(stdout)
-		fs.PrintDefaults()
-		return exitOK
+		return writeHelp(stdout, telemetryUsage, fs)
 	}
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {

@@ -41,10 +41,7 @@ func cmdWhatif(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	var rf runFlags
 	rf.register(fs, "output directory (default results/<name>); replaced as a whole by the results")
 	if wantsHelp(args) {
-		fmt.Fprint(stdout, whatifUsage)
-		fs.SetOutput(stdout)
-		fs.PrintDefaults()
-		return exitOK
+		return writeHelp(stdout, whatifUsage, fs)
 	}
 	files, err := parseInterleaved(fs, args)
 	if err != nil {
