@@ -14,31 +14,19 @@ import (
 	"hedgelab/simnet"
 )
 
-// plantSpace is a small corner of the default space, away from the open
-// defects of issue 24's table (feeds, lag, zero RU), so that what a test
-// plants is what the fuzzer finds.
-const plantSpace = `
-[size]
-max_work = 20000
-
-[fields]
-duration_s = [2.0, 6.0]
-ru = [1.0, 20.0]
-
-[p]
-feed = 0.0
-lag = 0.0
-"account.consistency" = 0.0
-
-[count]
-background = [0, 0]
-`
+// plantSpacePath is the small corner of the default space the planting
+// tests run the fuzzer over (shared with internal/study's).
+const plantSpacePath = "../internal/fuzz/testdata/plant-space.toml"
 
 // findPlanted runs the fuzzer over the plant space, checking only
 // invariant inv, and returns the shrunk failure; it fails the test unless
 // one is found and shrunk to at most maxLines lines that reproduce it.
 func findPlanted(t *testing.T, inv string, maxLines int, opt fuzz.Options) fuzz.Failure {
-	return findPlantedIn(t, plantSpace, inv, maxLines, opt)
+	space, err := os.ReadFile(plantSpacePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return findPlantedIn(t, string(space), inv, maxLines, opt)
 }
 
 // findPlantedIn is findPlanted in another space (layered over the default).

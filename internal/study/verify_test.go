@@ -16,35 +16,16 @@ import (
 	"hedgelab/simnet"
 )
 
-// plantSpace is a small corner of the default space, away from the open
-// defects of issue 24's table (feeds, lag, zero RU, background load).
-const plantSpace = `
-[size]
-max_work = 20000
-
-[fields]
-duration_s = [2.0, 6.0]
-ru = [1.0, 20.0]
-
-[p]
-feed = 0.0
-lag = 0.0
-"account.consistency" = 0.0
-
-[count]
-background = [0, 0]
-`
+// plantSpace is the small corner of the default space the planting
+// tests run the fuzzer over (shared with simnet's).
+const plantSpace = "../fuzz/testdata/plant-space.toml"
 
 // findPlanted runs the fuzzer over the plant space checking only
 // invariant inv and returns its failure, shrunk to at most maxLines.
 func findPlanted(t *testing.T, inv string, maxLines int, sample int) fuzz.Failure {
 	t.Helper()
 	dir := t.TempDir()
-	spacePath := filepath.Join(dir, "space.toml")
-	if err := os.WriteFile(spacePath, []byte(plantSpace), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	sp, err := scenarios.LoadSpace(spacePath)
+	sp, err := scenarios.LoadSpace(plantSpace)
 	if err != nil {
 		t.Fatal(err)
 	}
