@@ -3,6 +3,7 @@ package threshold
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -359,8 +360,18 @@ func (p *Recommended) Observe(now time.Duration, o hedging.Observation) {
 		s.maxMs = max(s.maxMs, ms(prim.Elapsed)) // survivor bias concerns answers: the first to arrive are the fastest
 	case hedging.LegCancelled:
 		s.pC[recBin(ms(prim.Elapsed))]++
+	case hedging.LegFailed:
+		if !prim.LocalThrottle {
+			// A primary that stopped on transient answers never answered the
+			// operation: slower than any bin (as a failed alternate), so an
+			// alternate that answers is seen to rescue it. Not its Elapsed,
+			// which is no latency; a local 429 is the client's, not the
+			// region's.
+			s.pU[recBins-1]++
+		}
 	}
-	if prim.Outcome == hedging.LegAnswered || prim.Outcome == hedging.LegCancelled {
+	if prim.Outcome == hedging.LegAnswered || prim.Outcome == hedging.LegCancelled ||
+		prim.Outcome == hedging.LegFailed && !prim.LocalThrottle {
 		s.since++
 		if s.first < 0 {
 			s.first = now
@@ -377,7 +388,15 @@ func (p *Recommended) Observe(now time.Duration, o hedging.Observation) {
 		s.region.altFloor(now, alt.Region).add(now, w, ms(alt.Elapsed))
 		a.aU[recBin(ms(alt.Elapsed))]++
 	case hedging.LegCancelled:
-		a.aC[recBin(ms(alt.Elapsed))]++
+		if !o.Won {
+			// Cancelled with no winner: by the operation's deadline. It did
+			// not answer in time, which is all a deadline asks: never
+			// answered, not "slower than this" (a censored time the prior's
+			// shape would read as a fast alternate).
+			a.aU[recBins-1]++
+		} else {
+			a.aC[recBin(ms(alt.Elapsed))]++
+		}
 	case hedging.LegFailed:
 		a.aU[recBins-1]++ // never answered: slower than any bin
 	}
@@ -396,7 +415,14 @@ func (p *Recommended) Observe(now time.Duration, o hedging.Observation) {
 		a.expWins += w
 		if o.Won && o.Winner == hedging.Alternate {
 			a.wins++
-			a.gain += s.residual(ms(o.Latency), p.cfg.Max)
+			if prim.Outcome == hedging.LegFailed {
+				// The hedge rescued an operation whose primary failed: it
+				// saved what a primary that never answers would have cost,
+				// counted, as residual counts the tail, up to Max.
+				a.gain += max(0, msOf(p.cfg.Max)-ms(o.Latency))
+			} else {
+				a.gain += s.residual(ms(o.Latency), p.cfg.Max)
+			}
 		}
 	}
 }
@@ -440,7 +466,9 @@ func (p *Recommended) Threshold(now time.Duration, q hedging.ThresholdQuery) (he
 	}
 	s.ops++
 	t, ok := a.t, a.hedge
-	if a.probeT > 0 && p.cfg.Probe > 0 && s.ops%p.cfg.Probe == p.cfg.Probe/2 {
+	// A cold key's first operation is a probe too, so an alternate is
+	// observed at once behind a primary slow from the start.
+	if a.probeT > 0 && p.cfg.Probe > 0 && (s.ops%p.cfg.Probe == p.cfg.Probe/2 || !s.warmed && s.ops == 1) {
 		// The alternate's evidence is thin: probe it, one probe in ten at
 		// the primary's floor.
 		probe := a.probeT
@@ -464,6 +492,14 @@ func (p *Recommended) Threshold(now time.Duration, q hedging.ThresholdQuery) (he
 			}
 		} else {
 			t = min(t, q.Remaining/2) // the alternate unknown: §5.2's half of the time left
+		}
+		// Whatever the phase (cold, probe, chosen, backstop): no hedge whose
+		// alternate cannot answer before the deadline even at its floor,
+		// the fastest answer it gave in the last one to two MaxMemory/2
+		// windows (deadline-far-alternate: hedges at ~21 ms with 20 ms
+		// left all lost to the deadline).
+		if fa := s.region.altFloor(now, q.Alternate).get(now, p.cfg.MaxMemory/2); !math.IsInf(fa, 1) && t+dur(fa) >= q.Remaining {
+			return no, false
 		}
 	}
 	if t <= 0 {

@@ -282,6 +282,18 @@ func (p *Recommended) cold(now time.Duration, s *recState, a *recAlt, wP float64
 			}
 		}
 	}
+	if a.t < p.cfg.Initial && weight(&a.aU) <= float64(a.aU[recBins-1]) {
+		// Below the prior (at Cold × the median) while the alternate has
+		// given no final answer (none yet, or only failures and
+		// deadlines): a hedge to it is a guess that fires on every
+		// primary's tail, so only the probe budget is spent on it — one
+		// operation in Probe, at this threshold — until it answers (a
+		// fresh key whose every region fails, or whose alternate is far,
+		// spent a hedge on every tenth-median primary here). The prior
+		// itself stays for every operation: it fires only past the
+		// longest median round trip.
+		a.hedge, a.probeT, a.floorT = false, a.t, a.t
+	}
 	return true
 }
 
