@@ -282,16 +282,17 @@ func (p *Recommended) cold(now time.Duration, s *recState, a *recAlt, wP float64
 			}
 		}
 	}
-	if a.t < p.cfg.Initial && weight(&a.aU) <= float64(a.aU[recBins-1]) {
-		// Below the prior (at Cold × the median) while the alternate has
-		// given no final answer (none yet, or only failures and
-		// deadlines): a hedge to it is a guess that fires on every
+	if tried := weight(&a.aU) + weight(&a.aC); a.t < p.cfg.Initial && tried > 0 && weight(&a.aU) <= float64(a.aU[recBins-1]) {
+		// Below the prior (at Cold × the median), once hedges have gone to
+		// the alternate and none got a final answer (cancelled, failed or
+		// out of time): further hedges are guesses that fire on every
 		// primary's tail, so only the probe budget is spent on it — one
 		// operation in Probe, at this threshold — until it answers (a
 		// fresh key whose every region fails, or whose alternate is far,
-		// spent a hedge on every tenth-median primary here). The prior
-		// itself stays for every operation: it fires only past the
-		// longest median round trip.
+		// spent a hedge on every tail primary here). The first hedges
+		// still go (a primary slow from its first read, feed-metadata-
+		// latest's stale page, is rescued by them), and so does the prior,
+		// which fires only past the longest median round trip.
 		a.hedge, a.probeT, a.floorT = false, a.t, a.t
 	}
 	return true
