@@ -435,3 +435,48 @@ func TestRecommendedPrimarySlowFromTheStart(t *testing.T) {
 		t.Errorf("every primary 2 s, the alternate 8 ms: hedged %d of the last 9000 operations, want nearly all", hedged)
 	}
 }
+
+// An alternate whose fastest answer (its floor, 100 ms) cannot arrive
+// inside the time left is not hedged to, whatever the phase: here a warm
+// key whose alternate evidence is thin (probes, and §5.2's half of the
+// time left, which alone would hedge at ~10 ms with 101 ms left).
+func TestRecommendedNoHedgeBeyondTheAlternateFloor(t *testing.T) {
+	p := newRec(t)
+	rare := func(i int) (time.Duration, time.Duration) {
+		if i%500 == 0 {
+			return 300 * time.Millisecond, 100 * time.Millisecond // the alternate answers in 100 ms
+		}
+		return body(i), 100 * time.Millisecond
+	}
+	_, now := recRun(p, 0, 3000, time.Millisecond, rare, 0)
+	for i := range 400 {
+		if th, ok := recAsk(p, now+time.Duration(i)*time.Millisecond, 101*time.Millisecond); ok {
+			t.Fatalf("101 ms left, the alternate's floor 100 ms: hedged at %v, want no hedge", th)
+		}
+	}
+}
+
+// A cold key (before MinSamples and the warm-up) whose hedges to the
+// alternate got no final answer (it fails every one) spends only the
+// probe budget on it, not a hedge on every primary past Cold × its
+// median: one read in ten takes 200 ms here, 20 × the median.
+func TestRecommendedColdKeySpendsOnlyTheProbeBudget(t *testing.T) {
+	p := newRec(t)
+	failing := func(i int) (time.Duration, time.Duration) {
+		if i%10 == 5 {
+			return 200 * time.Millisecond, -5 * time.Millisecond
+		}
+		return body(i), -5 * time.Millisecond
+	}
+	// Operations overlap as in a client: each reported when it ends.
+	hedged := 0
+	for i := range 400 {
+		pl, al := failing(i)
+		if h, _ := recPlay(p, time.Duration(i)*time.Millisecond, pl, al); h {
+			hedged++
+		}
+	}
+	if hedged > 10 {
+		t.Errorf("a cold key, the alternate failing every hedge: hedged %d of 400 (%d slow), want at most the probes", hedged, 40)
+	}
+}
