@@ -95,7 +95,7 @@ func TestLossesAndUndecided(t *testing.T) {
 	if v != True || strings.Join(by, ",") != "disabled,noisy" {
 		t.Errorf("spender: %v lost to %q, want true to disabled,noisy", v, by)
 	}
-	if v, l := c.Losses(3, false); v != True || l[0].By != "" || !strings.Contains(l[0].Why, "errors 3.00% vs best 0.00%") {
+	if v, l := c.Losses(3, false); v != True || l[0].By != "" || !strings.Contains(l[0].Why, "errors 3.00% vs 0.00% (disabled)") {
 		t.Errorf("erring: %v %+v, want an error-rate loss first", v, l)
 	}
 	// disabled's verdict waits on noisy (maybe faster); noisy's on
