@@ -173,12 +173,12 @@ func TestAmongFailures(t *testing.T) {
 			t.Errorf("amongFailures(%v, %d, %d) = %v, want %v", c.q, c.ops, c.failed, got, c.want)
 		}
 	}
-	c := &Card{Quantities: []study.Quantity{{Kind: "read_many", Q: 0.99}, {Kind: "read", Q: 0.99}}}
+	c := &Card{Quantities: []study.Quantity{{Kind: "read_many", Q: 0.99}, {Kind: hedging.PointRead.String(), Q: 0.99}}}
 	var s sample
 	s.ops = 2000
 	s.kindOps[hedging.ReadManyPage], s.kindFailed[hedging.ReadManyPage] = 1000, 15
-	s.kindOps[hedging.Read] = 1000
-	s.kindQ[hedging.ReadManyPage][0], s.kindQ[hedging.Read][0] = 100, 40
+	s.kindOps[hedging.PointRead] = 1000
+	s.kindQ[hedging.ReadManyPage][0], s.kindQ[hedging.PointRead][0] = 100, 40
 	if r := c.replication(s); r.Latency[0] != study.Failed || r.Latency[1] != 40 {
 		t.Errorf("replication latencies %v, want [+Inf 40]", r.Latency)
 	}
