@@ -126,19 +126,27 @@ func (c *Card) RosterPolicy(name string) *Policy {
 	return &c.Policies[i]
 }
 
-// sample is what is kept of one run: every kind's scored quantiles and
-// operation count, the pooled quantiles, RU, error and hedge rates.
+// sample is what is kept of one run: every kind's scored quantiles,
+// operation and failure counts, the pooled quantiles, RU, error and hedge
+// rates.
 type sample struct {
 	ops                  int64
-	kindOps              [simnet.KindSlots]int64
+	kindOps, kindFailed  [simnet.KindSlots]int64
 	kindQ                [simnet.KindSlots][2]float64
 	pooled               [2]float64
 	ru, errs, hedged     float64
 	ruReturned, ruCharge float64
 }
 
-func summarize(st *simnet.Stats) sample {
-	s := sample{ops: st.Ops, ru: st.RUMultiplier(), ruReturned: st.RUReturned, ruCharge: st.RUCharged}
+// summarize keeps what the scorecard reads of st; failed counts each
+// point operation kind's failed operations (see failures), the feed
+// kinds' come from st.Feed.
+func summarize(st *simnet.Stats, failed *[simnet.KindSlots]int64) sample {
+	s := sample{ops: st.Ops, ru: st.RUMultiplier(), ruReturned: st.RUReturned, ruCharge: st.RUCharged, kindFailed: *failed}
+	if st.Feed != nil {
+		s.kindFailed[hedging.QueryPage] += st.Feed.Kinds[simnet.FeedQuery].Errors
+		s.kindFailed[hedging.ReadManyPage] += st.Feed.Kinds[simnet.FeedReadMany].Errors
+	}
 	if st.Ops > 0 {
 		s.errs = float64(st.Failed()) / float64(st.Ops)
 		s.hedged = float64(st.Hedged) / float64(st.Ops)
@@ -247,11 +255,12 @@ func Score(s *scenarios.Scenario, opts Options) (*Card, error) {
 					out[p] = append(out[p], sample{})
 				}
 				jobs = append(jobs, func() error {
-					st, err := simnet.Run(cfg, pols[p], r, simnet.RunOptions{Context: ctx})
+					var failed [simnet.KindSlots]int64
+					st, err := simnet.Run(cfg, pols[p], r, simnet.RunOptions{Context: ctx, OnComplete: failures(&failed)})
 					if err != nil {
 						return fmt.Errorf("%s: policy %q: %w", s.Source, pols[p].Name, err)
 					}
-					out[p][r] = summarize(st)
+					out[p][r] = summarize(st, &failed)
 					return nil
 				})
 			}
@@ -364,11 +373,41 @@ func value(s sample, q study.Quantity) float64 {
 	return s.kindQ[kindOf(q)][i]
 }
 
-// replication is sample s as the rule reads it.
+// failures returns a simnet.RunOptions.OnComplete that counts into
+// failed, by kind, the point operations that failed for their caller (an
+// error, or a final response with status >= 400: simnet.Stats.Failed's
+// classes; feed operations are not reported to it).
+func failures(failed *[simnet.KindSlots]int64) func(*hedging.Race, *hedging.Operation) {
+	return func(r *hedging.Race, op *hedging.Operation) {
+		if r.Err() != nil || r.Status().Code >= 400 {
+			failed[int(op.Kind)%simnet.KindSlots]++
+		}
+	}
+}
+
+// amongFailures says whether quantile q of ops operations, failed of
+// which failed, falls among the failures when a failed operation ranks
+// slower than every answered one: its rank, q × ops rounded to the
+// nearest within [1, ops] as the latency histograms count it, is above the
+// ops − failed answered.
+func amongFailures(q float64, ops, failed int64) bool {
+	if ops <= 0 || failed <= 0 {
+		return false
+	}
+	rank := min(max(int64(q*float64(ops)+0.5), 1), ops)
+	return rank > ops-failed
+}
+
+// replication is sample s as the rule reads it: a kind's quantile that
+// falls among its failures is study.Failed, not the time they failed at.
 func (c *Card) replication(s sample) study.Replication {
 	r := study.Replication{RU: s.ru, Errors: s.errs, Empty: s.ops == 0}
 	for _, q := range c.Quantities {
-		r.Latency = append(r.Latency, value(s, q))
+		v := value(s, q)
+		if k := kindOf(q); q.Kind != "" && amongFailures(q.Q, s.kindOps[k], s.kindFailed[k]) {
+			v = study.Failed
+		}
+		r.Latency = append(r.Latency, v)
 	}
 	return r
 }

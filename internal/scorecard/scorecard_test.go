@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"hedgelab/hedging"
+	"hedgelab/internal/study"
 	"hedgelab/scenarios"
 )
 
@@ -153,5 +155,31 @@ func TestScoreTiny(t *testing.T) {
 	sum := Summarize([]*Card{c, again})
 	if r := sum.Rate(Recommended); r.Ran != 2 || r.Lost%2 != 0 {
 		t.Errorf("summary rate %+v", r)
+	}
+}
+
+// A kind's quantile falls among its failures when a failed operation
+// ranks slower than every answered one (rank q × ops rounded, as the
+// histograms count it): 1000 read_many calls of which 15 failed put the
+// p99 (rank 990) among them and the p99.9 too; 10 failed leave the p99 an
+// answer (rank 990 of 990 answered).
+func TestAmongFailures(t *testing.T) {
+	for _, c := range []struct {
+		q           float64
+		ops, failed int64
+		want        bool
+	}{{0.99, 1000, 15, true}, {0.999, 1000, 15, true}, {0.99, 1000, 10, false}, {0.99, 1000, 11, true}, {0.99, 1000, 0, false}, {0.99, 0, 0, false}, {0.99, 5, 5, true}} {
+		if got := amongFailures(c.q, c.ops, c.failed); got != c.want {
+			t.Errorf("amongFailures(%v, %d, %d) = %v, want %v", c.q, c.ops, c.failed, got, c.want)
+		}
+	}
+	c := &Card{Quantities: []study.Quantity{{Kind: "read_many", Q: 0.99}, {Kind: hedging.PointRead.String(), Q: 0.99}}}
+	var s sample
+	s.ops = 2000
+	s.kindOps[hedging.ReadManyPage], s.kindFailed[hedging.ReadManyPage] = 1000, 15
+	s.kindOps[hedging.PointRead] = 1000
+	s.kindQ[hedging.ReadManyPage][0], s.kindQ[hedging.PointRead][0] = 100, 40
+	if r := c.replication(s); r.Latency[0] != study.Failed || r.Latency[1] != 40 {
+		t.Errorf("replication latencies %v, want [+Inf 40]", r.Latency)
 	}
 }

@@ -15,9 +15,9 @@ import (
 // least ScoreRUPoints lower (a difference of multipliers) is a saving;
 // a quantile less than ScoreMinGain higher is no worse (a gain smaller than
 // that does not pay for RU: the recommended policy's own MinGain); an error
-// rate more than ScoreErrPoints above the best (a fraction of operations)
-// loses. ScoreGain, ScoreRUPoints and ScoreErrPoints are the third
-// edition's margins.
+// rate decidedly more than ScoreErrPoints above another policy's (a
+// fraction of operations, paired by replication) loses. ScoreGain,
+// ScoreRUPoints and ScoreErrPoints are the third edition's margins.
 const (
 	ScoreGain      = 0.10
 	ScoreRUPoints  = 0.02
@@ -44,7 +44,9 @@ func (q Quantity) String() string {
 
 // Replication is what the rule reads of one policy's run of one
 // replication: Latency holds one value (ms) per scored quantity, in the
-// order of [Paired.Quantities]; RU is the RU multiplier and Errors the
+// order of [Paired.Quantities], +Inf ([Failed]) where the quantile falls
+// among the kind's failed operations (a failed operation ranks slower
+// than every answered one); RU is the RU multiplier and Errors the
 // fraction of operations that failed. Empty marks a replication in which
 // no operation arrived (left out of every comparison).
 type Replication struct {
@@ -53,6 +55,12 @@ type Replication struct {
 	Errors  float64
 	Empty   bool
 }
+
+// Failed is the Latency of a quantile that falls among failed operations:
+// it is no latency, so the rule leaves every pair holding it out of that
+// quantity's latency comparison and judges the failures by the error
+// clause.
+var Failed = math.Inf(1)
 
 // Truth is a verdict of the rule on the replications so far: true, false,
 // or not decided yet (more replications could change it).
@@ -97,16 +105,18 @@ type Paired struct {
 
 // Loss is one reason a policy loses a scenario: By dominates it (Why says
 // on what), or By is "" and its error rate is more than ScoreErrPoints
-// above the best (Why gives both). Truth is the verdict's state.
+// above that of Against (paired by replication; Why gives both and the
+// difference's interval). Truth is the verdict's state.
 type Loss struct {
-	By, Why string
-	Truth   Truth
+	By, Against, Why string
+	Truth            Truth
 }
 
 // Gain is the relative gain of one policy over another on one quantity:
 // (mean of a − mean of b) / mean of a over their common non-empty
-// replications, with a Student-t 95% interval from the paired differences
-// (one replication: no interval).
+// replications in which neither quantile is [Failed], with a Student-t
+// 95% interval from the paired differences (fewer than two such
+// replications: the interval is (−Inf, +Inf), nothing is decided by it).
 type Gain struct {
 	Mean, Lo, Hi float64
 	N            int
@@ -118,7 +128,7 @@ func (c *Paired) gain(a, b, j int) Gain {
 	sum := 0.0
 	for r := range min(len(c.Reps[a]), len(c.Reps[b])) {
 		x, y := c.Reps[a][r], c.Reps[b][r]
-		if x.Empty || y.Empty {
+		if x.Empty || y.Empty || math.IsInf(x.Latency[j], 1) || math.IsInf(y.Latency[j], 1) {
 			continue
 		}
 		d = append(d, x.Latency[j]-y.Latency[j])
@@ -129,7 +139,51 @@ func (c *Paired) gain(a, b, j int) Gain {
 	}
 	mean := sum / float64(len(d))
 	ci := CI95(d)
-	return Gain{Mean: (ci[0] + ci[1]) / 2 / mean, Lo: ci[0] / mean, Hi: ci[1] / mean, N: len(d)}
+	g := Gain{Mean: (ci[0] + ci[1]) / 2 / mean, Lo: ci[0] / mean, Hi: ci[1] / mean, N: len(d)}
+	if len(d) < 2 {
+		g.Lo, g.Hi = math.Inf(-1), math.Inf(1)
+	}
+	return g
+}
+
+// errGap returns policy a's error rate minus policy b's (a difference of
+// fractions of operations, not relative) over the replications both have,
+// with a paired Student-t 95% interval (fewer than two: (−Inf, +Inf)).
+func (c *Paired) errGap(a, b int) Gain {
+	var d []float64
+	for r := range min(len(c.Reps[a]), len(c.Reps[b])) {
+		x, y := c.Reps[a][r], c.Reps[b][r]
+		if !x.Empty && !y.Empty {
+			d = append(d, x.Errors-y.Errors)
+		}
+	}
+	if len(d) == 0 {
+		return Gain{}
+	}
+	ci := CI95(d)
+	g := Gain{Mean: (ci[0] + ci[1]) / 2, Lo: ci[0], Hi: ci[1], N: len(d)}
+	if len(d) < 2 {
+		g.Lo, g.Hi = math.Inf(-1), math.Inf(1)
+	}
+	return g
+}
+
+// moreErrors says whether g (errGap) shows more than ScoreErrPoints more
+// errors: true when its mean is above it and its interval excludes 0,
+// false when the interval lies at or below it; at the last replication
+// (final) an undecided one is judged by its mean.
+func moreErrors(g Gain, final bool) Truth {
+	switch {
+	case g.Mean > ScoreErrPoints && g.Lo > 0:
+		return True
+	case g.Hi <= ScoreErrPoints:
+		return False
+	case final && g.Mean > ScoreErrPoints:
+		return True
+	case final:
+		return False
+	}
+	return Unknown
 }
 
 // Gain returns policy b's [Gain] over policy a on quantity j (indexes of
@@ -226,20 +280,32 @@ func worse(g Gain, m float64, final bool) Truth {
 //     (RU spent for a gain smaller than that, or one not shown, in every
 //     quantile of every kind, loses).
 //
+// A quantile that falls among failures ([Failed]) in either policy's
+// replication leaves that pair out of the quantity's comparison: it is
+// the time the failures were declared, not an answer's latency.
+//
 // Neither clause holds when b's error rate is more than ScoreErrPoints
-// above a's: a failed operation is in b's quantiles at the time it failed,
-// so b's figures may be fast failures of operations a answered (a fault
-// failing in 5 ms where a hedge answers in 100 ms), and RU that rescues
-// operations is spent for a gain; the error-rate clause of [Paired.Losses]
-// judges errors.
+// above a's (paired by replication, decided as "worse" is: the interval,
+// or at the last replication the mean): a failed operation under a
+// quantile is in b's quantiles at the time it failed, so b's figures may
+// be fast failures of operations a answered (a fault failing in 5 ms where
+// a hedge answers in 100 ms), and RU that rescues operations is spent for
+// a gain; the error-rate clause of [Paired.Losses] judges errors.
 //
 // final says the replications are the last ones: an undecided comparison
 // is then settled (a gain needs its interval to exclude 0; b's being worse
 // is judged by its mean).
 func (c *Paired) Dominates(a, b int, final bool) (Truth, string) {
-	if c.Errors(b) > c.Errors(a)+ScoreErrPoints {
+	erring := moreErrors(c.errGap(b, a), final)
+	if erring == True {
 		return False, ""
 	}
+	v, why := c.dominates(a, b, final)
+	return and(v, erring.not()), why
+}
+
+// dominates is Dominates without the error-rate guard.
+func (c *Paired) dominates(a, b int, final bool) (Truth, string) {
 	dRU := c.dRU(a, b)
 	nq := len(c.Quantities)
 	gains := make([]Gain, nq)
@@ -281,22 +347,30 @@ func (c *Paired) Dominates(a, b int, final bool) (Truth, string) {
 
 // Losses returns why policy a (an index of Policies) loses the scenario:
 // one Loss per policy that dominates it or may yet (Truth undecided),
-// after an error-rate loss if any, and the verdict over them (false when
+// after an error-rate loss if any (the strongest, then largest, of a's
+// paired excesses of errors over another policy by more than
+// ScoreErrPoints; see moreErrors), and the verdict over them (false when
 // it loses nothing). final settles undecided comparisons (see
 // [Paired.Dominates]).
 func (c *Paired) Losses(a int, final bool) (Truth, []Loss) {
 	verdict := False
 	var out []Loss
-	best := math.Inf(1)
-	bestName := ""
+	errLoss, errGap := Loss{Truth: False}, 0.0
 	for p := range c.Policies {
-		if e := c.Errors(p); e < best {
-			best, bestName = e, c.Policies[p]
+		if p == a {
+			continue
 		}
+		g := c.errGap(a, p)
+		t := moreErrors(g, final)
+		if t == False || t < errLoss.Truth || t == errLoss.Truth && g.Mean <= errGap {
+			continue
+		}
+		errLoss, errGap = Loss{Against: c.Policies[p], Truth: t, Why: fmt.Sprintf("errors %.2f%% vs %.2f%% (%s): %+.2f points [%.2f, %.2f]",
+			100*c.Errors(a), 100*c.Errors(p), c.Policies[p], 100*g.Mean, 100*g.Lo, 100*g.Hi)}, g.Mean
 	}
-	if e := c.Errors(a); e > best+ScoreErrPoints {
-		verdict = True
-		out = append(out, Loss{Truth: True, Why: fmt.Sprintf("errors %.2f%% vs best %.2f%% (%s)", 100*e, 100*best, bestName)})
+	if errLoss.Truth != False {
+		verdict = errLoss.Truth
+		out = append(out, errLoss)
 	}
 	for b := range c.Policies {
 		if b == a {
@@ -324,7 +398,7 @@ func (c *Paired) Undecided() []int {
 		for _, l := range losses {
 			if l.Truth == Unknown {
 				for b, name := range c.Policies {
-					if name == l.By {
+					if name == l.By || name == l.Against {
 						need[b] = true
 					}
 				}

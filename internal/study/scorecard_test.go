@@ -95,7 +95,7 @@ func TestLossesAndUndecided(t *testing.T) {
 	if v != True || strings.Join(by, ",") != "disabled,noisy" {
 		t.Errorf("spender: %v lost to %q, want true to disabled,noisy", v, by)
 	}
-	if v, l := c.Losses(3, false); v != True || l[0].By != "" || !strings.Contains(l[0].Why, "errors 3.00% vs best 0.00%") {
+	if v, l := c.Losses(3, false); v != True || l[0].By != "" || !strings.Contains(l[0].Why, "errors 3.00% vs 0.00% (disabled)") {
 		t.Errorf("erring: %v %+v, want an error-rate loss first", v, l)
 	}
 	// disabled's verdict waits on noisy (maybe faster); noisy's on
@@ -222,5 +222,90 @@ func TestDominatesNotByMoreErrors(t *testing.T) {
 		if got != c.want {
 			t.Errorf("%s: Dominates = %v (%s), want %v", c.name, got, why, c.want)
 		}
+	}
+}
+
+// withErrs sets replication i's error rate to errs[i].
+func withErrs(r []Replication, errs ...float64) []Replication {
+	for i := range r {
+		r[i].Errors = errs[i]
+	}
+	return r
+}
+
+// Rule change 6, a quantile among failures is no latency (population
+// member fuzz-1796178436-13: more than 1% of read_many calls failed under
+// both policies, so both p99s were the time their failures were declared,
+// a deadline plus the harvest window, and disabled "dominated"
+// recommended by "read_many p99 50.0% lower [50.0, 50.0]"). Pairs holding
+// a Failed quantile are left out; the error clause judges them. And it is
+// no more lenient: a policy spending 2 RU points more still loses when its
+// quantile is Failed too, or answered where the cheaper one's failed with
+// error rates within ScoreErrPoints.
+func TestDominatesFailedQuantile(t *testing.T) {
+	F := Failed
+	for _, c := range []struct {
+		name  string
+		a, b  []Replication
+		final bool
+		want  Truth
+	}{
+		{"both among failures, declared 50% sooner", reps(1.0, F, F, F), reps(1.0, F, F, F), false, False},
+		{"b answered where a failed: no latency gain", reps(1.0, F, F, F), reps(1.0, 50, 50, 50), false, False},
+		{"one answered pair: more replications", reps(1.0, 100, F, F), reps(1.0, 50, 50, 50), false, Unknown},
+		{"... at the cap: no evidence, no loss", reps(1.0, 100, F, F), reps(1.0, 50, 50, 50), true, False},
+		{"pairs left out, the rest decide", reps(1.0, 100, 110, F, 90), reps(1.0, 50, 55, 50, 45), false, True},
+		{"a spends 2 points more, both Failed: a still loses", reps(1.02, F, F, F), reps(1.0, F, F, F), false, True},
+		{"a spends 2 points more, answered where b failed: a still loses",
+			withErrs(reps(1.02, 100, 100, 100), 0.008, 0.008, 0.008), withErrs(reps(1.0, F, F, F), 0.012, 0.012, 0.012), false, True},
+	} {
+		got, why := two(c.a, c.b).Dominates(0, 1, c.final)
+		if got != c.want {
+			t.Errorf("%s: Dominates = %v (%s), want %v", c.name, got, why, c.want)
+		}
+	}
+}
+
+// Rule change 7, the error clause is paired (population member
+// fuzz-1796178436-10's "errors 93.85% vs best 89.39%" and -2's were point
+// rates against the best's mean): a policy loses on errors to another when
+// its paired excess is above ScoreErrPoints with the interval above 0;
+// noise gets more replications, and at the last one the mean decides as
+// before. The guard against an erring dominator is the same test, so a
+// policy spending 2 RU points more with no quantile better still loses to
+// a cheaper one whose extra errors are within ScoreErrPoints on the mean.
+func TestErrorClausePaired(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		errs   []float64 // a's, against b's zero
+		final  bool
+		want   Truth
+		reason string
+	}{
+		{"3 points more, steady", []float64{0.03, 0.031, 0.029}, false, True, "errors 3.00% vs 0.00% (b)"},
+		{"1.5 points more on the mean, one replication's noise", []float64{0.005, 0.035, 0.005}, false, Unknown, "errors 1.50% vs 0.00% (b)"},
+		{"... at the cap: the mean decides", []float64{0.005, 0.035, 0.005}, true, True, "errors 1.50% vs 0.00% (b)"},
+		{"0.9 points more, steady", []float64{0.009, 0.009, 0.009}, false, False, ""},
+	} {
+		a := withErrs(reps(1.0, 100, 101, 99), c.errs...)
+		v, losses := two(a, reps(1.0, 100, 101, 99)).Losses(0, c.final)
+		why := ""
+		if len(losses) > 0 {
+			why = losses[0].Why
+		}
+		if v != c.want || !strings.Contains(why, c.reason) || v != False && losses[0].Against != "b" {
+			t.Errorf("%s: Losses = %v %+v, want %v %q against b", c.name, v, losses, c.want, c.reason)
+		}
+	}
+	spender := reps(1.02, 100, 101, 99)
+	cheap := withErrs(reps(1.0, 100, 101, 99), 0, 0.02, 0)
+	for _, final := range []bool{false, true} {
+		want := map[bool]Truth{false: Unknown, true: True}[final]
+		if got, why := two(spender, cheap).Dominates(0, 1, final); got != want {
+			t.Errorf("spender vs cheap erring 0.67 points more (final %v): Dominates = %v (%s), want %v", final, got, why, want)
+		}
+	}
+	if got, _ := two(spender, withErrs(reps(1.0, 100, 101, 99), 0.03, 0.03, 0.03)).Dominates(0, 1, true); got != False {
+		t.Errorf("cheap erring 3 points more dominates: %v, want false", got)
 	}
 }
