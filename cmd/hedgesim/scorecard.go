@@ -356,17 +356,9 @@ func summaryText(s scorecard.Summary) string {
 			scorecard.Recommended, pctCI(s.Regret, s.RegretCI), s.RegretN, s.Beats, s.Behind)
 	}
 	if c := s.Changing; c.Scenarios > 0 {
-		verdict := "not distinguishable from the best fixed threshold at equal RU"
-		switch {
-		case c.N == 0:
-			verdict = "no regret measured"
-		case c.CI[1] < 0:
-			verdict = "beats the best fixed threshold at equal RU"
-		case c.CI[0] > 0:
-			verdict = "behind the best fixed threshold at equal RU"
-		}
-		fmt.Fprintf(&w, "%s where conditions change during the run (%d scenarios: episodes, rate_changes, a fault or background window): median regret %s over %d; beats every fixed threshold on %d, behind the best on %d: %s\n",
-			scorecard.Recommended, c.Scenarios, pctCI(c.Median, c.CI), c.N, c.Beats, c.Behind, verdict)
+		fmt.Fprintf(&w, "%s where conditions change during the run (%d scenarios: episodes, rate_changes, a fault or background window): median regret %s over %d; beats every fixed threshold on %d, behind the best on %d\n",
+			scorecard.Recommended, c.Scenarios, pctCI(c.Median, c.CI), c.N, c.Beats, c.Behind)
+		fmt.Fprintf(&w, "%s where conditions change, paired over members: %s\n", scorecard.Recommended, changingVerdict(c))
 	} else {
 		fmt.Fprintf(&w, "%s where conditions change during the run: no such scenario\n", scorecard.Recommended)
 	}
@@ -383,6 +375,37 @@ func summaryText(s scorecard.Summary) string {
 	r := s.Rate(scorecard.Recommended)
 	fmt.Fprintf(&w, "%s: %d losses of %d\n", scorecard.Recommended, r.Lost, r.Ran)
 	return w.String()
+}
+
+// changingVerdict answers whether the recommended policy beats the best
+// fixed threshold in hindsight at equal RU over the members r summarizes:
+// the verdict, the mean regret with its interval over members, their
+// count, and the members the answer would need (RegretSummary.Need,
+// Need5).
+func changingVerdict(r scorecard.RegretSummary) string {
+	if r.N < 2 {
+		return fmt.Sprintf("no verdict: a regret on %d members (needs at least 2)", r.N)
+	}
+	verdict := "not distinguishable from"
+	switch r.Verdict() {
+	case -1:
+		verdict = "beats"
+	case 1:
+		verdict = "behind"
+	}
+	return fmt.Sprintf("%s the best fixed threshold at equal RU: mean regret %s over %d members (Student t; sd %.1f%%); 80%% power needs %s members at the observed mean, %s at a %.0f%% regret",
+		verdict, pctCI(r.Mean, r.MeanCI), r.N, 100*r.SD, countText(r.Need), countText(r.Need5), 100*scorecard.PowerEffect)
+}
+
+// countText renders a number of members ("-" for none, "unbounded" for +Inf).
+func countText(n float64) string {
+	switch {
+	case math.IsInf(n, 1):
+		return "unbounded"
+	case !(n > 0):
+		return "-"
+	}
+	return strconv.FormatFloat(n, 'f', 0, 64)
 }
 
 // pctCI renders a relative figure and its interval in percent.

@@ -2,9 +2,12 @@ package scorecard
 
 import (
 	"context"
+	"math"
 	"slices"
 	"strings"
 	"time"
+
+	"gonum.org/v1/gonum/stat/distuv"
 
 	"hedgelab/internal/study"
 )
@@ -79,11 +82,61 @@ type Summary struct {
 // 95% interval (study.MedianCI); Beats and Behind count the scenarios
 // whose regret interval lies below 0 and above 0; N is the number with a
 // regret (Scenarios of them in the set).
+//
+// Mean and MeanCI are the paired comparison over the members: each
+// member's regret is already the recommended policy's relative excess
+// over the best fixed threshold at no more RU (paired by replication), so
+// their mean, with a Student-t 95% interval over members (study.CI95),
+// answers "does it beat the best fixed threshold in hindsight at equal
+// RU" for the set; SD is the members' standard deviation. Need and Need5
+// are its power: the members a one-sample two-sided 5% test would need to
+// tell a mean regret from 0 with 80% power at the observed mean (Need;
+// +Inf when the mean is 0) and at a mean regret of 5% (Need5, PowerEffect),
+// from the observed SD (0 when N < 2).
 type RegretSummary struct {
 	Median        float64
 	CI            [2]float64
 	Beats, Behind int
 	N, Scenarios  int
+	Mean, SD      float64
+	MeanCI        [2]float64
+	Need, Need5   float64
+}
+
+// PowerEffect is the mean regret RegretSummary.Need5 is stated at: 5%, the rule's own
+// margin for a quantile to count as worse (study's "no scored quantile 5%
+// worse"), so a population can tell apart what the rule would call a loss.
+const PowerEffect = 0.05
+
+// Verdict says where the mean regret's interval over the members lies: -1
+// below 0 (the recommended policy beats the best fixed threshold in
+// hindsight at equal RU), +1 above 0 (it is behind), 0 undecided or
+// nothing measured (N < 2).
+func (r RegretSummary) Verdict() int {
+	switch {
+	case r.N < 2:
+		return 0
+	case r.MeanCI[1] < 0:
+		return -1
+	case r.MeanCI[0] > 0:
+		return 1
+	}
+	return 0
+}
+
+// membersNeeded returns the members a two-sided 5% one-sample test needs
+// for 80% power to tell a mean effect from 0 when the members' standard
+// deviation is sd: ((z₀.₉₇₅ + z₀.₈)·sd/effect)², rounded up; +Inf for a
+// zero effect, 0 for a zero sd or an sd that is not a number.
+func membersNeeded(effect, sd float64) float64 {
+	if !(sd > 0) {
+		return 0
+	}
+	if effect == 0 {
+		return math.Inf(1)
+	}
+	z := distuv.UnitNormal.Quantile(0.975) + distuv.UnitNormal.Quantile(0.8)
+	return math.Ceil(math.Pow(z*sd/effect, 2))
 }
 
 // Lost is one scenario a policy loses and why.
@@ -143,7 +196,7 @@ func regretOf(cards []*Card) RegretSummary {
 	var regrets []float64
 	for _, c := range cards {
 		r.Scenarios++
-		if p := c.Policy(Recommended); p != nil && c.Headline >= 0 && p.Regret.N > 0 {
+		if p := c.Policy(Recommended); p != nil && c.Headline >= 0 && p.Regret.N > 0 && !math.IsNaN(p.Regret.Mean) {
 			regrets = append(regrets, p.Regret.Mean)
 			switch p.RegretVerdict() {
 			case -1:
@@ -155,6 +208,19 @@ func regretOf(cards []*Card) RegretSummary {
 	}
 	r.N = len(regrets)
 	r.Median, r.CI = study.MedianCI(regrets)
+	r.Mean, r.SD, r.MeanCI = math.NaN(), math.NaN(), [2]float64{math.NaN(), math.NaN()}
+	if r.N > 0 {
+		r.MeanCI = study.CI95(regrets)
+		r.Mean = (r.MeanCI[0] + r.MeanCI[1]) / 2
+	}
+	if r.N > 1 {
+		ss := 0.0
+		for _, x := range regrets {
+			ss += (x - r.Mean) * (x - r.Mean)
+		}
+		r.SD = math.Sqrt(ss / float64(r.N-1))
+		r.Need, r.Need5 = membersNeeded(r.Mean, r.SD), membersNeeded(PowerEffect, r.SD)
+	}
 	return r
 }
 
