@@ -144,7 +144,7 @@ func (s *sim) instanceOf(idx uint64, part int, client int32) int32 {
 	// A keyed draw, uniform on [0, n) (Lemire's multiply-high; the bias is
 	// below n/2^64): mix64(seed ^ key(purposeInstance, idx, 0, 0)), written
 	// out (a zero b or c leaves key's xors out) so that it inlines.
-	x := mix64(mix64(mix64(mix64(purposeInstance ^ mix64(idx)))) ^ s.seed)
+	x := mix64(mix64(mix64(mix64(purposeInstance^mix64(idx)))) ^ s.seed)
 	hi, _ := bits.Mul64(x, n)
 	return int32(hi)
 }
