@@ -1,6 +1,7 @@
 package simnet
 
 import (
+	"math/bits"
 	"runtime"
 	"testing"
 	"time"
@@ -165,5 +166,22 @@ func TestFleetBuildsInstancesOnFirstUse(t *testing.T) {
 	if len(s.clients) != MaxInstances || built < 2 || int64(built) > s.stats.Ops+1 {
 		t.Errorf("%d instances, %d built for %d operations; want %d instances, 2..%d built",
 			len(s.clients), built, s.stats.Ops, MaxInstances, s.stats.Ops+1)
+	}
+}
+
+// TestInstanceOfKeyedDraw: instanceOf's written-out draw is the keyed draw
+// mix64(seed ^ key(purposeInstance, idx, 0, 0)) mapped onto [0, n), the
+// assignment every earlier result was made with.
+func TestInstanceOfKeyedDraw(t *testing.T) {
+	for _, seed := range []uint64{0, 1, 42, 1 << 63, 0xdeadbeefcafef00d} {
+		for _, n := range []int{2, 3, 1000, MaxInstances} {
+			s := &sim{cfg: &Config{}, seed: seed, clients: make([]*hedging.Client, n)}
+			for idx := uint64(0); idx < 2000; idx += 7 {
+				hi, _ := bits.Mul64(mix64(seed^key(purposeInstance, idx, 0, 0)), uint64(n))
+				if got := s.instanceOf(idx, 0, -1); got != int32(hi) {
+					t.Fatalf("seed %d, n %d, idx %d: instanceOf = %d, want %d", seed, n, idx, got, hi)
+				}
+			}
+		}
 	}
 }
