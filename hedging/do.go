@@ -466,7 +466,15 @@ func (sl *attemptSlot) stop(cause error) {
 	}
 }
 
-func (s *doState) clock() time.Duration { return clockNow() }
+// clock reads the driver clock (see Client.Now). Outside a synctest bubble
+// it reads the monotonic clock alone (time.Since of a monotonic reading
+// skips time.Now's wall-clock read).
+func (s *doState) clock() time.Duration {
+	if s.bubbled {
+		return clockNow()
+	}
+	return time.Since(processEpoch)
+}
 
 // at returns a core time for an event that happened at t, never earlier than
 // a time already passed to the race.

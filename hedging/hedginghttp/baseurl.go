@@ -17,6 +17,7 @@ type baseURL struct {
 	hostname string   // u.Hostname()
 	port     string   // u.Port(), or the scheme's default port
 	prefix   string   // escaped path without trailing '/' ("" for none)
+	ascii    bool     // hostname is ASCII and no IPv6 literal (sameOrigin's quick reject applies)
 }
 
 // parseBase parses a region's base URL. strict (NewRoundTripper) also
@@ -42,7 +43,8 @@ func parseBase(s string, strict bool) (baseURL, error) {
 			return baseURL{}, fmt.Errorf("URL %q: empty host name", s)
 		}
 	}
-	return baseURL{u: u, hostname: u.Hostname(), port: portOf(u), prefix: strings.TrimSuffix(u.EscapedPath(), "/")}, nil
+	return baseURL{u: u, hostname: u.Hostname(), port: portOf(u), prefix: strings.TrimSuffix(u.EscapedPath(), "/"),
+		ascii: isASCII(u.Hostname()) && !strings.HasPrefix(u.Host, "[")}, nil
 }
 
 // portOf returns u's port, or the default port of its scheme (80 for http,
@@ -66,7 +68,27 @@ func (b *baseURL) sameOrigin(u *url.URL) bool {
 	if u.Host == b.u.Host && u.Scheme == b.u.Scheme {
 		return true // spelled alike: the common case, without parsing the host
 	}
-	return strings.EqualFold(u.Scheme, b.u.Scheme) && strings.EqualFold(u.Hostname(), b.hostname) && portOf(u) == b.port
+	if !strings.EqualFold(u.Scheme, b.u.Scheme) {
+		return false
+	}
+	if h := u.Host; b.ascii && h != "" && h[0] != '[' && isASCII(h) && (len(h) < len(b.hostname) || !strings.EqualFold(h[:len(b.hostname)], b.hostname)) {
+		// Outside an IPv6 literal the host name is a prefix of Host, and
+		// ASCII names fold equal only at the same length: a Host that does
+		// not start with b's name names another host (no parse of u's
+		// host, the common case of a request for another region).
+		return false
+	}
+	return strings.EqualFold(u.Hostname(), b.hostname) && portOf(u) == b.port
+}
+
+// isASCII reports whether s holds only ASCII bytes.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // match returns the escaped path of u below b's prefix ("" or starting with

@@ -3,6 +3,7 @@ package answer
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"testing"
 	"time"
@@ -22,6 +23,7 @@ func newInlineCtx(dl time.Time) *Ctx {
 // request), for each kind of cause the race uses.
 func TestInlineCtxCancel(t *testing.T) {
 	custom := errors.New("the caller's own cause")
+	wrappedDL := fmt.Errorf("the caller's deadline: %w", context.DeadlineExceeded)
 	dl := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
 		name           string
@@ -32,6 +34,7 @@ func TestInlineCtxCancel(t *testing.T) {
 		{"nil cause", nil, context.Canceled, context.Canceled},
 		{"deadline", context.DeadlineExceeded, context.DeadlineExceeded, context.DeadlineExceeded},
 		{"caller's cause", custom, context.Canceled, custom},
+		{"wrapped deadline", wrappedDL, context.DeadlineExceeded, wrappedDL},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			x := newInlineCtx(dl)
