@@ -71,11 +71,7 @@ func (b *baseURL) sameOrigin(u *url.URL) bool {
 	if !strings.EqualFold(u.Scheme, b.u.Scheme) {
 		return false
 	}
-	if h := u.Host; b.ascii && h != "" && h[0] != '[' && isASCII(h) && (len(h) < len(b.hostname) || !strings.EqualFold(h[:len(b.hostname)], b.hostname)) {
-		// Outside an IPv6 literal the host name is a prefix of Host, and
-		// ASCII names fold equal only at the same length: a Host that does
-		// not start with b's name names another host (no parse of u's
-		// host, the common case of a request for another region).
+	if b.ascii && u.Host != "" && u.Host[0] != '[' && otherASCIIHost(u.Host, b.hostname) {
 		return false
 	}
 	return strings.EqualFold(u.Hostname(), b.hostname) && portOf(u) == b.port
@@ -89,6 +85,38 @@ func isASCII(s string) bool {
 		}
 	}
 	return true
+}
+
+// otherASCIIHost reports whether host (a URL's Host, no IPv6 literal)
+// names a host other than name (ASCII), without parsing host: outside an
+// IPv6 literal the host name is a prefix of Host, so an ASCII byte of
+// host's first len(name) that differs from name's ignoring case, or a
+// host shorter than name, settles it; a non-ASCII byte there (which may
+// fold to an ASCII letter, as the Kelvin sign does to k) leaves it to the
+// parse (false). The common case is a request for another region, decided
+// at its first byte.
+func otherASCIIHost(host, name string) bool {
+	if len(host) < len(name) {
+		return true
+	}
+	for i := 0; i < len(name); i++ {
+		c, n := host[i], name[i]
+		if c >= 0x80 {
+			return false
+		}
+		if c != n && lower(c) != lower(n) {
+			return true
+		}
+	}
+	return false
+}
+
+// lower maps an ASCII upper-case letter to lower case.
+func lower(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // match returns the escaped path of u below b's prefix ("" or starting with

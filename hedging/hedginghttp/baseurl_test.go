@@ -31,6 +31,8 @@ func TestSameOrigin(t *testing.T) {
 		{"http://k.example", "http://\u212a.example/x", true}, // Kelvin sign folds to k: a longer Host, same name
 		{"http://\u212a.example", "http://k.example/x", true},
 		{"http://a.example", "https://a.example/x", false},
+		{"http://ab.example", "http://a:80/x", false}, // shorter than the base's name
+		{"http://A.Example", "http://a.examplf/x", false},
 	}
 	for _, tc := range cases {
 		b, err := parseBase(tc.base, false)
@@ -46,6 +48,33 @@ func TestSameOrigin(t *testing.T) {
 		}
 		if ref := sameOriginByParse(&b, u); ref != tc.want {
 			t.Errorf("reference(%q, %q) = %v, want %v (bad row)", tc.base, tc.req, ref, tc.want)
+		}
+	}
+}
+
+// TestSameOriginAgreesWithParse checks sameOrigin against the full parse on
+// every pairing of a set of bases and request hosts (case, default and
+// explicit ports, IPv6 literals, non-ASCII names that fold to ASCII).
+func TestSameOriginAgreesWithParse(t *testing.T) {
+	hosts := []string{"a.example", "A.EXAMPLE", "a.example:80", "a.example:443", "a.example:8080", "a.exampl", "a.example.org",
+		"b.example", "127.0.0.1:8080", "127.0.0.1", "[::1]", "[::1]:80", "\u212a.example", "k.example", "K.example:80", "a", "x"}
+	for _, scheme := range []string{"http", "https"} {
+		for _, bh := range hosts {
+			b, err := parseBase(scheme+"://"+bh, false)
+			if err != nil {
+				t.Fatalf("parseBase(%q): %v", bh, err)
+			}
+			for _, rs := range []string{"http", "HTTPS"} {
+				for _, h := range hosts {
+					u, err := url.Parse(rs + "://" + h + "/p")
+					if err != nil {
+						t.Fatalf("url.Parse(%q): %v", h, err)
+					}
+					if got, want := b.sameOrigin(u), sameOriginByParse(&b, u); got != want {
+						t.Errorf("sameOrigin(%s://%s, %s) = %v, the parse says %v", scheme, bh, u, got, want)
+					}
+				}
+			}
 		}
 	}
 }
