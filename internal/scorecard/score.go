@@ -282,7 +282,7 @@ func Score(s *scenarios.Scenario, opts Options) (*Card, error) {
 	if err := run(pols, nil, runs, 0, start); err != nil {
 		return nil, err
 	}
-	card := &Card{Scenario: s.Name, Source: s.Source, Start: start, Changes: changes(&s.File)}
+	card := &Card{Scenario: s.Name, Source: s.Source, Start: start, Changes: changes(&s.File, scenarios.RunLength(&s.File, cfg).Seconds())}
 	card.choose(cfg, runs)
 	n := start
 	for {
