@@ -1335,6 +1335,19 @@ func runLength(f *File, thinkMeanMs float64) time.Duration {
 	return length
 }
 
+// RunLength estimates how long operations of scenario f arrive, built as
+// cfg (its closed-loop think time): duration_s, or less when max_ops is
+// reached first at rate_per_s or at clients per mean think time (the
+// estimate the default timeline window and the background checks use;
+// rate changes are not integrated).
+func RunLength(f *File, cfg *simnet.Config) time.Duration {
+	think := 0.0
+	if cfg != nil && cfg.Workload.Think != nil {
+		think = cfg.Workload.Think.Mean()
+	}
+	return runLength(f, think)
+}
+
 // BuildPolicies parses and builds [[policies]] entries given on their own,
 // in the scenario file syntax (text names them source in errors), for a
 // client whose request timeout is requestTimeout. It lets a study run one

@@ -29,21 +29,25 @@ directory, an embedded scenario by name; --library adds every embedded
 scenario): the scenario's own policies and a roster of one per type,
 including the recommended policy. A policy loses a scenario when another
 dominates it on the p99 and p99.9 of each operation kind the client may
-hedge (pooled figures are shown, not scored), compared replication by
+hedge, each where at least ten operations a replication lie beyond it
+(pooled figures are shown, not scored), compared replication by
 replication on the same seeds:
 
   - faster: a scored quantile at least 10% lower with its paired 95%
     interval above 0, plus 10% for every 2 RU points more it spends, and
-    no scored quantile 5% worse; or
-  - cheaper: at least 2 RU points cheaper with no scored quantile 5% worse
-    (a policy whose error rate is more than 1 point above another's
+    no scored quantile decidedly 5% worse; or
+  - cheaper: an RU multiplier at least 2 points lower with its paired 95%
+    interval below 0, and no scored quantile decidedly 5% worse (a policy
+    whose error rate is decidedly more than 1 point above another's
     dominates it in neither way: its quantiles hold its failures);
-  - or its error rate is more than 1 point above the best.
+  - or its error rate is more than 1 point above another policy's, paired
+    by replication: the mean excess above 1 point with its 95% interval
+    above 0.
 
 Replications start at max(3, the scenario's) and grow by half (3, 5, 8,
 12), for the policies whose verdict is undecided and those they are
-compared with, up to --cap; at the cap an undecided gain counts as none
-and an undecided "worse" is judged by its mean. The frontier and the
+compared with, up to --cap; at the cap an undecided gain counts as none,
+and an undecided "worse", RU saving or error excess is judged by its mean. The frontier and the
 bound use the first replications, which every policy has.
 
 For each scenario it also runs fixed thresholds of 1 ms to 1 s (the
@@ -58,6 +62,8 @@ policy's loss rate with its exact 95% interval, the recommended policy's
 median regret (over all scenarios, and over those whose conditions change
 during the run: episodes, rate_changes, a fault or background window),
 the scenarios it loses and why, and last "recommended: K losses of N".
+A change holding less than 1% of the run (or leaving less than 1% as it
+was) does not count as one.
 The output does not depend on --parallel; wall times go to stderr.
 
 With --n N --seed S it scores a generated population: scenarios 0..N-1 of

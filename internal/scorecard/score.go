@@ -37,14 +37,22 @@ type Options struct {
 	RosterOnly bool
 }
 
-// scoredQ are the quantiles scored for every hedgeable kind (p99.9 only
-// where enough operations lie beyond it: minTail).
+// scoredQ are the quantiles scored for every hedgeable kind, each where
+// enough of the kind's operations lie beyond it (scoresQuantile).
 var scoredQ = []float64{0.99, 0.999}
 
 // minTail is the number of operations per replication beyond a quantile
 // for it to be scored: with fewer it is one of the few largest values, an
 // extreme rather than a quantile.
 const minTail = 10
+
+// scoresQuantile says whether quantile q of a kind with ops operations per
+// replication is scored: at least minTail operations lie beyond it (p99
+// from 1,000 operations, p99.9 from 10,000). The one rule for every
+// scored quantile.
+func scoresQuantile(q float64, ops int64) bool {
+	return float64(ops)*(1-q) >= minTail
+}
 
 // Policy is one scored policy's figures on one scenario (means over the
 // replications).
@@ -274,7 +282,7 @@ func Score(s *scenarios.Scenario, opts Options) (*Card, error) {
 	if err := run(pols, nil, runs, 0, start); err != nil {
 		return nil, err
 	}
-	card := &Card{Scenario: s.Name, Source: s.Source, Start: start, Changes: changes(&s.File)}
+	card := &Card{Scenario: s.Name, Source: s.Source, Start: start, Changes: changes(&s.File, scenarios.RunLength(&s.File, cfg).Seconds())}
 	card.choose(cfg, runs)
 	n := start
 	for {
@@ -337,9 +345,11 @@ func kindOf(q study.Quantity) hedging.OperationKind {
 }
 
 // choose sets the scored quantities from the first replication of the
-// first policy (every policy has the same arrivals): the p99 of every kind
-// the client may hedge (hedging.PhaseSet.Hedges) that has operations, and
-// its p99.9 where at least minTail operations lie beyond it.
+// first policy (every policy has the same arrivals): the p99 and p99.9 of
+// every kind the client may hedge (hedging.PhaseSet.Hedges), each where at
+// least minTail of its operations lie beyond it (scoresQuantile); the
+// headline is the p99 of the scored kind with the most operations (none
+// when no kind has enough: Headline -1).
 func (c *Card) choose(cfg *simnet.Config, runs [][]sample) {
 	c.Headline = -1
 	first := runs[0][0]
@@ -351,7 +361,7 @@ func (c *Card) choose(cfg *simnet.Config, runs [][]sample) {
 			continue
 		}
 		for _, q := range scoredQ {
-			if q == 0.99 || float64(ops)*(1-q) >= minTail {
+			if scoresQuantile(q, ops) {
 				if q == 0.99 && ops > most {
 					most, c.Headline = ops, len(c.Quantities)
 				}

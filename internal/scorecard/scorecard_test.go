@@ -11,6 +11,7 @@ import (
 	"hedgelab/hedging"
 	"hedgelab/internal/study"
 	"hedgelab/scenarios"
+	"hedgelab/simnet"
 )
 
 // The roster stands beside a scenario's own policies: an own entry of a
@@ -181,5 +182,52 @@ func TestAmongFailures(t *testing.T) {
 	s.kindQ[hedging.ReadManyPage][0], s.kindQ[hedging.PointRead][0] = 100, 40
 	if r := c.replication(s); r.Latency[0] != study.Failed || r.Latency[1] != 40 {
 		t.Errorf("replication latencies %v, want [+Inf 40]", r.Latency)
+	}
+}
+
+// A quantile is scored where at least minTail of the kind's operations lie
+// beyond it, p99 as p99.9 (issue 25: p99 of a kind with 300 operations
+// was scored, the third-largest value): 999 point reads score nothing,
+// 1000 their p99, 10000 their p99.9 too; the headline is the p99 of the
+// scored kind with the most operations, none when no p99 is scored.
+func TestChooseScoresQuantilesWithEnoughTail(t *testing.T) {
+	for _, c := range []struct {
+		reads, queries int64
+		want           string
+		headline       string
+	}{
+		{999, 0, "", ""},
+		{1000, 0, "read p99", "read p99"},
+		{9999, 0, "read p99", "read p99"},
+		{10000, 0, "read p99, read p99.9", "read p99"},
+		{300, 5000, "query p99", "query p99"},
+		{20000, 1500, "read p99, read p99.9, query p99", "read p99"},
+	} {
+		var s sample
+		s.kindOps[hedging.PointRead], s.kindOps[hedging.QueryPage] = c.reads, c.queries
+		card := &Card{}
+		cfg := &simnet.Config{}
+		cfg.Client.Phase = hedging.Phase2
+		card.choose(cfg, [][]sample{{s}})
+		var got []string
+		for _, q := range card.Quantities {
+			got = append(got, q.String())
+		}
+		head := ""
+		if card.Headline >= 0 {
+			head = card.Quantities[card.Headline].String()
+		}
+		if strings.Join(got, ", ") != c.want || head != c.headline {
+			t.Errorf("%d reads, %d queries: scored %q (headline %q), want %q (headline %q)", c.reads, c.queries, got, head, c.want, c.headline)
+		}
+	}
+	for _, c := range []struct {
+		q    float64
+		ops  int64
+		want bool
+	}{{0.99, 999, false}, {0.99, 1000, true}, {0.999, 9999, false}, {0.999, 10000, true}, {0.99, 0, false}} {
+		if got := scoresQuantile(c.q, c.ops); got != c.want {
+			t.Errorf("scoresQuantile(%v, %d) = %v, want %v", c.q, c.ops, got, c.want)
+		}
 	}
 }

@@ -150,11 +150,25 @@ func (c *Paired) gain(a, b, j int) Gain {
 // fractions of operations, not relative) over the replications both have,
 // with a paired Student-t 95% interval (fewer than two: (−Inf, +Inf)).
 func (c *Paired) errGap(a, b int) Gain {
+	return c.diff(a, b, func(r Replication) float64 { return r.Errors })
+}
+
+// ruGap returns policy b's RU multiplier minus policy a's (a difference of
+// multipliers) over the replications both have, with a paired Student-t
+// 95% interval (fewer than two: (−Inf, +Inf)).
+func (c *Paired) ruGap(a, b int) Gain {
+	return c.diff(b, a, func(r Replication) float64 { return r.RU })
+}
+
+// diff returns the mean of f(a's replication) − f(b's) over the
+// replications both have (non-empty), with a paired Student-t 95%
+// interval (fewer than two: (−Inf, +Inf)).
+func (c *Paired) diff(a, b int, f func(Replication) float64) Gain {
 	var d []float64
 	for r := range min(len(c.Reps[a]), len(c.Reps[b])) {
 		x, y := c.Reps[a][r], c.Reps[b][r]
 		if !x.Empty && !y.Empty {
-			d = append(d, x.Errors-y.Errors)
+			d = append(d, f(x)-f(y))
 		}
 	}
 	if len(d) == 0 {
@@ -205,21 +219,24 @@ func (c *Paired) mean(p int, f func(Replication) float64) float64 {
 	return sum / float64(n)
 }
 
-// dRU returns the mean of b's RU multiplier minus a's over the
-// replications both have.
-func (c *Paired) dRU(a, b int) float64 {
-	sum, n := 0.0, 0
-	for r := range min(len(c.Reps[a]), len(c.Reps[b])) {
-		x, y := c.Reps[a][r], c.Reps[b][r]
-		if !x.Empty && !y.Empty {
-			sum += y.RU - x.RU
-			n++
-		}
+// cheaper says whether g (ruGap) shows an RU multiplier at least
+// ScoreRUPoints lower: true when its mean is at most -ScoreRUPoints and
+// its interval excludes 0, false when the interval lies above
+// -ScoreRUPoints; at the last replication (final) an undecided one is
+// judged by its mean (as [worse] is: RU spent must be shown to buy
+// something, so at the cap 2 points more on the mean is 2 points more).
+func cheaper(g Gain, final bool) Truth {
+	switch {
+	case g.Mean <= -ScoreRUPoints && g.Hi < 0:
+		return True
+	case g.Lo > -ScoreRUPoints:
+		return False
+	case final && g.Mean <= -ScoreRUPoints:
+		return True
+	case final:
+		return False
 	}
-	if n == 0 {
-		return 0
-	}
-	return sum / float64(n)
+	return Unknown
 }
 
 // RU returns policy p's mean RU multiplier.
@@ -275,8 +292,10 @@ func worse(g Gain, m float64, final bool) Truth {
 //     least ScoreGain × (1 + its extra RU / ScoreRUPoints) — ScoreGain when
 //     b spends no more RU, a further ScoreGain for every ScoreRUPoints more
 //     it spends — and b is decidedly worse by ScoreMinGain on no other; or
-//   - b is cheaper: b's mean RU multiplier is at least ScoreRUPoints
-//     lower and b is decidedly worse by ScoreMinGain on no scored quantity
+//   - b is cheaper: b's RU multiplier is at least ScoreRUPoints lower
+//     (paired by replication, decided as "worse" is: the mean past the
+//     margin with an interval excluding 0, or at the last replication the
+//     mean) and b is decidedly worse by ScoreMinGain on no scored quantity
 //     (RU spent for a gain smaller than that, or one not shown, in every
 //     quantile of every kind, loses).
 //
@@ -306,7 +325,8 @@ func (c *Paired) Dominates(a, b int, final bool) (Truth, string) {
 
 // dominates is Dominates without the error-rate guard.
 func (c *Paired) dominates(a, b int, final bool) (Truth, string) {
-	dRU := c.dRU(a, b)
+	ru := c.ruGap(a, b)
+	dRU := ru.Mean
 	nq := len(c.Quantities)
 	gains := make([]Gain, nq)
 	notWorse := make([]Truth, nq)
@@ -337,10 +357,8 @@ func (c *Paired) dominates(a, b int, final bool) (Truth, string) {
 				c.Quantities[j], 100*g.Mean, 100*g.Lo, 100*g.Hi, 100*need, dRU))
 		}
 	}
-	if dRU <= -ScoreRUPoints {
-		if t := allNotWorse(-1); t != False {
-			note(t, fmt.Sprintf("RU %+.3f, no scored quantile %.0f%% worse", dRU, 100*ScoreMinGain))
-		}
+	if t := and(cheaper(ru, final), allNotWorse(-1)); t != False {
+		note(t, fmt.Sprintf("RU %+.3f [%+.3f, %+.3f], no scored quantile %.0f%% worse", dRU, ru.Lo, ru.Hi, 100*ScoreMinGain))
 	}
 	return verdict, why
 }
