@@ -200,7 +200,10 @@ type recAlt struct {
 	nextCalc                    time.Duration
 	hedge                       bool          // t applies (the chosen threshold or the backstop)
 	pays                        bool          // t is a threshold chosen because it pays
-	vetoUntil                   time.Duration // the ledger stopped the chosen threshold until then
+	vetoUntil                   time.Duration // the ledger's veto stands until then (recommended_veto.go)
+	vetoCap                     float64       // the veto's hedge-rate cap (0: the chosen threshold is stopped)
+	span, lastHedge             time.Duration // the ledger's evidence span and its last hedge
+	heldT, heldUntil            time.Duration // the last threshold whose hedges paid, held until then
 	t, probeT, altMed           time.Duration // probeT > 0: the alternate's evidence is thin
 	floorT                      time.Duration // the floor probe's threshold (with probeT)
 	survA                       recHist       // scratch
@@ -410,6 +413,7 @@ func (p *Recommended) Observe(now time.Duration, o hedging.Observation) {
 		// evidence a key needs before it trusts an estimate), so it
 		// answers for what hedges do now.
 		g := 1 - 1/(2*p.cfg.MinSamples)
+		a.noteHedge(now, g)
 		a.hedges, a.wins, a.expWins, a.gain = g*a.hedges, g*a.wins, g*a.expWins, g*a.gain
 		a.hedges++
 		a.expWins += w

@@ -185,19 +185,25 @@ func (p *Recommended) decide(now time.Duration, s *recState, a *recAlt) {
 		return
 	}
 	wA, shift := p.estimate(now, s, a)
-	qInf, pays := p.choose(s, a, wP, wA, shift)
+	qInf, pays := p.choose(now, s, a, wP, wA, shift)
 	a.pays = pays
 	switch {
 	case !pays:
-	case now < a.vetoUntil:
+		a.t = p.hold(now, s, a, a.t)
+	case a.vetoed(now):
 		a.t, a.pays = p.backstop(qInf), false
 	case !p.check(s, a):
-		// Its hedges did not do what they cost: keep only the insurance for
-		// one memory of the primary, then try the chosen threshold again
-		// with an empty ledger (at most MinSamples hedges a memory).
-		a.t, a.pays = p.backstop(qInf), false
-		a.vetoUntil = now + p.memory(s)
-		a.hedges, a.wins, a.expWins, a.gain = 0, 0, 0, 0
+		// Its hedges did not do what they cost: a veto (recommended_veto.go)
+		// caps the hedge rate or stops the chosen threshold, then the chosen
+		// threshold is tried again with an empty ledger.
+		p.veto(now, s, a, survAt(&s.survP, msOf(a.t)))
+		if a.vetoed(now) {
+			a.t, a.pays = p.backstop(qInf), false
+		} else {
+			_, a.pays = p.choose(now, s, a, wP, wA, shift)
+		}
+	default:
+		p.paid(now, s, a)
 	}
 }
 
@@ -397,7 +403,7 @@ func (p *Recommended) estimate(now time.Duration, s *recState, a *recAlt) (wA, s
 // capped at it (an operation fails there) and T + A's median must fit in
 // it. Where none gains MinGain, the backstop. It returns the unhedged
 // quantile (ms) and whether a threshold pays (false: the backstop).
-func (p *Recommended) choose(s *recState, a *recAlt, wP, wA, shift float64) (float64, bool) {
+func (p *Recommended) choose(now time.Duration, s *recState, a *recAlt, wP, wA, shift float64) (float64, bool) {
 	q := p.cfg.Quantile
 	qHi := 1 - (1-q)/2
 	maxMs := msOf(p.cfg.Max)
@@ -434,7 +440,7 @@ func (p *Recommended) choose(s *recState, a *recAlt, wP, wA, shift float64) (flo
 		}
 		return min(recUpper(lo), deadline)
 	}
-	hcap := p.cfg.MaxHedgeRate
+	hcap := min(p.cfg.MaxHedgeRate, a.rateCap(now))
 	if wA < p.cfg.MinSamples {
 		hcap = min(hcap, 0.5) // on the prior: hedge at most half, learn the alternate
 	}
