@@ -185,17 +185,18 @@ func (p *Recommended) decide(now time.Duration, s *recState, a *recAlt) {
 		return
 	}
 	wA, shift := p.estimate(now, s, a)
-	qInf, pays := p.choose(s, a, wP, wA, shift)
+	_, pays := p.choose(s, a, wP, wA, shift)
 	a.pays = pays
 	switch {
-	case !pays:
 	case now < a.vetoUntil:
-		a.t, a.pays = p.backstop(qInf), false
+		a.hedge, a.pays = false, false
 	case !p.check(s, a):
-		// Its hedges did not do what they cost: keep only the insurance for
-		// one memory of the primary, then try the chosen threshold again
-		// with an empty ledger (at most MinSamples hedges a memory).
-		a.t, a.pays = p.backstop(qInf), false
+		// Its hedges, at the chosen threshold or the backstop, did not do
+		// what they cost: no hedge to a but probes for one memory of the
+		// primary, then try again with an empty ledger (at most MinSamples
+		// hedges a memory). The backstop's insurance is no exception: where
+		// hedges do not win it buys nothing.
+		a.hedge, a.pays = false, false
 		a.vetoUntil = now + p.memory(s)
 		a.hedges, a.wins, a.expWins, a.gain = 0, 0, 0, 0
 	}
@@ -521,8 +522,9 @@ func (a *recAlt) winProb(s *recState, t float64) float64 {
 // they may go on at the chosen threshold: with MinSamples of hedges in
 // a's ledger, not when they did not win — less than one of them won
 // where the estimate expected at least two — nor when those that won
-// saved less than they cost: an expected saving per win below MinGain ×
-// the primary's median (ms; the median, not the unhedged quantile, which
+// saved less than they cost: an expected saving per hedge (not per win:
+// hedges that never win save nothing) below MinGain × the primary's
+// median (ms; the median, not the unhedged quantile, which
 // one slow answer among cancelled primaries can make seconds). A finer test of wins against the
 // estimate's expectation stopped hedges that were the remedy where the
 // estimate lags the world (rate-surge-10x-queueing: a queue building).
@@ -536,6 +538,6 @@ func (p *Recommended) check(s *recState, a *recAlt) bool {
 	// of a small gain (primary-slow: 37 of 37 hedges won ~4 s each, and
 	// the comparison with +Inf stopped hedging for a memory).
 	med := quantileOf(&s.survP, 0.5)
-	small := a.wins >= 1 && !math.IsInf(med, 1) && a.gain/a.wins < p.cfg.MinGain*med
+	small := !math.IsInf(med, 1) && a.gain/a.hedges < p.cfg.MinGain*med
 	return !lost && !small
 }
