@@ -185,24 +185,29 @@ func (p *Recommended) decide(now time.Duration, s *recState, a *recAlt) {
 		return
 	}
 	wA, shift := p.estimate(now, s, a)
-	qInf, pays := p.choose(now, s, a, wP, wA, shift)
+	_, pays := p.choose(now, s, a, wP, wA, shift)
 	a.pays = pays
-	switch {
-	case !pays:
+	if !pays {
 		a.t = p.hold(now, s, a, a.t)
+	}
+	// check holds every hedge a warm key sends to account, the chosen
+	// threshold's, the held one's and the backstop's alike: where hedges
+	// do not win, the insurance buys nothing either.
+	switch {
 	case a.vetoed(now):
-		a.t, a.pays = p.backstop(qInf), false
+		a.hedge, a.pays = false, false
 	case !p.check(s, a):
 		// Its hedges did not do what they cost: a veto (recommended_veto.go)
-		// caps the hedge rate or stops the chosen threshold, then the chosen
-		// threshold is tried again with an empty ledger.
+		// caps the hedge rate, and the threshold is chosen again under the
+		// cap, or stops every hedge to a but probes for as long as the
+		// ledger's evidence took to gather; the ledger starts empty.
 		p.veto(now, s, a, survAt(&s.survP, msOf(a.t)))
 		if a.vetoed(now) {
-			a.t, a.pays = p.backstop(qInf), false
-		} else {
-			_, a.pays = p.choose(now, s, a, wP, wA, shift)
+			a.hedge, a.pays = false, false
+		} else if _, a.pays = p.choose(now, s, a, wP, wA, shift); !a.pays {
+			a.t = p.hold(now, s, a, a.t)
 		}
-	default:
+	case pays:
 		p.paid(now, s, a)
 	}
 }
@@ -527,8 +532,9 @@ func (a *recAlt) winProb(s *recState, t float64) float64 {
 // they may go on at the chosen threshold: with MinSamples of hedges in
 // a's ledger, not when they did not win — less than one of them won
 // where the estimate expected at least two — nor when those that won
-// saved less than they cost: an expected saving per win below MinGain ×
-// the primary's median (ms; the median, not the unhedged quantile, which
+// saved less than they cost: an expected saving per hedge (not per win:
+// hedges that never win save nothing) below MinGain × the primary's
+// median (ms; the median, not the unhedged quantile, which
 // one slow answer among cancelled primaries can make seconds). A finer test of wins against the
 // estimate's expectation stopped hedges that were the remedy where the
 // estimate lags the world (rate-surge-10x-queueing: a queue building).
@@ -542,6 +548,6 @@ func (p *Recommended) check(s *recState, a *recAlt) bool {
 	// of a small gain (primary-slow: 37 of 37 hedges won ~4 s each, and
 	// the comparison with +Inf stopped hedging for a memory).
 	med := quantileOf(&s.survP, 0.5)
-	small := a.wins >= 1 && !math.IsInf(med, 1) && a.gain/a.wins < p.cfg.MinGain*med
+	small := !math.IsInf(med, 1) && a.gain/a.hedges < p.cfg.MinGain*med
 	return !lost && !small
 }
