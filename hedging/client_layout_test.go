@@ -78,3 +78,41 @@ func (shapeTestPolicy) Threshold(time.Duration, ThresholdQuery) (Threshold, bool
 }
 func (shapeTestPolicy) Observe(time.Duration, Observation) {}
 func (shapeTestPolicy) Name() string                       { return "shape-test" }
+
+// Clients built concurrently from different Configs each get a shape equal
+// to their own Config's (a shape shared under a race is never another
+// Config's); run under -race.
+func TestClientShapeConcurrent(t *testing.T) {
+	cfgs := make([]Config, 4)
+	for i := range cfgs {
+		th, _ := NewThreshold(time.Duration(i+1) * time.Millisecond)
+		regions := []Endpoint{{Region: "a", Key: "a"}, {Region: "b", Key: "b"}}[:1+i%2]
+		cfgs[i] = Config{Regions: regions, Strategy: Hedging(NewHedgingStrategy(th))}
+	}
+	errs := make(chan string, 400)
+	done := make(chan struct{})
+	for g := range 8 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for j := range 50 {
+				cfg := cfgs[(g+j)%len(cfgs)]
+				c, err := NewClient(cfg)
+				if err != nil {
+					errs <- err.Error()
+					return
+				}
+				want, _ := cfg.Strategy.HedgingStrategy()
+				if c.defStrategy.threshold != want.threshold || unsafe.SliceData(c.regions) != unsafe.SliceData(cfg.Regions) || len(c.regions) != len(cfg.Regions) {
+					errs <- "a client got another Config's shape"
+				}
+			}
+		}()
+	}
+	for range 8 {
+		<-done
+	}
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
+	}
+}
