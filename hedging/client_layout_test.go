@@ -51,16 +51,16 @@ func TestClientShapeSharing(t *testing.T) {
 	if c1.defStrategy.threshold != th || len(c1.regions) != 2 || c1.regions[1].Region != "b" {
 		t.Errorf("shared shape: threshold %v, regions %v", c1.defStrategy.threshold, c1.regions)
 	}
-	other := static
-	other.Regions = []Endpoint{{Region: "a", Key: "a"}}
-	if c3 := build(other); c3.clientShape == c1.clientShape || len(c3.regions) != 1 {
-		t.Errorf("a client with other regions shares the shape (regions %v)", c3.regions)
-	}
 	th2, _ := NewThreshold(30e6)
-	other = static
+	other := static
 	other.Strategy = Hedging(NewHedgingStrategy(th2))
 	if c4 := build(other); c4.clientShape == c1.clientShape || c4.defStrategy.threshold != th2 {
 		t.Errorf("a client with another threshold shares the shape (threshold %v)", c4.defStrategy.threshold)
+	}
+	other = static
+	other.Regions = []Endpoint{{Region: "a", Key: "a"}}
+	if c3 := build(other); c3.clientShape == c1.clientShape || len(c3.regions) != 1 {
+		t.Errorf("a client with other regions shares the shape (regions %v)", c3.regions)
 	}
 	stateful := static
 	stateful.Strategy = Hedging(NewPolicyStrategy(shapeTestPolicy{}))
@@ -83,11 +83,11 @@ func (shapeTestPolicy) Name() string                       { return "shape-test"
 // to their own Config's (a shape shared under a race is never another
 // Config's); run under -race.
 func TestClientShapeConcurrent(t *testing.T) {
+	regions := []Endpoint{{Region: "a", Key: "a"}, {Region: "b", Key: "b"}}
 	cfgs := make([]Config, 4)
 	for i := range cfgs {
-		th, _ := NewThreshold(time.Duration(i+1) * time.Millisecond)
-		regions := []Endpoint{{Region: "a", Key: "a"}, {Region: "b", Key: "b"}}[:1+i%2]
-		cfgs[i] = Config{Regions: regions, Strategy: Hedging(NewHedgingStrategy(th))}
+		th, _ := NewThreshold(time.Duration(1+i/2) * time.Millisecond)
+		cfgs[i] = Config{Regions: regions[:1+i%2], Strategy: Hedging(NewHedgingStrategy(th))}
 	}
 	errs := make(chan string, 400)
 	done := make(chan struct{})
