@@ -29,10 +29,11 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 # The simulator against the bare reference model ../shared/bench/simref,
-# alternately three times, side by side: prints the best ratios (and the
-# fleet-of-1000 ratio); the simulator is built with hedgesim's profile.
+# alternately ROUNDS times (default 3), side by side: prints every round's
+# ratios, the best and the median (and the fleet-of-1000 ratio); the
+# simulator is built with hedgesim's profile. make bench-sim ROUNDS=4
 bench-sim:
-	./scripts/bench-sim.sh
+	ROUNDS=$(or $(ROUNDS),3) ./scripts/bench-sim.sh
 
 # Regenerate cmd/hedgesim/default.pgo, the CPU profile go build optimises
 # hedgesim with (profile-guided optimisation; results do not depend on it).

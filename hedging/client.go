@@ -116,31 +116,34 @@ type Config struct {
 // [Race] methods (any clock, e.g. a simulator).
 type Client struct {
 	// The fields every operation reads come first and together, so that a
-	// read on the happy path touches few of a client's cache lines (spec
+	// read on the happy path touches one of a client's cache lines (spec
 	// §6.5 #6: no per-hedge state on the happy path) — what counts in a
 	// fleet of many clients, whose states do not all stay in cache. The
 	// allocator puts an 8-byte header before an object of this size that
 	// holds pointers, so its first cache line holds 56 bytes of it: hot,
-	// phase and the flags, all a response reads of its client; the second
-	// 64: regions and defStrategy, what Begin adds. A field added before
-	// defStrategy's end moves them apart.
+	// phase, the flags and the shape pointer, all a read reads of its
+	// client (client_layout_test.go guards it). What Begin adds, regions
+	// and defStrategy, is in the shape: one immutable 64-byte object, one
+	// line, shared by the clients built from one Config with a stateless
+	// strategy (shareShape), so a fleet's Begins read one line of it.
 	hot hotCounters
-	// phase and multiMaster are cfg's Phase and MultiMaster, and regions
-	// its Regions, copied here once.
+	// phase and multiMaster are cfg's Phase and MultiMaster, copied here
+	// once.
 	phase       PhaseSet
 	multiMaster bool
-	// defResolved and defStrategy are resolveStrategy's answer for an
-	// operation that overrides nothing, computed once.
+	// defResolved is resolveStrategy's answer for an operation that
+	// overrides nothing (with shape's defStrategy), computed once.
 	defResolved bool
 	// inline: Config.Transport is [Cancellable] and returns on cancel, so
 	// Do runs the primary's first attempt on the caller's goroutine.
 	inline bool
 	// logging: logger is set (a race notes it at Begin, and reads logger
 	// only then).
-	logging     bool
-	regions     []Endpoint
-	defStrategy HedgingStrategy
-	logger      *slog.Logger
+	logging bool
+	// *clientShape's fields, regions and defStrategy, read as the
+	// client's own (c.regions).
+	*clientShape
+	logger *slog.Logger
 	// The shared stores, held by value, their counters in hot: what a
 	// failed region or a won hedge needs (locks, maps) is off the happy
 	// path.
@@ -203,7 +206,6 @@ func NewClient(cfg Config) (*Client, error) {
 	span := cmp.Or(cfg.HedgeWinMinSpan, DefaultHedgeWinMinSpan)
 	c := &Client{
 		cfg:         cfg,
-		regions:     cfg.Regions,
 		phase:       cfg.Phase,
 		multiMaster: cfg.MultiMaster,
 		logger:      cfg.Logger,
@@ -218,7 +220,9 @@ func NewClient(cfg Config) (*Client, error) {
 	c.layers = cfg.HedgingEnabled
 	c.layers.Env = cfg.Env.HedgingEnabled
 	c.layers.EnvOverride = cfg.Env.HedgingEnabledOverride
-	c.defStrategy, c.defResolved = resolveStrategy(c.layers.effective(), AvailabilityStrategy{}, cfg.Strategy, cfg.RequestTimeout)
+	var def HedgingStrategy
+	def, c.defResolved = resolveStrategy(c.layers.effective(), AvailabilityStrategy{}, cfg.Strategy, cfg.RequestTimeout)
+	c.clientShape = shareShape(clientShape{regions: cfg.Regions, defStrategy: def})
 	if !cfg.MultiMaster && cfg.WriteRegion != "" {
 		c.write[0] = Endpoint{Region: cfg.WriteRegion, Key: string(cfg.WriteRegion)}
 		for _, e := range cfg.Regions {

@@ -1,6 +1,7 @@
 package hedging
 
 import (
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -28,13 +29,21 @@ const DefaultHedgeWinMinSpan = time.Second
 // path): a [Client] keeps them together on its first cache line, and each
 // store (tracker, location store, session tokens) updates its own under
 // its lock and reads them on its fast path. Each is only a hint that
-// sends a reader to the store's locked state when non-zero.
+// sends a reader to the store's locked state when non-zero. The counts
+// are gauges of a store's map entries ((partition, region) pairs), not
+// totals: an int32 overflows only past 2^31 entries of one map (over
+// 100 GB), and the Stores clamp (gauge32) so that even then none reads 0
+// while its map is non-empty.
 type hotCounters struct {
-	nstreaks, ntripped atomic.Int64  // HedgeWinTracker
 	keyed              atomic.Uint64 // HedgeWinTracker: bit b set while nkeyed[b] > 0
-	nmarks, nruns      atomic.Int64  // locationStore
+	nstreaks, ntripped atomic.Int32  // HedgeWinTracker
+	nmarks, nruns      atomic.Int32  // locationStore
 	any                atomic.Bool   // sessionTokens
 }
+
+// gauge32 is n, a map's length, as a hotCounters gauge: clamped to the
+// int32 range, so non-zero whenever n is.
+func gauge32(n int) int32 { return int32(min(n, math.MaxInt32)) }
 
 // keyedPair reports whether the pair (partition, region) may hold a
 // streak or a trip: its bucket's bit is set (a hint; false is certain).
@@ -428,19 +437,19 @@ func (s *locationStore) observeMarking(now time.Duration, partition string, endp
 		if s.after > 1 {
 			if n := s.runs[k] + 1; n < s.after {
 				s.runs[k] = n
-				s.hot.nruns.Store(int64(len(s.runs)))
+				s.hot.nruns.Store(gauge32(len(s.runs)))
 				return
 			}
 			delete(s.runs, k)
-			s.hot.nruns.Store(int64(len(s.runs)))
+			s.hot.nruns.Store(gauge32(len(s.runs)))
 		}
 		s.marks[k] = now + s.unavailableFor
-		s.hot.nmarks.Store(int64(len(s.marks)))
+		s.hot.nmarks.Store(gauge32(len(s.marks)))
 		return
 	}
 	if _, ok := s.runs[k]; ok {
 		delete(s.runs, k) // any other answer ends the pair's run of 503s
-		s.hot.nruns.Store(int64(len(s.runs)))
+		s.hot.nruns.Store(gauge32(len(s.runs)))
 	}
 	if forbidden {
 		s.refreshes++
@@ -459,7 +468,7 @@ func (s *locationStore) Unavailable(now time.Duration, partition string, endpoin
 	until, ok := s.marks[k]
 	if ok && now >= until {
 		delete(s.marks, k)
-		s.hot.nmarks.Store(int64(len(s.marks)))
+		s.hot.nmarks.Store(gauge32(len(s.marks)))
 		return false
 	}
 	return ok

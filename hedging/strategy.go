@@ -86,6 +86,12 @@ type HedgingStrategy struct {
 	policy    ThresholdPolicy
 }
 
+// stateless reports whether s keeps no state of its own: a fixed
+// threshold, no threshold policy (latency windows) and no Gate (a hedge
+// budget). Clients may share a stateless strategy; this is the one
+// definition of it.
+func (s HedgingStrategy) stateless() bool { return s.policy == nil && s.Gate == nil }
+
 // NewHedgingStrategy returns a strategy with the fixed threshold t. Spec §4.1.
 func NewHedgingStrategy(t Threshold) HedgingStrategy { return HedgingStrategy{threshold: t} }
 

@@ -1,0 +1,44 @@
+package hedging
+
+// This file holds a client's shape: the immutable part of its
+// configuration that every operation's Begin reads, shared by the clients
+// that have the same one.
+
+import (
+	"sync/atomic"
+	"unsafe"
+)
+
+// clientShape is what Begin reads of a client besides its hot counters:
+// the preferred regions (Config.Regions, in order) and the strategy an
+// operation that overrides nothing runs (resolveStrategy's answer). It is
+// 64 bytes, one cache line, and never modified after NewClient.
+type clientShape struct {
+	regions     []Endpoint
+	defStrategy HedgingStrategy
+}
+
+// lastShape is the shape NewClient built last with a stateless strategy:
+// a client built next from the same Config shares it (shareShape).
+var lastShape atomic.Pointer[clientShape]
+
+// shareShape returns a shape equal to s: the last one shared when it is
+// equal (the same Regions slice, the same stateless default strategy),
+// otherwise a new one. A shape with a stateful strategy (a threshold
+// policy or a Gate: its own windows or budget per client) is never
+// shared. Sharing changes no result (a shape is immutable); it lets the
+// clients of a fleet built from one Config read one cache line of it
+// instead of one each. Concurrent NewClients may miss a sharing; never
+// share a wrong shape.
+func shareShape(s clientShape) *clientShape {
+	if !s.defStrategy.stateless() {
+		return &s
+	}
+	if last := lastShape.Load(); last != nil && last.defStrategy.threshold == s.defStrategy.threshold &&
+		unsafe.SliceData(last.regions) == unsafe.SliceData(s.regions) && len(last.regions) == len(s.regions) {
+		return last
+	}
+	p := &s
+	lastShape.Store(p)
+	return p
+}
