@@ -965,10 +965,10 @@ func (s *sim) finishFeedOp(fo int32) {
 		case !failed:
 		case errors.As(opErr, &le) && le.Err == nil:
 			s.stats.finalError(le.Status) // a leaf's page ended with a final status >= 400
-			win.Failed++
+			s.recordFailed(op.kind, win)
 		default:
 			s.stats.Errors++
-			win.Failed++
+			s.recordFailed(op.kind, win)
 		}
 		if op.hedged {
 			s.stats.Hedged++

@@ -97,6 +97,17 @@ func (s *sim) check(disabled bool) error {
 			wOps, wFailed, wHedged, st.Ops, st.Failed(), st.Hedged)
 	}
 
+	var kFailed int64
+	for k, n := range st.KindFailed {
+		if n > st.KindOps(hedging.OperationKind(k)) {
+			return fail("counts", "kind %d has %d failed operations of %d", k, n, st.KindOps(hedging.OperationKind(k)))
+		}
+		kFailed += n
+	}
+	if kFailed != st.Failed() {
+		return fail("terminal-states", "the kinds count %d failed operations; the run %d", kFailed, st.Failed())
+	}
+
 	// counts
 	for _, c := range []struct {
 		what   string

@@ -92,6 +92,9 @@ type Stats struct {
 	// operation counts under its kind (query, read_many), every other
 	// operation under its own.
 	KindLatency [KindSlots]*hdr.Histogram
+	// KindFailed counts the failed operations (see Failed) by kind,
+	// indexed as KindLatency: its sum is Failed().
+	KindFailed [KindSlots]int64
 	// Timeline buckets operations by start time, WindowWidth wide. A run
 	// with only a Duration has ceil(Duration/WindowWidth) windows; a run
 	// with MaxOps grows it as operations start, up to that many windows
@@ -180,6 +183,9 @@ func (s *Stats) Merge(o *Stats) {
 			s.KindLatency[k] = NewLatencyHistogram()
 		}
 		s.KindLatency[k].Merge(h)
+	}
+	for k, n := range o.KindFailed {
+		s.KindFailed[k] += n
 	}
 	for i := range o.Timeline {
 		if i >= len(s.Timeline) {
@@ -322,11 +328,11 @@ func (s *sim) record(o *opState) {
 	win := s.recordOp(kind, r.Start(), r.DoneAt()-r.Start())
 	if r.Err() != nil {
 		st.Errors++
-		win.Failed++
+		s.recordFailed(kind, win)
 	} else {
 		if status := r.Status(); status.Code >= 400 {
 			st.finalError(status)
-			win.Failed++
+			s.recordFailed(kind, win)
 		}
 		if w, ok := r.Winner(); ok {
 			// The winner's answer is its leg's latest attempt's, sent to
@@ -364,6 +370,13 @@ func (st *Stats) finalError(status hedging.Status) {
 		st.FinalErrorByStatus = map[hedging.Status]int64{}
 	}
 	st.FinalErrorByStatus[status]++
+}
+
+// recordFailed counts a failed operation (see Stats.Failed) of kind in
+// the run's KindFailed and in its timeline window win.
+func (s *sim) recordFailed(kind hedging.OperationKind, win *Window) {
+	win.Failed++
+	s.stats.KindFailed[int(kind)%KindSlots]++
 }
 
 // recordOp adds one finished operation of kind that started at start and

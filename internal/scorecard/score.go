@@ -146,15 +146,9 @@ type sample struct {
 	ruReturned, ruCharge float64
 }
 
-// summarize keeps what the scorecard reads of st; failed counts each
-// point operation kind's failed operations (see failures), the feed
-// kinds' come from st.Feed.
-func summarize(st *simnet.Stats, failed *[simnet.KindSlots]int64) sample {
-	s := sample{ops: st.Ops, ru: st.RUMultiplier(), ruReturned: st.RUReturned, ruCharge: st.RUCharged, kindFailed: *failed}
-	if st.Feed != nil {
-		s.kindFailed[hedging.QueryPage] += st.Feed.Kinds[simnet.FeedQuery].Errors
-		s.kindFailed[hedging.ReadManyPage] += st.Feed.Kinds[simnet.FeedReadMany].Errors
-	}
+// summarize keeps what the scorecard reads of st.
+func summarize(st *simnet.Stats) sample {
+	s := sample{ops: st.Ops, ru: st.RUMultiplier(), ruReturned: st.RUReturned, ruCharge: st.RUCharged, kindFailed: st.KindFailed}
 	if st.Ops > 0 {
 		s.errs = float64(st.Failed()) / float64(st.Ops)
 		s.hedged = float64(st.Hedged) / float64(st.Ops)
@@ -263,12 +257,11 @@ func Score(s *scenarios.Scenario, opts Options) (*Card, error) {
 					out[p] = append(out[p], sample{})
 				}
 				jobs = append(jobs, func() error {
-					var failed [simnet.KindSlots]int64
-					st, err := simnet.Run(cfg, pols[p], r, simnet.RunOptions{Context: ctx, OnComplete: failures(&failed)})
+					st, err := simnet.Run(cfg, pols[p], r, simnet.RunOptions{Context: ctx})
 					if err != nil {
 						return fmt.Errorf("%s: policy %q: %w", s.Source, pols[p].Name, err)
 					}
-					out[p][r] = summarize(st, &failed)
+					out[p][r] = summarize(st)
 					return nil
 				})
 			}
@@ -381,18 +374,6 @@ func value(s sample, q study.Quantity) float64 {
 		return s.pooled[i]
 	}
 	return s.kindQ[kindOf(q)][i]
-}
-
-// failures returns a simnet.RunOptions.OnComplete that counts into
-// failed, by kind, the point operations that failed for their caller (an
-// error, or a final response with status >= 400: simnet.Stats.Failed's
-// classes; feed operations are not reported to it).
-func failures(failed *[simnet.KindSlots]int64) func(*hedging.Race, *hedging.Operation) {
-	return func(r *hedging.Race, op *hedging.Operation) {
-		if r.Err() != nil || r.Status().Code >= 400 {
-			failed[int(op.Kind)%simnet.KindSlots]++
-		}
-	}
 }
 
 // amongFailures says whether quantile q of ops operations, failed of
