@@ -96,8 +96,9 @@ type LegDiagnostics struct {
 //
 // It is copied into every hedged answer, so it holds nothing an accessor
 // can derive: the alternate's and the response's regions are those of the
-// legs' endpoints (a leg in a race retries locally, §8.4, so its endpoint
-// never changes), and a leg is stored without LegDiagnostics' padding.
+// legs' endpoints as the race ended (the alternate has one candidate,
+// regions[1], so its endpoint never changes; the winner's is the one it
+// answered from), and a leg is stored without LegDiagnostics' padding.
 type HedgeDiagnostics struct {
 	diagDecisions
 	// legs and totalCharge are written whole when the race ends (finish),
