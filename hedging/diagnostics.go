@@ -93,26 +93,42 @@ type LegDiagnostics struct {
 // active for the operation (should_hedge returned true and the race was
 // entered) — the attachment contract of spec §10.1. All fields are read
 // through accessors.
+//
+// It is copied into every hedged answer, so it holds nothing an accessor
+// can derive: the alternate's and the response's regions are those of the
+// legs' endpoints as the race ended (the alternate has one candidate,
+// regions[1], so its endpoint never changes; the winner's is the one it
+// answered from), and a leg is stored without LegDiagnostics' padding.
 type HedgeDiagnostics struct {
 	diagDecisions
 	// legs and totalCharge are written whole when the race ends (finish),
 	// so Begin need not clear them.
-	legs        [2]LegDiagnostics
+	legs        [2]legDiag
 	totalCharge float64
 }
 
 // diagDecisions is the part of HedgeDiagnostics set as the race goes,
 // which Begin clears.
 type diagDecisions struct {
-	threshold       Threshold
-	primaryRegion   Region
-	alternateRegion Region
-	hasAlternate    bool
-	responseRegion  Region
-	hasResponse     bool
-	terminalState   TerminalState
-	spawnCause      SpawnCause
-	hedgeRefused    bool
+	threshold     Threshold
+	primaryRegion Region
+	terminalState TerminalState
+	spawnCause    SpawnCause // 0: the alternate was not spawned
+	hedgeRefused  bool
+	// response is 1 + the leg whose response was returned; 0 for the
+	// terminal-error states.
+	response uint8
+}
+
+// legDiag is one leg's LegDiagnostics as stored (Completed beside
+// Attempts, which never exceeds the race's int32 count).
+type legDiag struct {
+	endpoint   Endpoint
+	attempts   int32
+	completed  bool
+	lastStatus Status
+	elapsed    time.Duration
+	charge     float64
 }
 
 // Threshold returns the threshold that was active (strategy_config).
@@ -125,14 +141,20 @@ func (d *HedgeDiagnostics) PrimaryRegion() Region { return d.primaryRegion }
 // was spawned; false for PrimaryWonPreThreshold and
 // DeadlineExceededPreThreshold.
 func (d *HedgeDiagnostics) AlternateRegion() (Region, bool) {
-	return d.alternateRegion, d.hasAlternate
+	if d.spawnCause == 0 {
+		return "", false
+	}
+	return d.legs[Alternate].endpoint.Region, true
 }
 
 // ResponseRegion returns the region whose response was returned and true for
 // the winning states (PrimaryWonPreThreshold, PrimaryWonAfterHedge,
 // AlternateWon); false for the terminal-error states.
 func (d *HedgeDiagnostics) ResponseRegion() (Region, bool) {
-	return d.responseRegion, d.hasResponse
+	if d.response == 0 {
+		return "", false
+	}
+	return d.legs[d.response-1].endpoint.Region, true
 }
 
 // SpawnCause returns why the alternate was sent, and false when it was not
@@ -149,7 +171,11 @@ func (d *HedgeDiagnostics) HedgeRefused() bool { return d.hedgeRefused }
 func (d *HedgeDiagnostics) TerminalState() TerminalState { return d.terminalState }
 
 // Leg returns the diagnostics of the primary or alternate leg.
-func (d *HedgeDiagnostics) Leg(l Leg) LegDiagnostics { return d.legs[l] }
+func (d *HedgeDiagnostics) Leg(l Leg) LegDiagnostics {
+	g := &d.legs[l]
+	return LegDiagnostics{Endpoint: g.endpoint, Attempts: int(g.attempts), LastStatus: g.lastStatus,
+		Completed: g.completed, Elapsed: g.elapsed, RequestCharge: g.charge}
+}
 
 // RequestChargeTotal returns the RU charged across every completed attempt
 // of both legs, the operator-facing figure of spec §10.4
@@ -159,6 +185,8 @@ func (d *HedgeDiagnostics) RequestChargeTotal() float64 { return d.totalCharge }
 
 // String renders a one-line summary.
 func (d *HedgeDiagnostics) String() string {
+	alternate, _ := d.AlternateRegion()
+	response, _ := d.ResponseRegion()
 	return fmt.Sprintf("hedge{state=%s threshold=%s primary=%s alternate=%s cause=%s response=%s}",
-		d.terminalState, d.threshold, d.primaryRegion, d.alternateRegion, d.spawnCause, d.responseRegion)
+		d.terminalState, d.threshold, d.primaryRegion, alternate, d.spawnCause, response)
 }

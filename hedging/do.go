@@ -1099,7 +1099,10 @@ func (s *doState) release() {
 	// diag and scratch hold configuration values only, and Begin
 	// overwrites what it reads of them.
 	s.race.raceState = raceState{}
-	s.race.legs = [2]legState{}
+	s.race.legs[Primary] = legState{}
+	if s.race.altUsed { // else Begin's zero: the happy path skips ~230 B
+		s.race.legs[Alternate] = legState{}
+	}
 	s.c, s.ans, s.ctx, s.base, s.obs = nil, nil, nil, nil, nil
 	s.opr, s.opi, s.opd = Operation{}, Operation{}, nil
 	s.win, s.lastBody, s.lastCancel = answer.Canceller{}, nil, answer.Canceller{}

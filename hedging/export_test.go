@@ -94,11 +94,11 @@ func (t TerminalState) Requests() int {
 // spawned, else the primary (spec §6.5 #7).
 func (d *HedgeDiagnostics) MostAdvancedLeg() Leg {
 	switch {
-	case d.legs[Alternate].Completed:
+	case d.legs[Alternate].completed:
 		return Alternate
-	case d.legs[Primary].Completed:
+	case d.legs[Primary].completed:
 		return Primary
-	case d.hasAlternate:
+	case d.spawnCause != 0:
 		return Alternate
 	}
 	return Primary

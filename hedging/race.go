@@ -632,7 +632,6 @@ func (r *Race) spawnAlternate(e *Effects, now time.Duration, cause SpawnCause) {
 		r.hubLatch = new(atomic.Bool)
 		r.hubLatch.Store(r.legs[Primary].hub || r.op.HubRegionProcessingOnly)
 	}
-	r.diag.alternateRegion, r.diag.hasAlternate = alt.endpoint.Region, true
 	r.observe(now, Observation{Event: AlternateSent, Cause: cause})
 	if r.logEnabled(slog.LevelDebug) {
 		r.log(slog.LevelDebug, "cosmos.hedge.alternate_spawned",
@@ -1078,7 +1077,7 @@ func (r *Race) lateCharge(l Leg, ru float64) {
 	}
 	for _, d := range ds {
 		if d != nil {
-			d.legs[l].RequestCharge, d.totalCharge = lg.charge, r.totalCharge
+			d.legs[l].charge, d.totalCharge = lg.charge, r.totalCharge
 		}
 	}
 }
@@ -1087,7 +1086,7 @@ func (r *Race) finishWinner(e *Effects, now time.Duration, l Leg, state Terminal
 	r.winner, r.hasWinner = l, true
 	if r.hedged {
 		r.diag.terminalState = state
-		r.diag.responseRegion, r.diag.hasResponse = r.legs[l].endpoint.Region, true
+		r.diag.response = uint8(l) + 1
 		if r.logEnabled(slog.LevelDebug) {
 			r.log(slog.LevelDebug, "cosmos.hedge.winner_selected", slog.String("winner_region", string(r.legs[l].endpoint.Region)),
 				slog.Int64("elapsed_ms", (now-r.start).Milliseconds()), slog.Bool("was_hedge", state == AlternateWon))
@@ -1122,8 +1121,8 @@ func (r *Race) finish(now time.Duration) {
 			lg := &r.legs[l]
 			// Every field, in place (no literal built and copied).
 			d := &r.diag.legs[l]
-			d.Endpoint, d.Attempts, d.LastStatus = lg.endpoint, int(lg.attempts), lg.last.Status
-			d.Completed, d.Elapsed, d.RequestCharge = lg.completed, lg.elapsed, lg.charge
+			d.endpoint, d.attempts, d.lastStatus = lg.endpoint, lg.attempts, lg.last.Status
+			d.completed, d.elapsed, d.charge = lg.completed, lg.elapsed, lg.charge
 		}
 		r.diagAltZero = !r.altUsed
 		r.diag.totalCharge = r.totalCharge

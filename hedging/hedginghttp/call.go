@@ -22,19 +22,19 @@ import (
 // nothing of it is reused by a later request.
 type call struct {
 	orig *http.Request
+	// at is the base orig's URL addresses (RoundTrip's lookup, made once
+	// for every attempt).
+	at addressing
+
+	mu sync.Mutex
 	// shallow: the first attempt runs before RoundTrip returns (the
 	// client runs it on the caller's goroutine), so it may share orig's
 	// header map.
 	shallow bool
 	// strip: orig carries HeaderHedging, which no attempt sends.
-	strip bool
-	// at is the base orig's URL addresses (RoundTrip's lookup, made once
-	// for every attempt).
-	at addressing
-
-	mu       sync.Mutex
-	returned bool // RoundTrip returned: orig is the caller's again
-	claimed  bool // the first attempt has started
+	strip    bool
+	returned bool // RoundTrip returned: orig is the caller's again (under mu)
+	claimed  bool // the first attempt has started (under mu)
 	// body is the first attempt's result body (the happy path's only one).
 	body responseBody
 	// req is the first attempt's shallow copy of orig (made in place: one

@@ -43,28 +43,50 @@ func (c Canceller) Set() bool { return c.F != nil || c.X != nil }
 type Ctx struct {
 	parent   context.Context // the operation's base: ctx's values, not its cancellation
 	deadline time.Time
-	hasDL    bool
 
 	mu sync.Mutex
-	// done holds the chan struct{} Done returns: made on the first call of
-	// Done (under mu), or closedDone when cancelled before; read without
-	// mu, as the context package's own cancelCtx reads its channel (the
-	// context package asks for it twice when net/http derives a context).
-	done  atomic.Value
-	err   error       // nil until cancelled
-	first afterReg    // the first AfterFunc registration (the common only one)
-	more  []*afterReg // later registrations
-	// inner, set when the cause is not err itself, is a cancelled
+	// done holds the channel Done returns: made on the first call of Done
+	// (under mu), or closedDone when cancelled before; read without mu, as
+	// the context package's own cancelCtx reads its channel (the context
+	// package asks for it twice when net/http derives a context).
+	// It points at ch (made under mu) or at closedDone.
+	done atomic.Pointer[chan struct{}]
+	ch   chan struct{}
+	// firstF is the first AfterFunc registration's function (the common
+	// only one), live while registered, neither run nor stopped.
+	firstF func()
+	state  uint8 // ctxLive, ctxCanceled or ctxDeadline (what Err reports)
+	hasDL  bool
+	// firstLive: firstF is registered; firstUsed: the first registration
+	// slot was taken (never reused).
+	firstLive, firstUsed bool
+	more                 *laterRegs // later registrations, made on the second
+
+	// inner, set when the cause is not Err's error itself, is a cancelled
 	// context.WithCancelCause context carrying the cause, which Value
 	// forwards to so that context.Cause finds it.
 	inner atomic.Pointer[context.Context]
 }
 
-// afterReg is one registration of Ctx.AfterFunc.
+// What Ctx.Err reports.
+const (
+	ctxLive     uint8 = iota // nil: not cancelled
+	ctxCanceled              // context.Canceled
+	ctxDeadline              // context.DeadlineExceeded
+)
+
+// laterRegs are Ctx's registrations after the first: the second in place
+// (net/http's request registers twice, so this is one allocation on the
+// happy path), any further ones by pointer.
+type laterRegs struct {
+	second afterReg
+	rest   []*afterReg
+}
+
+// afterReg is a later registration of Ctx.AfterFunc.
 type afterReg struct {
 	f    func()
 	live bool // registered, neither run nor stopped
-	used bool // the registration slot was taken (first only: never reused)
 }
 
 // take returns the function to run at cancellation, if it is still live.
@@ -77,9 +99,19 @@ func (r *afterReg) take() func() {
 	return f
 }
 
+// takeFirst is take for the first registration (c.mu held).
+func (c *Ctx) takeFirst() func() {
+	if !c.firstLive {
+		return nil
+	}
+	f := c.firstF
+	c.firstLive, c.firstF = false, nil
+	return f
+}
+
 // closedDone is the Done channel of an Ctx cancelled before Done was
 // first called.
-var closedDone = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+var closedDone = func() *chan struct{} { c := make(chan struct{}); close(c); return &c }()
 
 // Init readies c for one attempt: parent gives its values (not its
 // cancellation), deadline its Deadline when hasDL.
@@ -93,16 +125,17 @@ func (c *Ctx) Deadline() (time.Time, bool) { return c.deadline, c.hasDL }
 // Done returns a channel closed when the attempt is cancelled.
 func (c *Ctx) Done() <-chan struct{} {
 	if d := c.done.Load(); d != nil {
-		return d.(chan struct{})
+		return *d
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	d := c.done.Load()
 	if d == nil {
-		d = make(chan struct{})
+		c.ch = make(chan struct{})
+		d = &c.ch
 		c.done.Store(d)
 	}
-	return d.(chan struct{})
+	return *d
 }
 
 // Err returns nil until the attempt is cancelled; then
@@ -110,7 +143,18 @@ func (c *Ctx) Done() <-chan struct{} {
 func (c *Ctx) Err() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.err
+	return stateErr(c.state)
+}
+
+// stateErr is the error Err reports in state st.
+func stateErr(st uint8) error {
+	switch st {
+	case ctxCanceled:
+		return context.Canceled
+	case ctxDeadline:
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 // Value returns the value of key in the operation's context (and, once
@@ -133,16 +177,27 @@ func (c *Ctx) Value(key any) any {
 func (c *Ctx) AfterFunc(f func()) (stop func() bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.err != nil {
+	if c.state != ctxLive {
 		go f()
 		return func() bool { return false }
 	}
-	r := &c.first
-	if r.used {
-		r = &afterReg{}
-		c.more = append(c.more, r)
+	if !c.firstUsed {
+		c.firstF, c.firstLive, c.firstUsed = f, true, true
+		return func() bool {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			return c.takeFirst() != nil
+		}
 	}
-	r.f, r.live, r.used = f, true, true
+	var r *afterReg
+	if c.more == nil {
+		c.more = &laterRegs{}
+		r = &c.more.second
+	} else {
+		r = &afterReg{}
+		c.more.rest = append(c.more.rest, r)
+	}
+	r.f, r.live = f, true
 	return func() bool {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -157,31 +212,36 @@ func (c *Ctx) Cancel(cause error) {
 		cause = context.Canceled
 	}
 	c.mu.Lock()
-	if c.err != nil {
+	if c.state != ctxLive {
 		c.mu.Unlock()
 		return
 	}
-	c.err = context.Canceled
+	c.state = ctxCanceled
 	// context.Canceled, the common cause (a lost race, a closed body),
 	// skips errors.Is's walk (its reflection costs ~240 instructions).
 	if cause != context.Canceled && errors.Is(cause, context.DeadlineExceeded) {
-		c.err = context.DeadlineExceeded
+		c.state = ctxDeadline
 	}
-	if cause != c.err {
+	if cause != stateErr(c.state) {
 		in, cancel := context.WithCancelCause(context.Background())
 		cancel(cause)
 		c.inner.Store(&in)
 	}
 	if d := c.done.Load(); d != nil {
-		close(d.(chan struct{}))
+		close(*d)
 	} else {
 		c.done.Store(closedDone)
 	}
-	f0 := c.first.take()
+	f0 := c.takeFirst()
 	var more []func()
-	for _, r := range c.more {
-		if f := r.take(); f != nil {
+	if c.more != nil {
+		if f := c.more.second.take(); f != nil {
 			more = append(more, f)
+		}
+		for _, r := range c.more.rest {
+			if f := r.take(); f != nil {
+				more = append(more, f)
+			}
 		}
 	}
 	c.more = nil

@@ -101,8 +101,8 @@ func TestInlineCtxAfterFuncStop(t *testing.T) {
 		t.Fatalf("goroutines %d -> %d: a derived context watches from a goroutine", before, n)
 	}
 	children[1]() // ends first: unregistered
-	if !x.first.live || x.more[0].live || !x.more[1].live {
-		t.Fatalf("registrations live: %v %v %v, want true false true", x.first.live, x.more[0].live, x.more[1].live)
+	if !x.firstLive || x.more.second.live || !x.more.rest[0].live {
+		t.Fatalf("registrations live: %v %v %v, want true false true", x.firstLive, x.more.second.live, x.more.rest[0].live)
 	}
 	ran := 0
 	stop := x.AfterFunc(func() { ran++ })
