@@ -220,24 +220,11 @@ func (c *Paired) mean(p int, f func(Replication) float64) float64 {
 }
 
 // cheaper says whether g (ruGap) shows an RU multiplier at least
-// ScoreRUPoints lower: true when its mean is at most -ScoreRUPoints and
-// its interval excludes 0, false when the interval lies above
-// -ScoreRUPoints; at the last replication (final) an undecided one is
-// judged by its mean (as [worse] is: RU spent must be shown to buy
-// something, so at the cap 2 points more on the mean is 2 points more).
-func cheaper(g Gain, final bool) Truth {
-	switch {
-	case g.Mean <= -ScoreRUPoints && g.Hi < 0:
-		return True
-	case g.Lo > -ScoreRUPoints:
-		return False
-	case final && g.Mean <= -ScoreRUPoints:
-		return True
-	case final:
-		return False
-	}
-	return Unknown
-}
+// ScoreRUPoints lower, decided as [worse] decides a loss of ScoreRUPoints
+// (RU spent must be shown to buy something, so at the cap 2 points more
+// on the mean is 2 points more): one definition of "decidedly past a
+// margin", not two.
+func cheaper(g Gain, final bool) Truth { return worse(g, ScoreRUPoints, final) }
 
 // RU returns policy p's mean RU multiplier.
 func (c *Paired) RU(p int) float64 { return c.mean(p, func(r Replication) float64 { return r.RU }) }
