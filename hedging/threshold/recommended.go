@@ -219,7 +219,8 @@ type recAlt struct {
 //
 // Per (primary region, operation kind) it keeps the primary's latency P,
 // and per alternate region the alternate leg's answer time A (a leg that
-// ended without a final response counts as never answering), as
+// failed counts as never answering, unless only a local throttle stopped
+// it, and so does an alternate cancelled by the deadline), as
 // time-decayed histograms read as Kaplan–Meier estimates over answered and
 // cancelled attempts; a cancelled primary is a hedge that won, a cancelled
 // alternate one that lost. Each Refresh, per alternate, [Recommended.decide]
@@ -232,7 +233,9 @@ type recAlt struct {
 //  2. cold: until MinSamples primary observations and Warmup, a fresh key
 //     hedges at Initial (350 ms) until a primary answers, then at Cold ×
 //     the median, or twice the alternate's median once the alternate has
-//     answered in under half the primary's.
+//     answered in under half the primary's. Below Initial, once hedges
+//     have gone to the alternate and none got a final answer, only the
+//     probe budget hedges, until the alternate answers.
 //  3. estimate: until MinSamples of alternate evidence, A is borrowed: the
 //     faster half of P shifted by how much farther the alternate is (the
 //     difference of the pair's floors over every kind, or P's median while
@@ -251,14 +254,22 @@ type recAlt struct {
 //     deeper quantile a query's leaves see), a threshold is judged by the
 //     larger of its two gains. Where none gains MinGain, a backstop at
 //     Backstop × the unhedged quantile catches a sudden slow-down.
-//  5. check: hedges must win as the estimate says and save what they
-//     cost. The ledger holds every hedge a warm key sends (chosen,
-//     backstop and probe). With MinSamples of hedges in it, hedges to the
-//     alternate stop, the backstop's with them (probes go on), when they won far fewer than
-//     predicted (below half, and beyond a 1% one-sided binomial
-//     deviation), or when their expected saving per hedge — the
-//     primary's expected remaining time past each win — is below MinGain
-//     of the unhedged quantile.
+//  5. check: hedges must win and save what they cost. The ledger holds
+//     every hedge a warm key sends (chosen, held, backstop and probe),
+//     about the last 2 × MinSamples of them. With MinSamples of hedges in
+//     it, it fails when none won where the estimate expected at least
+//     two, or when their saving per hedge — the primary's expected
+//     remaining time past each win, up to Max — is below MinGain × the
+//     primary's median. A failed check is a veto (recommended_veto.go):
+//     the ledger starts empty and, where the chosen threshold hedged more
+//     than half the operations and no cap stands, the hedge rate is
+//     capped at half for one memory of the primary and the threshold
+//     chosen again under the cap;
+//     otherwise every hedge to the alternate but the probes stops, for as
+//     long as the ledger's evidence took to gather (within [Refresh,
+//     memory]). A ledger that passes with at least half the wins expected
+//     holds its threshold for one memory: where choose then finds none
+//     that pays, the held threshold stands in for a higher backstop.
 //
 // Per operation ([Recommended.Threshold]): no hedge while the client's
 // throughput-control gate is refusing (§9.3: an alternate would take a
@@ -270,7 +281,9 @@ type recAlt struct {
 // observed; with a deadline, no hedge whose threshold plus the
 // alternate's median answer time does not fit in the time left, or, while
 // the alternate is unknown, a threshold of at most half the time left
-// (§5.2's rule on what remains).
+// (§5.2's rule on what remains); and, whatever the phase, no hedge whose
+// alternate could not answer before the deadline even at its floor (its
+// fastest answer in the last one to two MaxMemory/2 windows).
 //
 // The failure kinds it survives and those it does not are named, with
 // the case that shows each, in notebook 01 (notebooks/01-q11-static-vs-p99.md).

@@ -23,8 +23,8 @@ func (a *recAlt) rateCap(now time.Duration) float64 {
 	return 1
 }
 
-// vetoed reports whether a veto stops the chosen threshold at now (the
-// backstop stands in for it).
+// vetoed reports whether a veto stops the chosen threshold at now: every
+// hedge to a but the probes (decide clears a.hedge; no backstop stands in).
 func (a *recAlt) vetoed(now time.Duration) bool {
 	return now < a.vetoUntil && a.vetoCap == 0
 }
