@@ -48,7 +48,8 @@ func (o *RetryOptions) setDefaults() {
 type Config struct {
 	// Regions is the application's preferred read-region list in preference
 	// order, each with the key of the physical endpoint it resolves to
-	// (§5.2 precondition 2, §6.2). Required for hedging.
+	// (§5.2 precondition 2, §6.2). Required for hedging. NewClient copies
+	// it: changing the slice afterwards changes no client.
 	Regions []Endpoint
 	// WriteRegion is the single-master account's write (hub) region, where
 	// writes go; empty means writes follow Regions.

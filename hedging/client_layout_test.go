@@ -1,6 +1,7 @@
 package hedging
 
 import (
+	"slices"
 	"testing"
 	"time"
 	"unsafe"
@@ -30,8 +31,8 @@ func TestClientHotLayout(t *testing.T) {
 }
 
 // Clients built from one Config with a stateless strategy share one shape;
-// a stateful one (a threshold policy) has its own, and a different Regions
-// slice or threshold gets a new one.
+// a stateful one (a threshold policy) has its own, and other Regions
+// or another threshold gets a new one.
 func TestClientShapeSharing(t *testing.T) {
 	regions := []Endpoint{{Region: "a", Key: "a"}, {Region: "b", Key: "b"}}
 	th, _ := NewThreshold(20e6)
@@ -102,7 +103,7 @@ func TestClientShapeConcurrent(t *testing.T) {
 					return
 				}
 				want, _ := cfg.Strategy.HedgingStrategy()
-				if c.defStrategy.threshold != want.threshold || unsafe.SliceData(c.regions) != unsafe.SliceData(cfg.Regions) || len(c.regions) != len(cfg.Regions) {
+				if c.defStrategy.threshold != want.threshold || !slices.Equal(c.regions, cfg.Regions) {
 					errs <- "a client got another Config's shape"
 				}
 			}
@@ -114,5 +115,38 @@ func TestClientShapeConcurrent(t *testing.T) {
 	close(errs)
 	for e := range errs {
 		t.Fatal(e)
+	}
+}
+
+// A client keeps its own copy of Config.Regions: a caller who reuses its
+// slice for the next client (here, swapping the preference order in place)
+// changes neither the client built before nor the shape it shares, and the
+// next client, its regions now different, gets a shape of its own.
+func TestClientShapeOwnsRegions(t *testing.T) {
+	regions := []Endpoint{{Region: "east", Key: "east"}, {Region: "west", Key: "west"}}
+	th, _ := NewThreshold(20e6)
+	cfg := Config{Regions: regions, Strategy: Hedging(NewHedgingStrategy(th))}
+	c1, err := NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	regions[0], regions[1] = regions[1], regions[0]
+	c2, err := NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c1.regions[0].Region != "east" {
+		t.Errorf("client 1's primary is %q after the caller reordered its slice, want east", c1.regions[0].Region)
+	}
+	if c2.regions[0].Region != "west" || c1.clientShape == c2.clientShape {
+		t.Errorf("client 2: primary %q, shares client 1's shape %v; want west, false", c2.regions[0].Region, c1.clientShape == c2.clientShape)
+	}
+	// Equal regions in another slice: one shape (compared by value).
+	c3, err := NewClient(Config{Regions: slices.Clone(regions), Strategy: cfg.Strategy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c3.clientShape != c2.clientShape {
+		t.Error("two clients with equal Regions in two slices have two shapes, want one shared")
 	}
 }
