@@ -103,10 +103,10 @@ type RegretSummary struct {
 	Need, Need5   float64
 }
 
-// PowerEffect is the mean regret RegretSummary.Need5 is stated at: 5%, the rule's own
-// margin for a quantile to count as worse (study's "no scored quantile 5%
-// worse"), so a population can tell apart what the rule would call a loss.
-const PowerEffect = 0.05
+// PowerEffect is the mean regret RegretSummary.Need5 is stated at: the
+// rule's own margin for a quantile to count as worse (study.ScoreMinGain,
+// 5%), so a population can tell apart what the rule would call a loss.
+const PowerEffect = study.ScoreMinGain
 
 // Verdict says where the mean regret's interval over the members lies: -1
 // below 0 (the recommended policy beats the best fixed threshold in
