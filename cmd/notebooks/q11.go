@@ -594,6 +594,8 @@ type q11BreakerView struct {
 	// (q11BoundSlack) slower than the best with it.
 	NeedsBreaker bool
 	Slack        float64
+	// Surge is the file's largest rate change over its base rate.
+	Surge float64
 	Lost         bool
 }
 
@@ -641,6 +643,11 @@ func (d *doc) q11Breaker(scns []q11Scn) error {
 	}
 	v := q11BreakerView{Rec: q11RecName, Scenario: q11SurgeScn, On: text(bOn), Off: text(bOff),
 		NeedsBreaker: bOff.Latency[h] > (1+q11BoundSlack)*bOn.Latency[h], Slack: q11BoundSlack, Lost: on.Policy(q11RecName).Loses}
+	for _, c := range src.File.Workload.RateChanges {
+		if w := src.File.Workload.RatePerS; w > 0 {
+			v.Surge = max(v.Surge, c.RatePerS/w)
+		}
+	}
 	d.p("### `%s`: a queue, the breaker and a bounded hedge rate", q11SurgeScn)
 	d.say("q11/breaker", v)
 	d.table([]string{"policy", on.Quantities[h].String() + " ms / RU × / hedged, breaker as in the file", "the same, breaker off"}, tab)

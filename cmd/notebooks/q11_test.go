@@ -41,7 +41,7 @@ func TestQ11Templates(t *testing.T) {
 		d.say(n, v.Hostile)
 	}
 	d.say("q11/split", q11Split{Changing: 3, ChangingBeats: 1, Steady: 4, SteadyBeats: 2, SteadyBehind: 1})
-	d.say("q11/breaker", q11BreakerView{Rec: q11RecName, Scenario: "s", On: "a", Off: "b", Lost: true})
+	d.say("q11/breaker", q11BreakerView{Rec: q11RecName, Scenario: "s", On: "a", Off: "b", Lost: true, Surge: 10})
 	if d.err != nil {
 		t.Fatal(d.err)
 	}
@@ -63,6 +63,7 @@ func TestQ11Templates(t *testing.T) {
 		"The hostile space `scenarios/space/hostile-population.toml` keeps it",
 		"On the hostile space `recommended` loses 4 of 12 (33.3%",
 		"This is where `recommended` still loses.",
+		"`s` steps the client's own rate 10-fold into a primary",
 		"then generated populations of 12 scenarios nobody wrote at seed 25 (`-q11-n`, `-q11-seed`): the bounded space `embedded:space/default.toml`, which the answer rests on",
 		"On the population `recommended` loses 1 of 12 (8.3%, exact 95% interval [0.2, 38.5]%)",
 		"Near losses on the population (not lost, a loss left undecided at the cap): `fuzz-25-7`.",
