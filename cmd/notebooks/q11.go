@@ -596,7 +596,7 @@ type q11BreakerView struct {
 	Slack        float64
 	// Surge is the file's largest rate change over its base rate.
 	Surge float64
-	Lost         bool
+	Lost  bool
 }
 
 // q11Breaker runs q11SurgeScn again with the partition breaker off (a
