@@ -8,6 +8,10 @@
 //
 //	go run ./cmd/notebooks [-out notebooks] [-only q11,q7,sdk,price,storms,q9,q503] [-parallel N] [-png]
 //	go run ./cmd/notebooks -index results   # write results/README.md
+//
+// Notebook 01 also takes -q11-n N and -q11-seed S (the populations' size
+// and seed) and -q11-scenarios REGEXP (score only the library scenarios
+// and cases it matches: a small run, which the notebook says it is).
 package main
 
 import (

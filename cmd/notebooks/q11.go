@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 
+	"hedgelab/hedging/threshold"
 	"hedgelab/internal/scorecard"
 	"hedgelab/internal/study"
 	"hedgelab/scenarios"
@@ -49,7 +50,7 @@ var q11CaseDirs = []string{
 const q11ThirdSet = "third-set"
 
 // q11Source is the notebook's scenarios: the embedded library, then the
-// policy cases.
+// policy cases (all of them: -q11-scenarios filters in q11Score).
 func q11Source() scorecard.Source {
 	var dirs []string
 	for _, d := range q11CaseDirs {
@@ -69,7 +70,11 @@ type q11Scn struct {
 
 // q11Score scores every scenario of q11Source.
 func (d *doc) q11Score() ([]q11Scn, error) {
-	cards, err := scorecard.Run(q11Source(), scorecard.Options{Parallel: d.parallel}, q11Progress)
+	src, err := q11Filter(q11Source(), *q11Match)
+	if err != nil {
+		return nil, err
+	}
+	cards, err := scorecard.Run(src, scorecard.Options{Parallel: d.parallel}, q11Progress)
 	if err != nil {
 		return nil, err
 	}
@@ -152,11 +157,67 @@ type q11View struct {
 	BelowBound []string
 	// Split is the library's regret rows by whether conditions change.
 	Split q11Split
-	// Pop is the population section's view (nil before it is scored).
-	Pop *q11PopView
+	// Pop is the bounded population's view, Hostile the hostile space's
+	// (nil when its file is missing).
+	Pop, Hostile *q11PopView
+	// Match is -q11-scenarios: the library and cases were filtered to the
+	// names it matches ("" : all of them).
+	Match string
+	// Steps is the sequential rule's replication counts ("3, 5, 8, 12").
+	Steps string
+	// BoundSlack is q11BoundSlack, ErrShown q11ErrShown.
+	BoundSlack, ErrShown float64
+	// Policy is the recommended policy's defaults the prose cites.
+	Policy q11PolicyView
 	// FeedScns counts the scenarios with a feed, where `disabled` must
 	// still hedge nothing (issue 26 A6: metadata reads included).
 	FeedScns int
+}
+
+// q11BoundSlack is how close to its clairvoyant bound a policy's headline
+// figure counts as "at" it (and how far below as "below" it): 5%, the
+// rule's own margin for a quantile to count as worse (study.ScoreMinGain).
+const q11BoundSlack = study.ScoreMinGain
+
+// q11ErrShown is the error rate above which the matrix shows a cell's
+// error rate: 0.5%, half the rule's error clause (study.ScoreErrPoints),
+// so every error rate the clause could judge is on the page.
+const q11ErrShown = study.ScoreErrPoints / 2
+
+// stepsText renders the sequential rule's replication counts from
+// ScoreStart to ScoreCap ("3, 5, 8, 12").
+func stepsText() string {
+	var out []string
+	for n := study.ScoreStart; ; n = study.NextReplications(n) {
+		out = append(out, fmt.Sprint(n))
+		if study.NextReplications(n) == n {
+			return strings.Join(out, ", ")
+		}
+	}
+}
+
+// q11PolicyView is the recommended policy's defaults the "q11/recommended"
+// paragraph cites, from threshold.RecommendedConfig's own defaults (so
+// the prose follows the policy).
+type q11PolicyView struct {
+	// MemoryS is the alternate's evidence's memory (MaxMemory), in s.
+	MemoryS float64
+	// Probe is the probe period in operations; MinSamples the alternate
+	// answers below which probes are sent; MinGain the smallest gain
+	// hedged for.
+	Probe      int
+	MinSamples float64
+	MinGain    float64
+}
+
+// q11Policy returns the recommended policy's defaults.
+func q11Policy() (q11PolicyView, error) {
+	p, err := threshold.NewRecommended(threshold.RecommendedConfig{})
+	if err != nil {
+		return q11PolicyView{}, err
+	}
+	c := p.Config()
+	return q11PolicyView{MemoryS: c.MaxMemory.Seconds(), Probe: c.Probe, MinSamples: c.MinSamples, MinGain: c.MinGain}, nil
 }
 
 // q11RecLoss is one scenario the recommended policy loses.
@@ -191,8 +252,11 @@ func q11Fourth(d *doc) error {
 	if err != nil {
 		return err
 	}
-	v := q11View{Rec: q11RecName, Scenarios: len(scns), Gain: study.ScoreGain, RUPts: study.ScoreRUPoints, MinGain: study.ScoreMinGain,
+	v := q11View{Rec: q11RecName, Scenarios: len(scns), Steps: stepsText(), BoundSlack: q11BoundSlack, ErrShown: q11ErrShown, Gain: study.ScoreGain, RUPts: study.ScoreRUPoints, MinGain: study.ScoreMinGain,
 		ErrPts: study.ScoreErrPoints, Start: study.ScoreStart, Cap: study.ScoreCap}
+	if v.Policy, err = q11Policy(); err != nil {
+		return err
+	}
 	var grid []string
 	for _, g := range scorecard.GridMs {
 		grid = append(grid, ms(g))
@@ -228,13 +292,16 @@ func q11Fourth(d *doc) error {
 	// The question and the answer cite the population, whose section comes
 	// later: score it first and hold its text until its place.
 	mark := d.b.Len()
-	pop, err := d.q11Population(q11PopN)
+	pops, err := d.q11Populations(*q11N, *q11Seed)
 	if err != nil {
 		return err
 	}
 	popText := bytes.Clone(d.b.Bytes()[mark:])
 	d.b.Truncate(mark)
-	v.Pop = pop
+	v.Pop, v.Match = pops[0], *q11Match
+	if len(pops) > 1 {
+		v.Hostile = pops[1]
+	}
 
 	d.say("q11/question", v)
 	d.say("q11/policies-intro", nil)
@@ -296,7 +363,7 @@ func q11Fourth(d *doc) error {
 			bound = ms(p.Clairvoyant)
 			v.BoundCount++
 			switch lat := p.Latency[c.Headline]; {
-			case lat <= p.Clairvoyant*1.05:
+			case lat <= p.Clairvoyant*(1+q11BoundSlack):
 				v.BoundAt++
 			default:
 				v.BoundBelow++
@@ -313,7 +380,7 @@ func q11Fourth(d *doc) error {
 			continue
 		}
 		for _, p := range c.Policies {
-			if !math.IsNaN(p.Clairvoyant) && p.Latency[c.Headline] < 0.95*p.Clairvoyant {
+			if !math.IsNaN(p.Clairvoyant) && p.Latency[c.Headline] < (1-q11BoundSlack)*p.Clairvoyant {
 				v.BelowBound = append(v.BelowBound, fmt.Sprintf("`%s` (`%s` %s ms against its bound %s)", s.Name, p.Name, ms(p.Latency[c.Headline]), ms(p.Clairvoyant)))
 				break
 			}
@@ -402,7 +469,7 @@ func q11Fourth(d *doc) error {
 				} else {
 					cell = ms(p.Pooled[0]) + " / " + ru(p.RU)
 				}
-				if p.Errors > 0.005 {
+				if p.Errors > q11ErrShown {
 					cell += " / " + pct(p.Errors) + " err"
 				}
 				if p.Loses {
@@ -523,10 +590,13 @@ const q11SurgeScn = "rate-surge-10x-queueing"
 type q11BreakerView struct {
 	Rec, Scenario string
 	On, Off       string // the best policy and its headline figure
-	// NeedsBreaker: the best without the breaker is more than 5% slower
-	// than the best with it.
+	// NeedsBreaker: the best without the breaker is more than Slack
+	// (q11BoundSlack) slower than the best with it.
 	NeedsBreaker bool
-	Lost         bool
+	Slack        float64
+	// Surge is the file's largest rate change over its base rate.
+	Surge float64
+	Lost  bool
 }
 
 // q11Breaker runs q11SurgeScn again with the partition breaker off (a
@@ -572,7 +642,12 @@ func (d *doc) q11Breaker(scns []q11Scn) error {
 		return fmt.Sprintf("`%s` %s ms at RU %s", p.Name, ms(p.Latency[h]), ru(p.RU))
 	}
 	v := q11BreakerView{Rec: q11RecName, Scenario: q11SurgeScn, On: text(bOn), Off: text(bOff),
-		NeedsBreaker: bOff.Latency[h] > 1.05*bOn.Latency[h], Lost: on.Policy(q11RecName).Loses}
+		NeedsBreaker: bOff.Latency[h] > (1+q11BoundSlack)*bOn.Latency[h], Slack: q11BoundSlack, Lost: on.Policy(q11RecName).Loses}
+	for _, c := range src.File.Workload.RateChanges {
+		if w := src.File.Workload.RatePerS; w > 0 {
+			v.Surge = max(v.Surge, c.RatePerS/w)
+		}
+	}
 	d.p("### `%s`: a queue, the breaker and a bounded hedge rate", q11SurgeScn)
 	d.say("q11/breaker", v)
 	d.table([]string{"policy", on.Quantities[h].String() + " ms / RU × / hedged, breaker as in the file", "the same, breaker off"}, tab)

@@ -22,16 +22,26 @@ func TestQ11Templates(t *testing.T) {
 		Pop: &q11PopView{Rec: q11RecName, Space: "embedded:space/default.toml", Seed: 25, N: 12, FewestLost: 0, Fewest: []string{"`disabled`"},
 			RecRate: scorecard.Rate{Policy: q11RecName, Ran: 12, Lost: 1, CI: [2]float64{0.0021, 0.3848}},
 			RecLost: []q11RecLoss{{Scenario: "`fuzz-25-3`"}}, Near: []string{"`fuzz-25-7`"},
-			Summary: scorecard.Summary{Regret: 0.02, RegretCI: [2]float64{-0.01, 0.05}, RegretN: 10}}}
+			Summary:  scorecard.Summary{Regret: 0.02, RegretCI: [2]float64{-0.01, 0.05}, RegretN: 10},
+			Changing: q11VerdictOf(scorecard.RegretSummary{Scenarios: 5, N: 4, Mean: -0.03, MeanCI: [2]float64{-0.05, -0.01}, SD: 0.02, Need: 4, Need5: 2})},
+		Hostile: &q11PopView{Rec: q11RecName, Space: "scenarios/space/hostile-population.toml", Hostile: true, Seed: 25, N: 12, FewestLost: 3, Fewest: []string{"`disabled`"},
+			RecRate: scorecard.Rate{Policy: q11RecName, Ran: 12, Lost: 4, CI: [2]float64{0.0992, 0.6511}},
+			RecLost: make([]q11RecLoss, 4)},
+		Match: "^default$", Steps: stepsText(), BoundSlack: q11BoundSlack, ErrShown: q11ErrShown, ThirdLost: 0, Third: []string{"`a`", "`b`"}}
+	var err error
+	if v.Policy, err = q11Policy(); err != nil {
+		t.Fatal(err)
+	}
 	d := &doc{}
 	for _, n := range []string{"q11/question", "q11/recommended", "q11/method", "q11/rule-changes", "q11/rates", "q11/rec-losses", "q11/regret", "q11/third-set", "q11/matrix", "q11/answer"} {
 		d.say(n, v)
 	}
-	for _, n := range []string{"q11/pop-intro", "q11/pop-losses", "q11/pop-regret"} {
+	for _, n := range []string{"q11/pop-intro", "q11/pop-losses", "q11/pop-regret", "q11/pop-changing"} {
 		d.say(n, v.Pop)
+		d.say(n, v.Hostile)
 	}
 	d.say("q11/split", q11Split{Changing: 3, ChangingBeats: 1, Steady: 4, SteadyBeats: 2, SteadyBehind: 1})
-	d.say("q11/breaker", q11BreakerView{Rec: q11RecName, Scenario: "s", On: "a", Off: "b", Lost: true})
+	d.say("q11/breaker", q11BreakerView{Rec: q11RecName, Scenario: "s", On: "a", Off: "b", Lost: true, Surge: 10})
 	if d.err != nil {
 		t.Fatal(d.err)
 	}
@@ -41,8 +51,20 @@ func TestQ11Templates(t *testing.T) {
 		"median regret to the best fixed threshold in hindsight is -12.0% (distribution-free 95% interval [-20.0, +1.0]%) over 3 scenarios",
 		"It beats every fixed threshold chosen after the fact (its regret's interval below 0) on 1: `x`",
 		"**Answer.** Ship `type = \"recommended\"`: on all 3 scenarios",
+		"The third set: it loses 0 of 2 scored here.",
+		"a small run: only the names matching `^default$` (`-q11-scenarios`)",
+		"and the hostile space `scenarios/space/hostile-population.toml`, which shows what it does not cover",
+		"grow by half (3, 5, 8, 12)",
+		"where conditions change it beats the best fixed threshold at equal RU (mean regret -3.0% [-5.0, -1.0]% over 4 members)",
+		"On the hostile space it loses 4 of 12 (exact 95% interval [9.9, 65.1]%; fewest of any roster policy: 3, `disabled`): that space is outside what the answer claims.",
+		"80% power needs 4 at the observed mean and 2 at a 5% regret.",
+		"`recommended` beats the best fixed threshold in hindsight at equal RU: mean regret -3.0% [-5.0, -1.0]% (members' sd 2.0%)",
+		"No paired verdict where conditions change: 0 of the 0 such members have a regret",
+		"The hostile space `scenarios/space/hostile-population.toml` keeps it",
+		"On the hostile space `recommended` loses 4 of 12 (33.3%",
 		"This is where `recommended` still loses.",
-		"then a generated population of 12 scenarios nobody wrote (space `embedded:space/default.toml`, seed 25)",
+		"`s` steps the client's own rate 10-fold into a primary",
+		"then generated populations of 12 scenarios nobody wrote at seed 25 (`-q11-n`, `-q11-seed`): the bounded space `embedded:space/default.toml`, which the answer rests on",
 		"On the population `recommended` loses 1 of 12 (8.3%, exact 95% interval [0.2, 38.5]%)",
 		"Near losses on the population (not lost, a loss left undecided at the cap): `fuzz-25-7`.",
 		"median regret there is +2.0% [-1.0, +5.0]%",
@@ -61,8 +83,13 @@ func TestQ11Templates(t *testing.T) {
 // about a minute on 2 cores: a full scorecard of one generated scenario).
 func TestLongQ11PopulationSection(t *testing.T) {
 	longtest.Skip(t)
+	t.Chdir("../..") // the space files' paths are the repository root's
 	d := &doc{parallel: 2}
-	v, err := d.q11Population(1)
+	sp, err := scenarios.PopulationSpace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := d.q11Population(sp, false, 1, q11PopSeed)
 	if err != nil {
 		t.Fatal(err)
 	}
