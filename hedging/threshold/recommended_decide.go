@@ -485,10 +485,19 @@ func (p *Recommended) choose(now time.Duration, s *recState, a *recAlt, wP, wA, 
 		qDeep := 1 - (1-q)/10
 		deep := wP*(1-qDeep) >= recTailSamples
 		deepAt := quant(bestT, qDeep)
+		// "Within MinGain" is of the best's own quantile, as the scorecard
+		// compares two policies' quantiles, not of the unhedged one: where
+		// the unhedged quantile is a failure or a long fault (2 × Max when
+		// unknown), MinGain of it is hundreds of ms, and a threshold twice
+		// the best's gave up a quarter of the hedged p99 for no RU saved
+		// (population seed 1796181777, member 17: read p99 185 ms where a
+		// threshold of 20 ms gives 138).
+		bestAt := quant(bestT, q)
 		top := min(quantileOf(&s.survP, q), 2*bestT)
 		for i := len(gains) - 1; i >= 0 && !math.IsInf(top, 1); i-- {
 			t := recUpper(i)
 			if t > bestT && t <= top && gains[i] >= bestGain-p.cfg.MinGain && gains[i] >= p.cfg.MinGain &&
+				quant(t, q) <= bestAt*(1+p.cfg.MinGain) &&
 				(!deep || quant(t, qDeep) <= deepAt*(1+p.cfg.MinGain)) {
 				bestT = t
 				break
