@@ -80,3 +80,33 @@ func TestRecommendedCheapestThresholdKeepsTheBestQuantile(t *testing.T) {
 		t.Errorf("threshold %v, %v; want a hedge between 30 and 66 ms", th.Get(), ok)
 	}
 }
+
+// A client whose reads failed over from its own region B (answering in 2
+// ms) to a far region A while B faults: before the fresh key (A, point
+// read) has seen its alternate B answer, B's floor as a primary (the same
+// round trip, asked first) says the alternate is the near one, so the key
+// hedges at twice that floor, not at the 350 ms prior under which a read
+// at A's ~250 ms round trip is never hedged (population seed 1796178436,
+// member 19: read p99 241 ms where a threshold of 50 ms gave 52); a
+// primary answering at 250 ms keeps it so.
+func TestRecommendedColdKeyKnowsTheAlternateRegionAsAPrimary(t *testing.T) {
+	p := newRec(t)
+	now := time.Duration(0)
+	for range 50 {
+		observe(p, now, "B", 2*time.Millisecond)
+		now += time.Millisecond
+	}
+	if th := thr(p, now, "A"); th.Get() > 10*time.Millisecond {
+		t.Errorf("fresh key: threshold %v; want at most 10 ms (twice B's 2 ms floor, within a bin)", th.Get())
+	}
+	observe(p, now+250*time.Millisecond, "A", 250*time.Millisecond)
+	now += time.Second
+	if th := thr(p, now, "A"); th.Get() > 10*time.Millisecond {
+		t.Errorf("after a 250 ms primary answer: threshold %v; want at most 10 ms", th.Get())
+	}
+	// Without the witness (B never a primary), the prior stands.
+	q := newRec(t)
+	if th := thr(q, 0, "A"); th.Get() != 350*time.Millisecond {
+		t.Errorf("no witness: threshold %v; want the 350 ms prior", th.Get())
+	}
+}
