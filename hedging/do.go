@@ -165,7 +165,7 @@ func (c *Client) Do(ctx context.Context, op *Operation) (*Response, error) {
 	h, held := op.Request.(answerHolder)
 	switch {
 	case c.inline:
-		// The primary's first attempt reads the engine's copy of op (it
+		// The primary's first attempt reads the race's copy of op, opr (it
 		// ends before Do returns); an attempt that may outlive Do gets a
 		// fresh one (detached).
 		if held {
@@ -173,15 +173,13 @@ func (c *Client) Do(ctx context.Context, op *Operation) (*Response, error) {
 		} else {
 			s.ans = new(opAnswer)
 		}
-		s.opi = *op
 	case held:
-		s.ans = h.AnswerStorage()
-		s.opi = *op // copied by detached for the first attempt
+		s.ans = h.AnswerStorage() // detached copies opr for the first attempt
 	default:
 		ao := &answerOp{opc: *op}
 		s.ans, s.opd = &ao.opAnswer, &ao.opc
 	}
-	s.opr = *op
+	s.opr, s.hubIn = *op, op.HubRegionProcessingOnly
 	s.c, s.ctx, s.base, s.obs = c, ctx, ctx, c.cfg.Observer
 	defer s.release()
 	if ctx.Done() != nil {
@@ -312,14 +310,19 @@ type doState struct {
 	// opr is the race's copy of the caller's operation: the race may set
 	// its HubRegionProcessingOnly (§9.6.7), which Do copies back to the
 	// caller's. Keeping the race off the caller's pointer lets a caller's
-	// Operation stay on its stack; transports read opi or opd instead.
+	// Operation stay on its stack. The inline primary's first attempt
+	// (Client.inline) reads opr too: the race writes it only once both
+	// legs delivered (a both-transient 1002, §9.6.7), when no attempt on
+	// the caller's goroutine is running; a second copy would cost a copy
+	// and a clearing per operation.
 	opr Operation
-	// opi is the copy of op that the inline primary's first attempt reads
-	// (Client.inline); opd the copy every attempt that may outlive Do
-	// reads, made fresh for the operation (with the answer, or by detached
-	// when the first such attempt starts).
-	opi   Operation
-	opd   *Operation
+	// opd is the copy every attempt that may outlive Do reads, made fresh
+	// for the operation (with the answer, or by detached when the first
+	// such attempt starts).
+	opd *Operation
+	// hubIn is op.HubRegionProcessingOnly as Do received it (see
+	// transportOp).
+	hubIn bool
 	ans   *opAnswer // this operation's fresh part
 	ctx   context.Context
 	base  context.Context // the parent of the attempts' contexts: ctx without its cancellation
@@ -421,18 +424,25 @@ type answerOp struct {
 func (s *doState) detached() *Operation {
 	if s.opd == nil {
 		s.opd = new(Operation)
-		*s.opd = s.opi
+		*s.opd = s.opr
 	}
 	return s.opd
 }
 
 // transportOp is the copy of the operation the transport was given (the
-// OperationEvent's): the detached one once made, else the inline one.
+// OperationEvent's): the detached one once made, else the race's, which
+// the inline primary read, with HubRegionProcessingOnly as Do received it
+// (a copy, made only when the race set it).
 func (s *doState) transportOp() *Operation {
 	if s.opd != nil {
 		return s.opd
 	}
-	return &s.opi
+	if s.opr.HubRegionProcessingOnly != s.hubIn {
+		op := s.opr
+		op.HubRegionProcessingOnly = s.hubIn
+		return &op
+	}
+	return &s.opr
 }
 
 type pendingTimer struct {
@@ -577,7 +587,7 @@ func (s *doState) runInline(e *Effects) {
 		case ActSend:
 			if sl == nil {
 				sl = s.claim(a.Attempt, true)
-				sl.op = &s.opi
+				sl.op = &s.opr
 			} else {
 				s.start(a.Attempt) // cannot happen: Begin sends the primary only
 			}
@@ -1104,7 +1114,7 @@ func (s *doState) release() {
 		s.race.legs[Alternate] = legState{}
 	}
 	s.c, s.ans, s.ctx, s.base, s.obs = nil, nil, nil, nil, nil
-	s.opr, s.opi, s.opd = Operation{}, Operation{}, nil
+	s.opr, s.opd, s.hubIn = Operation{}, nil, false
 	s.win, s.lastBody, s.lastCancel = answer.Canceller{}, nil, answer.Canceller{}
 	s.dl, s.hasDL, s.opDeadline = time.Time{}, false, false
 	s.cancelled = [4]int{}
