@@ -179,7 +179,7 @@ func (c *Client) Do(ctx context.Context, op *Operation) (*Response, error) {
 		ao := &answerOp{opc: *op}
 		s.ans, s.opd = &ao.opAnswer, &ao.opc
 	}
-	s.opr, s.hubIn = *op, op.HubRegionProcessingOnly
+	s.opr = *op
 	s.c, s.ctx, s.base, s.obs = c, ctx, ctx, c.cfg.Observer
 	defer s.release()
 	if ctx.Done() != nil {
@@ -319,10 +319,7 @@ type doState struct {
 	// opd is the copy every attempt that may outlive Do reads, made fresh
 	// for the operation (with the answer, or by detached when the first
 	// such attempt starts).
-	opd *Operation
-	// hubIn is op.HubRegionProcessingOnly as Do received it (see
-	// transportOp).
-	hubIn bool
+	opd   *Operation
 	ans   *opAnswer // this operation's fresh part
 	ctx   context.Context
 	base  context.Context // the parent of the attempts' contexts: ctx without its cancellation
@@ -431,16 +428,12 @@ func (s *doState) detached() *Operation {
 
 // transportOp is the copy of the operation the transport was given (the
 // OperationEvent's): the detached one once made, else the race's, which
-// the inline primary read, with HubRegionProcessingOnly as Do received it
-// (a copy, made only when the race set it).
+// the inline primary read. The race marks its copy only once both legs
+// ended transient, so the alternate ran, on a goroutine, reading opd: the
+// event reports op as Do received it.
 func (s *doState) transportOp() *Operation {
 	if s.opd != nil {
 		return s.opd
-	}
-	if s.opr.HubRegionProcessingOnly != s.hubIn {
-		op := s.opr
-		op.HubRegionProcessingOnly = s.hubIn
-		return &op
 	}
 	return &s.opr
 }
@@ -1114,7 +1107,7 @@ func (s *doState) release() {
 		s.race.legs[Alternate] = legState{}
 	}
 	s.c, s.ans, s.ctx, s.base, s.obs = nil, nil, nil, nil, nil
-	s.opr, s.opd, s.hubIn = Operation{}, nil, false
+	s.opr, s.opd = Operation{}, nil
 	s.win, s.lastBody, s.lastCancel = answer.Canceller{}, nil, answer.Canceller{}
 	s.dl, s.hasDL, s.opDeadline = time.Time{}, false, false
 	s.cancelled = [4]int{}
