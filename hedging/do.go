@@ -1105,7 +1105,9 @@ func (s *doState) release() {
 	s.race.legs[Primary] = legState{}
 	if s.race.altUsed { // else Begin's zero: the happy path skips ~230 B
 		s.race.legs[Alternate] = legState{}
+		s.race.altUsed = false
 	}
+	s.race.cleared = true // Begin need not clear them again
 	s.c, s.ans, s.ctx, s.base, s.obs = nil, nil, nil, nil, nil
 	s.opr, s.opd = Operation{}, nil
 	s.win, s.lastBody, s.lastCancel = answer.Canceller{}, nil, answer.Canceller{}
