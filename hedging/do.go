@@ -718,6 +718,16 @@ func (s *doState) takeover(by uint8) {
 // or takes the engine's next inline operation over before its timer is
 // due, which only starts its loop early: takeover is correct whenever the
 // caller's Send has not returned.
+//
+// Of the shapes weighed (README, "Benchmarks"), this is the cheapest that
+// is correct. Stopping the timer here costs the netpoller wake of each
+// re-add. A timer made lazily, once a request outlives a fraction of its
+// threshold, needs something already running to notice that: another
+// timer (a shared one stays in a P's timer heap, as this one does, and
+// adds a registration per request), or a goroutine, which is what the
+// inline shape avoids. What remains of this one, the P's timer check
+// reading the clock while its heap is not empty, is paid by any process
+// that has a timer at all (an idle connection's, a server's deadline).
 func (s *doState) quiesce(taker uint8) {
 	if s.wakeOn {
 		s.wakeOn = false
