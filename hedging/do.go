@@ -165,7 +165,7 @@ func (c *Client) Do(ctx context.Context, op *Operation) (*Response, error) {
 	h, held := op.Request.(answerHolder)
 	switch {
 	case c.inline:
-		// The primary's first attempt reads the engine's copy of op (it
+		// The primary's first attempt reads the race's copy of op, opr (it
 		// ends before Do returns); an attempt that may outlive Do gets a
 		// fresh one (detached).
 		if held {
@@ -173,10 +173,8 @@ func (c *Client) Do(ctx context.Context, op *Operation) (*Response, error) {
 		} else {
 			s.ans = new(opAnswer)
 		}
-		s.opi = *op
 	case held:
-		s.ans = h.AnswerStorage()
-		s.opi = *op // copied by detached for the first attempt
+		s.ans = h.AnswerStorage() // detached copies opr for the first attempt
 	default:
 		ao := &answerOp{opc: *op}
 		s.ans, s.opd = &ao.opAnswer, &ao.opc
@@ -312,13 +310,15 @@ type doState struct {
 	// opr is the race's copy of the caller's operation: the race may set
 	// its HubRegionProcessingOnly (§9.6.7), which Do copies back to the
 	// caller's. Keeping the race off the caller's pointer lets a caller's
-	// Operation stay on its stack; transports read opi or opd instead.
+	// Operation stay on its stack. The inline primary's first attempt
+	// (Client.inline) reads opr too: the race writes it only once both
+	// legs delivered (a both-transient 1002, §9.6.7), when no attempt on
+	// the caller's goroutine is running; a second copy would cost a copy
+	// and a clearing per operation.
 	opr Operation
-	// opi is the copy of op that the inline primary's first attempt reads
-	// (Client.inline); opd the copy every attempt that may outlive Do
-	// reads, made fresh for the operation (with the answer, or by detached
-	// when the first such attempt starts).
-	opi   Operation
+	// opd is the copy every attempt that may outlive Do reads, made fresh
+	// for the operation (with the answer, or by detached when the first
+	// such attempt starts).
 	opd   *Operation
 	ans   *opAnswer // this operation's fresh part
 	ctx   context.Context
@@ -421,18 +421,21 @@ type answerOp struct {
 func (s *doState) detached() *Operation {
 	if s.opd == nil {
 		s.opd = new(Operation)
-		*s.opd = s.opi
+		*s.opd = s.opr
 	}
 	return s.opd
 }
 
 // transportOp is the copy of the operation the transport was given (the
-// OperationEvent's): the detached one once made, else the inline one.
+// OperationEvent's): the detached one once made, else the race's, which
+// the inline primary read. The race marks its copy only once both legs
+// ended transient, so the alternate ran, on a goroutine, reading opd: the
+// event reports op as Do received it.
 func (s *doState) transportOp() *Operation {
 	if s.opd != nil {
 		return s.opd
 	}
-	return &s.opi
+	return &s.opr
 }
 
 type pendingTimer struct {
@@ -577,7 +580,7 @@ func (s *doState) runInline(e *Effects) {
 		case ActSend:
 			if sl == nil {
 				sl = s.claim(a.Attempt, true)
-				sl.op = &s.opi
+				sl.op = &s.opr
 			} else {
 				s.start(a.Attempt) // cannot happen: Begin sends the primary only
 			}
@@ -715,6 +718,16 @@ func (s *doState) takeover(by uint8) {
 // or takes the engine's next inline operation over before its timer is
 // due, which only starts its loop early: takeover is correct whenever the
 // caller's Send has not returned.
+//
+// Of the shapes weighed (README, "Benchmarks"), this is the cheapest that
+// is correct. Stopping the timer here costs the netpoller wake of each
+// re-add. A timer made lazily, once a request outlives a fraction of its
+// threshold, needs something already running to notice that: another
+// timer (a shared one stays in a P's timer heap, as this one does, and
+// adds a registration per request), or a goroutine, which is what the
+// inline shape avoids. What remains of this one, the P's timer check
+// reading the clock while its heap is not empty, is paid by any process
+// that has a timer at all (an idle connection's, a server's deadline).
 func (s *doState) quiesce(taker uint8) {
 	if s.wakeOn {
 		s.wakeOn = false
@@ -1102,9 +1115,11 @@ func (s *doState) release() {
 	s.race.legs[Primary] = legState{}
 	if s.race.altUsed { // else Begin's zero: the happy path skips ~230 B
 		s.race.legs[Alternate] = legState{}
+		s.race.altUsed = false
 	}
+	s.race.cleared = true // Begin need not clear them again
 	s.c, s.ans, s.ctx, s.base, s.obs = nil, nil, nil, nil, nil
-	s.opr, s.opi, s.opd = Operation{}, Operation{}, nil
+	s.opr, s.opd = Operation{}, nil
 	s.win, s.lastBody, s.lastCancel = answer.Canceller{}, nil, answer.Canceller{}
 	s.dl, s.hasDL, s.opDeadline = time.Time{}, false, false
 	s.cancelled = [4]int{}

@@ -303,6 +303,10 @@ type Race struct {
 	// alternate leg that was never used (all zero), so finish need not
 	// write it again while altUsed stays false.
 	diagAltZero bool
+	// cleared: a driver that keeps the value between races (Client.Do's
+	// pooled engine) has already cleared raceState and the legs Begin
+	// would clear, so Begin does not clear them again.
+	cleared bool
 	// scratch backs the reordered regions when routing demotes one (a
 	// tripped partition, a 503 mark): off the happy path, so out of line,
 	// allocated on the first reordering and kept for every later race run
@@ -377,15 +381,17 @@ func (c *Client) begin(ctx context.Context, e *Effects, r *Race, now time.Durati
 	seq := r.seq
 	// Clearing in place and then setting fields spares the copy of a
 	// composite literal built on the stack.
-	r.raceState = raceState{}
+	if !r.cleared {
+		r.raceState = raceState{}
+		r.legs[Primary] = legState{}
+		if r.altUsed {
+			r.legs[Alternate] = legState{}
+		}
+	}
+	r.cleared, r.altUsed = false, false
 	r.c, r.op, r.start, r.seq, r.ctx = c, op, now, seq, ctx
 	r.logging = c.logging
-	r.legs[Primary] = legState{}
 	r.diag.diagDecisions = diagDecisions{}
-	if r.altUsed {
-		r.legs[Alternate] = legState{}
-		r.altUsed = false
-	}
 	if op.Timeout > 0 {
 		r.deadline, r.hasDeadline = now+op.Timeout, true
 	}
