@@ -42,6 +42,7 @@ Examples:
   hedgesim fuzz --n 300 --seed 1
   hedgesim fuzz --n 2000 --seed $(date +%s) --all --out /tmp/fuzz
   hedgesim fuzz --space my-space.toml --n 50 --seed 7
+  hedgesim fuzz --space scenarios/space/population.toml --seed 7 --first 12 --n 1 --keep --out DIR
 
 Flags:
 `
@@ -67,6 +68,7 @@ func cmdFuzz(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	})
 	fs.IntVar(&opt.Parallel, "parallel", runtime.GOMAXPROCS(0), "scenarios checked at once; the verdicts do not depend on it")
 	fs.StringVar(&opt.Out, "out", "fuzz-failures", "directory for the failing scenarios (created when something fails)")
+	fs.BoolVar(&opt.Keep, "keep", false, "write every generated scenario into --out as fuzz-SEED-I.toml, failing or not (to rerun a scorecard population's member)")
 	fs.BoolVar(&opt.All, "all", false, "check all N scenarios and shrink the first failure of each invariant")
 	fs.IntVar(&opt.Sample, "sample", 10, "check every Nth scenario for determinism and --parallel invariance (0: none)")
 	fs.IntVar(&opt.ShrinkBudget, "shrink-budget", 300, "most candidate scenarios one shrink checks")

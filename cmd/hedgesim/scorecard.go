@@ -377,6 +377,8 @@ func summaryText(s scorecard.Summary) string {
 			}
 			fmt.Fprintf(&w, "    %s%s: %s\n", l.Scenario, changes, l.Why)
 		}
+		fmt.Fprintln(&w, "    (member fuzz-S-I of a population is written out by: hedgesim fuzz --space SPACE --seed S --first I --n 1 --keep --out DIR;")
+		fmt.Fprintln(&w, "     SPACE is the --space scored, scenarios/space/population.toml by default)")
 	}
 	r := s.Rate(scorecard.Recommended)
 	fmt.Fprintf(&w, "%s: %d losses of %d\n", scorecard.Recommended, r.Lost, r.Ran)

@@ -39,8 +39,12 @@ type Options struct {
 	// depend on it.
 	Parallel int
 	// Out is where failing scenarios are written (default
-	// "fuzz-failures"), created only when something fails.
+	// "fuzz-failures"), created only when something fails (or Keep).
 	Out string
+	// Keep writes every generated scenario to Out as
+	// fuzz-<seed>-<i>.toml, failing or not, before it is checked: how a
+	// member of a scorecard population is written out to be rerun.
+	Keep bool
 	// All keeps checking after the first failing scenario and shrinks the
 	// first failure of each invariant; without it the check stops at the
 	// first failing scenario (the lowest index, whatever Parallel is).
@@ -185,6 +189,15 @@ func run(ctx context.Context, e *engine) (*Result, error) {
 				}
 				if e.plantDoc != nil {
 					e.plantDoc(doc)
+				}
+				if opt.Keep {
+					if _, err := e.write(fmt.Sprintf("fuzz-%d-%d", opt.Seed, i), doc, nil); err != nil {
+						mu.Lock()
+						genErr = err
+						mu.Unlock()
+						stopAt.Store(-1)
+						return
+					}
 				}
 				isDeep := opt.Sample > 0 && i%opt.Sample == 0
 				fs := e.check(ctx, doc.Marshal(), isDeep)

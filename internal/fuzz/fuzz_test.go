@@ -157,3 +157,43 @@ func TestShape(t *testing.T) {
 		t.Error("two rules share a shape")
 	}
 }
+
+// Keep writes every generated scenario, failing or not, as the generator
+// made it: the file after its one-line header is Generate's document, and
+// it validates under its own name (how a scorecard population's member is
+// written out to be rerun).
+func TestKeepWritesEveryScenario(t *testing.T) {
+	sp, err := scenarios.PopulationSpace()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	res, err := Run(context.Background(), Options{Space: sp, N: 3, First: 5, Seed: 11, Out: out, Sample: -1, Keep: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Failures) != 0 {
+		t.Fatalf("failures %v", res.Failures)
+	}
+	for i := 5; i < 8; i++ {
+		name := "fuzz-11-" + string(rune('0'+i))
+		b, err := os.ReadFile(filepath.Join(out, name+".toml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := sp.Generate(11, i)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, body, ok := bytes.Cut(b, []byte("\n"))
+		if !ok || !bytes.Equal(body, doc.Marshal()) {
+			t.Errorf("%s is not Generate(11, %d)'s document", name, i)
+		}
+		if _, err := scenarios.Parse(name+".toml", b); err != nil {
+			t.Errorf("%s does not parse: %v", name, err)
+		}
+	}
+	if ents, _ := os.ReadDir(out); len(ents) != 3 {
+		t.Errorf("%d files written, want 3", len(ents))
+	}
+}

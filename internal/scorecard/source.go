@@ -141,7 +141,7 @@ func Population(sp *scenarios.Space, seed uint64, indices []int) Source {
 				return s, nil
 			}
 		}
-		return nil, fmt.Errorf("population scenario %s does not generate: %w\n(write it out with: hedgesim fuzz%s --seed %d --first %d --n 1 --out DIR)", name, err, spaceFlag(sp), seed, i)
+		return nil, fmt.Errorf("population scenario %s does not generate: %w\n(write it out with: hedgesim fuzz%s --seed %d --first %d --n 1 --keep --out DIR)", name, err, spaceFlag(sp), seed, i)
 	})
 }
 
