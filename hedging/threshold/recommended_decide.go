@@ -203,8 +203,12 @@ func (p *Recommended) minWin() float64 {
 // hedges, none won, each estimated at 0). Legs the deadline cut off are
 // not failures: under a surge they are the queue's tail, and blocking
 // the hedges there kept the queue (rate-surge-10x-queueing).
-func (p *Recommended) failing(s *recState, a *recAlt) bool {
-	if !a.hedge || !(2*a.failed > weight(&a.aU)+weight(&a.aC)) {
+func (p *Recommended) failing(now time.Duration, s *recState, a *recAlt) bool {
+	ended := weight(&a.aU) + weight(&a.aC)
+	heard := weight(&a.aU) - float64(a.aU[recBins-1])
+	never := heard < 1 && ended >= p.cfg.MinSamples && a.aU[recBins-1] >= 1 &&
+		math.IsInf(s.region.altFloor(now, a.region).get(now, p.cfg.MaxMemory/2), 1)
+	if !a.hedge || !(2*a.failed > ended || never) {
 		return false
 	}
 	t := a.t
@@ -251,7 +255,7 @@ func (p *Recommended) decide(now time.Duration, s *recState, a *recAlt) {
 	case pays:
 		p.paid(now, s, a)
 	}
-	if p.failing(s, a) {
+	if p.failing(now, s, a) {
 		// Only the probe budget hedges to an alternate that fails
 		// (failing), so it is observed again when it recovers.
 		a.hedge, a.pays = false, false
