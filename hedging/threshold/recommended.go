@@ -272,7 +272,10 @@ type recAlt struct {
 //     chosen again under the cap;
 //     otherwise every hedge to the alternate but the probes stops, for as
 //     long as the ledger's evidence took to gather (within [Refresh,
-//     memory]). A ledger that passes with at least half the wins expected
+//     memory]). Hedges the ledger cannot test — estimated to win less
+//     often than recLostWins / (2 × MinSamples), 2/40 — to an alternate
+//     whose legs mostly fail or that has never answered within the
+//     deadline stop but for the probes (failing). A ledger that passes with at least half the wins expected
 //     holds its threshold for one memory: where choose then finds none
 //     that pays, the held threshold stands in for a higher backstop.
 //

@@ -193,16 +193,21 @@ func (p *Recommended) minWin() float64 {
 	return recLostWins / (recLedgerSpan * p.cfg.MinSamples)
 }
 
-// failing reports whether a's ended legs are mostly failures (its
-// transient answers: more than half the weight of its answered,
-// cancelled and failed legs) and a hedge at a's threshold — as Threshold
-// sends it, at most half the key's last time left while the alternate is
-// unknown — is estimated to win less often than minWin: hedges the
-// ledger cannot test, to a region that does not answer (population seed
-// 1796181777, member 28: an alternate in a fault window, 94 backstop
-// hedges, none won, each estimated at 0). Legs the deadline cut off are
-// not failures: under a surge they are the queue's tail, and blocking
-// the hedges there kept the queue (rate-surge-10x-queueing).
+// failing reports whether a hedge at a's threshold — as Threshold sends
+// it, at most half the key's last time left while the alternate is
+// unknown — is estimated to win less often than minWin (hedges the
+// ledger cannot test) to an alternate that does not answer: either its
+// ended legs are mostly failures (transient answers: more than half the
+// weight of its answered, cancelled and failed legs), or it has never
+// answered — MinSamples of legs ended, at least one cut off by the
+// deadline, none answered, and no floor for the region in the last one
+// to two MaxMemory/2 windows, so Threshold's floor rule cannot rule its
+// hedges out (population seed 1796181777, member 28: a 91 ms operation
+// timeout and an alternate ~220 ms away; its extra hedges cost 2 RU
+// points for no gain). An alternate only ever cancelled by primaries
+// that answered first is not blocked, nor are deadline cut-offs counted
+// as failures: under a surge its hedges relieve the queue, and blocking
+// them lost rate-surge-10x-queueing to sc-retry-throttle.
 func (p *Recommended) failing(now time.Duration, s *recState, a *recAlt) bool {
 	ended := weight(&a.aU) + weight(&a.aC)
 	heard := weight(&a.aU) - float64(a.aU[recBins-1])

@@ -5,6 +5,8 @@ import (
 	"time"
 )
 
+// (The test is policy7's, /tmp/p7w/gate-full.patch.)
+//
 // An alternate in a fault window from the start: every hedge's alternate
 // leg fails (transient answers only), so no hedge wins, and a primary
 // with one read in 150 at 100 ms (past the backstop, twice the p99, so
