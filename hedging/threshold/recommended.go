@@ -190,8 +190,13 @@ type recState struct {
 // answering), the hedge ledger (decayed hedges sent at the threshold, how
 // many won, and their expected saving), and the decision made from them.
 type recAlt struct {
-	region  hedging.Region
-	aU, aC  recHist
+	region hedging.Region
+	aU, aC recHist
+	// failed is the decayed weight of the alternate legs that failed on
+	// transient answers (not a local throttle), aged as aU: the share of
+	// aU's never-answered bin that is the region failing, not the
+	// deadline cutting a slow leg off.
+	failed  float64
 	decayed time.Duration
 	// The ledger: decayed hedges sent at the threshold, how many won, how
 	// many the estimate expected to win, and the wins' expected saving
@@ -267,7 +272,10 @@ type recAlt struct {
 //     chosen again under the cap;
 //     otherwise every hedge to the alternate but the probes stops, for as
 //     long as the ledger's evidence took to gather (within [Refresh,
-//     memory]). A ledger that passes with at least half the wins expected
+//     memory]). Hedges the ledger cannot test — estimated to win less
+//     often than recLostWins / (2 × MinSamples), 2/40 — to an alternate
+//     whose legs mostly fail or that has never answered within the
+//     deadline stop but for the probes (failing). A ledger that passes with at least half the wins expected
 //     holds its threshold for one memory: where choose then finds none
 //     that pays, the held threshold stands in for a higher backstop.
 //
@@ -416,6 +424,9 @@ func (p *Recommended) Observe(now time.Duration, o hedging.Observation) {
 		}
 	case hedging.LegFailed:
 		a.aU[recBins-1]++ // never answered: slower than any bin
+		if !alt.LocalThrottle {
+			a.failed++
+		}
 	}
 	// The ledger counts every hedge a warm key sent at a threshold — the
 	// chosen one, the backstop's insurance and probes alike (not a cold
@@ -430,7 +441,7 @@ func (p *Recommended) Observe(now time.Duration, o hedging.Observation) {
 		// It remembers about the last 2 × MinSamples hedges (twice the
 		// evidence a key needs before it trusts an estimate), so it
 		// answers for what hedges do now.
-		g := 1 - 1/(2*p.cfg.MinSamples)
+		g := 1 - 1/(recLedgerSpan*p.cfg.MinSamples)
 		a.noteHedge(now, g)
 		a.hedges, a.wins, a.expWins, a.gain = g*a.hedges, g*a.wins, g*a.expWins, g*a.gain
 		a.hedges++

@@ -173,6 +173,56 @@ func weight(h *recHist) float64 {
 	return w
 }
 
+// The ledger's binomial test, check's lost rule: hedges lost when none of
+// them won where the estimate expected at least recLostWins, among the
+// last recLedgerSpan × MinSamples hedges the ledger remembers (its decay,
+// 1 - 1/(recLedgerSpan × MinSamples) per hedge, sums to that many: twice
+// the evidence a key needs before it trusts an estimate). The chance of no
+// win where two were expected is e^-2, 14%: a ledger that says "lost" on
+// fewer would veto hedges that pay by chance.
+const (
+	recLostWins   = 2
+	recLedgerSpan = 2
+)
+
+// minWin returns the ledger's reach: the least win probability of a hedge
+// check's lost rule can hold to account, recLostWins / (recLedgerSpan ×
+// MinSamples) (2/40 by default). Hedges estimated to win less often than
+// this cannot make the rule fire even when the whole ledger is of them.
+func (p *Recommended) minWin() float64 {
+	return recLostWins / (recLedgerSpan * p.cfg.MinSamples)
+}
+
+// failing reports whether a hedge at a's threshold — as Threshold sends
+// it, at most half the key's last time left while the alternate is
+// unknown — is estimated to win less often than minWin (hedges the
+// ledger cannot test) to an alternate that does not answer: either its
+// ended legs are mostly failures (transient answers: more than half the
+// weight of its answered, cancelled and failed legs), or it has never
+// answered — MinSamples of legs ended, at least one cut off by the
+// deadline, none answered, and no floor for the region in the last one
+// to two MaxMemory/2 windows, so Threshold's floor rule cannot rule its
+// hedges out (population seed 1796181777, member 28: a 91 ms operation
+// timeout and an alternate ~220 ms away; its extra hedges cost 2 RU
+// points for no gain). An alternate only ever cancelled by primaries
+// that answered first is not blocked, nor are deadline cut-offs counted
+// as failures: under a surge its hedges relieve the queue, and blocking
+// them lost rate-surge-10x-queueing to sc-retry-throttle.
+func (p *Recommended) failing(now time.Duration, s *recState, a *recAlt) bool {
+	ended := weight(&a.aU) + weight(&a.aC)
+	heard := weight(&a.aU) - float64(a.aU[recBins-1])
+	never := heard < 1 && ended >= p.cfg.MinSamples && a.aU[recBins-1] >= 1 &&
+		math.IsInf(s.region.altFloor(now, a.region).get(now, p.cfg.MaxMemory/2), 1)
+	if !a.hedge || !(2*a.failed > ended || never) {
+		return false
+	}
+	t := a.t
+	if s.deadline > 0 && (a.altMed <= 0 || a.probeT > 0) {
+		t = min(t, s.deadline/2)
+	}
+	return a.winProb(s, msOf(t)) < p.minWin()
+}
+
 // decide recomputes s's threshold towards alternate a, phase by phase;
 // p.mu must be held.
 func (p *Recommended) decide(now time.Duration, s *recState, a *recAlt) {
@@ -209,6 +259,14 @@ func (p *Recommended) decide(now time.Duration, s *recState, a *recAlt) {
 		}
 	case pays:
 		p.paid(now, s, a)
+	}
+	if p.failing(now, s, a) {
+		// Only the probe budget hedges to an alternate that fails
+		// (failing), so it is observed again when it recovers.
+		a.hedge, a.pays = false, false
+		if a.probeT == 0 {
+			p.probeBudget(now, s, a)
+		}
 	}
 }
 
@@ -256,6 +314,7 @@ func (p *Recommended) age(now time.Duration, a *recAlt) {
 	a.wins *= f
 	a.expWins *= f
 	a.gain *= f
+	a.failed *= f
 }
 
 // cold handles a key still warming up (phase 2) and reports whether it
@@ -399,11 +458,7 @@ func (p *Recommended) estimate(now time.Duration, s *recState, a *recAlt) (wA, s
 	// Cancelled alternates say only "slower than this": until MinSamples
 	// have answered, the alternate's speed is not known, so it is probed.
 	if weight(&a.aU) < p.cfg.MinSamples {
-		a.probeT = max(dur(lowerQuantileOf(&s.survP, 0.9)), 1)
-		a.floorT = a.probeT
-		if !math.IsInf(fp, 1) {
-			a.floorT = max(dur(fp), 1)
-		}
+		p.probeBudget(now, s, a)
 	}
 	// The alternate's median answer time, for the deadline; when most of
 	// its attempts were cancelled before answering (unknown), the prior's.
@@ -416,6 +471,17 @@ func (p *Recommended) estimate(now time.Duration, s *recState, a *recAlt) (wA, s
 	}
 	a.altMed = dur(am)
 	return wA, shift
+}
+
+// probeBudget sets a's probes: one operation in Probe hedged at the lower
+// edge of the primary's 90th percentile (a.probeT), and one in 10 × Probe
+// at the primary region's floor (a.floorT; see estimate).
+func (p *Recommended) probeBudget(now time.Duration, s *recState, a *recAlt) {
+	a.probeT = max(dur(lowerQuantileOf(&s.survP, 0.9)), 1)
+	a.floorT = a.probeT
+	if fp := s.region.prim.get(now, p.cfg.MaxMemory/2); !math.IsInf(fp, 1) {
+		a.floorT = max(dur(fp), 1)
+	}
 }
 
 // choose picks the threshold (phase 4): the candidate T with the largest
@@ -568,7 +634,7 @@ func (p *Recommended) check(s *recState, a *recAlt) bool {
 	if a.hedges < p.cfg.MinSamples {
 		return true
 	}
-	lost := a.wins < 1 && a.expWins >= 2
+	lost := a.wins < 1 && a.expWins >= recLostWins
 	// Where the hedges' wins cancelled most primaries, the primary's median
 	// is unknown (+Inf, past its last answer): wins are then no evidence
 	// of a small gain (primary-slow: 37 of 37 hedges won ~4 s each, and
