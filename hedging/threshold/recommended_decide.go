@@ -235,7 +235,7 @@ func (p *Recommended) decide(now time.Duration, s *recState, a *recAlt) {
 		return
 	}
 	wA, shift := p.estimate(now, s, a)
-	_, pays := p.choose(now, s, a, wP, wA, shift)
+	pays := p.choose(now, s, a, wP, wA, shift)
 	a.pays = pays
 	if !pays {
 		a.t = p.hold(now, s, a, a.t)
@@ -254,7 +254,7 @@ func (p *Recommended) decide(now time.Duration, s *recState, a *recAlt) {
 		p.veto(now, s, a, survAt(&s.survP, msOf(a.t)))
 		if a.vetoed(now) {
 			a.hedge, a.pays = false, false
-		} else if _, a.pays = p.choose(now, s, a, wP, wA, shift); !a.pays {
+		} else if a.pays = p.choose(now, s, a, wP, wA, shift); !a.pays {
 			a.t = p.hold(now, s, a, a.t)
 		}
 	case pays:
@@ -489,9 +489,9 @@ func (p *Recommended) probeBudget(now time.Duration, s *recState, a *recAlt) {
 // HedgeCost × the hedge rate P(P > T), judged on the band's top too where
 // a slow mode sits at the quantile's edge; with a deadline, quantiles are
 // capped at it (an operation fails there) and T + A's median must fit in
-// it. Where none gains MinGain, the backstop. It returns the unhedged
-// quantile (ms) and whether a threshold pays (false: the backstop).
-func (p *Recommended) choose(now time.Duration, s *recState, a *recAlt, wP, wA, shift float64) (float64, bool) {
+// it. Where none gains MinGain, the backstop. It returns whether a
+// threshold pays (false: the backstop).
+func (p *Recommended) choose(now time.Duration, s *recState, a *recAlt, wP, wA, shift float64) bool {
 	q := p.cfg.Quantile
 	qHi := 1 - (1-q)/2
 	maxMs := msOf(p.cfg.Max)
@@ -587,10 +587,10 @@ func (p *Recommended) choose(now time.Duration, s *recState, a *recAlt, wP, wA, 
 			}
 		}
 		a.t = dur(bestT)
-		return qInf, true
+		return true
 	}
 	a.t = p.backstop(qInf)
-	return qInf, false
+	return false
 }
 
 // backstop is the threshold kept where no threshold pays: Backstop × the
