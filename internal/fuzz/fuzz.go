@@ -165,10 +165,16 @@ func run(ctx context.Context, e *engine) (*Result, error) {
 		stopAt  atomic.Int64 // no index above it is started (the first failure's, without All)
 		mu      sync.Mutex
 		found   []finding
-		genErr  error
+		genErr  error // a scenario that did not generate, or a kept one not written
 		wg      sync.WaitGroup
 	)
 	stopAt.Store(int64(opt.N))
+	abort := func(err error) {
+		mu.Lock()
+		genErr = err
+		mu.Unlock()
+		stopAt.Store(-1)
+	}
 	for range min(opt.Parallel, max(opt.N, 1)) {
 		wg.Add(1)
 		go func() {
@@ -179,23 +185,18 @@ func run(ctx context.Context, e *engine) (*Result, error) {
 					return
 				}
 				i += opt.First
+				name := fmt.Sprintf("fuzz-%d-%d", opt.Seed, i)
 				doc, err := opt.Space.Generate(opt.Seed, i)
 				if err != nil {
-					mu.Lock()
-					genErr = err
-					mu.Unlock()
-					stopAt.Store(-1)
+					abort(err)
 					return
 				}
 				if e.plantDoc != nil {
 					e.plantDoc(doc)
 				}
 				if opt.Keep {
-					if _, err := e.write(fmt.Sprintf("fuzz-%d-%d", opt.Seed, i), doc, nil); err != nil {
-						mu.Lock()
-						genErr = err
-						mu.Unlock()
-						stopAt.Store(-1)
+					if _, err := e.write(name, doc, nil); err != nil {
+						abort(err)
 						return
 					}
 				}
@@ -216,7 +217,6 @@ func run(ctx context.Context, e *engine) (*Result, error) {
 					mu.Unlock()
 					if opt.Found != nil {
 						for _, f := range fs {
-							name := fmt.Sprintf("fuzz-%d-%d", opt.Seed, i)
 							path, _ := e.write(name, doc, nil)
 							mu.Lock()
 							opt.Found(Failure{Index: i, Name: name, Invariant: f.invariant, Detail: f.detail, Path: path, Original: path})
