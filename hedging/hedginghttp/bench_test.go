@@ -83,6 +83,24 @@ func BenchmarkHappyPathPlainTransport(b *testing.B) {
 	bxLoop(b, srv.URL, tr)
 }
 
+// (a') A plain http.Transport, each request under its own cancellable
+// context (req.WithContext(context.WithCancel(...)), cancelled after the
+// body is closed): the floor for a hedger, which must be able to cancel
+// the primary when a hedge wins (spec §12), so its request context is
+// cancellable by design. The difference to (a) is net/http's own cost of
+// such a context (it registers its per-request context under it).
+func BenchmarkHappyPathPlainCancellable(b *testing.B) {
+	srv, tr := bxServer(b)
+	hc := &http.Client{Transport: tr}
+	req := bxRequest(b, srv.URL)
+	b.ReportAllocs()
+	for b.Loop() {
+		ctx, cancel := context.WithCancel(req.Context())
+		bxGet(b, hc, req.WithContext(ctx))
+		cancel()
+	}
+}
+
 // (b) NewRoundTripper over the same transport, two regions, threshold 1 s.
 func BenchmarkHappyPathRoundTripper(b *testing.B) {
 	srv, tr := bxServer(b)
