@@ -169,15 +169,16 @@ func (c *Client) Do(ctx context.Context, op *Operation) (*Response, error) {
 		// ends before Do returns); an attempt that may outlive Do gets a
 		// fresh one (detached).
 		if held {
-			s.ans = h.AnswerStorage()
+			s.ans, s.diag = h.AnswerStorage()
 		} else {
-			s.ans = new(opAnswer)
+			a := new(opAnswer)
+			s.ans, s.diag = &a.Storage, &a.Diag
 		}
 	case held:
-		s.ans = h.AnswerStorage() // detached copies opr for the first attempt
+		s.ans, s.diag = h.AnswerStorage() // detached copies opr for the first attempt
 	default:
 		ao := &answerOp{opc: *op}
-		s.ans, s.opd = &ao.opAnswer, &ao.opc
+		s.ans, s.diag, s.opd = &ao.Storage, &ao.Diag, &ao.opc
 	}
 	s.opr = *op
 	s.c, s.ctx, s.base, s.obs = c, ctx, ctx, c.cfg.Observer
@@ -319,8 +320,12 @@ type doState struct {
 	// opd is the copy every attempt that may outlive Do reads, made fresh
 	// for the operation (with the answer, or by detached when the first
 	// such attempt starts).
-	opd   *Operation
-	ans   *opAnswer // this operation's fresh part
+	opd *Operation
+	ans *answer.Storage[Response] // this operation's fresh part
+	// diag is where the Response's diagnostics are copied (beside ans in
+	// Do's own answer); nil when op.Request holds the answer and never
+	// reads them (answerHolder).
+	diag  *HedgeDiagnostics
 	ctx   context.Context
 	base  context.Context // the parent of the attempts' contexts: ctx without its cancellation
 	dl    time.Time       // the operation's deadline, seen by attempts
@@ -402,10 +407,15 @@ const (
 // operation in one object: the Response, its diagnostics, the body handed
 // to the caller and the context of the primary's first attempt when it
 // runs on the caller's goroutine (Client.inline). Do allocates it, unless
-// op.Request holds one (answerHolder).
-type opAnswer = answer.Storage[Response, HedgeDiagnostics]
+// op.Request holds the answer (answerHolder).
+type opAnswer struct {
+	answer.Storage[Response]
+	Diag HedgeDiagnostics
+}
 
-// answerHolder is an op.Request that carries the operation's opAnswer.
+// answerHolder is an op.Request that carries the operation's answer, and
+// a place for its diagnostics unless it never reads them (hedginghttp's
+// RoundTrip hands its caller an http.Response, never the Response).
 type answerHolder = answer.Holder[Response, HedgeDiagnostics]
 
 // answerOp is an answer with the copy of the Operation the attempts read,
@@ -1094,9 +1104,9 @@ func (s *doState) outcome() (*Response, error) {
 		Elapsed:       r.DoneAt() - s.begin,
 	}
 	ans.Resp.Result.Body = s.hand(res.Body, s.win)
-	if d, ok := r.Diagnostics(); ok {
-		ans.Diag = *d
-		ans.Resp.Diagnostics = &ans.Diag
+	if d, ok := r.Diagnostics(); ok && s.diag != nil {
+		*s.diag = *d
+		ans.Resp.Diagnostics = s.diag
 	}
 	return &ans.Resp, nil
 }
@@ -1118,7 +1128,7 @@ func (s *doState) release() {
 		s.race.altUsed = false
 	}
 	s.race.cleared = true // Begin need not clear them again
-	s.c, s.ans, s.ctx, s.base, s.obs = nil, nil, nil, nil, nil
+	s.c, s.ans, s.diag, s.ctx, s.base, s.obs = nil, nil, nil, nil, nil, nil
 	s.opr, s.opd = Operation{}, nil
 	s.win, s.lastBody, s.lastCancel = answer.Canceller{}, nil, answer.Canceller{}
 	s.dl, s.hasDL, s.opDeadline = time.Time{}, false, false

@@ -43,13 +43,19 @@ type call struct {
 	// ans is the storage of what hedging.Client.Do hands out for the
 	// request (the Response, the handed body, the first attempt's
 	// context), carried here so that the request's state is one object.
-	ans answer.Storage[hedging.Response, hedging.HedgeDiagnostics]
+	// It has no room for the Response's diagnostics: RoundTrip returns an
+	// http.Response and reads only the Response's body and region, so
+	// the diagnostics would be copied for no reader (observers get the
+	// race's own, an error its own copy).
+	ans answer.Storage[hedging.Response]
 }
 
 // AnswerStorage gives hedging.Client.Do the request's answer storage (see
-// the internal answer package): fresh for this call, used by no other.
-func (c *call) AnswerStorage() *answer.Storage[hedging.Response, hedging.HedgeDiagnostics] {
-	return &c.ans
+// the internal answer package): fresh for this call, used by no other; and
+// no place for the diagnostics, which RoundTrip never reads (the
+// Response's Diagnostics stay nil).
+func (c *call) AnswerStorage() (*answer.Storage[hedging.Response], *hedging.HedgeDiagnostics) {
+	return &c.ans, nil
 }
 
 // errDecided is the result of an attempt that starts after its RoundTrip
