@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"hedgelab/hedging"
+	"hedgelab/hedging/internal/answer"
 	"hedgelab/internal/racecases"
 )
 
@@ -592,5 +593,66 @@ func TestDoFansSessionUnavailableIntoOperation(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// dtHolder is an Operation.Request holding its operation's answer, as
+// hedginghttp's RoundTrip does; diag is where Do copies the diagnostics
+// (nil: the holder never reads them).
+type dtHolder struct {
+	ans  answer.Storage[hedging.Response]
+	diag *hedging.HedgeDiagnostics
+}
+
+func (h *dtHolder) AnswerStorage() (*answer.Storage[hedging.Response], *hedging.HedgeDiagnostics) {
+	return &h.ans, h.diag
+}
+
+// A holder of the answer gets the Response in its own storage; Do copies
+// the race's diagnostics only to the place the holder gives (the happy
+// path of hedginghttp's RoundTrip, which never reads them, gives none), in
+// both shapes of the driver. Without a holder Do attaches them (§10.1).
+func TestDoAnswerHolderDiagnostics(t *testing.T) {
+	for _, inline := range []bool{false, true} {
+		var tr hedging.Transport = dtSendFunc(func(context.Context, *hedging.Operation, hedging.Attempt) hedging.Result {
+			return hedging.Result{Status: hedging.Status{Code: 200}, RequestCharge: 2}
+		})
+		if inline {
+			tr = dtPrompt{tr}
+		}
+		cfg := dtHedgingCfg(time.Second, "A", "B")
+		cfg.Transport = tr
+		c, err := hedging.NewClient(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, give := range []bool{false, true} {
+			h := &dtHolder{}
+			if give {
+				h.diag = new(hedging.HedgeDiagnostics)
+			}
+			resp, err := c.Do(context.Background(), &hedging.Operation{Kind: hedging.PointRead, Partition: "0", Request: h})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp != &h.ans.Resp {
+				t.Fatalf("inline=%v: the Response is not the holder's", inline)
+			}
+			if resp.RequestCharge != 2 || resp.Region != "A" {
+				t.Fatalf("inline=%v: Response %+v", inline, resp)
+			}
+			switch {
+			case !give && resp.Diagnostics != nil:
+				t.Fatalf("inline=%v: diagnostics copied for a holder that gave no place", inline)
+			case give && resp.Diagnostics != h.diag:
+				t.Fatalf("inline=%v: diagnostics %p, want the holder's %p", inline, resp.Diagnostics, h.diag)
+			case give && (h.diag.TerminalState() != hedging.PrimaryWonPreThreshold || h.diag.PrimaryRegion() != "A"):
+				t.Fatalf("inline=%v: diagnostics %v", inline, h.diag)
+			}
+		}
+		resp, err := c.Do(context.Background(), &hedging.Operation{Kind: hedging.PointRead, Partition: "0"})
+		if err != nil || resp.Diagnostics == nil || resp.Diagnostics.TerminalState() != hedging.PrimaryWonPreThreshold {
+			t.Fatalf("inline=%v: without a holder: %v %v", inline, resp, err)
+		}
 	}
 }
