@@ -317,8 +317,9 @@ type roundTripper struct {
 // than next.RoundTrip (70 against 65 allocs/op for a GET on loopback;
 // cristalhq/hedgedhttp: 80): the request's state, one object (what its
 // attempts share, the first attempt's copy of the request and its result
-// body, and what [hedging.Client.Do] hands out: the Response and the first
-// attempt's context), and net/http's registration of its own per-request
+// body, and what [hedging.Client.Do] hands out: the Response, without a
+// copy of the hedge diagnostics, which RoundTrip never returns, and the
+// first attempt's context), and net/http's registration of its own per-request
 // context under that context (4: the context's Done channel, and the
 // context package's callback, its stop function and the wrapper holding
 // it).
