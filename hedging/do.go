@@ -1040,7 +1040,11 @@ func (s *doState) arm() {
 // see, and cancels and abandons every attempt still running, without
 // waiting for it.
 func (s *doState) shutdown() {
-	if s.timer != nil {
+	if s.armed {
+		// Only an armed timer can still fire: one that is not was stopped
+		// (arm) or fired and was received (loop), and Stop would find
+		// nothing to do (~100 instructions on every later operation of an
+		// engine whose loop once armed it).
 		s.timer.Stop()
 		s.armed = false
 	}
