@@ -289,7 +289,9 @@ type recAlt struct {
 // observed; with a deadline, no hedge whose threshold plus the
 // alternate's median answer time does not fit in the time left, or, while
 // the alternate is unknown, a threshold of at most half the time left
-// (§5.2's rule on what remains); and, whatever the phase, no hedge whose
+// (§5.2's rule on what remains) — but the backstop and the held
+// threshold, insurance, keep their own value and are not sent at or past
+// the time left; and, whatever the phase, no hedge whose
 // alternate could not answer before the deadline even at its floor (its
 // fastest answer in the last one to two MaxMemory/2 windows).
 //
@@ -499,9 +501,11 @@ func (p *Recommended) Threshold(now time.Duration, q hedging.ThresholdQuery) (he
 	}
 	s.ops++
 	t, ok := a.t, a.hedge
+	probing := false
 	// A cold key's first operation is a probe too, so an alternate is
 	// observed at once behind a primary slow from the start.
 	if a.probeT > 0 && p.cfg.Probe > 0 && (s.ops%p.cfg.Probe == p.cfg.Probe/2 || !s.warmed && s.ops == 1) {
+		probing = true
 		// The alternate's evidence is thin: probe it, one probe in ten at
 		// the primary's floor.
 		probe := a.probeT
@@ -522,6 +526,10 @@ func (p *Recommended) Threshold(now time.Duration, q hedging.ThresholdQuery) (he
 		if a.altMed > 0 && a.probeT == 0 {
 			if t+a.altMed >= q.Remaining {
 				return no, false // a hedge at t cannot answer inside the deadline
+			}
+		} else if insurance(s, a, probing) {
+			if t >= q.Remaining {
+				return no, false // insurance past the deadline (recommended_insurance.go)
 			}
 		} else {
 			t = min(t, q.Remaining/2) // the alternate unknown: §5.2's half of the time left
