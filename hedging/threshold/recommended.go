@@ -246,7 +246,9 @@ type recAlt struct {
 //     difference of the pair's floors over every kind, or P's median while
 //     the pair has no floor), and one operation in Probe is hedged at P's
 //     90th percentile (the probe budget: an alternate is observed even
-//     when every region slows together and the prior sees no gain). Past
+//     when every region slows together and the prior sees no gain), but
+//     not a probe that the alternate's cancelled legs say would be
+//     answered less often than the ledger's reach (probeLearns). Past
 //     its last observation A takes the prior's shape only until MinSamples
 //     alternates have answered, and ends there after (a queue that
 //     stretches P does not stretch A).
@@ -505,16 +507,19 @@ func (p *Recommended) Threshold(now time.Duration, q hedging.ThresholdQuery) (he
 	// A cold key's first operation is a probe too, so an alternate is
 	// observed at once behind a primary slow from the start.
 	if a.probeT > 0 && p.cfg.Probe > 0 && (s.ops%p.cfg.Probe == p.cfg.Probe/2 || !s.warmed && s.ops == 1) {
-		probing = true
 		// The alternate's evidence is thin: probe it, one probe in ten at
-		// the primary's floor.
+		// the primary's floor, unless the probe would only repeat what its
+		// cancelled legs say (recommended_probe.go).
 		probe := a.probeT
 		if s.ops%(10*p.cfg.Probe) == p.cfg.Probe/2 {
 			probe = a.floorT
 		}
-		t, ok = min(t, probe), true
-		if !a.hedge {
-			t = probe
+		if !s.warmed || p.probeLearns(s, a, probe) {
+			probing = true
+			t, ok = min(t, probe), true
+			if !a.hedge {
+				t = probe
+			}
 		}
 	} else if p.cfg.Explore > 0 && s.ops%p.cfg.Explore == 0 {
 		return no, false
