@@ -260,11 +260,7 @@ type recAlt struct {
 //     top, 1 - (1 - Quantile)/2 (a slow mode at the quantile's edge, the
 //     deeper quantile a query's leaves see), a threshold is judged by the
 //     larger of its two gains. Where none gains MinGain, a backstop at
-//     Backstop × the unhedged quantile catches a sudden slow-down. While
-//     no leg to the alternate has answered and its region has no floor
-//     (unheard), no threshold is chosen: the prior alone is no evidence
-//     that one pays, and the cold phase, the probes and the backstop
-//     send the alternate until it first answers.
+//     Backstop × the unhedged quantile catches a sudden slow-down.
 //  5. check: hedges must win and save what they cost. The ledger holds
 //     every hedge a warm key sends (chosen, held, backstop and probe),
 //     about the last 2 × MinSamples of them. It fails when none won

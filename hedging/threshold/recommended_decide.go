@@ -532,9 +532,6 @@ func (p *Recommended) choose(now time.Duration, s *recState, a *recAlt, wP, wA, 
 	if wA < p.cfg.MinSamples {
 		hcap = min(hcap, 0.5) // on the prior: hedge at most half, learn the alternate
 	}
-	if p.unheard(now, s, a) {
-		hcap = 0 // the prior alone is no evidence a threshold pays (recommended_unheard.go)
-	}
 	latest := min(maxMs, deadline-msOf(a.altMed)) // a hedge must answer inside the deadline
 	gains := make([]float64, 0, recBins)          // per candidate bin (NaN: not a candidate)
 	best, bestT, bestGain := 0.0, 0.0, 0.0
