@@ -246,7 +246,9 @@ type recAlt struct {
 //     difference of the pair's floors over every kind, or P's median while
 //     the pair has no floor), and one operation in Probe is hedged at P's
 //     90th percentile (the probe budget: an alternate is observed even
-//     when every region slows together and the prior sees no gain). Past
+//     when every region slows together and the prior sees no gain), but
+//     not a probe that the alternate's cancelled legs say would be
+//     answered less often than the ledger's reach (probeLearns). Past
 //     its last observation A takes the prior's shape only until MinSamples
 //     alternates have answered, and ends there after (a queue that
 //     stretches P does not stretch A).
@@ -261,11 +263,11 @@ type recAlt struct {
 //     Backstop × the unhedged quantile catches a sudden slow-down.
 //  5. check: hedges must win and save what they cost. The ledger holds
 //     every hedge a warm key sends (chosen, held, backstop and probe),
-//     about the last 2 × MinSamples of them. With MinSamples of hedges in
-//     it, it fails when none won where the estimate expected at least
-//     two, or when their saving per hedge — the primary's expected
-//     remaining time past each win, up to Max — is below MinGain × the
-//     primary's median. A failed check is a veto (recommended_veto.go):
+//     about the last 2 × MinSamples of them. It fails when none won
+//     where the estimate expected at least two (however few the hedges
+//     it holds), or, with MinSamples of hedges in it, when their saving
+//     per hedge — the primary's expected remaining time past each win,
+//     up to Max — is below MinGain × the primary's median. A failed check is a veto (recommended_veto.go):
 //     the ledger starts empty and, where the chosen threshold hedged more
 //     than half the operations and no cap stands, the hedge rate is
 //     capped at half for one memory of the primary and the threshold
@@ -289,7 +291,9 @@ type recAlt struct {
 // observed; with a deadline, no hedge whose threshold plus the
 // alternate's median answer time does not fit in the time left, or, while
 // the alternate is unknown, a threshold of at most half the time left
-// (§5.2's rule on what remains); and, whatever the phase, no hedge whose
+// (§5.2's rule on what remains) — but the backstop and the held
+// threshold, insurance, keep their own value and are not sent at or past
+// the time left; and, whatever the phase, no hedge whose
 // alternate could not answer before the deadline even at its floor (its
 // fastest answer in the last one to two MaxMemory/2 windows).
 //
@@ -499,18 +503,23 @@ func (p *Recommended) Threshold(now time.Duration, q hedging.ThresholdQuery) (he
 	}
 	s.ops++
 	t, ok := a.t, a.hedge
+	probing := false
 	// A cold key's first operation is a probe too, so an alternate is
 	// observed at once behind a primary slow from the start.
 	if a.probeT > 0 && p.cfg.Probe > 0 && (s.ops%p.cfg.Probe == p.cfg.Probe/2 || !s.warmed && s.ops == 1) {
 		// The alternate's evidence is thin: probe it, one probe in ten at
-		// the primary's floor.
+		// the primary's floor, unless the probe would only repeat what its
+		// cancelled legs say (recommended_probe.go).
 		probe := a.probeT
 		if s.ops%(10*p.cfg.Probe) == p.cfg.Probe/2 {
 			probe = a.floorT
 		}
-		t, ok = min(t, probe), true
-		if !a.hedge {
-			t = probe
+		if !s.warmed || p.probeLearns(s, a, probe) {
+			probing = true
+			t, ok = min(t, probe), true
+			if !a.hedge {
+				t = probe
+			}
 		}
 	} else if p.cfg.Explore > 0 && s.ops%p.cfg.Explore == 0 {
 		return no, false
@@ -522,6 +531,10 @@ func (p *Recommended) Threshold(now time.Duration, q hedging.ThresholdQuery) (he
 		if a.altMed > 0 && a.probeT == 0 {
 			if t+a.altMed >= q.Remaining {
 				return no, false // a hedge at t cannot answer inside the deadline
+			}
+		} else if insurance(s, a, probing) {
+			if t >= q.Remaining {
+				return no, false // insurance past the deadline (recommended_insurance.go)
 			}
 		} else {
 			t = min(t, q.Remaining/2) // the alternate unknown: §5.2's half of the time left
