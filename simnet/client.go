@@ -134,8 +134,8 @@ func (s *sim) startOp(client int32) {
 		return
 	}
 	o.inst = 0
-	c := s.clients[0]
-	if len(s.clients) > 1 {
+	c := s.client0
+	if s.instances > 1 {
 		o.inst = s.instanceOf(o.idx, part, client)
 		c = s.instance(o.inst)
 	}
