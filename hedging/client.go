@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"reflect"
 	"slices"
+	"sync/atomic"
 	"time"
 )
 
@@ -117,18 +118,17 @@ type Config struct {
 // single operation with [Client.Do] (real time) or [Client.Begin] and the
 // [Race] methods (any clock, e.g. a simulator).
 type Client struct {
-	// The fields every operation reads come first and together, so that a
-	// read on the happy path touches one of a client's cache lines (spec
+	// A client is one cache line: what every operation reads of it (spec
 	// §6.5 #6: no per-hedge state on the happy path) — what counts in a
-	// fleet of many clients, whose states do not all stay in cache. The
-	// allocator puts an 8-byte header before an object of this size that
-	// holds pointers, so its first cache line holds 56 bytes of it: hot,
-	// phase, the flags and the shape pointer, all a read reads of its
-	// client (client_layout_test.go guards it). What Begin adds, regions
-	// and defStrategy, is in the shape: one immutable 64-byte object, one
-	// line, shared by the clients of a [ClientGroup] that run its Config's
-	// stateless strategy (shapeOf), so a fleet's Begins read one line of
-	// it. In a group, a client starts on a cache line (groupSlot).
+	// fleet of many clients, whose states do not all stay in cache. An
+	// object of this size (64 bytes, holding pointers) has no allocator
+	// header and starts on a line, and a [ClientGroup]'s clients lie side
+	// by side, one line each (client_layout_test.go guards it). What
+	// Begin adds, regions and defStrategy, is in the shape: one immutable
+	// 64-byte object, one line, shared by the clients of a group that run
+	// its Config's stateless strategy (shapeOf), so a fleet's Begins read
+	// one line of it. The rest (stores, tracker, configuration) is in
+	// the client's state, behind a pointer, off the happy path.
 	hot hotCounters
 	// phase and multiMaster are cfg's Phase and MultiMaster, copied here
 	// once.
@@ -143,19 +143,27 @@ type Client struct {
 	// logging: logger is set (a race notes it at Begin, and reads logger
 	// only then).
 	logging bool
+	// built is set once the client is built: a group's client is zero
+	// until its first use (ClientGroup.Client).
+	built atomic.Bool
 	// *clientShape's fields, regions and defStrategy, read as the
 	// client's own (c.regions).
 	*clientShape
-	logger *slog.Logger
-	// The shared stores, held by value, their counters in hot: what a
-	// failed region or a won hedge needs (locks, maps) is off the happy
-	// path.
+	// *clientState's fields, read as the client's own (c.tracker).
+	*clientState
+}
+
+// clientState is the part of a client that the happy path does not read:
+// the shared stores, whose counters are in the client's hot (what a failed
+// region or a won hedge needs, locks and maps, is off the happy path),
+// and what writes, overrides, retries, logging and Do read.
+type clientState struct {
+	logger   *slog.Logger
 	sessions sessionTokens
 	store    locationStore
 	tracker  HedgeWinTracker
-	// Cold: read by writes, overrides and retries only. write[0] is the
-	// hub (write region) endpoint; as a slice it is a write's one
-	// candidate, which no race modifies.
+	// write[0] is the hub (write region) endpoint; as a slice it is a
+	// write's one candidate, which no race modifies.
 	write  [1]Endpoint
 	layers HedgingEnabledLayers
 	cfg    Config
@@ -237,7 +245,7 @@ func (c *Client) init(cfg *Config, shared *clientShape) {
 		n = cfg.Env.ConsecutiveHedgeWinThreshold
 	}
 	span := cmp.Or(cfg.HedgeWinMinSpan, DefaultHedgeWinMinSpan)
-	c.cfg = *cfg
+	c.clientState = &clientState{cfg: *cfg}
 	c.phase = cfg.Phase
 	c.multiMaster = cfg.MultiMaster
 	c.logger = cfg.Logger
@@ -262,6 +270,7 @@ func (c *Client) init(cfg *Config, shared *clientShape) {
 			}
 		}
 	}
+	c.built.Store(true)
 }
 
 // HedgeWinTracker returns the client's consecutive-hedge-win tracker (§9.5).

@@ -11,52 +11,30 @@ import (
 )
 
 // TestClientHotLayout guards the layout Client's doc comment describes:
-// the fields every operation reads of a client (hot through the shape
-// pointer) end within 56 bytes, so that with the allocator's 8-byte header
-// before an object of Client's size they fill its first cache line (a
-// fleet of many clients misses on each line an operation touches), and
-// the shape Begin adds is one line of its own. A field added among them
-// fails this test; a cold field belongs after the shape pointer.
+// a client is one 64-byte cache line (an object of that size, holding
+// pointers, has no allocator header and starts on a line), and so is its
+// shape; a group's block is a large allocation (no header before its
+// first client, which starts on a page), so every client of a group
+// starts on a line. A field added to Client fails this test; a cold field
+// belongs in clientState.
 func TestClientHotLayout(t *testing.T) {
-	var c Client
-	if end := unsafe.Offsetof(c.clientShape) + unsafe.Sizeof(c.clientShape); end > 56 {
-		t.Errorf("Client's hot fields end at byte %d, want at most 56 (one cache line with the 8-byte malloc header)", end)
+	if s := unsafe.Sizeof(Client{}); s != 64 {
+		t.Errorf("Client is %d bytes, want 64 (one cache line, the 64-byte size class)", s)
 	}
 	if s := unsafe.Sizeof(clientShape{}); s != 64 {
 		t.Errorf("clientShape is %d bytes, want 64 (one cache line, the 64-byte size class)", s)
 	}
-	// The 8-byte header is there only for objects above 512 bytes that
-	// hold pointers (runtime/malloc.go, minSizeForMallocHeader).
-	if s := unsafe.Sizeof(c); s <= 512 {
-		t.Errorf("Client is %d bytes: without the malloc header its lines start 8 bytes earlier; revisit the layout", s)
-	}
-	t.Logf("Client: %d bytes; hot fields end at %d", unsafe.Sizeof(c), unsafe.Offsetof(c.clientShape)+unsafe.Sizeof(c.clientShape))
-}
-
-// TestGroupSlotLayout guards the layout groupSlot's doc comment
-// describes: a slot is a whole number of cache lines, a block is a large
-// allocation (no header before its first slot, which starts on a line),
-// and a slot's built flag and its client's hot fields share its first
-// line.
-func TestGroupSlotLayout(t *testing.T) {
-	var s groupSlot
-	if sz := unsafe.Sizeof(s); sz%64 != 0 {
-		t.Errorf("groupSlot is %d bytes, want a multiple of 64", sz)
-	}
-	if end := unsafe.Offsetof(s.c) + unsafe.Offsetof(s.c.clientShape) + unsafe.Sizeof(s.c.clientShape); end > 64 {
-		t.Errorf("a slot's hot fields end at byte %d, want at most 64", end)
-	}
 	if sz := unsafe.Sizeof(groupBlock{}); sz <= 32<<10 {
 		t.Errorf("groupBlock is %d bytes, want a large allocation (above 32 KiB)", sz)
 	}
-	g := buildGroup(t, Config{Regions: []Endpoint{{Region: "a", Key: "a"}}}, 200, nil)
-	for _, i := range []int{0, 1, 63, 64, 199} {
-		c, err := g.Client(i)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if a := uintptr(unsafe.Pointer(c)) - unsafe.Offsetof(s.c); a%64 != 0 {
-			t.Errorf("client %d's slot starts at %#x, not on a cache line", i, a)
+	c := build(t, Config{Regions: []Endpoint{{Region: "a", Key: "a"}}})
+	if a := uintptr(unsafe.Pointer(c)); a%64 != 0 {
+		t.Errorf("NewClient's client starts at %#x, not on a cache line", a)
+	}
+	g := buildGroup(t, Config{Regions: []Endpoint{{Region: "a", Key: "a"}}}, 3000, nil)
+	for _, i := range []int{0, 1, 63, 1023, 1024, 2999} {
+		if a := uintptr(unsafe.Pointer(groupClient(t, g, i))); a%64 != 0 {
+			t.Errorf("group client %d starts at %#x, not on a cache line", i, a)
 		}
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 )
 
 // ClientGroup is n clients built from one Config, numbered 0..n-1: one per
@@ -21,9 +20,8 @@ import (
 // strategy is stateless and equal to Config.Strategy, the part of it
 // every operation reads. A client is built on its first [ClientGroup.Client]
 // call, so a large group of which few clients run operations holds few.
-// The clients are stored side by side in arrays of groupBlock, each
-// starting on a cache line, so that finding client i loads no pointer of
-// its own. Safe for concurrent use.
+// The clients are stored side by side, one cache line each, in arrays
+// of groupBlock, so that finding client i loads no pointer of its own. Safe for concurrent use.
 type ClientGroup struct {
 	blocks      []atomic.Pointer[groupBlock]
 	n           int
@@ -37,27 +35,11 @@ type ClientGroup struct {
 
 // groupBlockLen is the number of clients a groupBlock holds: a power of
 // two, and enough that a block is a large allocation (above 32 KiB), which
-// starts on a page, with no allocation header before its first client.
-const groupBlockLen = 64
+// starts on a page, with no allocation header before its first client:
+// every client of a block starts on a cache line (a client is one).
+const groupBlockLen = 1024
 
-// groupSlot is one client of a block and whether it is built, padded to a
-// whole number of 64-byte cache lines, so that every slot of a block
-// starts on a line: built and the client's hot fields (at its start,
-// ending within 56 bytes: Client's layout) are on one line, the one
-// Client reads.
-type groupSlot struct {
-	built atomic.Bool
-	c     Client
-	_     [(64 - (unsafe.Offsetof(groupSlotHead{}.c)+unsafe.Sizeof(Client{}))%64) % 64]byte
-}
-
-// groupSlotHead is groupSlot without its padding (to compute it).
-type groupSlotHead struct {
-	built atomic.Bool
-	c     Client
-}
-
-type groupBlock [groupBlockLen]groupSlot
+type groupBlock [groupBlockLen]Client
 
 // NewClientGroup validates cfg as [NewClient] does and returns a group of
 // n clients built from it; client i's strategy is newStrategy(i), called
@@ -112,7 +94,7 @@ func (g *ClientGroup) Client(i int) (*Client, error) {
 	// built (build checks i): a block beyond n's is never allocated.
 	if u := uint(i); u/groupBlockLen < uint(len(g.blocks)) {
 		if b := g.blocks[u/groupBlockLen].Load(); b != nil && b[u%groupBlockLen].built.Load() {
-			return &b[u%groupBlockLen].c, nil
+			return &b[u%groupBlockLen], nil
 		}
 	}
 	return g.build(i)
@@ -130,9 +112,9 @@ func (g *ClientGroup) build(i int) (*Client, error) {
 		b = new(groupBlock)
 		g.blocks[i/groupBlockLen].Store(b)
 	}
-	s := &b[i%groupBlockLen]
-	if s.built.Load() {
-		return &s.c, nil
+	c := &b[i%groupBlockLen]
+	if c.built.Load() {
+		return c, nil
 	}
 	cfg := g.cfg
 	if g.newStrategy != nil {
@@ -145,8 +127,7 @@ func (g *ClientGroup) build(i int) (*Client, error) {
 		}
 		cfg.Strategy = st
 	}
-	s.c.init(&cfg, g.shared)
+	c.init(&cfg, g.shared) // sets c.built last
 	g.built++
-	s.built.Store(true)
-	return &s.c, nil
+	return c, nil
 }
