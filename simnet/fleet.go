@@ -118,10 +118,9 @@ func (s *sim) initFleet(p Policy) error {
 }
 
 // instance returns fleet instance i (with more than one), building it on
-// its first use. The fast path is small enough to be inlined into
-// startOp: no call, and no pointer of the instance's own to load. A
-// constructor's error (it succeeded for instance 0) is kept in s.fleetErr,
-// which fails the run, and the operation runs on instance 0.
+// its first use: one call (ClientGroup.Client), no pointer of the
+// instance's own to load. startOp writes it out (it is not small enough
+// to inline).
 func (s *sim) instance(i int32) *hedging.Client {
 	c, err := s.group.Client(int(i))
 	if err != nil {
@@ -130,8 +129,9 @@ func (s *sim) instance(i int32) *hedging.Client {
 	return c
 }
 
-// buildFailed keeps err, an instance's constructor error, and returns
-// instance 0.
+// buildFailed keeps err, an instance's constructor error (it succeeded
+// for instance 0), in s.fleetErr, which fails the run, and returns
+// instance 0, which runs the operation.
 func (s *sim) buildFailed(err error) *hedging.Client {
 	s.fleetErr = cmp.Or(s.fleetErr, err)
 	return s.client0
