@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"reflect"
+	"slices"
+	"sync/atomic"
 	"time"
 )
 
@@ -116,17 +118,17 @@ type Config struct {
 // single operation with [Client.Do] (real time) or [Client.Begin] and the
 // [Race] methods (any clock, e.g. a simulator).
 type Client struct {
-	// The fields every operation reads come first and together, so that a
-	// read on the happy path touches one of a client's cache lines (spec
+	// A client is one cache line: what every operation reads of it (spec
 	// §6.5 #6: no per-hedge state on the happy path) — what counts in a
-	// fleet of many clients, whose states do not all stay in cache. The
-	// allocator puts an 8-byte header before an object of this size that
-	// holds pointers, so its first cache line holds 56 bytes of it: hot,
-	// phase, the flags and the shape pointer, all a read reads of its
-	// client (client_layout_test.go guards it). What Begin adds, regions
-	// and defStrategy, is in the shape: one immutable 64-byte object, one
-	// line, shared by the clients built from one Config with a stateless
-	// strategy (shareShape), so a fleet's Begins read one line of it.
+	// fleet of many clients, whose states do not all stay in cache. An
+	// object of this size (64 bytes, holding pointers) has no allocator
+	// header and starts on a line, and a [ClientGroup]'s clients lie side
+	// by side, one line each (client_layout_test.go guards it). What
+	// Begin adds, regions and defStrategy, is in the shape: one immutable
+	// 64-byte object, one line, shared by the clients of a group that run
+	// its Config's stateless strategy (shapeOf), so a fleet's Begins read
+	// one line of it. The rest (stores, tracker, configuration) is in
+	// the client's state, behind a pointer, off the happy path.
 	hot hotCounters
 	// phase and multiMaster are cfg's Phase and MultiMaster, copied here
 	// once.
@@ -141,19 +143,27 @@ type Client struct {
 	// logging: logger is set (a race notes it at Begin, and reads logger
 	// only then).
 	logging bool
+	// built is set once the client is built: a group's client is zero
+	// until its first use (ClientGroup.Client).
+	built atomic.Bool
 	// *clientShape's fields, regions and defStrategy, read as the
 	// client's own (c.regions).
 	*clientShape
-	logger *slog.Logger
-	// The shared stores, held by value, their counters in hot: what a
-	// failed region or a won hedge needs (locks, maps) is off the happy
-	// path.
+	// *clientState's fields, read as the client's own (c.tracker).
+	*clientState
+}
+
+// clientState is the part of a client that the happy path does not read:
+// the shared stores, whose counters are in the client's hot (what a failed
+// region or a won hedge needs, locks and maps, is off the happy path),
+// and what writes, overrides, retries, logging and Do read.
+type clientState struct {
+	logger   *slog.Logger
 	sessions sessionTokens
 	store    locationStore
 	tracker  HedgeWinTracker
-	// Cold: read by writes, overrides and retries only. write[0] is the
-	// hub (write region) endpoint; as a slice it is a write's one
-	// candidate, which no race modifies.
+	// write[0] is the hub (write region) endpoint; as a slice it is a
+	// write's one candidate, which no race modifies.
 	write  [1]Endpoint
 	layers HedgingEnabledLayers
 	cfg    Config
@@ -163,55 +173,83 @@ type Client struct {
 // twice, an endpoint with an empty region or key, a negative duration or
 // retry count, an Observer, Transport, or Strategy's threshold policy or
 // Gate that is a nil pointer (or other nil value) inside a non-nil
-// interface (a Gate set from a constructor whose error was ignored).
+// interface (a Gate set from a constructor whose error was ignored). For
+// many clients of one Config (one per shard), see [NewClientGroup].
 func NewClient(cfg Config) (*Client, error) {
+	if err := checkConfig(&cfg); err != nil {
+		return nil, err
+	}
+	cfg.Regions = slices.Clone(cfg.Regions)
+	c := new(Client)
+	c.init(&cfg, nil)
+	return c, nil
+}
+
+// checkConfig validates cfg (NewClient's errors) and sets its defaults.
+func checkConfig(cfg *Config) error {
 	if isNil(cfg.Observer) {
-		return nil, fmt.Errorf("hedging: Config.Observer is a nil %T", cfg.Observer)
+		return fmt.Errorf("hedging: Config.Observer is a nil %T", cfg.Observer)
 	}
 	if isNil(cfg.Transport) {
-		return nil, fmt.Errorf("hedging: Config.Transport is a nil %T", cfg.Transport)
+		return fmt.Errorf("hedging: Config.Transport is a nil %T", cfg.Transport)
 	}
-	if hs, ok := cfg.Strategy.HedgingStrategy(); ok {
-		if isNil(hs.policy) {
-			return nil, fmt.Errorf("hedging: Config.Strategy's threshold policy is a nil %T", hs.policy)
-		}
-		if isNil(hs.Gate) {
-			return nil, fmt.Errorf("hedging: Config.Strategy's Gate is a nil %T", hs.Gate)
-		}
+	if err := checkStrategy(cfg.Strategy); err != nil {
+		return err
 	}
 	seen := make(map[Region]bool, len(cfg.Regions))
 	for i, e := range cfg.Regions {
 		if e.Region == "" || e.Key == "" {
-			return nil, fmt.Errorf("hedging: Regions[%d]: region and endpoint key must be non-empty", i)
+			return fmt.Errorf("hedging: Regions[%d]: region and endpoint key must be non-empty", i)
 		}
 		if seen[e.Region] {
-			return nil, fmt.Errorf("hedging: Regions[%d]: region %q listed twice", i, e.Region)
+			return fmt.Errorf("hedging: Regions[%d]: region %q listed twice", i, e.Region)
 		}
 		seen[e.Region] = true
 	}
 	if cfg.RequestTimeout < 0 || cfg.ProbeInterval < 0 || cfg.UnavailableFor < 0 || cfg.Retry.ThrottleBackoff < 0 ||
 		cfg.Retry.MaxRetryAfter < 0 {
-		return nil, errors.New("hedging: durations must not be negative")
+		return errors.New("hedging: durations must not be negative")
 	}
 	if cfg.Retry.MaxAttempts < 0 || cfg.ConsecutiveHedgeWinThreshold < 0 || cfg.UnavailableAfter < 0 {
-		return nil, errors.New("hedging: counts must not be negative")
+		return errors.New("hedging: counts must not be negative")
 	}
 	cfg.Retry.setDefaults()
 	if cfg.Phase == 0 {
 		cfg.Phase = Phase1
 	}
+	return nil
+}
+
+// checkStrategy returns the error of a strategy whose threshold policy or
+// Gate is a nil value inside a non-nil interface.
+func checkStrategy(s AvailabilityStrategy) error {
+	if hs, ok := s.HedgingStrategy(); ok {
+		if isNil(hs.policy) {
+			return fmt.Errorf("hedging: Config.Strategy's threshold policy is a nil %T", hs.policy)
+		}
+		if isNil(hs.Gate) {
+			return fmt.Errorf("hedging: Config.Strategy's Gate is a nil %T", hs.Gate)
+		}
+	}
+	return nil
+}
+
+// init makes the zero client c a client of cfg (checked by checkConfig).
+// Its shape is shared when given and equal to the one c would build (the
+// group's regions, and a stateless default strategy with the same
+// threshold: see clientShape), otherwise c's own, holding regions (which
+// the caller owns no longer: NewClient's and the group's own copy).
+func (c *Client) init(cfg *Config, shared *clientShape) {
 	n := cfg.ConsecutiveHedgeWinThreshold
 	if n == 0 {
 		n = cfg.Env.ConsecutiveHedgeWinThreshold
 	}
 	span := cmp.Or(cfg.HedgeWinMinSpan, DefaultHedgeWinMinSpan)
-	c := &Client{
-		cfg:         cfg,
-		phase:       cfg.Phase,
-		multiMaster: cfg.MultiMaster,
-		logger:      cfg.Logger,
-		logging:     cfg.Logger != nil,
-	}
+	c.clientState = &clientState{cfg: *cfg}
+	c.phase = cfg.Phase
+	c.multiMaster = cfg.MultiMaster
+	c.logger = cfg.Logger
+	c.logging = cfg.Logger != nil
 	c.tracker.init(n, cfg.ProbeInterval, max(span, 0), &c.hot)
 	c.store.init(cfg.UnavailableFor, cfg.UnavailableAfter, &c.hot)
 	c.sessions.init(&c.hot)
@@ -223,7 +261,7 @@ func NewClient(cfg Config) (*Client, error) {
 	c.layers.EnvOverride = cfg.Env.HedgingEnabledOverride
 	var def HedgingStrategy
 	def, c.defResolved = resolveStrategy(c.layers.effective(), AvailabilityStrategy{}, cfg.Strategy, cfg.RequestTimeout)
-	c.clientShape = shareShape(clientShape{regions: cfg.Regions, defStrategy: def})
+	c.clientShape = shapeOf(shared, cfg.Regions, def)
 	if !cfg.MultiMaster && cfg.WriteRegion != "" {
 		c.write[0] = Endpoint{Region: cfg.WriteRegion, Key: string(cfg.WriteRegion)}
 		for _, e := range cfg.Regions {
@@ -232,7 +270,7 @@ func NewClient(cfg Config) (*Client, error) {
 			}
 		}
 	}
-	return c, nil
+	c.built.Store(true)
 }
 
 // HedgeWinTracker returns the client's consecutive-hedge-win tracker (§9.5).

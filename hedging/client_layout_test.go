@@ -1,74 +1,172 @@
 package hedging
 
 import (
-	"slices"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
 )
 
 // TestClientHotLayout guards the layout Client's doc comment describes:
-// the fields every operation reads of a client (hot through the shape
-// pointer) end within 56 bytes, so that with the allocator's 8-byte header
-// before an object of Client's size they fill its first cache line (a
-// fleet of many clients misses on each line an operation touches), and
-// the shape Begin adds is one line of its own. A field added among them
-// fails this test; a cold field belongs after the shape pointer.
+// a client is one 64-byte cache line (an object of that size, holding
+// pointers, has no allocator header and starts on a line), and so is its
+// shape; a group's block is a large allocation (no header before its
+// first client, which starts on a page), so every client of a group
+// starts on a line. A field added to Client fails this test; a cold field
+// belongs in clientState.
 func TestClientHotLayout(t *testing.T) {
-	var c Client
-	if end := unsafe.Offsetof(c.clientShape) + unsafe.Sizeof(c.clientShape); end > 56 {
-		t.Errorf("Client's hot fields end at byte %d, want at most 56 (one cache line with the 8-byte malloc header)", end)
+	if s := unsafe.Sizeof(Client{}); s != 64 {
+		t.Errorf("Client is %d bytes, want 64 (one cache line, the 64-byte size class)", s)
 	}
 	if s := unsafe.Sizeof(clientShape{}); s != 64 {
 		t.Errorf("clientShape is %d bytes, want 64 (one cache line, the 64-byte size class)", s)
 	}
-	// The 8-byte header is there only for objects above 512 bytes that
-	// hold pointers (runtime/malloc.go, minSizeForMallocHeader).
-	if s := unsafe.Sizeof(c); s <= 512 {
-		t.Errorf("Client is %d bytes: without the malloc header its lines start 8 bytes earlier; revisit the layout", s)
+	if sz := unsafe.Sizeof(groupBlock{}); sz <= 32<<10 {
+		t.Errorf("groupBlock is %d bytes, want a large allocation (above 32 KiB)", sz)
 	}
-	t.Logf("Client: %d bytes; hot fields end at %d", unsafe.Sizeof(c), unsafe.Offsetof(c.clientShape)+unsafe.Sizeof(c.clientShape))
+	c := build(t, Config{Regions: []Endpoint{{Region: "a", Key: "a"}}})
+	if a := uintptr(unsafe.Pointer(c)); a%64 != 0 {
+		t.Errorf("NewClient's client starts at %#x, not on a cache line", a)
+	}
+	g := buildGroup(t, Config{Regions: []Endpoint{{Region: "a", Key: "a"}}}, 3000, nil)
+	for _, i := range []int{0, 1, 63, 1023, 1024, 2999} {
+		if a := uintptr(unsafe.Pointer(groupClient(t, g, i))); a%64 != 0 {
+			t.Errorf("group client %d starts at %#x, not on a cache line", i, a)
+		}
+	}
 }
 
-// Clients built from one Config with a stateless strategy share one shape;
-// a stateful one (a threshold policy) has its own, and other Regions
-// or another threshold gets a new one.
-func TestClientShapeSharing(t *testing.T) {
+func buildGroup(t *testing.T, cfg Config, n int, newStrategy func(int) (AvailabilityStrategy, error)) *ClientGroup {
+	t.Helper()
+	g, err := NewClientGroup(cfg, n, newStrategy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func groupClient(t *testing.T, g *ClientGroup, i int) *Client {
+	t.Helper()
+	c, err := g.Client(i)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// The clients of a group whose strategy is stateless and Config.Strategy's
+// share one shape; a client with a stateful strategy (a threshold policy)
+// or another threshold has its own; clients built by NewClient never
+// share one. Each client is its own (its own tracker), built once.
+func TestClientGroupShape(t *testing.T) {
 	regions := []Endpoint{{Region: "a", Key: "a"}, {Region: "b", Key: "b"}}
 	th, _ := NewThreshold(20e6)
-	build := func(cfg Config) *Client {
-		t.Helper()
-		c, err := NewClient(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return c
-	}
-	static := Config{Regions: regions, Strategy: Hedging(NewHedgingStrategy(th))}
-	c1, c2 := build(static), build(static)
-	if c1.clientShape != c2.clientShape {
-		t.Error("two clients from one Config with a fixed threshold have two shapes, want one shared")
-	}
-	if c1.defStrategy.threshold != th || len(c1.regions) != 2 || c1.regions[1].Region != "b" {
-		t.Errorf("shared shape: threshold %v, regions %v", c1.defStrategy.threshold, c1.regions)
-	}
 	th2, _ := NewThreshold(30e6)
-	other := static
-	other.Strategy = Hedging(NewHedgingStrategy(th2))
-	if c4 := build(other); c4.clientShape == c1.clientShape || c4.defStrategy.threshold != th2 {
-		t.Errorf("a client with another threshold shares the shape (threshold %v)", c4.defStrategy.threshold)
+	static := Config{Regions: regions, Strategy: Hedging(NewHedgingStrategy(th))}
+	g := buildGroup(t, static, 5, func(i int) (AvailabilityStrategy, error) {
+		switch i {
+		case 3:
+			return Hedging(NewHedgingStrategy(th2)), nil
+		case 4:
+			return Hedging(NewPolicyStrategy(shapeTestPolicy{})), nil
+		}
+		return Hedging(NewHedgingStrategy(th)), nil
+	})
+	c0, c1, c2 := groupClient(t, g, 0), groupClient(t, g, 1), groupClient(t, g, 2)
+	if c0.clientShape != c1.clientShape || c1.clientShape != c2.clientShape {
+		t.Error("clients of one group with Config's fixed threshold have several shapes, want one shared")
 	}
-	other = static
-	other.Regions = []Endpoint{{Region: "a", Key: "a"}}
-	if c3 := build(other); c3.clientShape == c1.clientShape || len(c3.regions) != 1 {
-		t.Errorf("a client with other regions shares the shape (regions %v)", c3.regions)
+	if c0 == c1 || c0.HedgeWinTracker() == c1.HedgeWinTracker() {
+		t.Error("two clients of a group are one client")
 	}
-	stateful := static
-	stateful.Strategy = Hedging(NewPolicyStrategy(shapeTestPolicy{}))
-	if c5, c6 := build(stateful), build(stateful); c5.clientShape == c6.clientShape {
-		t.Error("two clients with a threshold policy share a shape, want one each")
+	if c0.defStrategy.threshold != th || len(c0.regions) != 2 || c0.regions[1].Region != "b" {
+		t.Errorf("shared shape: threshold %v, regions %v", c0.defStrategy.threshold, c0.regions)
+	}
+	if c3 := groupClient(t, g, 3); c3.clientShape == c0.clientShape || c3.defStrategy.threshold != th2 {
+		t.Errorf("a client with another threshold shares the shape (threshold %v)", c3.defStrategy.threshold)
+	}
+	if c4 := groupClient(t, g, 4); c4.clientShape == c0.clientShape || c4.defStrategy.policy == nil {
+		t.Error("a client with a threshold policy shares the shape, want its own")
+	}
+	if again := groupClient(t, g, 1); again != c1 {
+		t.Error("Client(1) built client 1 twice")
+	}
+	if g.Built() != 5 || g.Len() != 5 {
+		t.Errorf("Built %d, Len %d; want 5, 5", g.Built(), g.Len())
+	}
+	a, b := build(t, static), build(t, static)
+	if a.clientShape == b.clientShape {
+		t.Error("two clients from NewClient share a shape")
 	}
 }
+
+func build(t *testing.T, cfg Config) *Client {
+	t.Helper()
+	c, err := NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// NewClientGroup's and Client's errors: n below 1, a stateful strategy
+// with no newStrategy (the clients would share its state), a client out
+// of range, newStrategy's error (the client stays unbuilt: the next call
+// tries again) and a strategy with a nil policy.
+func TestClientGroupErrors(t *testing.T) {
+	regions := []Endpoint{{Region: "a", Key: "a"}}
+	if _, err := NewClientGroup(Config{Regions: regions}, 0, nil); err == nil {
+		t.Error("a group of 0 clients: no error")
+	}
+	stateful := Config{Regions: regions, Strategy: Hedging(NewPolicyStrategy(shapeTestPolicy{}))}
+	if _, err := NewClientGroup(stateful, 2, nil); err == nil || !strings.Contains(err.Error(), "share") {
+		t.Errorf("a stateful Config.Strategy with a nil newStrategy: %v, want an error", err)
+	}
+	if _, err := NewClientGroup(Config{Regions: append(regions, regions...)}, 2, nil); err == nil {
+		t.Error("a region listed twice: no error")
+	}
+	calls := 0
+	boom := errors.New("boom")
+	g := buildGroup(t, Config{Regions: regions}, 3, func(i int) (AvailabilityStrategy, error) {
+		calls++
+		switch {
+		case i == 1 && calls < 3:
+			return AvailabilityStrategy{}, boom
+		case i == 2:
+			return Hedging(NewPolicyStrategy((*nilPolicy)(nil))), nil
+		}
+		return AvailabilityStrategy{}, nil
+	})
+	for _, i := range []int{-1, 3, 1 << 20} {
+		if c, err := g.Client(i); err == nil || c != nil {
+			t.Errorf("Client(%d) = %v, %v; want an error", i, c, err)
+		}
+	}
+	if _, err := g.Client(1); !errors.Is(err, boom) {
+		t.Errorf("Client(1) = %v, want newStrategy's error", err)
+	}
+	if _, err := g.Client(1); !errors.Is(err, boom) || g.Built() != 0 {
+		t.Errorf("Client(1) again = %v (built %d), want newStrategy called again and its error", err, g.Built())
+	}
+	if _, err := g.Client(1); err != nil || g.Built() != 1 {
+		t.Errorf("Client(1) a third time = %v (built %d), want the client", err, g.Built())
+	}
+	if _, err := g.Client(2); err == nil || !strings.Contains(err.Error(), "nil") {
+		t.Errorf("Client(2) with a nil policy = %v, want an error", err)
+	}
+}
+
+// nilPolicy is a threshold policy type whose nil pointer a strategy holds.
+type nilPolicy struct{}
+
+func (*nilPolicy) Threshold(time.Duration, ThresholdQuery) (Threshold, bool) {
+	return Threshold{}, true
+}
+func (*nilPolicy) Observe(time.Duration, Observation) {}
+func (*nilPolicy) Name() string                       { return "nil" }
 
 // shapeTestPolicy is a threshold policy (the kind a strategy keeps state
 // in): always the strategy's fallback.
@@ -80,73 +178,66 @@ func (shapeTestPolicy) Threshold(time.Duration, ThresholdQuery) (Threshold, bool
 func (shapeTestPolicy) Observe(time.Duration, Observation) {}
 func (shapeTestPolicy) Name() string                       { return "shape-test" }
 
-// Clients built concurrently from different Configs each get a shape equal
-// to their own Config's (a shape shared under a race is never another
-// Config's); run under -race.
-func TestClientShapeConcurrent(t *testing.T) {
-	regions := []Endpoint{{Region: "a", Key: "a"}, {Region: "b", Key: "b"}}
-	cfgs := make([]Config, 4)
-	for i := range cfgs {
-		th, _ := NewThreshold(time.Duration(1+i/2) * time.Millisecond)
-		cfgs[i] = Config{Regions: regions[:1+i%2], Strategy: Hedging(NewHedgingStrategy(th))}
-	}
-	errs := make(chan string, 400)
-	done := make(chan struct{})
-	for g := range 8 {
-		go func() {
-			defer func() { done <- struct{}{} }()
-			for j := range 50 {
-				cfg := cfgs[(g+j)%len(cfgs)]
-				c, err := NewClient(cfg)
+// Goroutines asking a group for the same clients at once get one client
+// each, built once, with newStrategy called once per client; run under
+// -race.
+func TestClientGroupConcurrent(t *testing.T) {
+	const n = 300
+	var calls [n]atomic.Int32
+	th, _ := NewThreshold(time.Millisecond)
+	g := buildGroup(t, Config{Regions: []Endpoint{{Region: "a", Key: "a"}}}, n, func(i int) (AvailabilityStrategy, error) {
+		calls[i].Add(1)
+		return Hedging(NewHedgingStrategy(th)), nil
+	})
+	got := make([][n]*Client, 8)
+	var wg sync.WaitGroup
+	for w := range got {
+		wg.Go(func() {
+			for j := range n {
+				i := (j*7 + w*31) % n
+				c, err := g.Client(i)
 				if err != nil {
-					errs <- err.Error()
+					t.Error(err)
 					return
 				}
-				want, _ := cfg.Strategy.HedgingStrategy()
-				if c.defStrategy.threshold != want.threshold || !slices.Equal(c.regions, cfg.Regions) {
-					errs <- "a client got another Config's shape"
-				}
+				got[w][i] = c
 			}
-		}()
+		})
 	}
-	for range 8 {
-		<-done
+	wg.Wait()
+	for i := range n {
+		if calls[i].Load() != 1 {
+			t.Errorf("client %d: newStrategy called %d times, want once", i, calls[i].Load())
+		}
+		for w := range got {
+			if got[w][i] != got[0][i] || got[w][i] == nil {
+				t.Fatalf("client %d: goroutines got different clients", i)
+			}
+		}
 	}
-	close(errs)
-	for e := range errs {
-		t.Fatal(e)
+	if g.Built() != n {
+		t.Errorf("Built = %d, want %d", g.Built(), n)
 	}
 }
 
-// A client keeps its own copy of Config.Regions: a caller who reuses its
-// slice for the next client (here, swapping the preference order in place)
-// changes neither the client built before nor the shape it shares, and the
-// next client, its regions now different, gets a shape of its own.
+// A client keeps its own copy of Config.Regions, and a group one for all
+// its clients: a caller who reuses its slice (here, swapping the
+// preference order in place) changes no client built before or after.
 func TestClientShapeOwnsRegions(t *testing.T) {
 	regions := []Endpoint{{Region: "east", Key: "east"}, {Region: "west", Key: "west"}}
 	th, _ := NewThreshold(20e6)
 	cfg := Config{Regions: regions, Strategy: Hedging(NewHedgingStrategy(th))}
-	c1, err := NewClient(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c1 := build(t, cfg)
+	g := buildGroup(t, cfg, 2, nil)
+	g0 := groupClient(t, g, 0)
 	regions[0], regions[1] = regions[1], regions[0]
-	c2, err := NewClient(cfg)
-	if err != nil {
-		t.Fatal(err)
+	g1 := groupClient(t, g, 1)
+	for name, c := range map[string]*Client{"NewClient's": c1, "group client 0": g0, "group client 1": g1} {
+		if c.regions[0].Region != "east" {
+			t.Errorf("%s primary is %q after the caller reordered its slice, want east", name, c.regions[0].Region)
+		}
 	}
-	if c1.regions[0].Region != "east" {
-		t.Errorf("client 1's primary is %q after the caller reordered its slice, want east", c1.regions[0].Region)
-	}
-	if c2.regions[0].Region != "west" || c1.clientShape == c2.clientShape {
-		t.Errorf("client 2: primary %q, shares client 1's shape %v; want west, false", c2.regions[0].Region, c1.clientShape == c2.clientShape)
-	}
-	// Equal regions in another slice: one shape (compared by value).
-	c3, err := NewClient(Config{Regions: slices.Clone(regions), Strategy: cfg.Strategy})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c3.clientShape != c2.clientShape {
-		t.Error("two clients with equal Regions in two slices have two shapes, want one shared")
+	if c2 := build(t, cfg); c2.regions[0].Region != "west" {
+		t.Errorf("a client built after the reorder: primary %q, want west", c2.regions[0].Region)
 	}
 }

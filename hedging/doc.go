@@ -49,7 +49,8 @@
 //     [ThresholdPolicy]; the policies under study are in hedging/threshold),
 //     the consecutive-hedge-win tracker ([HedgeWinTracker], §9.5), the
 //     location store (§6.5 #10, §9.1) and session tokens (§9.2). A
-//     [Client] bundles them.
+//     [Client] bundles them; a [ClientGroup] is many clients of one
+//     [Config] (one per shard), each with its own.
 //   - Drivers: [Client.Do] runs the core in real time over a [Transport];
 //     the simnet package runs the very same core from a virtual-time event
 //     loop. [Observer] sees every attempt and operation of Client.Do.

@@ -134,10 +134,13 @@ func (s *sim) startOp(client int32) {
 		return
 	}
 	o.inst = 0
-	c := s.clients[0]
-	if len(s.clients) > 1 {
+	c := s.client0
+	if s.instances > 1 {
 		o.inst = s.instanceOf(o.idx, part, client)
-		c = s.instance(o.inst)
+		var err error
+		if c, err = s.group.Client(int(o.inst)); err != nil { // s.instance, written out
+			c = s.buildFailed(err)
+		}
 	}
 	c.Begin(&s.eff, &o.race, s.now, &o.op)
 	s.perform(slot, &s.eff)

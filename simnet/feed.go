@@ -284,7 +284,7 @@ func (s *sim) initFeed() {
 	if f == nil {
 		return
 	}
-	fx.inst = make([]feedInst, len(s.clients))
+	fx.inst = make([]feedInst, s.instances)
 	for i := range fx.inst {
 		fx.inst[i].ver = -1
 		if f.GateCapacity > 0 {
@@ -534,7 +534,7 @@ func (s *sim) startFeedOp(slot int32, o *opState, kind hedging.OperationKind, pa
 	f := fx.f
 	idx, tmpl := o.idx, o.op
 	inst := int32(0)
-	if len(s.clients) > 1 {
+	if s.instances > 1 {
 		inst = s.instanceOf(idx, part, client)
 	}
 	o.done = true
@@ -627,8 +627,8 @@ func (s *sim) queueAdvance(fo int32, at time.Duration) {
 
 // client returns fleet instance i's client.
 func (s *sim) client(i int32) *hedging.Client {
-	if len(s.clients) == 1 {
-		return s.clients[0]
+	if s.instances == 1 {
+		return s.client0
 	}
 	return s.instance(i)
 }
@@ -1036,7 +1036,7 @@ func (s *sim) startPoll(pi int32) {
 	}
 	idx := 1<<62 | uint64(pi)<<32 | pl.polls
 	pl.polls++
-	inst := pi % int32(len(s.clients))
+	inst := pi % s.instances
 	fo := fx.newOp(s.now, hedging.ChangeFeedPage, idx, inst, -1, pi, pl.parts[0])
 	op := &fx.ops[fo]
 	leaves := make([]feed.Leaf, len(pl.parts))

@@ -80,61 +80,68 @@ func (f Fleet) validate() error {
 	return nil
 }
 
-// initFleet sizes s.clients for the fleet's instances. Only the first
-// (built by newSim with the policy's first strategy) exists at once; the
-// others are built on their first operation (instance), each with a fresh
-// strategy from p.New and the first instance's configuration
-// (s.clientCfg), so a large fleet with few operations holds only the
-// instances that run some (instances = 100000 at 200 operations/s for
-// 10 s built 100000 clients and their policy state before: 2.6 GB with a
-// 1000-bucket p99_dynamic). Neither constructor reads the clock or draws
-// randomness, so building late changes no result.
+// initFleet builds the fleet's instances as one hedging.ClientGroup of
+// the first instance's configuration (s.clientCfg). Instance 0 runs the
+// policy's first strategy (the one newSim's client was built with) and is
+// built at once; the others are built on their first operation
+// (instance), each with a fresh strategy from p.New, so a large fleet with
+// few operations holds only the instances that run some (instances =
+// 100000 at 200 operations/s for 10 s built 100000 clients and their
+// policy state before: 2.6 GB with a 1000-bucket p99_dynamic). Neither
+// constructor reads the clock or draws randomness, so building late
+// changes no result.
 func (s *sim) initFleet(p Policy) error {
 	n := s.cfg.Fleet.size()
 	if n <= 1 {
 		return nil
 	}
-	s.newStrategy, s.policyName = p.New, p.Name
-	s.clients = append(make([]*hedging.Client, 0, n), s.clients[0])
-	s.clients = s.clients[:n]
+	first := s.clientCfg.Strategy
+	g, err := hedging.NewClientGroup(s.clientCfg, n, func(i int) (hedging.AvailabilityStrategy, error) {
+		if i == 0 {
+			return first, nil
+		}
+		st, err := p.New()
+		if err != nil {
+			return st, fmt.Errorf("policy %q: %w", p.Name, err)
+		}
+		return st, nil
+	})
+	if err != nil {
+		return err
+	}
+	c0, err := g.Client(0)
+	if err != nil {
+		return err
+	}
+	s.group, s.client0, s.instances = g, c0, int32(n)
 	return nil
 }
 
-// instance returns fleet instance i, building it on its first use
-// (buildInstance). The fast path is small enough to be inlined into
-// startOp: one load of s.clients[i] per operation, no call.
+// instance returns fleet instance i (with more than one), building it on
+// its first use: one call (ClientGroup.Client), no pointer of the
+// instance's own to load. startOp writes it out (it is not small enough
+// to inline).
 func (s *sim) instance(i int32) *hedging.Client {
-	if c := s.clients[i]; c != nil {
-		return c
+	c, err := s.group.Client(int(i))
+	if err != nil {
+		return s.buildFailed(err)
 	}
-	return s.buildInstance(i)
+	return c
 }
 
-// buildInstance builds fleet instance i. A constructor's error (it
-// succeeded for instance 0) is kept in s.fleetErr, which fails the run,
-// and the operation runs on instance 0.
-func (s *sim) buildInstance(i int32) *hedging.Client {
-	hc := s.clientCfg
-	strategy, err := s.newStrategy()
-	if err != nil {
-		s.fleetErr = cmp.Or(s.fleetErr, fmt.Errorf("policy %q: %w", s.policyName, err))
-		return s.clients[0]
-	}
-	hc.Strategy = strategy
-	c, err := hedging.NewClient(hc)
-	if err != nil {
-		s.fleetErr = cmp.Or(s.fleetErr, err)
-		return s.clients[0]
-	}
-	s.clients[i] = c
-	return c
+// buildFailed keeps err, an instance's constructor error (it succeeded
+// for instance 0), in s.fleetErr, which fails the run, and returns
+// instance 0, which runs the operation.
+func (s *sim) buildFailed(err error) *hedging.Client {
+	s.fleetErr = cmp.Or(s.fleetErr, err)
+	return s.client0
 }
 
 // instanceOf returns the instance that runs operation idx of partition
 // part, started by closed-loop client (-1: open loop), per the fleet's
 // Assignment. Called only with more than one instance.
 func (s *sim) instanceOf(idx uint64, part int, client int32) int32 {
-	n := uint64(len(s.clients))
+	n := uint64(s.instances)
 	switch {
 	case s.cfg.Fleet.Assignment == AssignPartition:
 		return int32(uint64(part) % n)

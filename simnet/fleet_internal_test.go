@@ -154,18 +154,13 @@ func TestFleetBuildsInstancesOnFirstUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.run(nil)
-	built := 0
-	for _, c := range s.clients {
-		if c != nil {
-			built++
-		}
-	}
+	built := s.group.Built()
 	if s.stats.Ops == 0 {
 		t.Fatal("no operation simulated")
 	}
-	if len(s.clients) != MaxInstances || built < 2 || int64(built) > s.stats.Ops+1 {
+	if s.group.Len() != MaxInstances || built < 2 || int64(built) > s.stats.Ops+1 {
 		t.Errorf("%d instances, %d built for %d operations; want %d instances, 2..%d built",
-			len(s.clients), built, s.stats.Ops, MaxInstances, s.stats.Ops+1)
+			s.group.Len(), built, s.stats.Ops, MaxInstances, s.stats.Ops+1)
 	}
 }
 
@@ -175,7 +170,7 @@ func TestFleetBuildsInstancesOnFirstUse(t *testing.T) {
 func TestInstanceOfKeyedDraw(t *testing.T) {
 	for _, seed := range []uint64{0, 1, 42, 1 << 63, 0xdeadbeefcafef00d} {
 		for _, n := range []int{2, 3, 1000, MaxInstances} {
-			s := &sim{cfg: &Config{}, seed: seed, clients: make([]*hedging.Client, n)}
+			s := &sim{cfg: &Config{}, seed: seed, instances: int32(n)}
 			for idx := uint64(0); idx < 2000; idx += 7 {
 				hi, _ := bits.Mul64(mix64(seed^key(purposeInstance, idx, 0, 0)), uint64(n))
 				if got := s.instanceOf(idx, 0, -1); got != int32(hi) {

@@ -55,7 +55,7 @@ func (s *sim) observeCancel(o *opState, st *attemptState, reason hedging.CancelR
 
 // observeOperation reports the finished operation of slot o.
 func (s *sim) observeOperation(o *opState) {
-	ev := hedging.OperationEventOf(&o.race, &o.op, s.clients[o.inst])
+	ev := hedging.OperationEventOf(&o.race, &o.op, s.client(o.inst))
 	for r, n := range o.cancelled {
 		ev.Cancelled[r] = int(n)
 		ev.Abandoned += int(n)

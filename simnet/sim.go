@@ -46,18 +46,18 @@ type RunOptions struct {
 type sim struct {
 	cfg  *Config
 	seed uint64
-	// clients are the fleet's instances (one without a fleet; see
-	// fleet.go), all built from clientCfg.
-	clients   []*hedging.Client
+	// client0 is the run's client, the fleet's instance 0; instances is
+	// the number of fleet instances (1 without a fleet), group all of
+	// them when there are more than one (see fleet.go), all built from
+	// clientCfg. fleetErr is the first error building one, which fails
+	// the run.
+	client0   *hedging.Client
+	instances int32
+	group     *hedging.ClientGroup
 	clientCfg hedging.Config
-	// newStrategy and policyName build the fleet's instances beyond the
-	// first on their first operation (sim.instance); fleetErr is the
-	// first error doing so, which fails the run.
-	newStrategy func() (hedging.AvailabilityStrategy, error)
-	policyName  string
-	fleetErr    error
-	now         time.Duration
-	q           eventQueue
+	fleetErr  error
+	now       time.Duration
+	q         eventQueue
 	// eff receives the effects of every call into a race (Begin,
 	// Responded, TimerFired), performed before the next call: one
 	// value reused, never cleared or copied whole.
@@ -202,7 +202,7 @@ func newSim(cfg *Config, strategy hedging.AvailabilityStrategy, seed uint64) (*s
 	if err != nil {
 		return nil, err
 	}
-	s.clients, s.clientCfg = []*hedging.Client{client}, hc
+	s.client0, s.instances, s.clientCfg = client, 1, hc
 
 	s.stats, s.maxWindows = newStats(cfg)
 	s.eventCap = cfg.eventBound()
