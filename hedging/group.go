@@ -21,7 +21,8 @@ import (
 // every operation reads. A client is built on its first [ClientGroup.Client]
 // call, so a large group of which few clients run operations holds few.
 // The clients are stored side by side, one cache line each, in arrays
-// of 1024 allocated when first used, so that finding client i loads no pointer of its own. Safe for concurrent use.
+// of 1024 allocated when first used, so that finding client i loads no
+// pointer of its own. Safe for concurrent use.
 type ClientGroup struct {
 	blocks      []atomic.Pointer[groupBlock]
 	n           int
