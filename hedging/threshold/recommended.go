@@ -179,6 +179,7 @@ type recState struct {
 	since          float64 // primary observations since the last decay
 	warmed         bool    // the warm-up by time has ended once
 	ops            int     // operations asked for, for Explore and Probe
+	warmOps        int     // ops when the warm-up ended: the probes count from it
 	deadline       time.Duration
 	region         *recRegion // the primary region's shared evidence
 	alts           []*recAlt
@@ -501,11 +502,14 @@ func (p *Recommended) Threshold(now time.Duration, q hedging.ThresholdQuery) (he
 	t, ok := a.t, a.hedge
 	// A cold key's first operation is a probe too, so an alternate is
 	// observed at once behind a primary slow from the start.
-	if a.probeT > 0 && p.cfg.Probe > 0 && (s.ops%p.cfg.Probe == p.cfg.Probe/2 || !s.warmed && s.ops == 1) {
-		// The alternate's evidence is thin: probe it, one probe in ten at
-		// the primary's floor.
+	// The probes count from the end of the warm-up, so the first floor
+	// probe comes Probe/2 operations after it (recommended_probe.go).
+	k := s.ops - s.warmOps
+	if a.probeT > 0 && p.cfg.Probe > 0 && (k%p.cfg.Probe == p.cfg.Probe/2 || !s.warmed && s.ops == 1) {
+		// The alternate's evidence is thin: probe it, one probe in ten
+		// with the primary.
 		probe := a.probeT
-		if s.ops%(10*p.cfg.Probe) == p.cfg.Probe/2 {
+		if k%(10*p.cfg.Probe) == p.cfg.Probe/2 {
 			probe = a.floorT
 		}
 		t, ok = min(t, probe), true

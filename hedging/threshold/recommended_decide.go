@@ -330,6 +330,9 @@ func (p *Recommended) age(now time.Duration, a *recAlt) {
 func (p *Recommended) cold(now time.Duration, s *recState, a *recAlt, wP float64) bool {
 	warm := max(p.cfg.Warmup, dur(2*s.maxMs))
 	if (s.warmed || s.first >= 0 && now-s.first >= warm) && wP >= p.cfg.MinSamples {
+		if !s.warmed {
+			s.warmOps = s.ops
+		}
 		s.warmed = true // for good: a slow answer later is evidence, not bias
 		return false
 	}
@@ -478,10 +481,7 @@ func (p *Recommended) estimate(now time.Duration, s *recState, a *recAlt) (wA, s
 // at the primary region's floor (a.floorT; see estimate).
 func (p *Recommended) probeBudget(now time.Duration, s *recState, a *recAlt) {
 	a.probeT = max(dur(lowerQuantileOf(&s.survP, 0.9)), 1)
-	a.floorT = a.probeT
-	if fp := s.region.prim.get(now, p.cfg.MaxMemory/2); !math.IsInf(fp, 1) {
-		a.floorT = max(dur(fp), 1)
-	}
+	a.floorT = recFloorProbe // with the primary (recommended_probe.go)
 }
 
 // choose picks the threshold (phase 4): the candidate T with the largest
@@ -529,7 +529,7 @@ func (p *Recommended) choose(now time.Duration, s *recState, a *recAlt, wP, wA, 
 		return min(recUpper(lo), deadline)
 	}
 	hcap := min(p.cfg.MaxHedgeRate, a.rateCap(now))
-	if wA < p.cfg.MinSamples {
+	if wA < p.cfg.MinSamples && !nearer(shift) {
 		hcap = min(hcap, 0.5) // on the prior: hedge at most half, learn the alternate
 	}
 	latest := min(maxMs, deadline-msOf(a.altMed)) // a hedge must answer inside the deadline
