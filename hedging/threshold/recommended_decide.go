@@ -511,6 +511,7 @@ func (p *Recommended) choose(now time.Duration, s *recState, a *recAlt, wP, wA, 
 	// q and qHi (a body's tail grows by ~10% there), with recTailSamples
 	// observations beyond qHi.
 	hiSeen := wP*(1-qHi) >= recTailSamples && qInfHi >= 2*qInf
+	qDeep, deepSeen := deepBand(q, wP, qInf, unhedged, &s.survP)
 	// Q(T): the smallest upper edge x with S_P(x) × S_A(x - T) <= 1-q,
 	// capped at the deadline.
 	quant := func(t, q float64) float64 {
@@ -549,6 +550,9 @@ func (p *Recommended) choose(now time.Duration, s *recState, a *recAlt, wP, wA, 
 		if hiSeen {
 			gain = max(gain, 1-quant(t, qHi)/qInfHi)
 		}
+		if deepSeen {
+			gain = max(gain, 1-quant(t, qDeep)/unhedged(qDeep))
+		}
 		gains[i] = gain
 		if g := gain - p.cfg.HedgeCost*h; g > best {
 			best, bestT, bestGain = g, t, gain
@@ -565,7 +569,6 @@ func (p *Recommended) choose(now time.Duration, s *recState, a *recAlt, wP, wA, 
 		// where the evidence reaches it. Not while the primary's tail is
 		// unknown (most primaries cancelled): every gain is then relative
 		// to a guess.
-		qDeep := 1 - (1-q)/10
 		deep := wP*(1-qDeep) >= recTailSamples
 		deepAt := quant(bestT, qDeep)
 		// "Within MinGain" is of the best's own quantile, as the scorecard
