@@ -179,7 +179,6 @@ type recState struct {
 	since          float64 // primary observations since the last decay
 	warmed         bool    // the warm-up by time has ended once
 	ops            int     // operations asked for, for Explore and Probe
-	warmOps        int     // ops when the warm-up ended: the probes count from it
 	deadline       time.Duration
 	region         *recRegion // the primary region's shared evidence
 	alts           []*recAlt
@@ -258,8 +257,12 @@ type recAlt struct {
 //     unhedged quantile at least doubles between Quantile and the band's
 //     top, 1 - (1 - Quantile)/2 (a slow mode at the quantile's edge, the
 //     deeper quantile a query's leaves see), a threshold is judged by the
-//     larger of its two gains. Where none gains MinGain, a backstop at
-//     Backstop × the unhedged quantile catches a sudden slow-down.
+//     larger of its two gains. Where none gains MinGain there, but the
+//     unhedged quantile at least doubles again by 1 - (1 - Quantile)/10
+//     (a slow mode past the band, the p99.9), thresholds are judged by
+//     their gain at that deeper quantile (recommended_deep.go). Where
+//     none gains MinGain, a backstop at Backstop × the unhedged quantile
+//     catches a sudden slow-down.
 //  5. check: hedges must win and save what they cost. The ledger holds
 //     every hedge a warm key sends (chosen, held, backstop and probe),
 //     about the last 2 × MinSamples of them. With MinSamples of hedges in
@@ -502,14 +505,11 @@ func (p *Recommended) Threshold(now time.Duration, q hedging.ThresholdQuery) (he
 	t, ok := a.t, a.hedge
 	// A cold key's first operation is a probe too, so an alternate is
 	// observed at once behind a primary slow from the start.
-	// The probes count from the end of the warm-up, so the first floor
-	// probe comes Probe/2 operations after it (recommended_probe.go).
-	k := s.ops - s.warmOps
-	if a.probeT > 0 && p.cfg.Probe > 0 && (k%p.cfg.Probe == p.cfg.Probe/2 || !s.warmed && s.ops == 1) {
-		// The alternate's evidence is thin: probe it, one probe in ten
-		// with the primary.
+	if a.probeT > 0 && p.cfg.Probe > 0 && (s.ops%p.cfg.Probe == p.cfg.Probe/2 || !s.warmed && s.ops == 1) {
+		// The alternate's evidence is thin: probe it, one probe in ten at
+		// the primary's floor.
 		probe := a.probeT
-		if k%(10*p.cfg.Probe) == p.cfg.Probe/2 {
+		if s.ops%(10*p.cfg.Probe) == p.cfg.Probe/2 {
 			probe = a.floorT
 		}
 		t, ok = min(t, probe), true

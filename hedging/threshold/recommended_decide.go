@@ -330,9 +330,6 @@ func (p *Recommended) age(now time.Duration, a *recAlt) {
 func (p *Recommended) cold(now time.Duration, s *recState, a *recAlt, wP float64) bool {
 	warm := max(p.cfg.Warmup, dur(2*s.maxMs))
 	if (s.warmed || s.first >= 0 && now-s.first >= warm) && wP >= p.cfg.MinSamples {
-		if !s.warmed {
-			s.warmOps = s.ops
-		}
 		s.warmed = true // for good: a slow answer later is evidence, not bias
 		return false
 	}
@@ -481,7 +478,10 @@ func (p *Recommended) estimate(now time.Duration, s *recState, a *recAlt) (wA, s
 // at the primary region's floor (a.floorT; see estimate).
 func (p *Recommended) probeBudget(now time.Duration, s *recState, a *recAlt) {
 	a.probeT = max(dur(lowerQuantileOf(&s.survP, 0.9)), 1)
-	a.floorT = recFloorProbe // with the primary (recommended_probe.go)
+	a.floorT = a.probeT
+	if fp := s.region.prim.get(now, p.cfg.MaxMemory/2); !math.IsInf(fp, 1) {
+		a.floorT = max(dur(fp), 1)
+	}
 }
 
 // choose picks the threshold (phase 4): the candidate T with the largest
@@ -489,7 +489,9 @@ func (p *Recommended) probeBudget(now time.Duration, s *recState, a *recAlt) {
 // HedgeCost × the hedge rate P(P > T), judged on the band's top too where
 // a slow mode sits at the quantile's edge; with a deadline, quantiles are
 // capped at it (an operation fails there) and T + A's median must fit in
-// it. Where none gains MinGain, the backstop. It returns whether a
+// it. Where none gains MinGain, the same search by the gain at the deep
+// quantile where a slow mode past the band doubles it (deepBand), and
+// where none gains MinGain there either, the backstop. It returns whether a
 // threshold pays (false: the backstop).
 func (p *Recommended) choose(now time.Duration, s *recState, a *recAlt, wP, wA, shift float64) bool {
 	q := p.cfg.Quantile
@@ -512,6 +514,7 @@ func (p *Recommended) choose(now time.Duration, s *recState, a *recAlt, wP, wA, 
 	// observations beyond qHi.
 	hiSeen := wP*(1-qHi) >= recTailSamples && qInfHi >= 2*qInf
 	qDeep, deepSeen := deepBand(q, wP, qInf, unhedged, &s.survP)
+	var deepPick deepScan
 	// Q(T): the smallest upper edge x with S_P(x) × S_A(x - T) <= 1-q,
 	// capped at the deadline.
 	quant := func(t, q float64) float64 {
@@ -530,7 +533,7 @@ func (p *Recommended) choose(now time.Duration, s *recState, a *recAlt, wP, wA, 
 		return min(recUpper(lo), deadline)
 	}
 	hcap := min(p.cfg.MaxHedgeRate, a.rateCap(now))
-	if wA < p.cfg.MinSamples && !nearer(shift) {
+	if wA < p.cfg.MinSamples {
 		hcap = min(hcap, 0.5) // on the prior: hedge at most half, learn the alternate
 	}
 	latest := min(maxMs, deadline-msOf(a.altMed)) // a hedge must answer inside the deadline
@@ -550,13 +553,18 @@ func (p *Recommended) choose(now time.Duration, s *recState, a *recAlt, wP, wA, 
 		if hiSeen {
 			gain = max(gain, 1-quant(t, qHi)/qInfHi)
 		}
-		if deepSeen {
-			gain = max(gain, 1-quant(t, qDeep)/unhedged(qDeep))
-		}
 		gains[i] = gain
 		if g := gain - p.cfg.HedgeCost*h; g > best {
 			best, bestT, bestGain = g, t, gain
 		}
+		if deepSeen {
+			deepPick.add(i, t, 1-quant(t, qDeep)/unhedged(qDeep), p.cfg.HedgeCost*h)
+		}
+	}
+	if !(best > 0 && bestGain >= p.cfg.MinGain) && deepSeen {
+		// No threshold pays at the quantile: judged at the deep one
+		// (recommended_deep.go).
+		best, bestT, bestGain, gains = deepPick.best, deepPick.bestT, deepPick.bestGain, deepPick.gains
 	}
 	a.hedge = true
 	if best > 0 && bestGain >= p.cfg.MinGain {

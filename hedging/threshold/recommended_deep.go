@@ -2,21 +2,45 @@ package threshold
 
 // The deep quantile in choose: a slow mode past the band's top.
 
+import "math"
+
 // deepBand returns the deeper quantile 1 - (1 - q)/10 (p99.9 for the p99:
 // the quantile the scorecard scores beside the p99) and whether choose
-// judges a threshold by its gain there too: where the unhedged quantile
-// at least doubles between q and it — a slow mode the q-quantile does not
-// see (a lognormal body whose p99 is 3 × its median grows by 1.4 × from
-// its p99 to its p99.9, so doubling is no body's tail) — and the mode
-// holds recTailSamples of the primary's weight wP past twice the
-// q-quantile, so it is evidence, not one of the largest values seen.
-// Judged only at q, such a mode is hedged at the backstop, 2 × the
-// unhedged q-quantile, where a threshold half as high buys its p99.9 at
-// the same hedge rate (population seed 1796189285, member 98: read p99.9
-// 168 ms where static-50ms gives 137 at 0.65% hedged). A threshold is
-// then judged by the largest of its gains, as at the band's top; its
-// cost, HedgeCost × the hedge rate, is the same.
+// may judge a threshold there: where the unhedged quantile at least
+// doubles between q and it — a slow mode the q-quantile does not see (a
+// lognormal body whose p99 is 3 × its median grows by 1.4 × from its p99
+// to its p99.9, so doubling is no body's tail) — and the mode holds
+// recTailSamples of the primary's weight wP past twice the q-quantile, so
+// it is evidence, not one of the largest values seen. Where no threshold
+// pays at q (nor at the band's top), such a mode was left to the
+// backstop, 2 × the unhedged q-quantile, where a threshold half as high
+// buys its p99.9 at the same hedge rate (population seed 1796189285,
+// member 98: read p99.9 168 ms where static-50ms gives 137 at 0.65%
+// hedged); choose then picks by the gain at the deep quantile, net of
+// the same HedgeCost × the hedge rate. Only then: judged by the larger of
+// the two gains wherever the mode is seen, a threshold cheap for the
+// p99.9 displaced one that paid at the p99 (population seed 1796191658,
+// member 47: read p99 10.9% above p99-dynamic-min20's at the same RU).
 func deepBand(q, wP, qInf float64, unhedged func(float64) float64, survP *recHist) (qDeep float64, seen bool) {
 	qDeep = 1 - (1-q)/10
 	return qDeep, unhedged(qDeep) >= 2*qInf && wP*survAt(survP, 2*qInf) >= recTailSamples
+}
+
+// deepScan is choose's search by the deep quantile's gain: the gain of
+// each candidate bin (NaN: not a candidate), and the best net of cost.
+type deepScan struct {
+	gains                 []float64
+	best, bestT, bestGain float64
+}
+
+// add records candidate bin i at threshold t (ms) with its deep gain and
+// its cost (HedgeCost × its hedge rate).
+func (d *deepScan) add(i int, t, gain, cost float64) {
+	for len(d.gains) <= i {
+		d.gains = append(d.gains, math.NaN())
+	}
+	d.gains[i] = gain
+	if g := gain - cost; g > d.best {
+		d.best, d.bestT, d.bestGain = g, t, gain
+	}
 }
