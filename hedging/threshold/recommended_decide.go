@@ -561,9 +561,9 @@ func (p *Recommended) choose(now time.Duration, s *recState, a *recAlt, wP, wA, 
 			deepPick.add(i, t, 1-quant(t, qDeep)/unhedged(qDeep), p.cfg.HedgeCost*h)
 		}
 	}
-	if !(best > 0 && bestGain >= p.cfg.MinGain) && deepSeen {
-		// No threshold pays at the quantile: judged at the deep one
-		// (recommended_deep.go).
+	if !(best > 0 && bestGain >= p.cfg.MinGain) && deepSeen && (now >= a.heldUntil || a.heldT <= 0) {
+		// No threshold pays at the quantile, and no threshold whose hedges
+		// paid is held: judged at the deep one (recommended_deep.go).
 		best, bestT, bestGain, gains = deepPick.best, deepPick.bestT, deepPick.bestGain, deepPick.gains
 	}
 	a.hedge = true

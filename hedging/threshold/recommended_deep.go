@@ -17,10 +17,13 @@ import "math"
 // buys its p99.9 at the same hedge rate (population seed 1796189285,
 // member 98: read p99.9 168 ms where static-50ms gives 137 at 0.65%
 // hedged); choose then picks by the gain at the deep quantile, net of
-// the same HedgeCost × the hedge rate. Only then: judged by the larger of
-// the two gains wherever the mode is seen, a threshold cheap for the
-// p99.9 displaced one that paid at the p99 (population seed 1796191658,
-// member 47: read p99 10.9% above p99-dynamic-min20's at the same RU).
+// the same HedgeCost × the hedge rate. Only then, and not while hold
+// stands in with a threshold whose hedges paid (the ledger's evidence,
+// not a model's of a tail few observations reach): judged by the larger
+// of the two gains wherever the mode is seen, a threshold cheap for the
+// p99.9 displaced one that paid at the p99, and judged so in place of a
+// held threshold it chose 130-215 ms where the hold kept ~85 (population
+// seed 1796191658, member 47: read p99 364 ms where the hold gives 315).
 func deepBand(q, wP, qInf float64, unhedged func(float64) float64, survP *recHist) (qDeep float64, seen bool) {
 	qDeep = 1 - (1-q)/10
 	return qDeep, unhedged(qDeep) >= 2*qInf && wP*survAt(survP, 2*qInf) >= recTailSamples
