@@ -557,7 +557,7 @@ func (p *Recommended) choose(now time.Duration, s *recState, a *recAlt, wP, wA, 
 		if g := gain - p.cfg.HedgeCost*h; g > best {
 			best, bestT, bestGain = g, t, gain
 		}
-		if deepSeen {
+		if deepSeen && h <= 1-q {
 			deepPick.add(i, t, 1-quant(t, qDeep)/unhedged(qDeep), p.cfg.HedgeCost*h)
 		}
 	}

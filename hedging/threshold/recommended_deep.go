@@ -17,7 +17,11 @@ import "math"
 // buys its p99.9 at the same hedge rate (population seed 1796189285,
 // member 98: read p99.9 168 ms where static-50ms gives 137 at 0.65%
 // hedged); choose then picks by the gain at the deep quantile, net of
-// the same HedgeCost × the hedge rate. Only then, and not while hold
+// the same HedgeCost × the hedge rate, among thresholds hedging at most
+// 1 - q of the operations (the share past the q-quantile, where the mode
+// is: hedging the body for it sent bursts of hedges that all won through
+// every GC pause of gc-pause-hot-partition, 2 breaker trips per
+// instance-hour against its bar of 1). Only then, and not while hold
 // stands in with a threshold whose hedges paid (the ledger's evidence,
 // not a model's of a tail few observations reach): judged by the larger
 // of the two gains wherever the mode is seen, a threshold cheap for the
