@@ -259,8 +259,13 @@ type recAlt struct {
 //     unhedged quantile at least doubles between Quantile and the band's
 //     top, 1 - (1 - Quantile)/2 (a slow mode at the quantile's edge, the
 //     deeper quantile a query's leaves see), a threshold is judged by the
-//     larger of its two gains. Where none gains MinGain, a backstop at
-//     Backstop × the unhedged quantile catches a sudden slow-down.
+//     larger of its two gains. Where none gains MinGain there and no
+//     threshold whose hedges paid is held (check, below), but the
+//     unhedged quantile at least doubles again by 1 - (1 - Quantile)/10
+//     (a slow mode past the band, the p99.9), thresholds are judged by
+//     their gain at that deeper quantile (recommended_deep.go). Where
+//     none gains MinGain, a backstop at Backstop × the unhedged quantile
+//     catches a sudden slow-down.
 //  5. check: hedges must win and save what they cost. The ledger holds
 //     every hedge a warm key sends (chosen, held, backstop and probe),
 //     about the last 2 × MinSamples of them. It fails when none won

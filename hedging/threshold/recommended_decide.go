@@ -489,7 +489,9 @@ func (p *Recommended) probeBudget(now time.Duration, s *recState, a *recAlt) {
 // HedgeCost × the hedge rate P(P > T), judged on the band's top too where
 // a slow mode sits at the quantile's edge; with a deadline, quantiles are
 // capped at it (an operation fails there) and T + A's median must fit in
-// it. Where none gains MinGain, the backstop. It returns whether a
+// it. Where none gains MinGain, the same search by the gain at the deep
+// quantile where a slow mode past the band doubles it (deepBand), and
+// where none gains MinGain there either, the backstop. It returns whether a
 // threshold pays (false: the backstop).
 func (p *Recommended) choose(now time.Duration, s *recState, a *recAlt, wP, wA, shift float64) bool {
 	q := p.cfg.Quantile
@@ -511,6 +513,8 @@ func (p *Recommended) choose(now time.Duration, s *recState, a *recAlt, wP, wA, 
 	// q and qHi (a body's tail grows by ~10% there), with recTailSamples
 	// observations beyond qHi.
 	hiSeen := wP*(1-qHi) >= recTailSamples && qInfHi >= 2*qInf
+	qDeep, deepSeen := deepBand(q, wP, qInf, unhedged, &s.survP)
+	var deepPick deepScan
 	// Q(T): the smallest upper edge x with S_P(x) × S_A(x - T) <= 1-q,
 	// capped at the deadline.
 	quant := func(t, q float64) float64 {
@@ -553,6 +557,14 @@ func (p *Recommended) choose(now time.Duration, s *recState, a *recAlt, wP, wA, 
 		if g := gain - p.cfg.HedgeCost*h; g > best {
 			best, bestT, bestGain = g, t, gain
 		}
+		if deepSeen && h <= 1-q {
+			deepPick.add(i, t, 1-quant(t, qDeep)/unhedged(qDeep), p.cfg.HedgeCost*h)
+		}
+	}
+	if !(best > 0 && bestGain >= p.cfg.MinGain) && deepSeen && (now >= a.heldUntil || a.heldT <= 0) {
+		// No threshold pays at the quantile, and no threshold whose hedges
+		// paid is held: judged at the deep one (recommended_deep.go).
+		best, bestT, bestGain, gains = deepPick.best, deepPick.bestT, deepPick.bestGain, deepPick.gains
 	}
 	a.hedge = true
 	if best > 0 && bestGain >= p.cfg.MinGain {
@@ -565,7 +577,6 @@ func (p *Recommended) choose(now time.Duration, s *recState, a *recAlt, wP, wA, 
 		// where the evidence reaches it. Not while the primary's tail is
 		// unknown (most primaries cancelled): every gain is then relative
 		// to a guess.
-		qDeep := 1 - (1-q)/10
 		deep := wP*(1-qDeep) >= recTailSamples
 		deepAt := quant(bestT, qDeep)
 		// "Within MinGain" is of the best's own quantile, as the scorecard
