@@ -268,11 +268,11 @@ type recAlt struct {
 //     catches a sudden slow-down.
 //  5. check: hedges must win and save what they cost. The ledger holds
 //     every hedge a warm key sends (chosen, held, backstop and probe),
-//     about the last 2 × MinSamples of them. It fails when none won
-//     where the estimate expected at least two (however few the hedges
-//     it holds), or, with MinSamples of hedges in it, when their saving
-//     per hedge — the primary's expected remaining time past each win,
-//     up to Max — is below MinGain × the primary's median. A failed check is a veto (recommended_veto.go):
+//     about the last 2 × MinSamples of them. With MinSamples of hedges in
+//     it, it fails when none won where the estimate expected at least
+//     two, or when their saving per hedge — the primary's expected
+//     remaining time past each win, up to Max — is below MinGain × the
+//     primary's median. A failed check is a veto (recommended_veto.go):
 //     the ledger starts empty and, where the chosen threshold hedged more
 //     than half the operations and no cap stands, the hedge rate is
 //     capped at half for one memory of the primary and the threshold

@@ -632,10 +632,9 @@ func (a *recAlt) winProb(s *recState, t float64) float64 {
 }
 
 // check holds the hedges to what they did (phase 5) and reports whether
-// they may go on at the chosen threshold: not when they did not win —
-// less than one of them won where the estimate expected at least two,
-// however few the hedges — nor, with MinSamples of hedges in a's
-// ledger, when those that won
+// they may go on at the chosen threshold: with MinSamples of hedges in
+// a's ledger, not when they did not win — less than one of them won
+// where the estimate expected at least two — nor when those that won
 // saved less than they cost: an expected saving per hedge (not per win:
 // hedges that never win save nothing) below MinGain × the primary's
 // median (ms; the median, not the unhedged quantile, which
@@ -643,15 +642,10 @@ func (a *recAlt) winProb(s *recState, t float64) float64 {
 // estimate's expectation stopped hedges that were the remedy where the
 // estimate lags the world (rate-surge-10x-queueing: a queue building).
 func (p *Recommended) check(s *recState, a *recAlt) bool {
-	// The lost rule needs no count of hedges, only the wins expected: no
-	// win where recLostWins were expected has the same e^-2 chance over 5
-	// hedges as over 40, and a fleet instance's ledger may never hold
-	// MinSamples (population seed 1796189285, member 56: twelve instances
-	// hedged ~300 reads, none won, no ledger reached 20).
-	lost := a.wins < 1 && a.expWins >= recLostWins
 	if a.hedges < p.cfg.MinSamples {
-		return !lost
+		return true
 	}
+	lost := a.wins < 1 && a.expWins >= recLostWins
 	// Where the hedges' wins cancelled most primaries, the primary's median
 	// is unknown (+Inf, past its last answer): wins are then no evidence
 	// of a small gain (primary-slow: 37 of 37 hedges won ~4 s each, and
