@@ -241,3 +241,54 @@ func TestClientShapeOwnsRegions(t *testing.T) {
 		t.Errorf("a client built after the reorder: primary %q, want west", c2.regions[0].Region)
 	}
 }
+
+// A nil newStrategy takes any strategy that keeps no state (unset,
+// Disabled, a fixed threshold) and refuses one that does: a fixed
+// threshold with a Gate (a budget) would be one budget for every client.
+func TestClientGroupNilNewStrategy(t *testing.T) {
+	regions := []Endpoint{{Region: "a", Key: "a"}, {Region: "b", Key: "b"}}
+	th, _ := NewThreshold(20e6)
+	gated := NewHedgingStrategy(th)
+	gated.Gate = groupTestGate{}
+	for _, c := range []struct {
+		name string
+		s    AvailabilityStrategy
+		ok   bool
+	}{
+		{"unset", AvailabilityStrategy{}, true},
+		{"disabled", Disabled, true},
+		{"fixed threshold", Hedging(NewHedgingStrategy(th)), true},
+		{"fixed threshold with a Gate", Hedging(gated), false},
+		{"threshold policy", Hedging(NewPolicyStrategy(shapeTestPolicy{})), false},
+	} {
+		g, err := NewClientGroup(Config{Regions: regions, Strategy: c.s}, 2, nil)
+		if (err == nil) != c.ok {
+			t.Errorf("%s: NewClientGroup error %v, want ok=%v", c.name, err, c.ok)
+			continue
+		}
+		if err != nil {
+			continue
+		}
+		c0, c1 := groupClient(t, g, 0), groupClient(t, g, 1)
+		if c0.clientShape != c1.clientShape {
+			t.Errorf("%s: the group's clients have two shapes, want one shared", c.name)
+		}
+	}
+	// With a newStrategy, each client gets its own gated strategy.
+	g := buildGroup(t, Config{Regions: regions, Strategy: Hedging(gated)}, 2, func(int) (AvailabilityStrategy, error) {
+		s := NewHedgingStrategy(th)
+		s.Gate = groupTestGate{}
+		return Hedging(s), nil
+	})
+	if c0, c1 := groupClient(t, g, 0), groupClient(t, g, 1); c0.clientShape == c1.clientShape {
+		t.Error("two clients with a Gate share a shape, want one each")
+	}
+}
+
+// groupTestGate is a hedge gate (the kind a strategy keeps state in): it
+// admits every hedge.
+type groupTestGate struct{}
+
+func (groupTestGate) Admit(time.Duration, Admission) bool { return true }
+func (groupTestGate) Observe(time.Duration, Observation)  {}
+func (groupTestGate) Name() string                        { return "group-test" }

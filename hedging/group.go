@@ -15,14 +15,17 @@ import (
 // shard of a sharded service, or per instance of a simulated fleet. Each
 // client is a [Client] of its own, with its own location store, hedge-win
 // tracker (the partition breaker of §9.5), session tokens and strategy
-// (its own threshold-policy state); what they share is immutable: the
-// Config, the group's copy of its Regions, and, for the clients whose
-// strategy is stateless and equal to Config.Strategy, the part of it
-// every operation reads. A client is built on its first [ClientGroup.Client]
-// call, so a large group of which few clients run operations holds few.
-// The clients are stored side by side, one cache line each, in arrays
-// of 1024 allocated when first used, so that finding client i loads no
-// pointer of its own. Safe for concurrent use.
+// (its own threshold-policy state). They share the Config: its
+// Transport, Observer and Logger are called by every client, concurrently,
+// as by one client's concurrent operations. What else they share is
+// immutable: the group's copy of the Regions and, for the clients whose
+// strategy is stateless and equal to Config.Strategy, the part of it every
+// operation reads. A client is built on its first [ClientGroup.Client]
+// call, so a large group of which few clients run operations holds few
+// clients' state. The clients are stored side by side, one cache line
+// each, in arrays of 1024 (64 KiB) allocated when one of their clients is
+// first used, so that finding client i loads no pointer of its own. Safe
+// for concurrent use.
 type ClientGroup struct {
 	blocks      []atomic.Pointer[groupBlock]
 	n           int

@@ -26,7 +26,7 @@ const DefaultHedgeWinMinSpan = time.Second
 
 // hotCounters are the lock-free counters of a client's shared stores that
 // every operation reads (spec §6.5 #6: no per-hedge state on the happy
-// path): a [Client] keeps them together on its first cache line, and each
+// path): a [Client] keeps them together on its one cache line, and each
 // store (tracker, location store, session tokens) updates its own under
 // its lock and reads them on its fast path. Each is only a hint that
 // sends a reader to the store's locked state when non-zero. The counts
