@@ -210,8 +210,7 @@ func (p *Recommended) minWin() float64 {
 // them lost rate-surge-10x-queueing to sc-retry-throttle.
 func (p *Recommended) failing(now time.Duration, s *recState, a *recAlt) bool {
 	ended := weight(&a.aU) + weight(&a.aC)
-	heard := weight(&a.aU) - float64(a.aU[recBins-1])
-	never := heard < 1 && ended >= p.cfg.MinSamples && a.aU[recBins-1] >= 1 &&
+	never := a.heard() < 1 && ended >= p.cfg.MinSamples && a.aU[recBins-1] >= 1 &&
 		math.IsInf(s.region.altFloor(now, a.region).get(now, p.cfg.MaxMemory/2), 1)
 	if !a.hedge || !(2*a.failed > ended || never) {
 		return false
@@ -654,3 +653,8 @@ func (p *Recommended) check(s *recState, a *recAlt) bool {
 	small := !math.IsInf(med, 1) && a.gain/a.hedges < p.cfg.MinGain*med
 	return !lost && !small
 }
+
+// heard is the weight of a's legs that answered (ended legs less those
+// that never answered: the top bin of aU), as failing and probeLearns
+// read "has the alternate been heard from".
+func (a *recAlt) heard() float64 { return weight(&a.aU) - float64(a.aU[recBins-1]) }

@@ -25,7 +25,7 @@ import "time"
 // of its 90th percentile, its alternate 228 ms away: 275 probes in three
 // replications, none answered).
 func (p *Recommended) probeLearns(s *recState, a *recAlt, t time.Duration) bool {
-	if heard := weight(&a.aU) - float64(a.aU[recBins-1]); heard >= 1 {
+	if a.heard() >= 1 {
 		return true
 	}
 	tm := msOf(t)
