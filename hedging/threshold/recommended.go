@@ -192,6 +192,13 @@ type recState struct {
 type recAlt struct {
 	region hedging.Region
 	aU, aC recHist
+	// aD holds the elapsed times of the legs the deadline cut off (also
+	// in aU's never-answered bin), aged as aU: how long each ran
+	// unanswered, which priorOdds holds the prior to (recommended_ru.go).
+	aD recHist
+	// inFlight is the number of this key's threshold hedges to the
+	// alternate sent and not yet ended (blind, recommended_ru.go).
+	inFlight int
 	// failed is the decayed weight of the alternate legs that failed on
 	// transient answers (not a local throttle), aged as aU: the share of
 	// aU's never-answered bin that is the region failing, not the
@@ -368,6 +375,12 @@ func (s *recState) alt(now time.Duration, a hedging.Region) *recAlt {
 // that failed as never answering), the hedge's outcome in the ledger, and
 // a local throttle as a pause of hedging.
 func (p *Recommended) Observe(now time.Duration, o hedging.Observation) {
+	if o.Event == hedging.AlternateSent && o.Cause == hedging.SpawnThreshold {
+		p.mu.Lock()
+		p.state(now, recKey{o.Primary, o.Kind}).alt(now, o.Alternate).inFlight++
+		p.mu.Unlock()
+		return
+	}
 	if o.Event != hedging.OperationEnded {
 		return
 	}
@@ -416,6 +429,9 @@ func (p *Recommended) Observe(now time.Duration, o hedging.Observation) {
 		return
 	}
 	a := s.alt(now, alt.Region)
+	if o.Cause == hedging.SpawnThreshold && a.inFlight > 0 {
+		a.inFlight--
+	}
 	p.age(now, a)
 	switch alt.Outcome {
 	case hedging.LegAnswered:
@@ -428,6 +444,7 @@ func (p *Recommended) Observe(now time.Duration, o hedging.Observation) {
 			// answered, not "slower than this" (a censored time the prior's
 			// shape would read as a fast alternate).
 			a.aU[recBins-1]++
+			a.aD[recBin(ms(alt.Elapsed))]++
 		} else {
 			a.aC[recBin(ms(alt.Elapsed))]++
 		}
@@ -529,7 +546,7 @@ func (p *Recommended) Threshold(now time.Duration, q hedging.ThresholdQuery) (he
 	} else if p.cfg.Explore > 0 && s.ops%p.cfg.Explore == 0 {
 		return no, false
 	}
-	if !ok {
+	if !ok || p.blind(s, a, probing) {
 		return no, false
 	}
 	if q.Remaining > 0 {
