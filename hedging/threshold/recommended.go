@@ -554,7 +554,7 @@ func (p *Recommended) Threshold(now time.Duration, q hedging.ThresholdQuery) (he
 			if t+a.altMed >= q.Remaining {
 				return no, false // a hedge at t cannot answer inside the deadline
 			}
-		} else if insurance(s, a, probing) {
+		} else if insurance(s, a, probing) || warmProbe(s, probing) {
 			if t >= q.Remaining {
 				return no, false // insurance past the deadline (recommended_insurance.go)
 			}

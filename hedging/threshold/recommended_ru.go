@@ -101,3 +101,19 @@ func (p *Recommended) blind(s *recState, a *recAlt, probing bool) bool {
 func (p *Recommended) unheard(now time.Duration, s *recState, a *recAlt) bool {
 	return a.heard() < 1 && math.IsInf(s.region.altFloor(now, a.region).get(now, p.cfg.MaxMemory/2), 1)
 }
+
+// warmProbe reports whether the threshold Threshold is about to send is a
+// warm key's probe: it keeps its own value under a deadline, as
+// insurance does, and is not sent at or past the time left. A probe is
+// one operation in Probe hedged at the primary's 90th percentile (about
+// a tenth of probe turns fire) or at its floor; §5.2's half of the time
+// left turns the 90th-percentile probe, where the deadline is nearer
+// than it, into a hedge of every probe turn whose primary is slower than
+// half the time left — under a deadline that fails most reads, most of
+// them — to an alternate no evidence says answers in the other half
+// (population seed 1796189285, member 50: a 64 ms operation timeout,
+// probes at ~96 ms sent at 32 ms, ~155 in three replications, none
+// won). The floor probe, at the primary's fastest answer, still learns
+// the alternate where the 90th percentile is past the deadline. A cold
+// key's first probe is the prior's and is halved as the prior is.
+func warmProbe(s *recState, probing bool) bool { return probing && s.warmed }

@@ -223,3 +223,41 @@ func TestPriorOdds(t *testing.T) {
 		t.Errorf("an alternate that answered: %v, want 1", got)
 	}
 }
+
+// A warm key's probe under a deadline nearer than the primary's 90th
+// percentile: the primary answers in 50-150 ms, its alternate has never
+// answered (so one operation in Probe is a probe at ~140 ms), and each
+// read has 64 ms left. On main at ac6967e the probe was halved to 32 ms
+// (§5.2's half of the time left), a hedge of every probe turn slower
+// than that (population seed 1796189285, member 50). A probe keeps its
+// own threshold and is not sent past the time left; the floor probe
+// (one probe in ten, at the primary's fastest answer, ~50 ms) still is.
+func TestWarmProbeIsNotHalvedByTheDeadline(t *testing.T) {
+	p, err := NewRecommended(RecommendedConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Duration(0)
+	halved, floor := 0, 0
+	for i := range 3000 {
+		pl := 50*time.Millisecond + time.Duration(i*7919%1000)*100*time.Microsecond
+		th, ok := p.Threshold(now, hedging.ThresholdQuery{Primary: "A", Alternate: "B", Kind: hedging.PointRead, Remaining: 64 * time.Millisecond})
+		warm := i >= 100 // the cold phase (Cold × the median, halved) is over
+		if warm && ok && th.Get() == 32*time.Millisecond {
+			halved++
+		}
+		if warm && ok && th.Get() < 64*time.Millisecond && th.Get() != 32*time.Millisecond {
+			floor++
+		}
+		o := hedging.Observation{Event: hedging.OperationEnded, Primary: "A", Alternate: "B", Kind: hedging.PointRead, Latency: pl, Won: true}
+		o.Legs[hedging.Primary] = hedging.LegEnd{Region: "A", Outcome: hedging.LegAnswered, Elapsed: pl}
+		p.Observe(now+pl, o)
+		now += 10 * time.Millisecond
+	}
+	if halved > 0 {
+		t.Errorf("%d warm probes sent at half the time left (32 ms); want none", halved)
+	}
+	if floor == 0 {
+		t.Errorf("no floor probe sent inside the deadline; want one in ten probes")
+	}
+}
