@@ -258,8 +258,13 @@ type recAlt struct {
 //     answered less often than the ledger's reach (probeLearns). Past
 //     its last observation A takes the prior's shape only until MinSamples
 //     alternates have answered, and ends there after (a queue that
-//     stretches P does not stretch A).
-//  4. choose: for each candidate threshold T, the Quantile of min(P, T +
+//     stretches P does not stretch A). Where the alternate has never
+//     answered, the prior's share is weighed by its likelihood given the
+//     legs that ran unanswered (priorOdds, recommended_ru.go).
+//  4. choose (not on the prior's word alone: while the alternate is
+//     unheard — no leg answered, no floor for the pair — no threshold
+//     pays, and the backstop and the probes stand; unheard,
+//     recommended_ru.go): for each candidate threshold T, the Quantile of min(P, T +
 //     A), capped at the deadline, and the hedge rate P(P > T); the T with
 //     the largest relative gain over not hedging, net of HedgeCost × the
 //     hedge rate, with T + A's median inside the time left. Where the
@@ -304,8 +309,10 @@ type recAlt struct {
 // alternate's median answer time does not fit in the time left, or, while
 // the alternate is unknown, a threshold of at most half the time left
 // (§5.2's rule on what remains) — but the backstop and the held
-// threshold, insurance, keep their own value and are not sent at or past
-// the time left; and, whatever the phase, no hedge whose
+// threshold, insurance, and a warm key's probes keep their own value and
+// are not sent at or past the time left; a cold key whose alternate is
+// unheard keeps one threshold hedge in flight at a time (blind,
+// recommended_ru.go); and, whatever the phase, no hedge whose
 // alternate could not answer before the deadline even at its floor (its
 // fastest answer in the last one to two MaxMemory/2 windows).
 //
