@@ -192,6 +192,13 @@ type recState struct {
 type recAlt struct {
 	region hedging.Region
 	aU, aC recHist
+	// aD holds the elapsed times of the legs the deadline cut off (also
+	// in aU's never-answered bin), aged as aU: how long each ran
+	// unanswered, which priorOdds holds the prior to (recommended_ru.go).
+	aD recHist
+	// inFlight is the number of this key's threshold hedges to the
+	// alternate sent and not yet ended (blind, recommended_ru.go).
+	inFlight int
 	// failed is the decayed weight of the alternate legs that failed on
 	// transient answers (not a local throttle), aged as aU: the share of
 	// aU's never-answered bin that is the region failing, not the
@@ -251,8 +258,13 @@ type recAlt struct {
 //     answered less often than the ledger's reach (probeLearns). Past
 //     its last observation A takes the prior's shape only until MinSamples
 //     alternates have answered, and ends there after (a queue that
-//     stretches P does not stretch A).
-//  4. choose: for each candidate threshold T, the Quantile of min(P, T +
+//     stretches P does not stretch A). Where the alternate has never
+//     answered, the prior's share is weighed by its likelihood given the
+//     legs that ran unanswered (priorOdds, recommended_ru.go).
+//  4. choose (not on the prior's word alone: while the alternate is
+//     unheard — no leg answered, no floor for the pair — no threshold
+//     pays, and the backstop and the probes stand; unheard,
+//     recommended_ru.go): for each candidate threshold T, the Quantile of min(P, T +
 //     A), capped at the deadline, and the hedge rate P(P > T); the T with
 //     the largest relative gain over not hedging, net of HedgeCost × the
 //     hedge rate, with T + A's median inside the time left. Where the
@@ -297,8 +309,10 @@ type recAlt struct {
 // alternate's median answer time does not fit in the time left, or, while
 // the alternate is unknown, a threshold of at most half the time left
 // (§5.2's rule on what remains) — but the backstop and the held
-// threshold, insurance, keep their own value and are not sent at or past
-// the time left; and, whatever the phase, no hedge whose
+// threshold, insurance, and a warm key's probes keep their own value and
+// are not sent at or past the time left; a cold key whose alternate is
+// unheard keeps one threshold hedge in flight at a time (blind,
+// recommended_ru.go); and, whatever the phase, no hedge whose
 // alternate could not answer before the deadline even at its floor (its
 // fastest answer in the last one to two MaxMemory/2 windows).
 //
@@ -368,6 +382,12 @@ func (s *recState) alt(now time.Duration, a hedging.Region) *recAlt {
 // that failed as never answering), the hedge's outcome in the ledger, and
 // a local throttle as a pause of hedging.
 func (p *Recommended) Observe(now time.Duration, o hedging.Observation) {
+	if o.Event == hedging.AlternateSent && o.Cause == hedging.SpawnThreshold {
+		p.mu.Lock()
+		p.state(now, recKey{o.Primary, o.Kind}).alt(now, o.Alternate).inFlight++
+		p.mu.Unlock()
+		return
+	}
 	if o.Event != hedging.OperationEnded {
 		return
 	}
@@ -416,6 +436,9 @@ func (p *Recommended) Observe(now time.Duration, o hedging.Observation) {
 		return
 	}
 	a := s.alt(now, alt.Region)
+	if o.Cause == hedging.SpawnThreshold && a.inFlight > 0 {
+		a.inFlight--
+	}
 	p.age(now, a)
 	switch alt.Outcome {
 	case hedging.LegAnswered:
@@ -428,6 +451,7 @@ func (p *Recommended) Observe(now time.Duration, o hedging.Observation) {
 			// answered, not "slower than this" (a censored time the prior's
 			// shape would read as a fast alternate).
 			a.aU[recBins-1]++
+			a.aD[recBin(ms(alt.Elapsed))]++
 		} else {
 			a.aC[recBin(ms(alt.Elapsed))]++
 		}
@@ -529,7 +553,7 @@ func (p *Recommended) Threshold(now time.Duration, q hedging.ThresholdQuery) (he
 	} else if p.cfg.Explore > 0 && s.ops%p.cfg.Explore == 0 {
 		return no, false
 	}
-	if !ok {
+	if !ok || p.blind(s, a, probing) {
 		return no, false
 	}
 	if q.Remaining > 0 {
@@ -537,7 +561,7 @@ func (p *Recommended) Threshold(now time.Duration, q hedging.ThresholdQuery) (he
 			if t+a.altMed >= q.Remaining {
 				return no, false // a hedge at t cannot answer inside the deadline
 			}
-		} else if insurance(s, a, probing) {
+		} else if insurance(s, a, probing) || warmProbe(s, probing) {
 			if t >= q.Remaining {
 				return no, false // insurance past the deadline (recommended_insurance.go)
 			}

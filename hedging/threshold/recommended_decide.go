@@ -308,6 +308,7 @@ func (p *Recommended) age(now time.Duration, a *recAlt) {
 	for i := range recBins {
 		a.aU[i] *= float32(f)
 		a.aC[i] *= float32(f)
+		a.aD[i] *= float32(f)
 	}
 	a.hedges *= f
 	a.wins *= f
@@ -368,7 +369,7 @@ func (p *Recommended) cold(now time.Duration, s *recState, a *recAlt, wP float64
 			a.t = min(a.t, max(dur(2*fa), 1))
 		}
 	}
-	if tried := weight(&a.aU) + weight(&a.aC); a.t < p.cfg.Initial && tried > 0 && weight(&a.aU) <= float64(a.aU[recBins-1]) {
+	if tried := weight(&a.aU) + weight(&a.aC); p.belowPrior(s, a) && tried > 0 && weight(&a.aU) <= float64(a.aU[recBins-1]) {
 		// Below the prior (at Cold × the median), once hedges have gone to
 		// the alternate and none got a final answer (cancelled, failed or
 		// out of time): further hedges are guesses that fire on every
@@ -448,9 +449,12 @@ func (p *Recommended) estimate(now time.Duration, s *recState, a *recAlt) (wA, s
 		}
 	}
 	if wA < p.cfg.MinSamples {
-		f := float32(wA / p.cfg.MinSamples)
+		// The prior's share, (1-f), is weighed by what the legs did where
+		// the alternate never answered (priorOdds, recommended_ru.go).
+		f := wA / p.cfg.MinSamples
+		pw := (1 - f) * a.priorOdds(prior)
 		for i := range recBins {
-			a.survA[i] = f*a.survA[i] + (1-f)*prior(i)
+			a.survA[i] = float32((f*float64(a.survA[i]) + pw*float64(prior(i))) / (f + pw))
 		}
 		a.nextCalc = now + p.cfg.Refresh/10 // decided on the prior: look again soon
 	}
@@ -566,7 +570,7 @@ func (p *Recommended) choose(now time.Duration, s *recState, a *recAlt, wP, wA, 
 		best, bestT, bestGain, gains = deepPick.best, deepPick.bestT, deepPick.bestGain, deepPick.gains
 	}
 	a.hedge = true
-	if best > 0 && bestGain >= p.cfg.MinGain {
+	if best > 0 && bestGain >= p.cfg.MinGain && !p.unheard(now, s, a) {
 		// The cheapest threshold that buys the gain: the highest (fewest
 		// hedges), below the unhedged quantile and at most twice the best
 		// threshold, whose gain is within MinGain of the best's — a smaller
