@@ -190,7 +190,7 @@ func (c *Client) Do(ctx context.Context, op *Operation) (*Response, error) {
 		s.base = context.WithoutCancel(ctx)
 	}
 
-	now := clockAt(t0)
+	now := s.clockAt(t0)
 	s.begin = now
 	s.last = now
 	// A context deadline is the race's deadline too (§9.4): a threshold at
@@ -487,6 +487,16 @@ func (s *doState) clock() time.Duration {
 		return clockNow()
 	}
 	return time.Since(processEpoch)
+}
+
+// clockAt converts t, a reading of time.Now, to the driver clock: clockAt's
+// conversion, with the bubble test getDoState made for this engine (one
+// test of t's monotonic reading per operation, not two).
+func (s *doState) clockAt(t time.Time) time.Duration {
+	if s.bubbled {
+		return t.Sub(bubbleEpoch)
+	}
+	return t.Sub(processEpoch)
 }
 
 // at returns a core time for an event that happened at t, never earlier than

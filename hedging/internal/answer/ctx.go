@@ -128,13 +128,13 @@ func (c *Ctx) Done() <-chan struct{} {
 		return *d
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	d := c.done.Load()
 	if d == nil {
 		c.ch = make(chan struct{})
 		d = &c.ch
 		c.done.Store(d)
 	}
+	c.mu.Unlock()
 	return *d
 }
 
@@ -142,8 +142,9 @@ func (c *Ctx) Done() <-chan struct{} {
 // context.DeadlineExceeded if the deadline ended it, else context.Canceled.
 func (c *Ctx) Err() error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	return stateErr(c.state)
+	st := c.state
+	c.mu.Unlock()
+	return stateErr(st)
 }
 
 // stateErr is the error Err reports in state st.
@@ -176,19 +177,22 @@ func (c *Ctx) Value(key any) any {
 // derived from c.
 func (c *Ctx) AfterFunc(f func()) (stop func() bool) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.state != ctxLive {
+		c.mu.Unlock()
 		go f()
 		return func() bool { return false }
 	}
 	if !c.firstUsed {
 		c.firstF, c.firstLive, c.firstUsed = f, true, true
+		c.mu.Unlock()
 		return func() bool {
 			c.mu.Lock()
-			defer c.mu.Unlock()
-			return c.takeFirst() != nil
+			stopped := c.takeFirst() != nil
+			c.mu.Unlock()
+			return stopped
 		}
 	}
+	defer c.mu.Unlock()
 	var r *afterReg
 	if c.more == nil {
 		c.more = &laterRegs{}
@@ -218,14 +222,17 @@ func (c *Ctx) Cancel(cause error) {
 	}
 	c.state = ctxCanceled
 	// context.Canceled, the common cause (a lost race, a closed body),
-	// skips errors.Is's walk (its reflection costs ~240 instructions).
-	if cause != context.Canceled && errors.Is(cause, context.DeadlineExceeded) {
-		c.state = ctxDeadline
-	}
-	if cause != stateErr(c.state) {
-		in, cancel := context.WithCancelCause(context.Background())
-		cancel(cause)
-		c.inner.Store(&in)
+	// skips errors.Is's walk (its reflection costs ~240 instructions)
+	// and the comparison with the error Err reports.
+	if cause != context.Canceled {
+		if errors.Is(cause, context.DeadlineExceeded) {
+			c.state = ctxDeadline
+		}
+		if cause != stateErr(c.state) {
+			in, cancel := context.WithCancelCause(context.Background())
+			cancel(cause)
+			c.inner.Store(&in)
+		}
 	}
 	if d := c.done.Load(); d != nil {
 		close(*d)
