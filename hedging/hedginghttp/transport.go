@@ -240,12 +240,12 @@ func (t *Transport) attemptRequest(ctx context.Context, orig *http.Request, ep h
 	if at != nil {
 		from = *at
 	} else {
-		from.key, from.rest, from.ok = addressed(bases, orig.URL)
+		from = addressed(bases, orig.URL)
 	}
 	if from.ok {
 		if from.key != key {
 			u := *orig.URL
-			if err := to.rebase(&u, from.rest); err != nil {
+			if err := to.rebase(&u, from.restOf(orig.URL)); err != nil {
 				return nil, err
 			}
 			req.URL, req.Host = &u, ""
@@ -294,28 +294,41 @@ func sortBases(bases []keyedBase) {
 	slices.SortFunc(bases, func(a, b keyedBase) int { return strings.Compare(a.key, b.key) })
 }
 
-// addressing is what addressed returns for a request's URL.
+// addressing is what addressed returns for a request's URL: the key of
+// the base it addresses (ok), and its escaped path below that base (see
+// restOf).
 type addressing struct {
 	key, rest string
+	lazy      bool // rest is the URL's whole escaped path, not computed yet
 	ok        bool
 }
 
-// addressed returns the key of the base that u addresses and u's escaped
-// path below it: the longest prefix wins, then the smallest key (bases are
-// in key order).
-func addressed(bases []keyedBase, u *url.URL) (key, rest string, ok bool) {
+// restOf returns the escaped path of u, the URL a addresses, below the
+// base a names.
+func (a *addressing) restOf(u *url.URL) string {
+	if a.lazy {
+		return u.EscapedPath()
+	}
+	return a.rest
+}
+
+// addressed returns the base that u addresses and u's escaped path below
+// it (see addressing): the longest prefix wins, then the smallest key
+// (bases are in key order).
+func addressed(bases []keyedBase, u *url.URL) (at addressing) {
 	best := -1
 	for i := range bases {
 		b := &bases[i].base
-		r, m := b.match(u)
+		r, lazy, m := b.addresses(u)
 		if !m {
 			continue
 		}
 		if n := len(b.prefix); n > best {
-			best, key, rest = n, bases[i].key, r
+			best, at = n, addressing{key: bases[i].key, rest: r, lazy: lazy}
 		}
 	}
-	return key, rest, best >= 0
+	at.ok = best >= 0
+	return at
 }
 
 // resultOf classifies resp from its status and headers (spec §7.2) and
