@@ -209,8 +209,10 @@ func (c *Ctx) AfterFunc(f func()) (stop func() bool) {
 	}
 }
 
-// Cancel cancels the attempt with cause (context.Canceled when nil) and
-// runs the functions registered with AfterFunc; later calls do nothing.
+// Cancel cancels the attempt with cause (context.Canceled when nil): Err
+// and context.Cause report it at once; then it runs the functions
+// registered with AfterFunc and closes the channel of Done. Later calls
+// do nothing.
 func (c *Ctx) Cancel(cause error) {
 	if cause == nil {
 		cause = context.Canceled
@@ -234,11 +236,6 @@ func (c *Ctx) Cancel(cause error) {
 			c.inner.Store(&in)
 		}
 	}
-	if d := c.done.Load(); d != nil {
-		close(*d)
-	} else {
-		c.done.Store(closedDone)
-	}
 	f0 := c.takeFirst()
 	var more []func()
 	if c.more != nil {
@@ -259,4 +256,15 @@ func (c *Ctx) Cancel(cause error) {
 	for _, f := range more {
 		f()
 	}
+	// Done's channel is closed once the registered functions have run, so
+	// whoever sees it closed sees every context derived from c cancelled
+	// too (a context.WithCancelCause cancels its children under its lock,
+	// before it returns). A channel Done makes meanwhile is this one.
+	c.mu.Lock()
+	if d := c.done.Load(); d != nil {
+		close(*d)
+	} else {
+		c.done.Store(closedDone)
+	}
+	c.mu.Unlock()
 }
