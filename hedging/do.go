@@ -1139,6 +1139,14 @@ func (s *doState) release() {
 	if s.abandoned > 0 || s.bubbled || s.spoiled {
 		return // the abandoned goroutines or callbacks keep it alive; never reused
 	}
+	if s.opr.ExcludeRegions != nil || s.race.altUsed {
+		// The actions' Excluded sets: the caller's op.ExcludeRegions, or
+		// the alternate's set made from it (the rest of an action is
+		// configuration).
+		for i := range s.eff.a {
+			s.eff.a[i].Attempt.Excluded = nil
+		}
+	}
 	// Only the parts of the race that refer to this operation (its
 	// context, op, results and their bodies, op's slices) are cleared;
 	// diag and scratch hold configuration values only, and Begin
@@ -1160,9 +1168,6 @@ func (s *doState) release() {
 		sl.a, sl.op, sl.ctx, sl.cancel, sl.res = Attempt{}, nil, nil, answer.Canceller{}, Result{}
 	}
 	s.used = 0
-	for i := range s.eff.a {
-		s.eff.a[i].Attempt.Excluded = nil // may be the caller's op.ExcludeRegions (the rest is configuration)
-	}
 	if cap(s.timers) > len(s.tbuf) {
 		s.timers = s.tbuf[:0]
 	}
