@@ -190,7 +190,7 @@ func (c *Client) Do(ctx context.Context, op *Operation) (*Response, error) {
 		s.base = context.WithoutCancel(ctx)
 	}
 
-	now := clockAt(t0)
+	now := s.clockAt(t0)
 	s.begin = now
 	s.last = now
 	// A context deadline is the race's deadline too (§9.4): a threshold at
@@ -206,11 +206,12 @@ func (c *Client) Do(ctx context.Context, op *Operation) (*Response, error) {
 			s.dl, s.hasDL, s.opDeadline = dl, true, true
 		}
 	}
-	var e Effects
-	c.begin(ctx, &e, &s.race, now, &s.opr, deadline)
+	e := &s.eff
+	e.n = 0
+	c.begin(ctx, e, &s.race, now, &s.opr, deadline)
 	if !s.race.Done() {
 		if c.inline {
-			s.runInline(&e)
+			s.runInline(e)
 		} else {
 			s.perform(e)
 			s.loop()
@@ -334,8 +335,12 @@ type doState struct {
 	// so a handed-out body needs its own timer to end at dl.
 	opDeadline bool
 	race       Race
-	begin      time.Duration // core time of Begin
-	last       time.Duration // latest core time passed to the race (kept monotonic)
+	// eff holds the effects of the latest call into the race, performed
+	// before the next call (one Effects for every call, as Begin asks of a
+	// driver: no copy of its 392 bytes per call).
+	eff   Effects
+	begin time.Duration // core time of Begin
+	last  time.Duration // latest core time passed to the race (kept monotonic)
 
 	// results carries the index of a slot whose attempt returned; its
 	// capacity equals the number of slots, so an attempt never blocks.
@@ -489,6 +494,16 @@ func (s *doState) clock() time.Duration {
 	return time.Since(processEpoch)
 }
 
+// clockAt converts t, a reading of time.Now, to the driver clock: clockAt's
+// conversion, with the bubble test getDoState made for this engine (one
+// test of t's monotonic reading per operation, not two).
+func (s *doState) clockAt(t time.Time) time.Duration {
+	if s.bubbled {
+		return t.Sub(bubbleEpoch)
+	}
+	return t.Sub(processEpoch)
+}
+
 // at returns a core time for an event that happened at t, never earlier than
 // a time already passed to the race.
 func (s *doState) at(t time.Duration) time.Duration {
@@ -512,7 +527,7 @@ func (s *doState) cause(reason CancelReason) error {
 }
 
 // perform carries out the effects of one call into the race.
-func (s *doState) perform(e Effects) {
+func (s *doState) perform(e *Effects) {
 	for i := 0; i < e.Len(); i++ {
 		a := e.At(i)
 		switch a.Kind {
@@ -838,7 +853,8 @@ func (s *doState) loop() {
 			// after the caller cancelled).
 			s.dispatch(now - 1)
 			if !s.race.Done() {
-				s.perform(s.race.Cancel(s.at(now), s.ctx.Err()))
+				e := s.race.Cancel(s.at(now), s.ctx.Err())
+				s.perform(&e)
 			}
 		} else {
 			s.dispatch(now)
@@ -956,7 +972,8 @@ func (s *doState) dispatch(now time.Duration) {
 			s.timers[ti] = s.timers[last]
 			s.timers = s.timers[:last]
 			if !s.race.Done() {
-				s.perform(s.race.timerFired(s.at(t.at), t.kind))
+				s.race.TimerFired(&s.eff, s.at(t.at), t.kind)
+				s.perform(&s.eff)
 			}
 		}
 	}
@@ -973,7 +990,8 @@ func (s *doState) respond(sl *attemptSlot) {
 	keep := false
 	if !s.race.Done() {
 		noted := s.race.transients
-		s.perform(s.race.responded(s.at(at), a, res))
+		s.race.Responded(&s.eff, s.at(at), &a, &res)
+		s.perform(&s.eff)
 		if w, ok := s.race.Winner(); s.race.Done() && ok {
 			if w == a.Leg {
 				keep, s.win = true, cancel
@@ -990,7 +1008,7 @@ func (s *doState) respond(sl *attemptSlot) {
 	} else {
 		// Decided: a loser's answer that landed as the race ended only adds
 		// its RU to the total (ru_charge_total, §10.4).
-		s.race.responded(at, a, res)
+		s.race.Responded(&s.eff, at, &a, &res)
 	}
 	if s.obs != nil {
 		s.obs.ObserveAttempt(s.ctx, AttemptEvent{Attempt: a, Result: res, Latency: at - sl.sent})
@@ -1120,6 +1138,14 @@ func (s *doState) outcome() (*Response, error) {
 func (s *doState) release() {
 	if s.abandoned > 0 || s.bubbled || s.spoiled {
 		return // the abandoned goroutines or callbacks keep it alive; never reused
+	}
+	if s.opr.ExcludeRegions != nil || s.race.altUsed {
+		// The actions' Excluded sets: the caller's op.ExcludeRegions, or
+		// the alternate's set made from it (the rest of an action is
+		// configuration).
+		for i := range s.eff.a {
+			s.eff.a[i].Attempt.Excluded = nil
+		}
 	}
 	// Only the parts of the race that refer to this operation (its
 	// context, op, results and their bodies, op's slices) are cleared;

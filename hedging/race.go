@@ -689,19 +689,6 @@ func (r *Race) TimerFired(e *Effects, now time.Duration, t TimerKind) {
 	}
 }
 
-// timerFired is [Race.TimerFired] returning the effects (Client.Do's
-// form).
-func (r *Race) timerFired(now time.Duration, t TimerKind) (e Effects) {
-	r.TimerFired(&e, now, t)
-	return
-}
-
-// responded is [Race.Responded] returning the effects (Client.Do's form).
-func (r *Race) responded(now time.Duration, a Attempt, res Result) (e Effects) {
-	r.Responded(&e, now, &a, &res)
-	return
-}
-
 // Cancel reports application cancellation at now (a cancelled context);
 // cause is returned by errors.Is on the outcome (context.Canceled or
 // context.DeadlineExceeded). It behaves like the deadline firing (§6.5 #7).

@@ -68,10 +68,12 @@ func (b *baseURL) sameOrigin(u *url.URL) bool {
 	if u.Host == b.u.Host && u.Scheme == b.u.Scheme {
 		return true // spelled alike: the common case, without parsing the host
 	}
-	if !strings.EqualFold(u.Scheme, b.u.Scheme) {
+	// Another host is the common miss (a request for another region): its
+	// quick reject comes before the scheme's comparison.
+	if b.ascii && u.Host != "" && u.Host[0] != '[' && otherASCIIHost(u.Host, b.hostname) {
 		return false
 	}
-	if b.ascii && u.Host != "" && u.Host[0] != '[' && otherASCIIHost(u.Host, b.hostname) {
+	if !strings.EqualFold(u.Scheme, b.u.Scheme) {
 		return false
 	}
 	return strings.EqualFold(u.Hostname(), b.hostname) && portOf(u) == b.port
@@ -134,6 +136,24 @@ func (b *baseURL) match(u *url.URL) (rest string, ok bool) {
 		return "", false // "/ab" is not under "/a"
 	}
 	return rest, true
+}
+
+// addresses is match for [addressed]: it reports whether u addresses b
+// and returns the rest when computing it was needed to decide (lazy is
+// false), or leaves it to restOf (lazy): for a base without a path prefix
+// and a URL without a RawPath, u addresses b exactly when u.Path is empty
+// or starts with '/' (u.EscapedPath is then url's escaping of u.Path, or
+// "*", which starts with '/' exactly when u.Path does), so the escaping,
+// which only a request sent to another region needs, is not done here.
+func (b *baseURL) addresses(u *url.URL) (rest string, lazy, ok bool) {
+	if b.prefix == "" && u != nil && u.RawPath == "" {
+		if !b.sameOrigin(u) {
+			return "", false, false
+		}
+		return "", true, u.Path == "" || u.Path[0] == '/'
+	}
+	rest, ok = b.match(u)
+	return rest, false, ok
 }
 
 // equal reports whether two bases address the same requests.

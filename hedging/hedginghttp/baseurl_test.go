@@ -78,3 +78,89 @@ func TestSameOriginAgreesWithParse(t *testing.T) {
 		}
 	}
 }
+
+// addressedEagerly is addressed's rule with every rest computed by match:
+// the reference the lazy rest (addresses, restOf) must agree with.
+func addressedEagerly(bases []keyedBase, u *url.URL) (key, rest string, ok bool) {
+	best := -1
+	for i := range bases {
+		b := &bases[i].base
+		r, m := b.match(u)
+		if m && len(b.prefix) > best {
+			best, key, rest = len(b.prefix), bases[i].key, r
+		}
+	}
+	return key, rest, best >= 0
+}
+
+// addressedAgrees fails t unless addressed and its lazy rest give what
+// the eager rule gives for u.
+func addressedAgrees(t *testing.T, bases []keyedBase, u *url.URL) {
+	t.Helper()
+	key, rest, ok := addressedEagerly(bases, u)
+	at := addressed(bases, u)
+	if at.ok != ok || (ok && (at.key != key || at.restOf(u) != rest)) {
+		t.Fatalf("addressed(%q) = %q %q %v, the eager rule %q %q %v", u, at.key, at.restOf(u), at.ok, key, rest, ok)
+	}
+}
+
+// bxBases are bases with and without path prefixes, on one host and on
+// others.
+func bxBases(t *testing.T) []keyedBase {
+	t.Helper()
+	var bases []keyedBase
+	for i, s := range []string{"http://a.example", "http://a.example/west", "http://a.example/west/x", "https://b.example", "http://c.example/p%2Fq"} {
+		b, err := parseBase(s, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bases = append(bases, keyedBase{string(rune('A' + i)), b})
+	}
+	sortBases(bases)
+	return bases
+}
+
+// The lazy rest of a base without a path (the happy path's) agrees with
+// the eager one for paths with and without a leading '/', escaped and raw
+// paths, "*", and prefixes at and off a '/' boundary.
+func TestAddressedLazyRest(t *testing.T) {
+	bases := bxBases(t)
+	for _, s := range []string{
+		"http://a.example", "http://a.example/", "http://a.example/docs/1", "http://a.example/west", "http://a.example/westx",
+		"http://a.example/west/x/y", "http://a.example/a%2Fb", "http://a.example/a%20b", "http://a.example/a b", "http://a.example/%7Ex",
+		"HTTP://A.EXAMPLE:80/docs", "https://b.example/docs?q=1", "http://c.example/p%2Fq/r", "http://c.example/p/q/r", "http://d.example/x",
+	} {
+		u, err := url.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		addressedAgrees(t, bases, u)
+	}
+	for _, u := range []*url.URL{
+		{Scheme: "http", Host: "a.example", Path: "*"},
+		{Scheme: "http", Host: "a.example", Path: "docs/1"},
+		{Scheme: "http", Host: "a.example", Path: "/a/b", RawPath: "%2Fa/b"},
+		{Scheme: "http", Host: "a.example", Path: "/a/b", RawPath: "/a%2Fb"},
+		{Scheme: "http", Host: "a.example", Path: "/a b", RawPath: "/a%20b"},
+		{Scheme: "http", Host: "a.example", Path: "/west", RawPath: "/w%65st"},
+		{Scheme: "http", Host: "a.example", Path: "", RawPath: "x"},
+		{Scheme: "http", Host: "a.example", Opaque: "//a.example/docs"},
+		nil,
+	} {
+		addressedAgrees(t, bases, u)
+	}
+}
+
+// FuzzAddressedLazyRest checks the lazy rest against the eager rule for
+// any path and raw path.
+func FuzzAddressedLazyRest(f *testing.F) {
+	for _, s := range [][2]string{{"/docs/1", ""}, {"*", ""}, {"docs", ""}, {"/a/b", "%2Fa/b"}, {"/west/x", "/west%2Fx"}, {"", "x"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, path, raw string) {
+		bases := bxBases(t)
+		for _, host := range []string{"a.example", "c.example"} {
+			addressedAgrees(t, bases, &url.URL{Scheme: "http", Host: host, Path: path, RawPath: raw})
+		}
+	})
+}

@@ -398,8 +398,7 @@ func NewRoundTripper(next http.RoundTripper, regions []Region, opts ...Option) (
 
 // RoundTrip implements http.RoundTripper; see [NewRoundTripper].
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
-	var at addressing
-	at.key, at.rest, at.ok = addressed(rt.bases, req.URL)
+	at := addressed(rt.bases, req.URL)
 	if !at.ok {
 		return rt.next.RoundTrip(req)
 	}
@@ -417,7 +416,7 @@ func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	// region's name when its base is the longest match; the URL may still
 	// lie under the first region's shorter base.)
 	if cont.Cold() && region != rt.firstName {
-		if _, first := rt.first.match(req.URL); !first {
+		if _, _, first := rt.first.addresses(req.URL); !first {
 			return rt.next.RoundTrip(req)
 		}
 	}

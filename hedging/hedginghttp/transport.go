@@ -240,12 +240,12 @@ func (t *Transport) attemptRequest(ctx context.Context, orig *http.Request, ep h
 	if at != nil {
 		from = *at
 	} else {
-		from.key, from.rest, from.ok = addressed(bases, orig.URL)
+		from = addressed(bases, orig.URL)
 	}
 	if from.ok {
 		if from.key != key {
 			u := *orig.URL
-			if err := to.rebase(&u, from.rest); err != nil {
+			if err := to.rebase(&u, from.restOf(orig.URL)); err != nil {
 				return nil, err
 			}
 			req.URL, req.Host = &u, ""
@@ -294,28 +294,41 @@ func sortBases(bases []keyedBase) {
 	slices.SortFunc(bases, func(a, b keyedBase) int { return strings.Compare(a.key, b.key) })
 }
 
-// addressing is what addressed returns for a request's URL.
+// addressing is what addressed returns for a request's URL: the key of
+// the base it addresses (ok), and its escaped path below that base (see
+// restOf).
 type addressing struct {
 	key, rest string
+	lazy      bool // rest is the URL's whole escaped path, not computed yet
 	ok        bool
 }
 
-// addressed returns the key of the base that u addresses and u's escaped
-// path below it: the longest prefix wins, then the smallest key (bases are
-// in key order).
-func addressed(bases []keyedBase, u *url.URL) (key, rest string, ok bool) {
+// restOf returns the escaped path of u, the URL a addresses, below the
+// base a names.
+func (a *addressing) restOf(u *url.URL) string {
+	if a.lazy {
+		return u.EscapedPath()
+	}
+	return a.rest
+}
+
+// addressed returns the base that u addresses and u's escaped path below
+// it (see addressing): the longest prefix wins, then the smallest key
+// (bases are in key order).
+func addressed(bases []keyedBase, u *url.URL) (at addressing) {
 	best := -1
 	for i := range bases {
 		b := &bases[i].base
-		r, m := b.match(u)
+		r, lazy, m := b.addresses(u)
 		if !m {
 			continue
 		}
 		if n := len(b.prefix); n > best {
-			best, key, rest = n, bases[i].key, r
+			best, at = n, addressing{key: bases[i].key, rest: r, lazy: lazy}
 		}
 	}
-	return key, rest, best >= 0
+	at.ok = best >= 0
+	return at
 }
 
 // resultOf classifies resp from its status and headers (spec §7.2) and
@@ -383,12 +396,27 @@ func requestCharge(v string) float64 {
 	if v == "" {
 		return 0 // absent: no parse error to allocate
 	}
+	if len(v) <= maxIntCharge && v[0] != '+' && v[0] != '-' {
+		// A whole charge ("1", a point read's): strconv.Atoi reads it for
+		// about a third of ParseFloat's instructions, to the same value
+		// (every integer of up to 15 digits is a float64 exactly). Anything
+		// else (a decimal, a sign, an exponent) fails it and is parsed as
+		// a float.
+		if n, err := strconv.Atoi(v); err == nil {
+			return float64(n)
+		}
+	}
 	f, err := strconv.ParseFloat(v, 64)
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
 		return 0
 	}
 	return f
 }
+
+// maxIntCharge is the longest whole request charge requestCharge reads
+// with strconv.Atoi: 15 decimal digits, below 2^53, so its float64 is
+// exact.
+const maxIntCharge = 15
 
 // retryAfter parses an x-ms-retry-after-ms value (milliseconds, decimal).
 // A malformed value, and one that is not a finite number > 0, reads as zero

@@ -128,13 +128,13 @@ func (c *Ctx) Done() <-chan struct{} {
 		return *d
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	d := c.done.Load()
 	if d == nil {
 		c.ch = make(chan struct{})
 		d = &c.ch
 		c.done.Store(d)
 	}
+	c.mu.Unlock()
 	return *d
 }
 
@@ -142,8 +142,9 @@ func (c *Ctx) Done() <-chan struct{} {
 // context.DeadlineExceeded if the deadline ended it, else context.Canceled.
 func (c *Ctx) Err() error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	return stateErr(c.state)
+	st := c.state
+	c.mu.Unlock()
+	return stateErr(st)
 }
 
 // stateErr is the error Err reports in state st.
@@ -176,19 +177,22 @@ func (c *Ctx) Value(key any) any {
 // derived from c.
 func (c *Ctx) AfterFunc(f func()) (stop func() bool) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.state != ctxLive {
+		c.mu.Unlock()
 		go f()
 		return func() bool { return false }
 	}
 	if !c.firstUsed {
 		c.firstF, c.firstLive, c.firstUsed = f, true, true
+		c.mu.Unlock()
 		return func() bool {
 			c.mu.Lock()
-			defer c.mu.Unlock()
-			return c.takeFirst() != nil
+			stopped := c.takeFirst() != nil
+			c.mu.Unlock()
+			return stopped
 		}
 	}
+	defer c.mu.Unlock()
 	var r *afterReg
 	if c.more == nil {
 		c.more = &laterRegs{}
@@ -205,8 +209,10 @@ func (c *Ctx) AfterFunc(f func()) (stop func() bool) {
 	}
 }
 
-// Cancel cancels the attempt with cause (context.Canceled when nil) and
-// runs the functions registered with AfterFunc; later calls do nothing.
+// Cancel cancels the attempt with cause (context.Canceled when nil): Err
+// and context.Cause report it at once; then it runs the functions
+// registered with AfterFunc and closes the channel of Done. Later calls
+// do nothing.
 func (c *Ctx) Cancel(cause error) {
 	if cause == nil {
 		cause = context.Canceled
@@ -218,19 +224,17 @@ func (c *Ctx) Cancel(cause error) {
 	}
 	c.state = ctxCanceled
 	// context.Canceled, the common cause (a lost race, a closed body),
-	// skips errors.Is's walk (its reflection costs ~240 instructions).
-	if cause != context.Canceled && errors.Is(cause, context.DeadlineExceeded) {
-		c.state = ctxDeadline
-	}
-	if cause != stateErr(c.state) {
-		in, cancel := context.WithCancelCause(context.Background())
-		cancel(cause)
-		c.inner.Store(&in)
-	}
-	if d := c.done.Load(); d != nil {
-		close(*d)
-	} else {
-		c.done.Store(closedDone)
+	// skips errors.Is's walk (its reflection costs ~240 instructions)
+	// and the comparison with the error Err reports.
+	if cause != context.Canceled {
+		if errors.Is(cause, context.DeadlineExceeded) {
+			c.state = ctxDeadline
+		}
+		if cause != stateErr(c.state) {
+			in, cancel := context.WithCancelCause(context.Background())
+			cancel(cause)
+			c.inner.Store(&in)
+		}
 	}
 	f0 := c.takeFirst()
 	var more []func()
@@ -252,4 +256,15 @@ func (c *Ctx) Cancel(cause error) {
 	for _, f := range more {
 		f()
 	}
+	// Done's channel is closed once the registered functions have run, so
+	// whoever sees it closed sees every context derived from c cancelled
+	// too (a context.WithCancelCause cancels its children under its lock,
+	// before it returns). A channel Done makes meanwhile is this one.
+	c.mu.Lock()
+	if d := c.done.Load(); d != nil {
+		close(*d)
+	} else {
+		c.done.Store(closedDone)
+	}
+	c.mu.Unlock()
 }

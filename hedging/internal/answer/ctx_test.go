@@ -127,3 +127,27 @@ func TestInlineCtxAfterFuncStop(t *testing.T) {
 		c()
 	}
 }
+
+// Whoever sees the inline context's Done closed sees the contexts derived
+// from it cancelled too, with the cause (as a context.WithCancelCause's
+// children are): net/http's per-request context, derived from it, is
+// cancelled by the time an attempt woken by Done reads it (the race's
+// TestDoAttemptCancelCause, inline shape, read a nil cause now and then
+// under -race when Done was closed first).
+func TestInlineCtxDoneAfterDerived(t *testing.T) {
+	for i := range 2000 {
+		x := newInlineCtx(time.Time{})
+		child, stop := context.WithCancel(x)
+		done := x.Done()
+		got := make(chan error)
+		go func() {
+			<-done
+			got <- context.Cause(child)
+		}()
+		x.Cancel(context.Canceled)
+		if err := <-got; err != context.Canceled {
+			t.Fatalf("round %d: Done closed, the derived context's Cause is %v", i, err)
+		}
+		stop()
+	}
+}
