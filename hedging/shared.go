@@ -111,11 +111,8 @@ type HedgeWinTracker struct {
 	// cases (no streak, no trip anywhere) take no lock.
 	hot *hotCounters
 	// The state read once a hedge has won: under mu.
-	mu sync.Mutex
-	// pairs holds each pair's state by value, in the map's own slots: a
-	// win or a primary final reads the pair with the map's lookup, and
-	// no object of its own (in a fleet, each client's pairs are cold).
-	pairs     map[winKey]winState
+	mu        sync.Mutex
+	pairs     map[winKey]*winState
 	threshold int
 	minSpan   time.Duration // least duration of a tripping streak; 0 = none
 	// sweepAt is when recordHedgeWin next deletes the pairs that hold
@@ -168,7 +165,7 @@ func (t *HedgeWinTracker) publish() {
 	m := make(map[string][]demotion, len(t.tripped))
 	for p, rs := range t.tripped {
 		for _, r := range rs {
-			if s, ok := t.pairs[winKey{p, r}]; ok {
+			if s := t.pairs[winKey{p, r}]; s != nil {
 				m[p] = append(m[p], demotion{r, s.unhealthyUntil})
 			}
 		}
@@ -211,7 +208,7 @@ func (t *HedgeWinTracker) init(threshold int, probe, minSpan time.Duration, hot 
 		probe = DefaultProbeInterval
 	}
 	t.threshold, t.probe, t.minSpan = threshold, probe, minSpan
-	t.pairs, t.tripped = make(map[winKey]winState), make(map[string][]Region)
+	t.pairs, t.tripped = make(map[winKey]*winState), make(map[string][]Region)
 }
 
 // recordHedgeWin records one alternate win for (partition, primary) at now
@@ -225,7 +222,11 @@ func (t *HedgeWinTracker) recordHedgeWin(now time.Duration, partition string, pr
 		t.sweepAt = now + t.minSpan
 	}
 	k := winKey{partition, primary}
-	s := t.pairs[k] // a missing pair is the zero state
+	s := t.pairs[k]
+	if s == nil {
+		s = &winState{}
+		t.pairs[k] = s
+	}
 	if !s.streak() {
 		t.hot.nstreaks.Add(1)
 		t.keyedAdd(pairBucket(partition, primary), 1)
@@ -247,11 +248,9 @@ func (t *HedgeWinTracker) recordHedgeWin(now time.Duration, partition string, pr
 		s.consecutive = t.threshold - 1 // probing: one more win re-trips
 		s.trips++
 		t.trips++
-		t.pairs[k] = s // before publish, which reads it
 		t.publish()
 		return true
 	}
-	t.pairs[k] = s
 	return false
 }
 
@@ -266,8 +265,8 @@ func (t *HedgeWinTracker) recordPrimaryFinal(now time.Duration, partition string
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	k := winKey{partition, primary}
-	s, ok := t.pairs[k]
-	if !ok || !s.streak() {
+	s := t.pairs[k]
+	if s == nil || !s.streak() {
 		// No entry, or one that holds neither: resetting its count changes
 		// nothing, and deleting it (its run ended) is the sweep's.
 		return
@@ -276,7 +275,6 @@ func (t *HedgeWinTracker) recordPrimaryFinal(now time.Duration, partition string
 		// Still demoted: a primary final here is the region answering as a
 		// non-primary; keep the trip but forget the streak.
 		s.consecutive = 0
-		t.pairs[k] = s
 		return
 	}
 	if s.unhealthyUntil != 0 {
@@ -297,7 +295,6 @@ func (t *HedgeWinTracker) recordPrimaryFinal(now time.Duration, partition string
 	t.keyedAdd(b, -1)
 	if t.minSpan > 0 && now-s.lastWin <= t.minSpan {
 		s.consecutive = 0 // the run goes on: keep its start
-		t.pairs[k] = s
 		return
 	}
 	delete(t.pairs, k)
@@ -319,7 +316,10 @@ func (t *HedgeWinTracker) sweep(now time.Duration) {
 func (t *HedgeWinTracker) Consecutive(partition string, primary Region) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.pairs[winKey{partition, primary}].consecutive
+	if s := t.pairs[winKey{partition, primary}]; s != nil {
+		return s.consecutive
+	}
+	return 0
 }
 
 // Unhealthy reports whether reads of partition should route away from
@@ -331,7 +331,7 @@ func (t *HedgeWinTracker) Unhealthy(now time.Duration, partition string, region 
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s := t.pairs[winKey{partition, region}]
-	return s.unhealthyUntil != 0 && now < s.unhealthyUntil
+	return s != nil && s.unhealthyUntil != 0 && now < s.unhealthyUntil
 }
 
 // unhealthyMask returns a bit set of the regions (by index, first 64) that
