@@ -158,10 +158,12 @@ type Client struct {
 // region or a won hedge needs, locks and maps, is off the happy path),
 // and what writes, overrides, retries, logging and Do read.
 type clientState struct {
+	// tracker first: what a won hedge reads of it, its first 56 bytes,
+	// are then on one cache line (see HedgeWinTracker).
+	tracker  HedgeWinTracker
 	logger   *slog.Logger
 	sessions sessionTokens
 	store    locationStore
-	tracker  HedgeWinTracker
 	// write[0] is the hub (write region) endpoint; as a slice it is a
 	// write's one candidate, which no race modifies.
 	write  [1]Endpoint

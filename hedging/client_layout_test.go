@@ -39,6 +39,28 @@ func TestClientHotLayout(t *testing.T) {
 	}
 }
 
+// TestTrackerHotLine guards the layout HedgeWinTracker's doc comment
+// describes: in a client built by a group (or NewClient), what a won
+// hedge reads of the tracker besides its pair and count (hot, mu, pairs,
+// threshold, minSpan, sweepAt) and demoted lie on one cache line.
+func TestTrackerHotLine(t *testing.T) {
+	g := buildGroup(t, Config{Regions: []Endpoint{{Region: "a", Key: "a"}}}, 3, nil)
+	c := build(t, Config{Regions: []Endpoint{{Region: "a", Key: "a"}}})
+	for i, c := range []*Client{groupClient(t, g, 0), groupClient(t, g, 1), groupClient(t, g, 2), c} {
+		tr := &c.tracker
+		line := uintptr(unsafe.Pointer(&tr.hot)) / 64
+		for name, end := range map[string]uintptr{
+			"mu": uintptr(unsafe.Pointer(&tr.mu)) + unsafe.Sizeof(tr.mu), "pairs": uintptr(unsafe.Pointer(&tr.pairs)) + unsafe.Sizeof(tr.pairs),
+			"threshold": uintptr(unsafe.Pointer(&tr.threshold)) + unsafe.Sizeof(tr.threshold), "minSpan": uintptr(unsafe.Pointer(&tr.minSpan)) + unsafe.Sizeof(tr.minSpan),
+			"sweepAt": uintptr(unsafe.Pointer(&tr.sweepAt)) + unsafe.Sizeof(tr.sweepAt), "demoted": uintptr(unsafe.Pointer(&tr.demoted)) + unsafe.Sizeof(tr.demoted),
+		} {
+			if (end-1)/64 != line {
+				t.Errorf("client %d: HedgeWinTracker.%s ends at %#x, past the line of its hot (%#x)", i, name, end, uintptr(unsafe.Pointer(&tr.hot)))
+			}
+		}
+	}
+}
+
 func buildGroup(t *testing.T, cfg Config, n int, newStrategy func(int) (AvailabilityStrategy, error)) *ClientGroup {
 	t.Helper()
 	g, err := NewClientGroup(cfg, n, newStrategy)

@@ -98,30 +98,35 @@ func (s *winState) streak() bool { return s.consecutive > 0 || s.unhealthyUntil 
 // Safe for concurrent use; all methods take the current time as a
 // parameter and never read a clock.
 type HedgeWinTracker struct {
-	// The lock-free fast path first, on one cache line: every read's
-	// routing (unhealthyMask) and primary final (recordPrimaryFinal) reads
-	// only these fields while no pair holds a streak or a trip.
+	// The first 56 bytes are on one cache line in a client (its tracker
+	// starts its clientState, which the allocator places 8 bytes past a
+	// line, after its header; client_layout_test.go guards it): the
+	// lock-free fast path — every read's routing (unhealthyMask) and
+	// primary final (recordPrimaryFinal) reads only hot and demoted while
+	// no pair holds a streak or a trip — and what a win reads besides its
+	// pair and its nkeyed count.
 	//
 	// hot holds nstreaks, the pairs holding a streak or a trip
 	// (winState.streak), and ntripped, those holding a trip, so the common
 	// cases (no streak, no trip anywhere) take no lock.
 	hot *hotCounters
-	// demoted is a copy of tripped with each pair's end of demotion,
-	// replaced (never modified) under mu whenever a trip starts, is renewed
-	// or ends, so that routing (unhealthyMask, on every Begin) reads it
-	// without taking the lock.
-	demoted   atomic.Pointer[map[string][]demotion]
-	threshold int
-	probe     time.Duration
-	minSpan   time.Duration // least duration of a tripping streak; 0 = none
 	// The state read once a hedge has won: under mu.
-	mu    sync.Mutex
-	pairs map[winKey]*winState
-	trips int
+	mu        sync.Mutex
+	pairs     map[winKey]*winState
+	threshold int
+	minSpan   time.Duration // least duration of a tripping streak; 0 = none
 	// sweepAt is when recordHedgeWin next deletes the pairs that hold
 	// neither and whose run has ended (no win for more than minSpan): a
 	// primary final no longer looks them up.
 	sweepAt time.Duration
+	// demoted is a copy of tripped with each pair's end of demotion,
+	// replaced (never modified) under mu whenever a trip starts, is renewed
+	// or ends, so that routing (unhealthyMask, on every Begin) reads it
+	// without taking the lock.
+	demoted atomic.Pointer[map[string][]demotion]
+	// The rest is read when a trip starts or ends, under mu.
+	probe time.Duration
+	trips int
 	// tripped indexes the pairs holding a trip by partition, so routing
 	// checks every region of a partition with one lookup.
 	tripped map[string][]Region
