@@ -234,7 +234,8 @@ type recAlt struct {
 // sooner, inside the deadline, and only as much as it pays. It learns
 // from the race's [hedging.Observation]s of ended operations only: a leg's
 // final response is a latency, a cancelled leg a lower bound of one, and a
-// transient answer or a local throttle no latency at all.
+// transient answer or a local throttle no latency at all; an alternate's
+// final error is a failed leg, and the hedge it ends no win.
 //
 // Per (primary region, operation kind) it keeps the primary's latency P,
 // and per alternate region the alternate leg's answer time A (a leg that
@@ -284,7 +285,13 @@ type recAlt struct {
 //     (a slow mode past the band, the p99.9), thresholds are judged by
 //     their gain at that deeper quantile (recommended_deep.go). Where
 //     none gains MinGain, a backstop at Backstop × the unhedged quantile
-//     catches a sudden slow-down.
+//     catches a sudden slow-down. Failures count in error points, not
+//     as latencies (recommended_errors.go): where the primary's failures
+//     (transient, or a final error: [hedging.LegEnd] FinalError; not
+//     those the race's failover answers) are estimated to be rescued by
+//     some threshold, by more than three quarters of an error point (1%
+//     of operations, the scorecard's), a threshold failing more than that
+//     above the lowest reached gives way to the highest within it.
 //  5. check: hedges must win and save what they cost. The ledger holds
 //     every hedge a warm key sends (chosen, held, backstop and probe),
 //     about the last 2 × MinSamples of them. With MinSamples of hedges in
@@ -414,7 +421,7 @@ func (p *Recommended) Observe(now time.Duration, o hedging.Observation) {
 	w := p.cfg.MaxMemory / 2
 	prim := o.Legs[hedging.Primary]
 	ms := msOf
-	s.fails.noteFailure(prim)
+	s.fails.noteFailure(prim, o.Cause)
 	switch prim.Outcome {
 	case hedging.LegAnswered:
 		s.region.prim.add(now, w, ms(prim.Elapsed))
