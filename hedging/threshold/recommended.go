@@ -421,7 +421,7 @@ func (p *Recommended) Observe(now time.Duration, o hedging.Observation) {
 	w := p.cfg.MaxMemory / 2
 	prim := o.Legs[hedging.Primary]
 	ms := msOf
-	s.fails.noteFailure(prim, o.Cause)
+	s.fails.noteFailure(prim, o.Cause, o.Won)
 	switch prim.Outcome {
 	case hedging.LegAnswered:
 		s.region.prim.add(now, w, ms(prim.Elapsed))

@@ -34,8 +34,12 @@ const (
 // final error (a final response with status >= 400, [hedging.LegEnd]
 // FinalError) ends the race when it arrives (§7.1), so only an alternate
 // that answers before it rescues the operation.
+//
+// A primary the deadline cut off with no winner (cancelled, the operation
+// failed) is as a final error at the time it was cut off: only an
+// alternate that answers before it rescues the operation.
 type recFails struct {
-	transient, final recHist
+	transient, final, deadline recHist
 }
 
 // noteFailure records the primary leg prim of an ended operation whose
@@ -43,11 +47,13 @@ type recFails struct {
 // that the race's own failover answered (cause.Failover(): a 503,
 // 404/1002, 429/3092 or transport error sends the alternate at once,
 // §6.5 #9) is not one a threshold must rescue.
-func (f *recFails) noteFailure(prim hedging.LegEnd, cause hedging.SpawnCause) {
+func (f *recFails) noteFailure(prim hedging.LegEnd, cause hedging.SpawnCause, won bool) {
 	if cause.Failover() {
 		return
 	}
 	switch {
+	case prim.Outcome == hedging.LegCancelled && !won:
+		f.deadline[recBin(msOf(prim.Elapsed))]++
 	case prim.Outcome == hedging.LegFailed && !prim.LocalThrottle:
 		f.transient[recBin(msOf(prim.Elapsed))]++
 	case prim.Outcome == hedging.LegAnswered && prim.FinalError:
@@ -60,13 +66,14 @@ func (f *recFails) fade(g float32) {
 	for i := range recBins {
 		f.transient[i] *= g
 		f.final[i] *= g
+		f.deadline[i] *= g
 	}
 }
 
 // incidence writes into ft and ff the estimated fraction of s's
-// operations whose primary fails at each bin, transiently and with a
-// final error: cumulative incidences of competing risks over the
-// primary's evidence, successful answers the other risk and cancelled
+// operations whose primary fails at each bin, transiently (ft) and with
+// a final error or at the deadline (ff): cumulative incidences of
+// competing risks over the primary's evidence, successful answers the other risk and cancelled
 // primaries censored (Kaplan–Meier's at-risk sets), since a primary that
 // a hedge cancelled might still have failed — counting failures over all
 // operations underestimates them by the share hedged. It returns the
@@ -87,13 +94,15 @@ func (s *recState) incidence(ft, ff *[recBins]float64) float64 {
 		if i == recBins-1 {
 			succ = max(0, succ-trans)
 		}
+		d := min(float64(s.fails.deadline[i]), float64(s.pC[i])) // cut off: in pC, a failure here
+		f += d
 		ft[i], ff[i] = 0, 0
 		if risk > 0 {
 			ft[i], ff[i] = surv*min(t/risk, 1), surv*min(f/risk, 1)
 			surv *= max(0, 1-(succ+t+f)/risk)
 		}
 		total += ft[i] + ff[i]
-		risk -= succ + t + f + float64(s.pC[i])
+		risk -= succ + t + f + float64(s.pC[i]) - d
 	}
 	return total
 }
@@ -160,7 +169,7 @@ func (s *recState) failureRate(a *recAlt, t, fail float64, ft, ff *[recBins]floa
 // against an error point. It returns whether a's threshold pays: pays,
 // choose's verdict, unless the guard replaced it (true).
 func (p *Recommended) guardErrors(now time.Duration, s *recState, a *recAlt, wP float64, pays bool) bool {
-	failW := weight(&s.fails.transient) + weight(&s.fails.final)
+	failW := weight(&s.fails.transient) + weight(&s.fails.final) + weight(&s.fails.deadline)
 	if !(wP >= p.cfg.MinSamples) || failW < recTailSamples && a.finalErr < recTailSamples {
 		return pays
 	}
