@@ -75,7 +75,7 @@ func errRun(p *threshold.Recommended, start time.Duration, n, from int, w func(i
 //   - a primary failing transiently in one read in 25 (4%) at its usual
 //     answer time (a 500 mid-service): only a hedge in flight before the
 //     failure rescues it, so the rescuing thresholds are below the body's
-//     3-15 ms; the guard hedges there, within half an error point of the
+//     3-15 ms; the guard hedges there, within 0.75 of an error point of the
 //     best (0%), and the failures stay under one point (the scorecard's
 //     ScoreErrPoints). Before it: 4.0% failed (the backstop at 2 × Max
 //     rescued nothing).
@@ -91,7 +91,8 @@ func errRun(p *threshold.Recommended, start time.Duration, n, from int, w func(i
 //   - an alternate whose answers are final errors three times in ten, at
 //     1 ms, behind a primary with one read in ten 200 ms slower: every
 //     hedge that wins turns into a failure three times in ten, about
-//     three points of reads; no hedge is within half a point of the best.
+//     three points of reads. The evidence stops them: a final error is a
+//     failed leg of the alternate and no win (the guard does not act here).
 //     Before: the errors were fast answers and wins, the slow tenth was
 //     hedged and 3% of reads failed that the primary would have answered.
 func TestRecommendedErrorGuard(t *testing.T) {
