@@ -92,7 +92,8 @@ const (
 	// LegNotSent: the leg was never sent (no hedge).
 	LegNotSent LegOutcome = iota
 	// LegAnswered: a final response (§7.1) arrived, after Elapsed: a
-	// latency of the leg's region.
+	// latency of the leg's region, unless [LegEnd.FinalError] says the
+	// response was a final error.
 	LegAnswered
 	// LegCancelled: the race ended (the other leg won, or the deadline)
 	// while the leg was in flight or waiting to retry: Elapsed is a lower
@@ -114,6 +115,12 @@ type LegEnd struct {
 	// response (LegAnswered), its cancellation (LegCancelled) or its last
 	// answer (LegFailed).
 	Elapsed time.Duration
+	// FinalError says the leg's final response (LegAnswered) has a status
+	// of 400 or more: final by §7.1/§7.2 (404 with sub-status 0, 409, 412,
+	// 429/3200, ...), so it ends the race, yet the operation fails for its
+	// caller when it wins. Elapsed is then when the leg failed, not a
+	// latency of a successful answer.
+	FinalError bool
 	// LocalThrottle says an attempt of the leg was refused by the client's
 	// own throughput-control gate (a local 429, §9.3 #2: the gate is
 	// saturated), and RetryAfter is the longest the leg waited after such
@@ -233,7 +240,7 @@ func (r *Race) ended(now time.Duration) {
 		case lg.cancelled || !lg.done:
 			e.Outcome, e.Elapsed = LegCancelled, now-lg.startAt
 		case lg.last.Final() && !lg.last.LocalThrottle:
-			e.Outcome, e.Elapsed = LegAnswered, lg.elapsed
+			e.Outcome, e.Elapsed, e.FinalError = LegAnswered, lg.elapsed, finalError(lg.last.Status)
 		default:
 			e.Outcome, e.Elapsed = LegFailed, lg.elapsed
 		}

@@ -1283,3 +1283,39 @@ func TestRaceClassifiesLegsForPolicy(t *testing.T) {
 		t.Errorf("503 alternate: %+v; want the alternate failed, the primary answered at 150ms", b)
 	}
 }
+
+// A final error is final (it ends the race) but no successful answer: the
+// policy's LegEnd says so in FinalError, from the race's own classification
+// (§7.1, §7.2), for the leg that won and for the one that lost alike.
+func TestRaceReportsFinalErrorToPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		code, sub int
+		want      bool
+	}{{200, 0, false}, {304, 0, false}, {404, 0, true}, {409, 0, true}, {412, 0, true}, {429, 3200, true}} {
+		cfg := htCfg(100*htMillisecond, "A", "B")
+		pol := &obsLog{}
+		cfg.Strategy = hedging.Hedging(hedging.NewPolicyStrategy(pol))
+		c := htClient(t, cfg)
+		// The primary answers tc's status at 5 ms (before the threshold);
+		// a second operation's primary is slow (300 ms) and its hedge,
+		// sent at 100 ms, answers tc's status 10 ms later.
+		op := hedging.Operation{Kind: hedging.PointRead, Partition: "p"}
+		htNewDriver(t, c, &op, htSeq([]htResp{htR(5*htMillisecond, tc.code, tc.sub)}, nil)).run()
+		op2 := hedging.Operation{Kind: hedging.PointRead, Partition: "q"}
+		htNewDriver(t, c, &op2, htSeq([]htResp{htR(300*htMillisecond, 200, 0)}, []htResp{htR(10*htMillisecond, tc.code, tc.sub)})).run()
+		if len(pol.ends) != 2 {
+			t.Fatalf("%d/%d: %d operations reported, want 2", tc.code, tc.sub, len(pol.ends))
+		}
+		p := pol.ends[0].Legs[hedging.Primary]
+		if p.Outcome != hedging.LegAnswered || p.FinalError != tc.want || p.Elapsed != 5*htMillisecond {
+			t.Errorf("%d/%d primary: %+v; want answered at 5ms, FinalError %v", tc.code, tc.sub, p, tc.want)
+		}
+		a := pol.ends[1].Legs[hedging.Alternate]
+		if a.Outcome != hedging.LegAnswered || a.FinalError != tc.want || pol.ends[1].Winner != hedging.Alternate {
+			t.Errorf("%d/%d alternate: %+v (winner %v); want it answered and won, FinalError %v", tc.code, tc.sub, a, pol.ends[1].Winner, tc.want)
+		}
+		if pol.ends[1].Legs[hedging.Primary].FinalError {
+			t.Errorf("%d/%d: the cancelled primary is flagged a final error", tc.code, tc.sub)
+		}
+	}
+}

@@ -65,6 +65,13 @@ func IsFinal(s Status) bool {
 	return false
 }
 
+// finalError reports whether a final response with status s fails the
+// operation for its caller: a status of 400 or more (§7.1's final 4xx and
+// 5xx: 404 with sub-status 0, 409, 412, 429/3200, ...; the rest of the
+// range is transient and never final). It is the classification a
+// policy's [LegEnd.FinalError] carries.
+func finalError(s Status) bool { return s.Code >= 400 }
+
 // isFinalFor is [IsFinal] for an attempt of an operation of kind: the same
 // table, except that a metadata read's 403/1008 (DatabaseAccountNotFound)
 // is a regional failure (the region, not the request, is at fault), hence

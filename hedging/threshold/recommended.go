@@ -182,7 +182,8 @@ type recState struct {
 	deadline       time.Duration
 	region         *recRegion // the primary region's shared evidence
 	alts           []*recAlt
-	survP          recHist // scratch: the primary's survival, after decide
+	survP          recHist  // scratch: the primary's survival, after decide
+	fails          recFails // the primary's failure times (recommended_errors.go)
 }
 
 // recAlt is what a key knows of one alternate region: the alternate
@@ -203,7 +204,13 @@ type recAlt struct {
 	// transient answers (not a local throttle), aged as aU: the share of
 	// aU's never-answered bin that is the region failing, not the
 	// deadline cutting a slow leg off.
-	failed  float64
+	failed float64
+	// finalErr is the decayed weight of the alternate legs whose final
+	// response was an error ([hedging.LegEnd] FinalError), aged as aU and
+	// counted in failed too (recommended_errors.go).
+	finalErr float64
+	// aE holds the elapsed times of those final errors, aged as aU.
+	aE      recHist
 	decayed time.Duration
 	// The ledger: decayed hedges sent at the threshold, how many won, how
 	// many the estimate expected to win, and the wins' expected saving
@@ -227,7 +234,8 @@ type recAlt struct {
 // sooner, inside the deadline, and only as much as it pays. It learns
 // from the race's [hedging.Observation]s of ended operations only: a leg's
 // final response is a latency, a cancelled leg a lower bound of one, and a
-// transient answer or a local throttle no latency at all.
+// transient answer or a local throttle no latency at all; an alternate's
+// final error is a failed leg, and the hedge it ends no win.
 //
 // Per (primary region, operation kind) it keeps the primary's latency P,
 // and per alternate region the alternate leg's answer time A (a leg that
@@ -277,7 +285,13 @@ type recAlt struct {
 //     (a slow mode past the band, the p99.9), thresholds are judged by
 //     their gain at that deeper quantile (recommended_deep.go). Where
 //     none gains MinGain, a backstop at Backstop × the unhedged quantile
-//     catches a sudden slow-down.
+//     catches a sudden slow-down. Failures count in error points, not
+//     as latencies (recommended_errors.go): where the primary's failures
+//     (transient, or a final error: [hedging.LegEnd] FinalError; not
+//     those the race's failover answers) are estimated to be rescued by
+//     some threshold, by more than three quarters of an error point (1%
+//     of operations, the scorecard's), a threshold failing more than that
+//     above the lowest reached gives way to the highest within it.
 //  5. check: hedges must win and save what they cost. The ledger holds
 //     every hedge a warm key sends (chosen, held, backstop and probe),
 //     about the last 2 × MinSamples of them. With MinSamples of hedges in
@@ -407,6 +421,7 @@ func (p *Recommended) Observe(now time.Duration, o hedging.Observation) {
 	w := p.cfg.MaxMemory / 2
 	prim := o.Legs[hedging.Primary]
 	ms := msOf
+	s.fails.noteFailure(prim, o.Cause, o.Won)
 	switch prim.Outcome {
 	case hedging.LegAnswered:
 		s.region.prim.add(now, w, ms(prim.Elapsed))
@@ -440,11 +455,19 @@ func (p *Recommended) Observe(now time.Duration, o hedging.Observation) {
 		a.inFlight--
 	}
 	p.age(now, a)
-	switch alt.Outcome {
-	case hedging.LegAnswered:
+	switch {
+	case alt.Outcome == hedging.LegAnswered && alt.FinalError:
+		// A final error is no answer of the alternate's: it fails the
+		// operation it wins (recommended_errors.go), so it counts as a
+		// failed leg, never answering, and not in the region's floor.
+		a.aU[recBins-1]++
+		a.failed++
+		a.finalErr++
+		a.aE[recBin(ms(alt.Elapsed))]++
+	case alt.Outcome == hedging.LegAnswered:
 		s.region.altFloor(now, alt.Region).add(now, w, ms(alt.Elapsed))
 		a.aU[recBin(ms(alt.Elapsed))]++
-	case hedging.LegCancelled:
+	case alt.Outcome == hedging.LegCancelled:
 		if !o.Won {
 			// Cancelled with no winner: by the operation's deadline. It did
 			// not answer in time, which is all a deadline asks: never
@@ -455,7 +478,7 @@ func (p *Recommended) Observe(now time.Duration, o hedging.Observation) {
 		} else {
 			a.aC[recBin(ms(alt.Elapsed))]++
 		}
-	case hedging.LegFailed:
+	case alt.Outcome == hedging.LegFailed:
 		a.aU[recBins-1]++ // never answered: slower than any bin
 		if !alt.LocalThrottle {
 			a.failed++
@@ -479,7 +502,7 @@ func (p *Recommended) Observe(now time.Duration, o hedging.Observation) {
 		a.hedges, a.wins, a.expWins, a.gain = g*a.hedges, g*a.wins, g*a.expWins, g*a.gain
 		a.hedges++
 		a.expWins += w
-		if o.Won && o.Winner == hedging.Alternate {
+		if o.Won && o.Winner == hedging.Alternate && !alt.FinalError { // a final error won is no win
 			a.wins++
 			if prim.Outcome == hedging.LegFailed {
 				// The hedge rescued an operation whose primary failed: it

@@ -235,6 +235,7 @@ func (p *Recommended) decide(now time.Duration, s *recState, a *recAlt) {
 	}
 	wA, shift := p.estimate(now, s, a)
 	pays := p.choose(now, s, a, wP, wA, shift)
+	pays = p.guardErrors(now, s, a, wP, pays) // failures in error points (recommended_errors.go)
 	a.pays = pays
 	if !pays {
 		a.t = p.hold(now, s, a, a.t)
@@ -293,6 +294,7 @@ func (p *Recommended) agePrimary(now time.Duration, s *recState) {
 		s.pU[i] *= f
 		s.pC[i] *= f
 	}
+	s.fails.fade(f)
 }
 
 // age fades a's alternate evidence and hedge ledger to now with memory
@@ -309,12 +311,14 @@ func (p *Recommended) age(now time.Duration, a *recAlt) {
 		a.aU[i] *= float32(f)
 		a.aC[i] *= float32(f)
 		a.aD[i] *= float32(f)
+		a.aE[i] *= float32(f)
 	}
 	a.hedges *= f
 	a.wins *= f
 	a.expWins *= f
 	a.gain *= f
 	a.failed *= f
+	a.finalErr *= f
 }
 
 // cold handles a key still warming up (phase 2) and reports whether it
