@@ -740,7 +740,7 @@ func (r *Race) Responded(e *Effects, now time.Duration, a *Attempt, res *Result)
 		return
 	}
 	final := finalFor(r.op.Kind, res)
-	if r.hedged && a.Leg == Alternate && r.op.Kind.IsMetadata() && (!final || res.Status.Code >= 400) {
+	if r.hedged && a.Leg == Alternate && r.op.Kind.IsMetadata() && (!final || finalError(res.Status)) {
 		r.discardAlternate(e, now)
 		return
 	}
