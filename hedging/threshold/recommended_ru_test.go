@@ -40,22 +40,8 @@ func TestUnheardAlternateIsNotHedgedOnThePrior(t *testing.T) {
 				ms = 10 + 10*rng.Float64()
 			}
 			pl := dur(ms)
-			th, ok := p.Threshold(now, hedging.ThresholdQuery{Primary: "A", Alternate: "B", Kind: hedging.PointRead})
-			o := hedging.Observation{Event: hedging.OperationEnded, Primary: "A", Alternate: "B", Kind: hedging.PointRead, Latency: pl, Won: true}
-			o.Legs[hedging.Primary] = hedging.LegEnd{Region: "A", Outcome: hedging.LegAnswered, Elapsed: pl}
-			if ok && th.Get() < pl {
-				hedged++
-				o.Threshold, o.Cause = th, hedging.SpawnThreshold
-				if th.Get()+far < pl {
-					won++
-					o.Latency, o.Winner = th.Get()+far, hedging.Alternate
-					o.Legs[hedging.Primary] = hedging.LegEnd{Region: "A", Outcome: hedging.LegCancelled, Elapsed: th.Get() + far}
-					o.Legs[hedging.Alternate] = hedging.LegEnd{Region: "B", Outcome: hedging.LegAnswered, Elapsed: far}
-				} else {
-					o.Legs[hedging.Alternate] = hedging.LegEnd{Region: "B", Outcome: hedging.LegCancelled, Elapsed: pl - th.Get()}
-				}
-			}
-			p.Observe(now+o.Latency, o)
+			h, w := playRead(p, now, pl, far)
+			hedged, won = hedged+h, won+w
 			now += 75 * time.Millisecond
 		}
 	}
@@ -84,22 +70,8 @@ func TestHeardAlternateIsHedged(t *testing.T) {
 			pl = 60*time.Millisecond + time.Duration(i%5)*time.Millisecond
 		}
 		al := 2 * time.Millisecond // a near alternate
-		th, ok := p.Threshold(now, hedging.ThresholdQuery{Primary: "A", Alternate: "B", Kind: hedging.PointRead})
-		o := hedging.Observation{Event: hedging.OperationEnded, Primary: "A", Alternate: "B", Kind: hedging.PointRead, Latency: pl, Won: true}
-		o.Legs[hedging.Primary] = hedging.LegEnd{Region: "A", Outcome: hedging.LegAnswered, Elapsed: pl}
-		if ok && th.Get() < pl {
-			hedged++
-			o.Threshold, o.Cause = th, hedging.SpawnThreshold
-			if th.Get()+al < pl {
-				won++
-				o.Latency, o.Winner = th.Get()+al, hedging.Alternate
-				o.Legs[hedging.Primary] = hedging.LegEnd{Region: "A", Outcome: hedging.LegCancelled, Elapsed: th.Get() + al}
-				o.Legs[hedging.Alternate] = hedging.LegEnd{Region: "B", Outcome: hedging.LegAnswered, Elapsed: al}
-			} else {
-				o.Legs[hedging.Alternate] = hedging.LegEnd{Region: "B", Outcome: hedging.LegCancelled, Elapsed: pl - th.Get()}
-			}
-		}
-		p.Observe(now+o.Latency, o)
+		h, w := playRead(p, now, pl, al)
+		hedged, won = hedged+h, won+w
 		now += 10 * time.Millisecond
 	}
 	// The slow mode is 2% of reads; a threshold below it rescues most.
@@ -260,4 +232,28 @@ func TestWarmProbeIsNotHalvedByTheDeadline(t *testing.T) {
 	if floor == 0 {
 		t.Errorf("no floor probe sent inside the deadline; want one in ten probes")
 	}
+}
+
+// playRead plays one point read from region A, answering pl after it is
+// sent, against alternate B, answering al after the hedge is sent, under
+// p's threshold at now; it feeds p the operation's observation and counts
+// the hedge sent (0 or 1) and the hedge won (0 or 1).
+func playRead(p *Recommended, now, pl, al time.Duration) (hedged, won int) {
+	th, ok := p.Threshold(now, hedging.ThresholdQuery{Primary: "A", Alternate: "B", Kind: hedging.PointRead})
+	o := hedging.Observation{Event: hedging.OperationEnded, Primary: "A", Alternate: "B", Kind: hedging.PointRead, Latency: pl, Won: true}
+	o.Legs[hedging.Primary] = hedging.LegEnd{Region: "A", Outcome: hedging.LegAnswered, Elapsed: pl}
+	if ok && th.Get() < pl {
+		hedged = 1
+		o.Threshold, o.Cause = th, hedging.SpawnThreshold
+		if th.Get()+al < pl {
+			won = 1
+			o.Latency, o.Winner = th.Get()+al, hedging.Alternate
+			o.Legs[hedging.Primary] = hedging.LegEnd{Region: "A", Outcome: hedging.LegCancelled, Elapsed: th.Get() + al}
+			o.Legs[hedging.Alternate] = hedging.LegEnd{Region: "B", Outcome: hedging.LegAnswered, Elapsed: al}
+		} else {
+			o.Legs[hedging.Alternate] = hedging.LegEnd{Region: "B", Outcome: hedging.LegCancelled, Elapsed: pl - th.Get()}
+		}
+	}
+	p.Observe(now+o.Latency, o)
+	return hedged, won
 }
