@@ -123,7 +123,9 @@ func (t *HedgeWinTracker) slotFor(now time.Duration, partition string, region Re
 }
 
 // rebuild replaces the table with one holding only its slots that are not
-// dead at now: twice as large when at least a quarter of them live, a
+// dead at now: larger when at least a quarter of them live (four times
+// below 64 slots, so that a client of a few tens of pairs, such as each
+// instance of a fleet, builds two tables, not four; twice from 64 on), a
 // quarter of the size (not below minPairSlots) when fewer than a sixteenth
 // do, the same size otherwise. Each rebuild leaves the table at most 3/8
 // used, so it comes after at least as many new pairs as it moves; and the
@@ -140,6 +142,8 @@ func (t *HedgeWinTracker) rebuild(now time.Duration) {
 	switch {
 	case n == 0:
 		n = minPairSlots
+	case live*4 >= n && n < 64:
+		n *= 4
 	case live*4 >= n:
 		n *= 2
 	case live*16 < n:
