@@ -49,11 +49,11 @@ var (
 // RecordHedgeWin, RecordPrimaryFinal, Observe and Merge drive the shared
 // state directly.
 func (t *HedgeWinTracker) RecordHedgeWin(now Duration, partition string, primary Region) bool {
-	return t.recordHedgeWin(now, partition, primary)
+	return t.recordHedgeWin(t.hot, now, partition, primary)
 }
 
 func (t *HedgeWinTracker) RecordPrimaryFinal(now Duration, partition string, primary Region) {
-	t.recordPrimaryFinal(now, partition, primary)
+	t.recordPrimaryFinal(t.hot, now, partition, primary)
 }
 
 func (s *LocationStore) Observe(now Duration, partition string, endpoint Endpoint, st Status) {

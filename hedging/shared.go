@@ -77,17 +77,12 @@ type HedgeWinTracker struct {
 	// The first 56 bytes are on one cache line in a client (its tracker
 	// starts its clientState, which the allocator places 8 bytes past a
 	// line, after its header; client_layout_test.go guards it): what a win
-	// and a primary final that resets a streak read besides their pair's
-	// slot and its nkeyed count. Routing (unhealthyMask, on every Begin) and
-	// a primary final read only the client's hot counters while no pair
-	// holds a trip, or a streak in the pair's bucket.
-	//
-	// hot holds nstreaks, the pairs holding a streak or a trip
-	// (pairSlot.streak), and ntripped, those holding a trip, so the common
-	// cases (no streak, no trip anywhere) take no lock.
-	hot *hotCounters
-	// The state read once a hedge has won: under mu.
-	mu sync.Mutex
+	// and a primary final that resets a streak read of the tracker besides
+	// their pair's slot, while at most len(streakers) pairs hold a streak or
+	// a trip. Routing (unhealthyMask, on every Begin) and a primary final
+	// read only the client's hot counters (whose pointer the client passes)
+	// while no pair holds a trip, or a streak in the pair's bucket.
+	mu sync.Mutex // guards the tracker's state
 	// slots is the table of pair states (shared_pairs.go): a power of two
 	// long (nil until the first win), at most 3/4 used, every pair in the
 	// first free slot from pairHash on (linear probing). A slot whose pair
@@ -97,6 +92,24 @@ type HedgeWinTracker struct {
 	slots     []pairSlot
 	threshold int
 	minSpan   time.Duration // least duration of a tripping streak; 0 = none
+	// streakers[:nstreakers] are the pairBuckets of the pairs holding a
+	// streak or a trip, one entry per pair, while there are at most
+	// len(streakers); beyond, nstreakers is countsMode and nkeyed counts
+	// them (until none is left). Either way hot.keyed has bit b set while
+	// some pair of bucket b holds one, so that recordPrimaryFinal takes no
+	// lock for a pair that holds neither — the common case when other
+	// pairs do, and when a pair's streak was reset while its run of wins
+	// goes on — just as it takes none when no pair holds one. Updated
+	// under mu with the table; the bit is only a hint: a set bit takes the
+	// lock and looks.
+	streakers  [7]uint8
+	nstreakers uint8
+	// hot is the client's counters (hotCounters): nstreaks, the pairs
+	// holding a streak or a trip (pairSlot.streak), and ntripped, those
+	// holding a trip, so the common cases (no streak, no trip anywhere)
+	// take no lock. The client passes its own to the methods a race calls;
+	// the others read this one.
+	hot *hotCounters
 	// nslots counts the used slots, dead ones included.
 	nslots int
 	// demoted is a copy of tripped, replaced (never modified) under mu
@@ -111,26 +124,56 @@ type HedgeWinTracker struct {
 	// each trip ends, so routing checks every region of a partition with
 	// one lookup.
 	tripped map[string][]demotion
-	// nkeyed[pairBucket(k)] counts the pairs with key k that hold a streak
-	// or a trip, and hot.keyed has bit b set while nkeyed[b] > 0, so that
-	// recordPrimaryFinal takes no lock for a pair that holds neither — the
-	// common case when other pairs do, and when a pair's streak was reset
-	// while its run of wins goes on (the minimum span keeps the pair, for
-	// its run) — just as it takes none when no pair holds one. Both are
-	// updated under mu with the table; the bit is only a hint: a set bit
-	// takes the lock and looks.
-	nkeyed [64]int32
+	// nkeyed[b] counts the pairs of bucket b holding a streak or a trip
+	// while nstreakers is countsMode (all zero otherwise), and nkeyedAll
+	// their sum.
+	nkeyed    [64]int32
+	nkeyedAll int32
 }
 
-// keyedAdd adds d (±1) to the count of pairs holding a streak or a trip
-// in bucket b, keeping hot.keyed's bit b; t.mu must be held.
-func (t *HedgeWinTracker) keyedAdd(b int, d int32) {
+// countsMode is HedgeWinTracker.nstreakers while more pairs hold a streak
+// or a trip than its streakers list holds.
+const countsMode = 0xff
+
+// keyedAdd adds d (±1) to the pairs holding a streak or a trip in bucket
+// b, keeping hot.keyed's bit b; t.mu must be held.
+func (t *HedgeWinTracker) keyedAdd(hot *hotCounters, b int, d int32) {
+	if t.nstreakers != countsMode {
+		n := int(t.nstreakers)
+		if d > 0 && n < len(t.streakers) {
+			t.streakers[n] = uint8(b)
+			t.nstreakers++
+			if !slices.Contains(t.streakers[:n], uint8(b)) {
+				hot.keyed.Or(1 << b)
+			}
+			return
+		}
+		if d < 0 {
+			l := t.streakers[:n]
+			i := slices.Index(l, uint8(b))
+			l[i] = l[n-1]
+			t.nstreakers--
+			if !slices.Contains(l[:n-1], uint8(b)) {
+				hot.keyed.And(^uint64(1 << b))
+			}
+			return
+		}
+		// One pair more than the list holds: count them all from now on.
+		for _, k := range t.streakers {
+			t.nkeyed[k]++
+		}
+		t.nkeyedAll, t.nstreakers = int32(len(t.streakers)), countsMode
+	}
 	t.nkeyed[b] += d
+	t.nkeyedAll += d
 	switch {
 	case d > 0 && t.nkeyed[b] == 1:
-		t.hot.keyed.Or(1 << b)
+		hot.keyed.Or(1 << b)
 	case d < 0 && t.nkeyed[b] == 0:
-		t.hot.keyed.And(^uint64(1 << b))
+		hot.keyed.And(^uint64(1 << b))
+	}
+	if t.nkeyedAll == 0 {
+		t.nstreakers = 0 // none left (every count is 0): the list again
 	}
 }
 
@@ -190,14 +233,15 @@ func (t *HedgeWinTracker) init(threshold int, probe, minSpan time.Duration, hot 
 
 // recordHedgeWin records one alternate win for (partition, primary) at now
 // and reports whether it tripped the breaker (record_consecutive_hedge_win,
-// spec §9.5).
-func (t *HedgeWinTracker) recordHedgeWin(now time.Duration, partition string, primary Region) (tripped bool) {
+// spec §9.5); hot is the tracker's counters (t.hot), passed by a client
+// from its own line.
+func (t *HedgeWinTracker) recordHedgeWin(hot *hotCounters, now time.Duration, partition string, primary Region) (tripped bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s := t.slotFor(now, partition, primary)
 	if !s.streak() {
-		t.hot.nstreaks.Add(1)
-		t.keyedAdd(pairBucket(partition, primary), 1)
+		hot.nstreaks.Add(1)
+		t.keyedAdd(hot, pairBucket(partition, primary), 1)
 	}
 	if s.consecutive == 0 {
 		s.streakStart = now
@@ -215,7 +259,7 @@ func (t *HedgeWinTracker) recordHedgeWin(now time.Duration, partition string, pr
 	}
 	if !s.tripped {
 		s.tripped = true
-		t.hot.ntripped.Add(1)
+		hot.ntripped.Add(1)
 	}
 	t.setUntil(partition, primary, now+t.probe)
 	s.consecutive = int32(t.threshold - 1) // probing: one more win re-trips
@@ -226,9 +270,9 @@ func (t *HedgeWinTracker) recordHedgeWin(now time.Duration, partition string, pr
 
 // recordPrimaryFinal resets the counter of (partition, primary) after any
 // final result of the primary leg and clears a trip whose probe interval
-// has passed (spec §9.5 #2).
-func (t *HedgeWinTracker) recordPrimaryFinal(now time.Duration, partition string, primary Region) {
-	if !t.hot.keyedPair(partition, primary) {
+// has passed (spec §9.5 #2); hot is t.hot, as for recordHedgeWin.
+func (t *HedgeWinTracker) recordPrimaryFinal(hot *hotCounters, now time.Duration, partition string, primary Region) {
+	if !hot.keyedPair(partition, primary) {
 		return // this pair holds no streak or trip: nothing to reset
 	}
 	b := pairBucket(partition, primary)
@@ -245,7 +289,7 @@ func (t *HedgeWinTracker) recordPrimaryFinal(now time.Duration, partition string
 			s.consecutive = 0
 			return
 		}
-		t.hot.ntripped.Add(-1)
+		hot.ntripped.Add(-1)
 		rs := slices.DeleteFunc(t.tripped[partition], func(d demotion) bool { return d.region == primary })
 		if len(rs) == 0 {
 			delete(t.tripped, partition)
@@ -255,13 +299,13 @@ func (t *HedgeWinTracker) recordPrimaryFinal(now time.Duration, partition string
 		// Healthy again: the pair as one never seen (its next win starts
 		// a run), dead until then.
 		*s = pairSlot{partition: s.partition, region: s.region, used: true}
-		t.hot.nstreaks.Add(-1)
-		t.keyedAdd(b, -1)
+		hot.nstreaks.Add(-1)
+		t.keyedAdd(hot, b, -1)
 		t.publish()
 		return
 	}
-	t.hot.nstreaks.Add(-1)
-	t.keyedAdd(b, -1)
+	hot.nstreaks.Add(-1)
+	t.keyedAdd(hot, b, -1)
 	// The streak ends; the pair keeps its run's start while its run goes
 	// on, and is dead once it has ended (no win for more than minSpan).
 	s.consecutive = 0
