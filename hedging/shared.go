@@ -79,9 +79,10 @@ type HedgeWinTracker struct {
 	// line, after its header; client_layout_test.go guards it): what a win
 	// and a primary final that resets a streak read of the tracker besides
 	// their pair's slot, while at most len(streakers) pairs hold a streak or
-	// a trip. Routing (unhealthyMask, on every Begin) and a primary final
-	// read only the client's hot counters (whose pointer the client passes)
-	// while no pair holds a trip, or a streak in the pair's bucket.
+	// a trip. Routing (unhealthyMask, on every Begin) reads nothing of the
+	// tracker while no pair holds a trip, nor a primary final while no
+	// pair of its bucket holds a streak: both check the client's hot
+	// counters first (the client passes their pointer).
 	mu sync.Mutex // guards the tracker's state
 	// slots is the table of pair states (shared_pairs.go): a power of two
 	// long (nil until the first win), at most 3/4 used, every pair in the
