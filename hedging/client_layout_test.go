@@ -41,22 +41,35 @@ func TestClientHotLayout(t *testing.T) {
 
 // TestTrackerHotLine guards the layout HedgeWinTracker's doc comment
 // describes: in a client built by a group (or NewClient), what a won
-// hedge reads of the tracker besides its pair and count (hot, mu, pairs,
-// threshold, minSpan, sweepAt) and demoted lie on one cache line.
+// hedge and a primary final that resets its streak read of the tracker
+// besides its pair's slot (mu, slots, threshold, minSpan, streakers,
+// nstreakers) lie on one cache line; and a pair's slot is 64 bytes (one
+// line in a table of minPairSlots, whose 512-byte allocation has no
+// header).
 func TestTrackerHotLine(t *testing.T) {
+	if s := unsafe.Sizeof(pairSlot{}); s != 64 {
+		t.Errorf("pairSlot is %d bytes, want 64 (one cache line)", s)
+	}
+	if s := unsafe.Sizeof(pairSlot{}) * minPairSlots; s != 512 {
+		t.Errorf("the first table is %d bytes, want 512 (the largest size class without an allocator header)", s)
+	}
 	g := buildGroup(t, Config{Regions: []Endpoint{{Region: "a", Key: "a"}}}, 3, nil)
 	c := build(t, Config{Regions: []Endpoint{{Region: "a", Key: "a"}}})
 	for i, c := range []*Client{groupClient(t, g, 0), groupClient(t, g, 1), groupClient(t, g, 2), c} {
 		tr := &c.tracker
-		line := uintptr(unsafe.Pointer(&tr.hot)) / 64
+		line := uintptr(unsafe.Pointer(&tr.mu)) / 64
 		for name, end := range map[string]uintptr{
-			"mu": uintptr(unsafe.Pointer(&tr.mu)) + unsafe.Sizeof(tr.mu), "pairs": uintptr(unsafe.Pointer(&tr.pairs)) + unsafe.Sizeof(tr.pairs),
+			"mu": uintptr(unsafe.Pointer(&tr.mu)) + unsafe.Sizeof(tr.mu), "slots": uintptr(unsafe.Pointer(&tr.slots)) + unsafe.Sizeof(tr.slots),
 			"threshold": uintptr(unsafe.Pointer(&tr.threshold)) + unsafe.Sizeof(tr.threshold), "minSpan": uintptr(unsafe.Pointer(&tr.minSpan)) + unsafe.Sizeof(tr.minSpan),
-			"sweepAt": uintptr(unsafe.Pointer(&tr.sweepAt)) + unsafe.Sizeof(tr.sweepAt), "demoted": uintptr(unsafe.Pointer(&tr.demoted)) + unsafe.Sizeof(tr.demoted),
+			"streakers": uintptr(unsafe.Pointer(&tr.streakers)) + unsafe.Sizeof(tr.streakers), "nstreakers": uintptr(unsafe.Pointer(&tr.nstreakers)) + unsafe.Sizeof(tr.nstreakers),
 		} {
 			if (end-1)/64 != line {
-				t.Errorf("client %d: HedgeWinTracker.%s ends at %#x, past the line of its hot (%#x)", i, name, end, uintptr(unsafe.Pointer(&tr.hot)))
+				t.Errorf("client %d: HedgeWinTracker.%s ends at %#x, past the line of its mu (%#x)", i, name, end, uintptr(unsafe.Pointer(&tr.mu)))
 			}
+		}
+		tr.recordHedgeWin(tr.hot, time.Second, "p", "a")
+		if a := uintptr(unsafe.Pointer(&tr.slots[0])); a%64 != 0 {
+			t.Errorf("client %d: the first table starts at %#x, not on a cache line", i, a)
 		}
 	}
 }

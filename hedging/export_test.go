@@ -49,11 +49,11 @@ var (
 // RecordHedgeWin, RecordPrimaryFinal, Observe and Merge drive the shared
 // state directly.
 func (t *HedgeWinTracker) RecordHedgeWin(now Duration, partition string, primary Region) bool {
-	return t.recordHedgeWin(now, partition, primary)
+	return t.recordHedgeWin(t.hot, now, partition, primary)
 }
 
 func (t *HedgeWinTracker) RecordPrimaryFinal(now Duration, partition string, primary Region) {
-	t.recordPrimaryFinal(now, partition, primary)
+	t.recordPrimaryFinal(t.hot, now, partition, primary)
 }
 
 func (s *LocationStore) Observe(now Duration, partition string, endpoint Endpoint, st Status) {
@@ -155,9 +155,24 @@ func (r *Race) TotalRequestCharge() float64 { return r.totalCharge }
 // WasHedge is d.TerminalState().WasHedge().
 func (d *HedgeDiagnostics) WasHedge() bool { return d.TerminalState().WasHedge() }
 
-// Pairs is the number of (partition, region) pairs the tracker holds.
-func (t *HedgeWinTracker) Pairs() int {
+// Pairs is the number of (partition, region) pairs the tracker holds at
+// now: its slots that are not dead (a dead slot behaves as no entry).
+func (t *HedgeWinTracker) Pairs(now Duration) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return len(t.pairs)
+	n := 0
+	for i := range t.slots {
+		if s := &t.slots[i]; s.used && !t.dead(s, now) {
+			n++
+		}
+	}
+	return n
+}
+
+// PairSlots is the size of the tracker's table of pairs (its memory, in
+// 64-byte slots).
+func (t *HedgeWinTracker) PairSlots() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return len(t.slots)
 }

@@ -881,14 +881,14 @@ func (r *Race) legFinal(e *Effects, now time.Duration, l Leg) {
 	var state TerminalState
 	if l == Primary {
 		if c.hot.keyedPair(r.op.Partition, r.regions[0].Region) { // recordPrimaryFinal's own check, on the client's first line
-			c.tracker.recordPrimaryFinal(now, r.op.Partition, r.regions[0].Region) // §9.5 #2
+			c.tracker.recordPrimaryFinal(&c.hot, now, r.op.Partition, r.regions[0].Region) // §9.5 #2
 		}
 		state = PrimaryWonPreThreshold
 		if r.spawned {
 			state = PrimaryWonAfterHedge
 		}
 	} else {
-		r.tripped = c.tracker.recordHedgeWin(now, r.op.Partition, r.regions[0].Region) // §9.5, §6.5 #8
+		r.tripped = c.tracker.recordHedgeWin(&c.hot, now, r.op.Partition, r.regions[0].Region) // §9.5, §6.5 #8
 		if r.logEnabled(slog.LevelDebug) {
 			r.log(slog.LevelDebug, "cosmos.hedge.recorded_alternate_win",
 				slog.String("primary_region", string(r.regions[0].Region)), slog.String("partition", r.op.Partition))

@@ -56,30 +56,6 @@ func (h *hotCounters) keyedPair(partition string, region Region) bool {
 // tripped primary region before the primary is tried again (failback).
 const DefaultProbeInterval = 30 * time.Second
 
-type winKey struct {
-	partition string
-	region    Region
-}
-
-type winState struct {
-	consecutive int
-	// streakStart is the time of the streak's first win.
-	streakStart time.Duration
-	// runStart is the first win of the pair's run of wins (wins at most
-	// minSpan apart, primary finals in between or not) and lastWin the
-	// latest win.
-	runStart, lastWin time.Duration
-	// unhealthyUntil > 0 means tripped: reads route away from the region
-	// until then; afterwards the pair is probing.
-	unhealthyUntil time.Duration
-	trips          int
-}
-
-// streak reports whether a primary final changes s: it holds a streak or
-// a trip. A pair without either (its streak reset while its run of wins
-// goes on) only keeps runStart and lastWin for the next win.
-func (s *winState) streak() bool { return s.consecutive > 0 || s.unhealthyUntil != 0 }
-
 // HedgeWinTracker is the consecutive-hedge-win feedback loop into the
 // partition circuit breaker (PPCB) of spec §9.5: one counter per
 // (partition, primary region), incremented on every AlternateWon and reset
@@ -100,56 +76,105 @@ func (s *winState) streak() bool { return s.consecutive > 0 || s.unhealthyUntil 
 type HedgeWinTracker struct {
 	// The first 56 bytes are on one cache line in a client (its tracker
 	// starts its clientState, which the allocator places 8 bytes past a
-	// line, after its header; client_layout_test.go guards it): the
-	// lock-free fast path — every read's routing (unhealthyMask) and
-	// primary final (recordPrimaryFinal) reads only hot and demoted while
-	// no pair holds a streak or a trip — and what a win reads besides its
-	// pair and its nkeyed count.
-	//
-	// hot holds nstreaks, the pairs holding a streak or a trip
-	// (winState.streak), and ntripped, those holding a trip, so the common
-	// cases (no streak, no trip anywhere) take no lock.
-	hot *hotCounters
-	// The state read once a hedge has won: under mu.
-	mu        sync.Mutex
-	pairs     map[winKey]*winState
+	// line, after its header; client_layout_test.go guards it): what a win
+	// and a primary final that resets a streak read of the tracker besides
+	// their pair's slot, while at most len(streakers) pairs hold a streak or
+	// a trip. Routing (unhealthyMask, on every Begin) reads nothing of the
+	// tracker while no pair holds a trip, nor a primary final while no
+	// pair of its bucket holds a streak: both check the client's hot
+	// counters first (the client passes their pointer).
+	mu sync.Mutex // guards the tracker's state
+	// slots is the table of pair states (shared_pairs.go): a power of two
+	// long (nil until the first win), at most 3/4 used, every pair in the
+	// first free slot from pairHash on (linear probing). A slot whose pair
+	// holds no streak or trip and whose run has ended is dead: it behaves
+	// as a pair never seen, and the next pair that needs a slot on its
+	// probe path takes it, so no sweep deletes pairs.
+	slots     []pairSlot
 	threshold int
 	minSpan   time.Duration // least duration of a tripping streak; 0 = none
-	// sweepAt is when recordHedgeWin next deletes the pairs that hold
-	// neither and whose run has ended (no win for more than minSpan): a
-	// primary final no longer looks them up.
-	sweepAt time.Duration
-	// demoted is a copy of tripped with each pair's end of demotion,
-	// replaced (never modified) under mu whenever a trip starts, is renewed
-	// or ends, so that routing (unhealthyMask, on every Begin) reads it
+	// streakers[:nstreakers] are the pairBuckets of the pairs holding a
+	// streak or a trip, one entry per pair, while there are at most
+	// len(streakers); beyond, nstreakers is countsMode and nkeyed counts
+	// them (until none is left). Either way hot.keyed has bit b set while
+	// some pair of bucket b holds one, so that recordPrimaryFinal takes no
+	// lock for a pair that holds neither — the common case when other
+	// pairs do, and when a pair's streak was reset while its run of wins
+	// goes on — just as it takes none when no pair holds one. Updated
+	// under mu with the table; the bit is only a hint: a set bit takes the
+	// lock and looks.
+	streakers  [7]uint8
+	nstreakers uint8
+	// hot is the client's counters (hotCounters): nstreaks, the pairs
+	// holding a streak or a trip (pairSlot.streak), and ntripped, those
+	// holding a trip, so the common cases (no streak, no trip anywhere)
+	// take no lock. The client passes its own to the methods a race calls;
+	// the others read this one.
+	hot *hotCounters
+	// nslots counts the used slots, dead ones included.
+	nslots int
+	// demoted is a copy of tripped, replaced (never modified) under mu
+	// whenever a trip starts, is renewed or ends, so that routing
+	// (unhealthyMask, on every Begin while some pair is tripped) reads it
 	// without taking the lock.
 	demoted atomic.Pointer[map[string][]demotion]
 	// The rest is read when a trip starts or ends, under mu.
 	probe time.Duration
 	trips int
-	// tripped indexes the pairs holding a trip by partition, so routing
-	// checks every region of a partition with one lookup.
-	tripped map[string][]Region
-	// nkeyed[pairBucket(k)] counts the pairs with key k that hold a streak
-	// or a trip, and hot.keyed has bit b set while nkeyed[b] > 0, so that
-	// recordPrimaryFinal takes no lock for a pair that holds neither — the
-	// common case when other pairs do, and when a pair's streak was reset
-	// while its run of wins goes on (the minimum span keeps the pair, for
-	// its run) — just as it takes none when no pair holds one. Both are
-	// updated under mu with the map; the bit is only a hint: a set bit
-	// takes the lock and looks.
-	nkeyed [64]int32
+	// tripped indexes the pairs holding a trip by partition, with when
+	// each trip ends, so routing checks every region of a partition with
+	// one lookup.
+	tripped map[string][]demotion
+	// nkeyed[b] counts the pairs of bucket b holding a streak or a trip
+	// while nstreakers is countsMode (all zero otherwise), and nkeyedAll
+	// their sum.
+	nkeyed    [64]int32
+	nkeyedAll int32
 }
 
-// keyedAdd adds d (±1) to the count of pairs holding a streak or a trip
-// in bucket b, keeping hot.keyed's bit b; t.mu must be held.
-func (t *HedgeWinTracker) keyedAdd(b int, d int32) {
+// countsMode is HedgeWinTracker.nstreakers while more pairs hold a streak
+// or a trip than its streakers list holds.
+const countsMode = 0xff
+
+// keyedAdd adds d (±1) to the pairs holding a streak or a trip in bucket
+// b, keeping hot.keyed's bit b; t.mu must be held.
+func (t *HedgeWinTracker) keyedAdd(hot *hotCounters, b int, d int32) {
+	if t.nstreakers != countsMode {
+		n := int(t.nstreakers)
+		if d > 0 && n < len(t.streakers) {
+			t.streakers[n] = uint8(b)
+			t.nstreakers++
+			if !slices.Contains(t.streakers[:n], uint8(b)) {
+				hot.keyed.Or(1 << b)
+			}
+			return
+		}
+		if d < 0 {
+			l := t.streakers[:n]
+			i := slices.Index(l, uint8(b))
+			l[i] = l[n-1]
+			t.nstreakers--
+			if !slices.Contains(l[:n-1], uint8(b)) {
+				hot.keyed.And(^uint64(1 << b))
+			}
+			return
+		}
+		// One pair more than the list holds: count them all from now on.
+		for _, k := range t.streakers {
+			t.nkeyed[k]++
+		}
+		t.nkeyedAll, t.nstreakers = int32(len(t.streakers)), countsMode
+	}
 	t.nkeyed[b] += d
+	t.nkeyedAll += d
 	switch {
 	case d > 0 && t.nkeyed[b] == 1:
-		t.hot.keyed.Or(1 << b)
+		hot.keyed.Or(1 << b)
 	case d < 0 && t.nkeyed[b] == 0:
-		t.hot.keyed.And(^uint64(1 << b))
+		hot.keyed.And(^uint64(1 << b))
+	}
+	if t.nkeyedAll == 0 {
+		t.nstreakers = 0 // none left (every count is 0): the list again
 	}
 }
 
@@ -163,12 +188,8 @@ type demotion struct {
 // publish replaces demoted with the current trips; t.mu must be held.
 func (t *HedgeWinTracker) publish() {
 	m := make(map[string][]demotion, len(t.tripped))
-	for p, rs := range t.tripped {
-		for _, r := range rs {
-			if s := t.pairs[winKey{p, r}]; s != nil {
-				m[p] = append(m[p], demotion{r, s.unhealthyUntil})
-			}
-		}
+	for p, ds := range t.tripped {
+		m[p] = slices.Clone(ds)
 	}
 	t.demoted.Store(&m)
 }
@@ -208,28 +229,20 @@ func (t *HedgeWinTracker) init(threshold int, probe, minSpan time.Duration, hot 
 		probe = DefaultProbeInterval
 	}
 	t.threshold, t.probe, t.minSpan = threshold, probe, minSpan
-	t.pairs, t.tripped = make(map[winKey]*winState), make(map[string][]Region)
+	t.tripped = make(map[string][]demotion)
 }
 
 // recordHedgeWin records one alternate win for (partition, primary) at now
 // and reports whether it tripped the breaker (record_consecutive_hedge_win,
-// spec §9.5).
-func (t *HedgeWinTracker) recordHedgeWin(now time.Duration, partition string, primary Region) (tripped bool) {
+// spec §9.5); hot is the tracker's counters (t.hot), passed by a client
+// from its own line.
+func (t *HedgeWinTracker) recordHedgeWin(hot *hotCounters, now time.Duration, partition string, primary Region) (tripped bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.minSpan > 0 && now >= t.sweepAt {
-		t.sweep(now)
-		t.sweepAt = now + t.minSpan
-	}
-	k := winKey{partition, primary}
-	s := t.pairs[k]
-	if s == nil {
-		s = &winState{}
-		t.pairs[k] = s
-	}
+	s := t.slotFor(now, partition, primary)
 	if !s.streak() {
-		t.hot.nstreaks.Add(1)
-		t.keyedAdd(pairBucket(partition, primary), 1)
+		hot.nstreaks.Add(1)
+		t.keyedAdd(hot, pairBucket(partition, primary), 1)
 	}
 	if s.consecutive == 0 {
 		s.streakStart = now
@@ -238,77 +251,65 @@ func (t *HedgeWinTracker) recordHedgeWin(now time.Duration, partition string, pr
 		s.runStart = now
 	}
 	s.lastWin = max(now, 1) // 0 means no win yet
-	s.consecutive++
-	if s.consecutive >= t.threshold && now-min(s.streakStart, s.runStart) >= t.minSpan && (s.unhealthyUntil == 0 || now >= s.unhealthyUntil) {
-		if s.unhealthyUntil == 0 {
-			t.hot.ntripped.Add(1)
-			t.tripped[partition] = append(t.tripped[partition], primary)
-		}
-		s.unhealthyUntil = now + t.probe
-		s.consecutive = t.threshold - 1 // probing: one more win re-trips
-		s.trips++
-		t.trips++
-		t.publish()
-		return true
+	s.consecutive = saturatingInc(s.consecutive)
+	if int(s.consecutive) < t.threshold || now-min(s.streakStart, s.runStart) < t.minSpan {
+		return false
 	}
-	return false
+	if s.tripped && now < t.untilOf(partition, primary) {
+		return false // still demoted: the trip stands
+	}
+	if !s.tripped {
+		s.tripped = true
+		hot.ntripped.Add(1)
+	}
+	t.setUntil(partition, primary, now+t.probe)
+	s.consecutive = int32(t.threshold - 1) // probing: one more win re-trips
+	t.trips++
+	t.publish()
+	return true
 }
 
 // recordPrimaryFinal resets the counter of (partition, primary) after any
 // final result of the primary leg and clears a trip whose probe interval
-// has passed (spec §9.5 #2).
-func (t *HedgeWinTracker) recordPrimaryFinal(now time.Duration, partition string, primary Region) {
-	if !t.hot.keyedPair(partition, primary) {
+// has passed (spec §9.5 #2); hot is t.hot, as for recordHedgeWin.
+func (t *HedgeWinTracker) recordPrimaryFinal(hot *hotCounters, now time.Duration, partition string, primary Region) {
+	if !hot.keyedPair(partition, primary) {
 		return // this pair holds no streak or trip: nothing to reset
 	}
 	b := pairBucket(partition, primary)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	k := winKey{partition, primary}
-	s := t.pairs[k]
+	s := t.lookup(partition, primary)
 	if s == nil || !s.streak() {
-		// No entry, or one that holds neither: resetting its count changes
-		// nothing, and deleting it (its run ended) is the sweep's.
-		return
+		return // no slot, or one that holds neither: resetting it changes nothing
 	}
-	if s.unhealthyUntil != 0 && now < s.unhealthyUntil {
-		// Still demoted: a primary final here is the region answering as a
-		// non-primary; keep the trip but forget the streak.
-		s.consecutive = 0
-		return
-	}
-	if s.unhealthyUntil != 0 {
-		t.hot.ntripped.Add(-1)
-		rs := slices.DeleteFunc(t.tripped[partition], func(r Region) bool { return r == primary })
+	if s.tripped {
+		if now < t.untilOf(partition, primary) {
+			// Still demoted: a primary final here is the region answering
+			// as a non-primary; keep the trip but forget the streak.
+			s.consecutive = 0
+			return
+		}
+		hot.ntripped.Add(-1)
+		rs := slices.DeleteFunc(t.tripped[partition], func(d demotion) bool { return d.region == primary })
 		if len(rs) == 0 {
 			delete(t.tripped, partition)
 		} else {
 			t.tripped[partition] = rs
 		}
-		delete(t.pairs, k)
-		t.hot.nstreaks.Add(-1)
-		t.keyedAdd(b, -1)
+		// Healthy again: the pair as one never seen (its next win starts
+		// a run), dead until then.
+		*s = pairSlot{partition: s.partition, region: s.region, used: true}
+		hot.nstreaks.Add(-1)
+		t.keyedAdd(hot, b, -1)
 		t.publish()
 		return
 	}
-	t.hot.nstreaks.Add(-1)
-	t.keyedAdd(b, -1)
-	if t.minSpan > 0 && now-s.lastWin <= t.minSpan {
-		s.consecutive = 0 // the run goes on: keep its start
-		return
-	}
-	delete(t.pairs, k)
-}
-
-// sweep deletes the pairs that hold no streak or trip and whose run of
-// wins has ended at now (no win for more than minSpan): such a pair and a
-// missing one behave alike at the next win. t.mu must be held.
-func (t *HedgeWinTracker) sweep(now time.Duration) {
-	for k, s := range t.pairs {
-		if !s.streak() && now-s.lastWin > t.minSpan {
-			delete(t.pairs, k)
-		}
-	}
+	hot.nstreaks.Add(-1)
+	t.keyedAdd(hot, b, -1)
+	// The streak ends; the pair keeps its run's start while its run goes
+	// on, and is dead once it has ended (no win for more than minSpan).
+	s.consecutive = 0
 }
 
 // Consecutive returns the current counter of (partition, primary), the
@@ -316,8 +317,8 @@ func (t *HedgeWinTracker) sweep(now time.Duration) {
 func (t *HedgeWinTracker) Consecutive(partition string, primary Region) int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if s := t.pairs[winKey{partition, primary}]; s != nil {
-		return s.consecutive
+	if s := t.lookup(partition, primary); s != nil {
+		return int(s.consecutive)
 	}
 	return 0
 }
@@ -330,8 +331,8 @@ func (t *HedgeWinTracker) Unhealthy(now time.Duration, partition string, region 
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	s := t.pairs[winKey{partition, region}]
-	return s != nil && s.unhealthyUntil != 0 && now < s.unhealthyUntil
+	until := t.untilOf(partition, region)
+	return until != 0 && now < until
 }
 
 // unhealthyMask returns a bit set of the regions (by index, first 64) that

@@ -720,7 +720,12 @@ func TestHedgeWinTrackerMatchesModel(t *testing.T) {
 			pairs: map[[2]string]*trackerModelPair{},
 		}
 		tr := hedging.NewHedgeWinTrackerSpan(m.n, m.probe, m.span)
-		parts, regions := []string{"p0", "p1", "p2"}, []string{"A", "B"}
+		// 3 partitions (6 pairs: one table) or 40 (80 pairs: the table
+		// grows, is rebuilt and reuses dead slots).
+		parts, regions := make([]string, rapid.SampledFrom([]int{3, 40}).Draw(rt, "partitions")), []string{"A", "B"}
+		for i := range parts {
+			parts[i] = fmt.Sprintf("p%d", i)
+		}
 		var now time.Duration
 		for i := range rapid.IntRange(1, 200).Draw(rt, "steps") {
 			now += time.Duration(rapid.IntRange(0, 700).Draw(rt, fmt.Sprintf("dt%d", i))) * time.Millisecond
@@ -754,10 +759,12 @@ func TestHedgeWinTrackerMatchesModel(t *testing.T) {
 }
 
 // A pair whose streak a primary final reset within its run keeps its
-// entry for the run, but not after it: once the run has ended, the next
-// win anywhere deletes it, so a client that reads many partitions holds
-// the pairs of the last second's wins, not of every partition that ever
-// won once.
+// entry for the run, but not after it: once the run has ended the pair is
+// gone (its slot dead, reused by the next pair that needs one), so a
+// client that reads many partitions holds the pairs of the last second's
+// wins, not of every partition that ever won once; and its table's size
+// follows them: 50 rounds of 1000 new partitions each, 2 s apart (50000
+// pairs in all, 1000 alive at a time), keep it within 4096 slots.
 func TestHedgeWinTrackerForgetsEndedRuns(t *testing.T) {
 	tr := hedging.NewHedgeWinTrackerSpan(5, time.Minute, time.Second)
 	var now time.Duration
@@ -767,12 +774,35 @@ func TestHedgeWinTrackerForgetsEndedRuns(t *testing.T) {
 		tr.RecordHedgeWin(now, p, "A")
 		tr.RecordPrimaryFinal(now+time.Microsecond, p, "A") // the streak resets, the run goes on
 	}
-	if n := tr.Pairs(); n != 1000 {
+	if n := tr.Pairs(now); n != 1000 {
 		t.Fatalf("%d pairs within their runs, want 1000", n)
 	}
 	now += 2 * time.Second
 	tr.RecordHedgeWin(now, "q", "A")
-	if n := tr.Pairs(); n != 1 {
+	if n := tr.Pairs(now); n != 1 {
 		t.Errorf("%d pairs after every run but one ended, want 1", n)
+	}
+	if got := tr.Consecutive("p3", "A"); got != 0 {
+		t.Errorf("an ended run's pair counts %d wins, want 0", got)
+	}
+	most := 0
+	for round := range 50 {
+		now += 2 * time.Second
+		for i := range 1000 {
+			now += time.Microsecond
+			p := fmt.Sprintf("r%d-%d", round, i)
+			tr.RecordHedgeWin(now, p, "A")
+			tr.RecordPrimaryFinal(now, p, "A")
+		}
+		most = max(most, tr.PairSlots())
+	}
+	if most > 4096 {
+		t.Errorf("the table grew to %d slots for 1000 pairs alive at a time, want at most 4096", most)
+	}
+	if n := tr.Pairs(now); n != 1001 {
+		t.Errorf("%d pairs after the last round, want 1001 (its 1000 within their runs, and q's streak, which no primary final reset)", n)
+	}
+	if got := tr.Consecutive("q", "A"); got != 1 {
+		t.Errorf("q's streak counts %d wins after the rounds, want 1", got)
 	}
 }

@@ -18,6 +18,8 @@
 #        KEEP=DIR scripts/fleet-misses.sh (keep the cachegrind files in DIR,
 #                                          for cg_annotate by line)
 #        FROM=DIR scripts/fleet-misses.sh (no run: read KEEP's files again)
+#        FLEET1=1 scripts/fleet-misses.sh (also BenchmarkSimulatedPointReadsFleet1,
+#                                          the fleet code with one instance: totals)
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -40,7 +42,9 @@ pgo=off
 [ -f "$root/cmd/hedgesim/default.pgo" ] && pgo=$root/cmd/hedgesim/default.pgo
 (cd "$root" && "$go" test -c -pgo="$pgo" -o "$tmp/simnet.test" ./simnet)
 
-for b in SimulatedPointReads SimulatedPointReadsFleet1000; do
+benches="SimulatedPointReads SimulatedPointReadsFleet1000"
+[ -n "${FLEET1:-}" ] && benches="$benches SimulatedPointReadsFleet1"
+for b in $benches; do
 	for n in "$n1" "$n2"; do
 		GOGC=off valgrind --tool=cachegrind --cache-sim=yes --D1="$d1" --LL="$ll" \
 			--cachegrind-out-file="$tmp/$b.$n.out" "$tmp/simnet.test" -test.run '^$' \
@@ -71,6 +75,12 @@ END {
 	for (fn in fns) printf "%.6f\t%s\t%.1f\t%.1f\t%.3f\t%.3f\t%.4f\t%.4f\n", ir["f", fn] - ir["s", fn], fn, ir["s", fn], ir["f", fn], d1["s", fn], d1["f", fn], ll["s", fn], ll["f", fn] > (s ".ir.tsv")
 }' "$tmp/SimulatedPointReads.$n1.out" "$tmp/SimulatedPointReads.$n2.out" \
 	"$tmp/SimulatedPointReadsFleet1000.$n1.out" "$tmp/SimulatedPointReadsFleet1000.$n2.out"
+
+if [ -f "$tmp/SimulatedPointReadsFleet1.$n2.out" ]; then
+	awk -v n1="$n1" -v n2="$n2" '/^summary:/ { w = (FILENAME ~ ("\\." n2 "\\.out$")) ? 1 : -1; ir += $2 * w; d1 += ($6 + $9) * w; ll += ($7 + $10) * w }
+		END { printf "one instance       %10.1f %10.2f %10.3f   (BenchmarkSimulatedPointReadsFleet1)\n", ir / (n2 - n1), d1 / (n2 - n1), ll / (n2 - n1) }' \
+		"$tmp/SimulatedPointReadsFleet1.$n1.out" "$tmp/SimulatedPointReadsFleet1.$n2.out"
+fi
 
 for k in ll d1 ir; do
 	echo
