@@ -482,15 +482,13 @@ func (p *Recommended) estimate(now time.Duration, s *recState, a *recAlt) (wA, s
 
 // probeBudget sets a's probes: one operation in Probe hedged at the lower
 // edge of the primary's 90th percentile (a.probeT), and one in 10 × Probe
-// at the primary region's floor (a.floorT; see estimate); at once where
-// those cannot be answered (racing, recommended_recover.go).
+// at the primary region's floor (a.floorT; see estimate).
 func (p *Recommended) probeBudget(now time.Duration, s *recState, a *recAlt) {
 	a.probeT = max(dur(lowerQuantileOf(&s.survP, 0.9)), 1)
 	a.floorT = a.probeT
 	if fp := s.region.prim.get(now, p.cfg.MaxMemory/2); !math.IsInf(fp, 1) {
 		a.floorT = max(dur(fp), 1)
 	}
-	a.probeT, a.floorT = p.racing(now, s, a, a.probeT, a.floorT) // probes racing the whole primary (recommended_recover.go)
 }
 
 // choose picks the threshold (phase 4): the candidate T with the largest
@@ -542,8 +540,8 @@ func (p *Recommended) choose(now time.Duration, s *recState, a *recAlt, wP, wA, 
 		return min(recUpper(lo), deadline)
 	}
 	hcap := min(p.cfg.MaxHedgeRate, a.rateCap(now))
-	if wA < p.cfg.MinSamples && !p.nearer(now, s, a) {
-		hcap = min(hcap, 0.5) // on the prior: hedge at most half, learn the alternate (but nearer: recommended_recover.go)
+	if wA < p.cfg.MinSamples {
+		hcap = min(hcap, 0.5) // on the prior: hedge at most half, learn the alternate
 	}
 	latest := min(maxMs, deadline-msOf(a.altMed)) // a hedge must answer inside the deadline
 	gains := make([]float64, 0, recBins)          // per candidate bin (NaN: not a candidate)
