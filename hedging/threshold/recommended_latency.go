@@ -10,7 +10,10 @@ import "math"
 // threshold to replace the one choose found: 5%, the scorecard's own
 // exchange rate — a quantile 10% lower for every 2 RU points more, a
 // hedge of 1% of the operations costing about 1 RU point (a second
-// attempt at the operation's charge).
+// attempt at the operation's charge). A key's hedges are taken at the
+// price of its kind's, as if it were all of them: for a key of a small
+// share of the kind's operations (reads failed over to another region)
+// the price is overstated, and the lower threshold chosen less often.
 const recPrice = 5.0
 
 // noLatency reports whether the unhedged quantile raw (ms, quantileOf the
@@ -39,8 +42,10 @@ func noLatency(raw, deadline float64) bool {
 // (a Pareto tail), an alternate ~106 ms away; while hedges cancelled most
 // of that tail (its quantile unknown) choose held 46 ms, where 19 ms
 // hedges ~2.4 points more and gives a hedged read p99 ~18% lower (122 ms
-// where 46 ms gives ~147, p99-dynamic-min20's threshold 20 ms); member 14,
-// a key whose p99 is a failure: 83-101 ms where static-50ms hedges at 50.
+// where 46 ms gives ~147, p99-dynamic-min20's threshold 20 ms). Not
+// member 14: a key of ~13% of the reads whose p99 is a failure stays at
+// 83-101 ms where static-50ms hedges at 50, its extra hedges priced as if
+// it were every read (recPrice).
 func (p *Recommended) priced(gains []float64, bestT, bestGain float64, quant, rate func(t float64) float64) (float64, float64) {
 	bestAt, bestRate := quant(bestT), rate(bestT)
 	pick, pickGain, top := bestT, bestGain, p.cfg.MinGain
