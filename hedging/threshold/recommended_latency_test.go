@@ -81,3 +81,73 @@ func TestNoLatency(t *testing.T) {
 		}
 	}
 }
+
+// priced's table: a lower threshold replaces the best where its hedged
+// quantile is lower by more than recPrice × its extra hedge rate × the
+// key's share w (and by more than MinGain). Here quant(t) = t + 10 ms
+// and the hedge rate falls by 0.003 per ms (0.35 - 0.003 t): at ~42 ms
+// (the hedge-rate cap's edge) the quantile is ~49% below the best's (~92
+// ms) for ~15 points more.
+func TestPricedByTheKeysShare(t *testing.T) {
+	p, err := NewRecommended(RecommendedConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	quant := func(t float64) float64 { return t + 10 }
+	rate := func(t float64) float64 { return max(0, 0.35-0.003*t) }
+	var gains []float64
+	for i := range recBins {
+		if recUpper(i) > 100 {
+			break
+		}
+		gains = append(gains, 0.5)
+		if recUpper(i) < 40 {
+			gains[i] = math.NaN() // over the hedge-rate cap
+		}
+	}
+	bestT := recUpper(recBin(90))
+	for _, c := range []struct {
+		w       float64
+		lowerTo float64 // 0: bestT stands
+	}{
+		{1, 0},     // ~15 points × 5 = 75% > ~49%: too dear
+		{0.5, 40},  // 37%: ~12% beyond it
+		{0.13, 40}, // a key of 13% of the reads: worth it, down to the cap
+		{0.01, 40},
+	} {
+		got, _ := p.priced(gains, bestT, 0.5, c.w, quant, rate)
+		switch {
+		case c.lowerTo == 0 && got != bestT:
+			t.Errorf("w %v: threshold %.1f ms, want the best's %.1f", c.w, got, bestT)
+		case c.lowerTo > 0 && !(got < bestT && got <= c.lowerTo*1.06):
+			t.Errorf("w %v: threshold %.1f ms, want the cap's edge, about %v", c.w, got, c.lowerTo)
+		}
+	}
+}
+
+// share: a key's rate over its kind's, an idle key at no more than its
+// observations since its last decision over the time since; other kinds
+// are not counted.
+func TestShare(t *testing.T) {
+	p, err := NewRecommended(RecommendedConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := 10 * time.Second
+	main := p.state(now, recKey{"A", 1})
+	minor := p.state(now, recKey{"C", 1})
+	other := p.state(now, recKey{"A", 2})
+	idle := p.state(0, recKey{"D", 1})
+	main.rate, minor.rate, other.rate, idle.rate = 900, 100, 5000, 1000
+	main.decayed, minor.decayed, other.decayed = now, now, now
+	idle.since = 9 // 10 observations over the 10 s since it decided: 1/s
+	if got, want := p.share(now, minor), 100.0/1001; math.Abs(got-want) > 1e-9 {
+		t.Errorf("minor key's share %v, want %v", got, want)
+	}
+	if got, want := p.share(now, main), 900.0/1001; math.Abs(got-want) > 1e-9 {
+		t.Errorf("main key's share %v, want %v", got, want)
+	}
+	if got := p.share(now, other); got != 1 {
+		t.Errorf("the only key of its kind has share %v, want 1", got)
+	}
+}
