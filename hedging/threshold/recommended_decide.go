@@ -575,7 +575,7 @@ func (p *Recommended) choose(now time.Duration, s *recState, a *recAlt, wP, wA, 
 	} else if noLatency(quantileOf(&s.survP, q), deadline) && best > 0 {
 		// The unhedged quantile is no latency: a lower threshold at the
 		// scorecard's price in RU (recommended_latency.go).
-		bestT, bestGain = p.priced(gains, bestT, bestGain, p.share(now, s), func(t float64) float64 { return quant(t, q) },
+		bestT, bestGain = p.priced(gains, bestT, bestGain, func(t float64) float64 { return quant(t, q) },
 			func(t float64) float64 { return survAt(&s.survP, t) })
 	}
 	a.hedge = true

@@ -3,20 +3,17 @@ package threshold
 // The price of a lower threshold where the unhedged quantile is no
 // latency: a failure, the deadline, or unknown.
 
-import (
-	"math"
-	"slices"
-	"time"
-)
+import "math"
 
 // recPrice is what one point of hedge rate (1% of a key's operations
 // hedged) must buy, as a fraction of the hedged quantile, for a lower
 // threshold to replace the one choose found: 5%, the scorecard's own
 // exchange rate — a quantile 10% lower for every 2 RU points more, a
 // hedge of 1% of the operations costing about 1 RU point (a second
-// attempt at the operation's charge). A key's hedges are a point of its
-// kind's hedge rate only in proportion to its share of the kind's
-// operations (share).
+// attempt at the operation's charge). A key's hedges are taken at the
+// price of its kind's, as if it were all of them: for a key of a small
+// share of the kind's operations (reads failed over to another region)
+// the price is overstated, and the lower threshold chosen less often.
 const recPrice = 5.0
 
 // noLatency reports whether the unhedged quantile raw (ms, quantileOf the
@@ -37,19 +34,19 @@ func noLatency(raw, deadline float64) bool {
 // latency (noLatency): the lower candidate whose own hedged quantile
 // quant(t) is lower than the best's by the most beyond recPrice × its
 // extra hedge rate (rate(t) - rate(bestT), the primary's survival past
-// each) × the key's share of its kind's operations (w), if by more than
-// MinGain (the smallest gain worth hedging for); otherwise bestT. gains holds choose's candidates' gains by bin (NaN: not
+// each), if by more than MinGain (the smallest gain worth hedging for);
+// otherwise bestT. gains holds choose's candidates' gains by bin (NaN: not
 // a candidate, over the hedge-rate cap). Hedged quantiles are what the
 // scorecard compares two policies by, at its price in RU. Population seed
 // 1796229837, member 6: a primary whose slowest 2.35% answer past 183 ms
 // (a Pareto tail), an alternate ~106 ms away; while hedges cancelled most
 // of that tail (its quantile unknown) choose held 46 ms, where 19 ms
 // hedges ~2.4 points more and gives a hedged read p99 ~18% lower (122 ms
-// where 46 ms gives ~147, p99-dynamic-min20's threshold 20 ms); member
-// 14, a key of ~13% of the reads (failed over from a region that failed
-// 6.7% of them) whose p99 is a failure: 83-101 ms where static-50ms
-// hedges at 50.
-func (p *Recommended) priced(gains []float64, bestT, bestGain, w float64, quant, rate func(t float64) float64) (float64, float64) {
+// where 46 ms gives ~147, p99-dynamic-min20's threshold 20 ms). Not
+// member 14: a key of ~13% of the reads whose p99 is a failure stays at
+// 83-101 ms where static-50ms hedges at 50, its extra hedges priced as if
+// it were every read (recPrice).
+func (p *Recommended) priced(gains []float64, bestT, bestGain float64, quant, rate func(t float64) float64) (float64, float64) {
 	bestAt, bestRate := quant(bestT), rate(bestT)
 	pick, pickGain, top := bestT, bestGain, p.cfg.MinGain
 	for i, g := range gains {
@@ -60,47 +57,9 @@ func (p *Recommended) priced(gains []float64, bestT, bestGain, w float64, quant,
 		if math.IsNaN(g) || !(bestAt > 0) {
 			continue
 		}
-		if v := 1 - quant(t)/bestAt - recPrice*w*(rate(t)-bestRate); v > top {
+		if v := 1 - quant(t)/bestAt - recPrice*(rate(t)-bestRate); v > top {
 			pick, pickGain, top = t, g, v
 		}
 	}
 	return pick, pickGain
-}
-
-// share returns key s's share of its operation kind's operations: its
-// primary observation rate over the sum of the rates of the keys of its
-// kind (1 while none is known). A key that has not decided for more than
-// a Refresh is taken at no more than the rate its observations since its
-// last decision give over the time since (an idle key's last rate is not
-// its rate now). The rates are summed in increasing order, so the sum
-// does not depend on the map's order.
-func (p *Recommended) share(now time.Duration, s *recState) float64 {
-	var kind recKey
-	for k, x := range p.keys {
-		if x == s {
-			kind = k
-			break
-		}
-	}
-	rate := func(x *recState) float64 {
-		if dt := now - x.decayed; dt > p.cfg.Refresh {
-			return min(x.rate, (x.since+1)/dt.Seconds())
-		}
-		return x.rate
-	}
-	var rates []float64
-	for k, x := range p.keys {
-		if k.kind == kind.kind {
-			rates = append(rates, rate(x))
-		}
-	}
-	slices.Sort(rates)
-	sum := 0.0
-	for _, r := range rates {
-		sum += r
-	}
-	if !(sum > 0) {
-		return 1
-	}
-	return min(rate(s)/sum, 1)
 }
