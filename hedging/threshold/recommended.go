@@ -284,6 +284,11 @@ type recAlt struct {
 //     unhedged quantile at least doubles again by 1 - (1 - Quantile)/10
 //     (a slow mode past the band, the p99.9), thresholds are judged by
 //     their gain at that deeper quantile (recommended_deep.go). Where
+//     the unhedged quantile is no latency — unknown (most primaries past
+//     it cancelled by hedges that won), a failure, or the deadline — a
+//     lower threshold replaces the one chosen when its hedged quantile is
+//     lower by more than the scorecard's price of its extra hedges, 5%
+//     per point of hedge rate (recommended_latency.go). Where
 //     none gains MinGain, a backstop at Backstop × the unhedged quantile
 //     catches a sudden slow-down. Failures count in error points, not
 //     as latencies (recommended_errors.go): where the primary's failures

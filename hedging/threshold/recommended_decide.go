@@ -572,6 +572,11 @@ func (p *Recommended) choose(now time.Duration, s *recState, a *recAlt, wP, wA, 
 		// No threshold pays at the quantile, and no threshold whose hedges
 		// paid is held: judged at the deep one (recommended_deep.go).
 		best, bestT, bestGain, gains = deepPick.best, deepPick.bestT, deepPick.bestGain, deepPick.gains
+	} else if noLatency(quantileOf(&s.survP, q), deadline) && best > 0 {
+		// The unhedged quantile is no latency: a lower threshold at the
+		// scorecard's price in RU (recommended_latency.go).
+		bestT, bestGain = p.priced(gains, bestT, bestGain, func(t float64) float64 { return quant(t, q) },
+			func(t float64) float64 { return survAt(&s.survP, t) })
 	}
 	a.hedge = true
 	if best > 0 && bestGain >= p.cfg.MinGain && !p.unheard(now, s, a) {
