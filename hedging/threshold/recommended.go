@@ -226,6 +226,10 @@ type recAlt struct {
 	t, probeT, altMed           time.Duration // probeT > 0: the alternate's evidence is thin
 	floorT                      time.Duration // the floor probe's threshold (with probeT)
 	survA                       recHist       // scratch
+
+	// sentMs is the ledger's mean hedge threshold (ms), weighted as its
+	// counts are (provenT, recommended_ru_hold.go).
+	sentMs float64
 }
 
 // Recommended is the threshold policy notebook 01 recommends (scenario type
@@ -501,6 +505,7 @@ func (p *Recommended) Observe(now time.Duration, o hedging.Observation) {
 		a.noteHedge(now, g)
 		a.hedges, a.wins, a.expWins, a.gain = g*a.hedges, g*a.wins, g*a.expWins, g*a.gain
 		a.hedges++
+		a.sentMs += (msOf(o.Threshold.Get()) - a.sentMs) / a.hedges
 		a.expWins += w
 		if o.Won && o.Winner == hedging.Alternate && !alt.FinalError { // a final error won is no win
 			a.wins++
