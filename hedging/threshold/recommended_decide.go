@@ -516,6 +516,10 @@ func (p *Recommended) choose(now time.Duration, s *recState, a *recAlt, wP, wA, 
 		return min(v, deadline)
 	}
 	qInf, qInfHi := unhedged(q), unhedged(qHi)
+	if p.amongFailures(now, s, a, wP) {
+		a.hedge, a.t = true, p.backstop(qInf) // no threshold moves it (recommended_ru_failed.go)
+		return false
+	}
 	// The band applies where the unhedged quantile at least doubles between
 	// q and qHi (a body's tail grows by ~10% there), with recTailSamples
 	// observations beyond qHi.
