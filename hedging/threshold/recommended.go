@@ -289,7 +289,11 @@ type recAlt struct {
 //     (a slow mode past the band, the p99.9), thresholds are judged by
 //     their gain at that deeper quantile (recommended_deep.go). Where
 //     none gains MinGain, a backstop at Backstop × the unhedged quantile
-//     catches a sudden slow-down. Failures count in error points, not
+//     catches a sudden slow-down; so it does where the quantile lies
+//     among failures at every threshold (the estimated failed share, after
+//     what a hedge rescues, at least 1 - Quantile: a failure ranks slower
+//     than any answer, so no threshold moves it; recommended_ru_failed.go).
+//     Failures count in error points, not
 //     as latencies (recommended_errors.go): where the primary's failures
 //     (transient, or a final error: [hedging.LegEnd] FinalError; not
 //     those the race's failover answers) are estimated to be rescued by
@@ -313,8 +317,10 @@ type recAlt struct {
 //     often than recLostWins / (2 × MinSamples), 2/40 — to an alternate
 //     whose legs mostly fail or that has never answered within the
 //     deadline stop but for the probes (failing). A ledger that passes with at least half the wins expected
-//     holds its threshold for one memory: where choose then finds none
-//     that pays, the held threshold stands in for a higher backstop.
+//     holds its threshold for one memory, no lower than the mean
+//     threshold its hedges were sent at (recommended_ru_hold.go): where
+//     choose then finds none that pays, the held threshold stands in for
+//     a higher backstop.
 //
 // Per operation ([Recommended.Threshold]): no hedge while the client's
 // throughput-control gate is refusing (§9.3: an alternate would take a
