@@ -226,6 +226,10 @@ type recAlt struct {
 	t, probeT, altMed           time.Duration // probeT > 0: the alternate's evidence is thin
 	floorT                      time.Duration // the floor probe's threshold (with probeT)
 	survA                       recHist       // scratch
+
+	// sentMs is the ledger's mean hedge threshold (ms), weighted as its
+	// counts are (provenT, recommended_ru_hold.go).
+	sentMs float64
 }
 
 // Recommended is the threshold policy notebook 01 recommends (scenario type
@@ -290,7 +294,11 @@ type recAlt struct {
 //     lower by more than the scorecard's price of its extra hedges, 5%
 //     per point of hedge rate (recommended_latency.go). Where
 //     none gains MinGain, a backstop at Backstop × the unhedged quantile
-//     catches a sudden slow-down. Failures count in error points, not
+//     catches a sudden slow-down; so it does where the quantile lies
+//     among failures at every threshold (the estimated failed share, after
+//     what a hedge rescues, at least 1 - Quantile: a failure ranks slower
+//     than any answer, so no threshold moves it; recommended_ru_failed.go).
+//     Failures count in error points, not
 //     as latencies (recommended_errors.go): where the primary's failures
 //     (transient, or a final error: [hedging.LegEnd] FinalError; not
 //     those the race's failover answers) are estimated to be rescued by
@@ -314,8 +322,10 @@ type recAlt struct {
 //     often than recLostWins / (2 × MinSamples), 2/40 — to an alternate
 //     whose legs mostly fail or that has never answered within the
 //     deadline stop but for the probes (failing). A ledger that passes with at least half the wins expected
-//     holds its threshold for one memory: where choose then finds none
-//     that pays, the held threshold stands in for a higher backstop.
+//     holds its threshold for one memory, no lower than the mean
+//     threshold its hedges were sent at (recommended_ru_hold.go): where
+//     choose then finds none that pays, the held threshold stands in for
+//     a higher backstop.
 //
 // Per operation ([Recommended.Threshold]): no hedge while the client's
 // throughput-control gate is refusing (§9.3: an alternate would take a
@@ -506,6 +516,7 @@ func (p *Recommended) Observe(now time.Duration, o hedging.Observation) {
 		a.noteHedge(now, g)
 		a.hedges, a.wins, a.expWins, a.gain = g*a.hedges, g*a.wins, g*a.expWins, g*a.gain
 		a.hedges++
+		a.sentMs += (msOf(o.Threshold.Get()) - a.sentMs) / a.hedges
 		a.expWins += w
 		if o.Won && o.Winner == hedging.Alternate && !alt.FinalError { // a final error won is no win
 			a.wins++

@@ -498,7 +498,9 @@ func (p *Recommended) probeBudget(now time.Duration, s *recState, a *recAlt) {
 // capped at it (an operation fails there) and T + A's median must fit in
 // it. Where none gains MinGain, the same search by the gain at the deep
 // quantile where a slow mode past the band doubles it (deepBand), and
-// where none gains MinGain there either, the backstop. It returns whether a
+// where none gains MinGain there either, the backstop — as where the
+// quantile lies among failures at every threshold (amongFailures,
+// recommended_ru_failed.go). It returns whether a
 // threshold pays (false: the backstop).
 func (p *Recommended) choose(now time.Duration, s *recState, a *recAlt, wP, wA, shift float64) bool {
 	q := p.cfg.Quantile
@@ -516,6 +518,10 @@ func (p *Recommended) choose(now time.Duration, s *recState, a *recAlt, wP, wA, 
 		return min(v, deadline)
 	}
 	qInf, qInfHi := unhedged(q), unhedged(qHi)
+	if p.amongFailures(now, s, a, wP) {
+		a.hedge, a.t = true, p.backstop(qInf) // no threshold moves it (recommended_ru_failed.go)
+		return false
+	}
 	// The band applies where the unhedged quantile at least doubles between
 	// q and qHi (a body's tail grows by ~10% there), with recTailSamples
 	// observations beyond qHi.

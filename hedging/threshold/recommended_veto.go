@@ -59,10 +59,11 @@ func (p *Recommended) veto(now time.Duration, s *recState, a *recAlt, h float64)
 
 // paid records, after check passed on a ledger of at least MinSamples
 // hedges that won at least half what the estimate expected, the chosen
-// threshold as the one to hold for one memory of the primary.
+// threshold as the one to hold for one memory of the primary, no lower
+// than the ledger's hedges were sent at (provenT).
 func (p *Recommended) paid(now time.Duration, s *recState, a *recAlt) {
 	if a.hedges >= p.cfg.MinSamples && a.wins >= a.expWins/2 {
-		a.heldT, a.heldUntil = a.t, now+p.memory(s)
+		a.heldT, a.heldUntil = p.provenT(a), now+p.memory(s)
 	}
 }
 
