@@ -147,6 +147,21 @@ func (s *recState) failureRate(a *recAlt, t, fail float64, ft, ff *[recBins]floa
 	return max(0, fail-rescued+added)
 }
 
+// rescueSpan returns what bounds the error guard's candidate thresholds
+// (and amongFailures', recommended_ru_failed.go): reach, in ms, the time by
+// which an operation that has not answered is a failure (the deadline, else
+// 2×Max); latest, the last candidate (Max, and inside the deadline with the
+// alternate's median to answer); and hcap, the hedge rate no candidate may
+// pass (MaxHedgeRate and a veto's cap).
+func (p *Recommended) rescueSpan(now time.Duration, s *recState, a *recAlt) (reach, latest, hcap float64) {
+	reach, latest = 2*msOf(p.cfg.Max), msOf(p.cfg.Max)
+	if s.deadline > 0 {
+		reach = msOf(s.deadline)
+		latest = min(latest, reach-msOf(a.altMed))
+	}
+	return reach, latest, min(p.cfg.MaxHedgeRate, a.rateCap(now))
+}
+
 // guardErrors is the error guard, run after choose (phase 4): where some
 // candidate threshold is estimated (failureRate) to fail more than
 // recErrSlack fewer operations than no hedge, a threshold — the chosen
@@ -176,14 +191,7 @@ func (p *Recommended) guardErrors(now time.Duration, s *recState, a *recAlt, wP 
 	var ft, ff [recBins]float64
 	fail := s.incidence(&ft, &ff)
 	eA := s.altFailure(a, p.cfg.MinSamples, &ff)
-	maxMs := msOf(p.cfg.Max)
-	reach := 2 * maxMs
-	latest := maxMs
-	if s.deadline > 0 {
-		reach = msOf(s.deadline)
-		latest = min(latest, reach-msOf(a.altMed))
-	}
-	hcap := min(p.cfg.MaxHedgeRate, a.rateCap(now))
+	reach, latest, hcap := p.rescueSpan(now, s, a)
 	rescue := !p.unheard(now, s, a) && failW >= p.cfg.MinSamples
 	none := fail
 	best := none

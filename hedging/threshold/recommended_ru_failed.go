@@ -45,12 +45,7 @@ func (p *Recommended) amongFailures(now time.Duration, s *recState, a *recAlt, w
 		return true // no rescue on the prior's word (as the guard)
 	}
 	eA := s.altFailure(a, p.cfg.MinSamples, &ff)
-	reach, latest := 2*msOf(p.cfg.Max), msOf(p.cfg.Max)
-	if s.deadline > 0 {
-		reach = msOf(s.deadline)
-		latest = min(latest, reach-msOf(a.altMed))
-	}
-	hcap := min(p.cfg.MaxHedgeRate, a.rateCap(now))
+	reach, latest, hcap := p.rescueSpan(now, s, a)
 	for i := range recBins {
 		t := recUpper(i)
 		if t > latest {
